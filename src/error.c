@@ -1,0 +1,50 @@
+/*
+ * error.c - status codes, their descriptions, and the per-thread detailed
+ * message of the last failure.
+ */
+#include "error.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local char last_msg[512];
+
+static const char *const descriptions[RASTER_ERROR_MAX + 1] = {
+    [RASTER_OK] = "success",
+    [RASTER_EINVAL] = "invalid argument",
+    [RASTER_ENOMEM] = "out of memory",
+    [RASTER_EOVERFLOW] = "size too large to represent",
+    [RASTER_ENETCDF] = "netCDF call failed",
+    [RASTER_EHDF5] = "HDF5 call failed",
+    [RASTER_EIO] = "I/O error",
+    [RASTER_EMASK] = "unusable region mask",
+    [RASTER_ENOTFOUND] = "not found",
+    [RASTER_EFORMAT] = "not a raster file or corrupt raster file",
+    [RASTER_EINCOMPLETE] = "incomplete raster file (no completeness marker)",
+    [RASTER_EUNSUPPORTED] = "unsupported by raster",
+    [RASTER_EINTERNAL] = "internal error in raster",
+};
+
+const char *raster_strerror(int code)
+{
+    if (code < 0 || code > RASTER_ERROR_MAX)
+        return "unknown raster error code";
+    return descriptions[code];
+}
+
+const char *raster_errmsg(void) { return last_msg; }
+
+void raster_errmsg_clear(void) { last_msg[0] = '\0'; }
+
+int raster_fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_msg, sizeof last_msg, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+int raster_version_number(void) { return RASTER_VERSION_NUMBER; }
+
+const char *raster_version_string(void) { return RASTER_VERSION_STRING; }

@@ -1,0 +1,276 @@
+/*
+ * mask.c - region masks: loading a 2-D integer (or integral float) variable
+ * from a netCDF file, and region names from its CF flag attributes.
+ */
+#include <math.h>
+#include <netcdf.h>
+#include <string.h>
+#include <ctype.h>
+
+#include "alloc.h"
+#include "error.h"
+
+struct raster_mask {
+    size_t ny, nx;
+    int32_t *values;
+    size_t nnames;
+    int32_t *name_ids;
+    char **names;
+};
+
+/* Cells converted per netCDF read: bounds the temporary double buffer. */
+#define LOAD_BLOCK_CELLS ((size_t)1 << 20)
+
+void raster_mask_free(raster_mask *mask)
+{
+    if (!mask)
+        return;
+    for (size_t i = 0; i < mask->nnames; i++)
+        raster_free(mask->names[i]);
+    raster_free(mask->names);
+    raster_free(mask->name_ids);
+    raster_free(mask->values);
+    raster_free(mask);
+}
+
+static int new_mask(size_t ny, size_t nx, raster_mask **out)
+{
+    size_t cells;
+    RETURN_ERROR_IF(ny == 0 || nx == 0, RASTER_EMASK, "mask is empty "
+                    "(%zu x %zu)", ny, nx);
+    RETURN_ERROR_IF(raster_mul_overflows(ny, nx, &cells) ||
+                    cells > SIZE_MAX / sizeof(int32_t),
+                    RASTER_EOVERFLOW, "mask %zu x %zu is too large", ny, nx);
+    raster_mask *m = raster_calloc(1, sizeof *m);
+    if (m)
+        m->values = raster_malloc(cells * sizeof(int32_t));
+    if (!m || !m->values) {
+        raster_mask_free(m);
+        return raster_fail(RASTER_ENOMEM, "out of memory for a %zu x %zu "
+                           "mask", ny, nx);
+    }
+    m->ny = ny;
+    m->nx = nx;
+    *out = m;
+    return RASTER_OK;
+}
+
+int raster_mask_wrap(const int32_t *values, size_t ny, size_t nx,
+                     raster_mask **out)
+{
+    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    *out = NULL;
+    RETURN_ERROR_IF(!values, RASTER_EINVAL, "mask values are NULL");
+    RETURN_ERROR_IF(ny == 0 || nx == 0, RASTER_EINVAL,
+                    "empty mask %zu x %zu", ny, nx);
+    int rc = new_mask(ny, nx, out);
+    if (rc)
+        return rc;
+    memcpy((*out)->values, values, ny * nx * sizeof(int32_t));
+    return RASTER_OK;
+}
+
+static int nc_fail(int status, const char *what, const char *path)
+{
+    int code = status == ENOENT ? RASTER_ENOTFOUND : RASTER_ENETCDF;
+    return raster_fail(code, "%s %s: %s", what, path, nc_strerror(status));
+}
+
+/* Reads the variable in row blocks as double and checks each value is an
+ * integer in int32 range, so every netCDF numeric type takes one path. */
+static int load_values(int ncid, int varid, const char *var, raster_mask *m)
+{
+    size_t rows = LOAD_BLOCK_CELLS / m->nx ? LOAD_BLOCK_CELLS / m->nx : 1;
+    if (rows > m->ny)
+        rows = m->ny;
+    double *buf = raster_reallocarray(NULL, rows * m->nx, sizeof *buf);
+    RETURN_ERROR_IF(!buf, RASTER_ENOMEM, "out of memory reading mask %s", var);
+    int rc = RASTER_OK;
+    for (size_t y0 = 0; y0 < m->ny && rc == RASTER_OK; y0 += rows) {
+        size_t n = y0 + rows <= m->ny ? rows : m->ny - y0;
+        size_t start[2] = {y0, 0}, count[2] = {n, m->nx};
+        int st = nc_get_vara_double(ncid, varid, start, count, buf);
+        if (st != NC_NOERR) {
+            rc = raster_fail(RASTER_ENETCDF, "reading mask %s: %s", var,
+                             nc_strerror(st));
+            break;
+        }
+        int32_t *dst = m->values + y0 * m->nx;
+        for (size_t i = 0; i < n * m->nx; i++) {
+            double v = buf[i];
+            if (!(v >= INT32_MIN && v <= INT32_MAX) || v != floor(v)) {
+                rc = raster_fail(RASTER_EMASK, "mask %s: value %g at (%zu, "
+                                 "%zu) is not an int32 region id", var, v,
+                                 y0 + i / m->nx, i % m->nx);
+                break;
+            }
+            dst[i] = (int32_t)v;
+        }
+    }
+    raster_free(buf);
+    return rc;
+}
+
+/* Region names from CF flag_values / flag_meanings; absent or inconsistent
+ * attributes simply leave the mask unnamed. */
+static int load_names(int ncid, int varid, raster_mask *m)
+{
+    size_t nvals, nchars;
+    nc_type type;
+    if (nc_inq_att(ncid, varid, "flag_values", &type, &nvals) != NC_NOERR ||
+        nc_inq_attlen(ncid, varid, "flag_meanings", &nchars) != NC_NOERR ||
+        nvals == 0 || type == NC_CHAR || type == NC_STRING)
+        return RASTER_OK;
+    nc_type mtype;
+    if (nc_inq_atttype(ncid, varid, "flag_meanings", &mtype) != NC_NOERR ||
+        mtype != NC_CHAR)
+        return RASTER_OK;
+
+    int rc = RASTER_OK;
+    long long *vals = raster_reallocarray(NULL, nvals, sizeof *vals);
+    char *text = raster_malloc(nchars + 1);
+    m->name_ids = raster_reallocarray(NULL, nvals, sizeof *m->name_ids);
+    m->names = raster_calloc(nvals, sizeof *m->names);
+    if (!vals || !text || !m->name_ids || !m->names) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory reading region names");
+        goto done;
+    }
+    if (nc_get_att_longlong(ncid, varid, "flag_values", vals) != NC_NOERR ||
+        nc_get_att_text(ncid, varid, "flag_meanings", text) != NC_NOERR)
+        goto done;
+    text[nchars] = '\0';
+    char *save = NULL;
+    size_t n = 0;
+    for (char *tok = strtok_r(text, " \t\n", &save); tok;
+         tok = strtok_r(NULL, " \t\n", &save)) {
+        if (n == nvals) {
+            n++; /* more meanings than values: ignore the names */
+            break;
+        }
+        if (vals[n] < INT32_MIN || vals[n] > INT32_MAX)
+            break;
+        m->name_ids[n] = (int32_t)vals[n];
+        m->names[n] = raster_strdup(tok);
+        if (!m->names[n]) {
+            m->nnames = n;
+            rc = raster_fail(RASTER_ENOMEM, "out of memory reading names");
+            goto done;
+        }
+        n++;
+    }
+    if (n == nvals) {
+        m->nnames = n;
+    } else {
+        for (size_t i = 0; i < n && i < nvals; i++)
+            raster_free(m->names[i]);
+        m->nnames = 0;
+    }
+done:
+    raster_free(vals);
+    raster_free(text);
+    return rc;
+}
+
+int raster_mask_load(const char *path, const char *var, raster_mask **out)
+{
+    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    *out = NULL;
+    RETURN_ERROR_IF(!path || !var, RASTER_EINVAL, "NULL file or variable");
+
+    int ncid, varid, ndims, dimids[NC_MAX_VAR_DIMS], st;
+    nc_type type;
+    st = nc_open(path, NC_NOWRITE, &ncid);
+    if (st != NC_NOERR)
+        return nc_fail(st, "opening mask file", path);
+    raster_mask *m = NULL;
+    int rc = RASTER_OK;
+    size_t dims[2];
+    st = nc_inq_varid(ncid, var, &varid);
+    if (st != NC_NOERR) {
+        rc = raster_fail(RASTER_ENOTFOUND, "no variable '%s' in %s", var,
+                         path);
+        goto done;
+    }
+    if ((st = nc_inq_var(ncid, varid, NULL, &type, &ndims, dimids, NULL)) !=
+        NC_NOERR) {
+        rc = nc_fail(st, "describing mask variable in", path);
+        goto done;
+    }
+    if (ndims != 2) {
+        rc = raster_fail(RASTER_EMASK, "mask %s in %s has %d dimensions, "
+                         "not 2", var, path, ndims);
+        goto done;
+    }
+    if (type == NC_CHAR || type == NC_STRING || type > NC_STRING) {
+        rc = raster_fail(RASTER_EMASK, "mask %s in %s is not numeric", var,
+                         path);
+        goto done;
+    }
+    for (int i = 0; i < 2; i++) {
+        if ((st = nc_inq_dimlen(ncid, dimids[i], &dims[i])) != NC_NOERR) {
+            rc = nc_fail(st, "reading mask dimensions in", path);
+            goto done;
+        }
+    }
+    rc = new_mask(dims[0], dims[1], &m);
+    if (rc == RASTER_OK)
+        rc = load_values(ncid, varid, var, m);
+    if (rc == RASTER_OK)
+        rc = load_names(ncid, varid, m);
+done:
+    st = nc_close(ncid);
+    if (rc == RASTER_OK && st != NC_NOERR)
+        rc = nc_fail(st, "closing", path);
+    if (rc) {
+        raster_mask_free(m);
+        return rc;
+    }
+    *out = m;
+    return RASTER_OK;
+}
+
+void raster_mask_shape(const raster_mask *mask, size_t *ny, size_t *nx)
+{
+    if (ny) *ny = mask->ny;
+    if (nx) *nx = mask->nx;
+}
+
+const int32_t *raster_mask_values(const raster_mask *mask)
+{
+    return mask->values;
+}
+
+const char *raster_mask_region_name(const raster_mask *mask, int32_t id)
+{
+    for (size_t i = 0; mask && i < mask->nnames; i++)
+        if (mask->name_ids[i] == id)
+            return mask->names[i];
+    return NULL;
+}
+
+/* Case-insensitive equality treating '_' and ' ' alike. */
+static int same_name(const char *a, const char *b)
+{
+    for (;; a++, b++) {
+        int ca = *a == '_' ? ' ' : tolower((unsigned char)*a);
+        int cb = *b == '_' ? ' ' : tolower((unsigned char)*b);
+        if (ca != cb)
+            return 0;
+        if (ca == '\0')
+            return 1;
+    }
+}
+
+int raster_mask_region_by_name(const raster_mask *mask, const char *name,
+                               int32_t *id)
+{
+    RETURN_ERROR_IF(!mask || !name || !id, RASTER_EINVAL, "NULL argument");
+    for (size_t i = 0; i < mask->nnames; i++) {
+        if (same_name(mask->names[i], name)) {
+            *id = mask->name_ids[i];
+            return RASTER_OK;
+        }
+    }
+    return raster_fail(RASTER_ENOTFOUND, "no region named '%s' in the mask",
+                       name);
+}

@@ -1,0 +1,45 @@
+#!/bin/sh
+# The preload library must leave programs unchanged: ncdump prints the same
+# with and without it, and a program that never loads netCDF runs unharmed.
+# usage: test_preload.sh LIBRARY FLAVOUR   (env: NCDUMP, NCGEN, PRELOAD_FIRST)
+set -eu
+lib=$1 flavour=$2
+[ -f "$lib" ] || { echo "missing $lib"; exit 1; }
+preload="$lib"
+if [ -n "${PRELOAD_FIRST:-}" ]; then
+    preload="$PRELOAD_FIRST $lib"
+    export ASAN_OPTIONS=detect_leaks=0  # leaks of the host program, not ours
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+LD_PRELOAD="$preload" /bin/sh -c 'echo shell ok' > "$tmp/sh.out"
+grep -qx 'shell ok' "$tmp/sh.out" || { echo "FAIL: shell under the preload"; exit 1; }
+
+if [ "$flavour" = serial ]; then
+    cat > "$tmp/in.cdl" <<'CDL'
+netcdf in {
+dimensions:
+    time = UNLIMITED ; y = 3 ; x = 4 ;
+variables:
+    float t(time, y, x) ;
+        t:units = "K" ;
+        t:_FillValue = -1.f ;
+    int mask(y, x) ;
+data:
+ t = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+     -1, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5, 10.5, 11.5, 12.5 ;
+ mask = 0, 0, 1, 1, 0, 2, 2, 1, -3, -3, 1, 1 ;
+}
+CDL
+    "$NCGEN" -4 -o "$tmp/in.nc" "$tmp/in.cdl"
+    "$NCDUMP" -s "$tmp/in.nc" > "$tmp/plain.txt"
+    LD_PRELOAD="$preload" "$NCDUMP" -s "$tmp/in.nc" > "$tmp/preload.txt"
+    if ! cmp -s "$tmp/plain.txt" "$tmp/preload.txt"; then
+        echo "FAIL: ncdump output differs under the preload"
+        diff "$tmp/plain.txt" "$tmp/preload.txt" || true
+        exit 1
+    fi
+    grep -q '11.5, 12.5' "$tmp/preload.txt" || { echo "FAIL: no data"; exit 1; }
+fi
+echo "preload pass-through ($flavour): ok"

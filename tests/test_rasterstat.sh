@@ -1,0 +1,133 @@
+#!/bin/sh
+# Integration test of rasterstat's mask form: the paper's worked example
+# through the JSON output, input errors (exit 1) and usage errors (exit 2).
+# usage: test_rasterstat.sh RASTERSTAT TESTS_DIR   (env: NCGEN, PYTHON)
+set -u
+rs=$1 src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0 passes=0
+
+ok()   { passes=$((passes + 1)); }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect STATUS DESCRIPTION COMMAND...: the command exits with STATUS
+expect() {
+    want=$1 what=$2
+    shift 2
+    "$@" > "$tmp/out" 2> "$tmp/err"
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "$what: exit $got, wanted $want"; cat "$tmp/err"; return
+    fi
+    if [ "$want" -ne 0 ] && ! [ -s "$tmp/err" ]; then
+        fail "$what: no message on stderr"; return
+    fi
+    ok
+}
+
+"$NCGEN" -4 -o "$tmp/t1.nc" "$src/../datasets/table1_band.cdl" || exit 1
+cat > "$tmp/masks.cdl" <<'CDL'
+netcdf masks {
+dimensions:
+    y = 3 ; x = 4 ; z = 2 ;
+variables:
+    float fmask(y, x) ;
+    double frac(y, x) ;
+    int cube(z, y, x) ;
+    char text(y, x) ;
+    short smask(y, x) ;
+        smask:flag_values = -5s, 0s, 6s ;
+        smask:flag_meanings = "Red_Sea Land Atlantic_Ocean" ;
+data:
+ fmask = 1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 3, 3 ;
+ frac = 1, 1.5, 2, 2, 1, 1, 2, 2, 3, 3, 3, 3 ;
+ cube = 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 ;
+ text = "abcd", "efgh", "ijkl" ;
+ smask = 6, 6, 0, -5, 6, 6, 0, -5, 0, 0, 0, 0 ;
+}
+CDL
+"$NCGEN" -4 -o "$tmp/masks.nc" "$tmp/masks.cdl" || exit 1
+
+# The paper's Table 1: 7 chunks, Ocean -> 1,2,4,5,6,7 and Land -> 2,3,4,6
+# (0-based here), and the per-region statistics.
+expect 0 "table1 json" "$rs" --mask "$tmp/t1.nc:mask" --chunk 4,4 --chunks --json
+cp "$tmp/out" "$tmp/t1.json"
+if "$PYTHON" - "$tmp/t1.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["grid"] == [4, 80] and d["tile"] == [4, 4], d
+want = [(0, 0, 4, 28, False, [2]), (0, 28, 4, 4, True, [0, 2]),
+        (0, 32, 4, 20, False, [0]), (0, 52, 4, 4, True, [0, 2]),
+        (0, 56, 4, 8, False, [2]), (0, 64, 4, 4, True, [0, 2]),
+        (0, 68, 4, 12, False, [2])]
+got = [(c["y"], c["x"], c["h"], c["w"], c["mixed"], c["regions"]) for c in d["chunks"]]
+assert got == want, got
+assert [c["id"] for c in d["chunks"]] == list(range(7))
+r = {x["id"]: x for x in d["regions"]}
+assert sorted(r) == [0, 2]
+land, ocean = r[0], r[2]
+assert ocean["name"] == "Ocean" and land["name"] == "Land"
+# Ocean: 3 pure (28+8+12 cols) + 3 mixed; reads 4*(28+8+12+3*4) = 240 cells
+assert (ocean["pure_chunks"], ocean["mixed_chunks"], ocean["read_cells"]) == (3, 3, 240)
+assert ocean["bbox_tile_cells"] == 320 and ocean["cells"] == 220
+assert abs(ocean["data_reduction_rate"] - 320 / 240) < 1e-6
+# Land: 1 pure (20 cols) + 3 mixed = 32 columns, 128 cells; bbox cols 30..66
+assert (land["pure_chunks"], land["mixed_chunks"], land["read_cells"]) == (1, 3, 128)
+assert land["bbox"] == [0, 30, 4, 67] and land["bbox_tile_cells"] == 4 * 40
+assert abs(land["data_reduction_rate"] - 160 / 128) < 1e-6
+PY
+then ok; else fail "table1 values"; fi
+
+# Regions by id and by name; the chunk list narrowed to them.
+expect 0 "region by name" "$rs" --mask "$tmp/masks.nc:smask" --chunk 2,2 \
+    --region "atlantic ocean" --region -5 --json --chunks
+if "$PYTHON" - "$tmp/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [r["id"] for r in d["regions"]] == [-5, 6], d["regions"]
+assert d["regions"][0]["name"] == "Red_Sea"
+assert d["regions"][1]["cells"] == 4 and d["regions"][1]["pure_chunks"] == 1
+assert all(set(c["regions"]) & {-5, 6} for c in d["chunks"])
+PY
+then ok; else fail "region filter values"; fi
+
+# A float mask with integral values, a full chunk shape (last two used),
+# and the table output.
+expect 0 "float mask" "$rs" --mask "$tmp/masks.nc:fmask" --chunk 1,1,2,2
+grep -q 'grid 3 x 4, 3 regions' "$tmp/out" || fail "float mask table"
+grep -q 'tiles   2 x 2: 4 tiles, 0 mixed' "$tmp/out" || fail "float mask tiles"
+
+# Bad input: exit 1 with a message.
+expect 1 "non-integral mask" "$rs" --mask "$tmp/masks.nc:frac" --chunk 2,2
+grep -q 'value 1.5 at (0, 1)' "$tmp/err" || fail "non-integral message"
+expect 1 "3-D mask" "$rs" --mask "$tmp/masks.nc:cube" --chunk 2,2
+expect 1 "char mask" "$rs" --mask "$tmp/masks.nc:text" --chunk 2,2
+expect 1 "missing variable" "$rs" --mask "$tmp/masks.nc:nope" --chunk 2,2
+expect 1 "missing file" "$rs" --mask "$tmp/none.nc:mask" --chunk 2,2
+echo "not netcdf" > "$tmp/junk.nc"
+expect 1 "not a netCDF file" "$rs" --mask "$tmp/junk.nc:mask" --chunk 2,2
+expect 1 "tile larger than grid" "$rs" --mask "$tmp/masks.nc:smask" --chunk 4,4
+expect 1 "unknown region id" "$rs" --mask "$tmp/masks.nc:smask" --chunk 2,2 --region 7
+expect 1 "unknown region name" "$rs" --mask "$tmp/masks.nc:smask" --chunk 2,2 --region Pacific
+
+# Bad usage: exit 2 with a message.
+expect 2 "no arguments" "$rs"
+expect 2 "no chunk" "$rs" --mask "$tmp/masks.nc:smask"
+expect 2 "zero chunk" "$rs" --mask "$tmp/masks.nc:smask" --chunk 0,2
+expect 2 "one chunk size" "$rs" --mask "$tmp/masks.nc:smask" --chunk 2
+expect 2 "junk chunk" "$rs" --mask "$tmp/masks.nc:smask" --chunk 2,x
+expect 2 "negative chunk" "$rs" --mask "$tmp/masks.nc:smask" --chunk -2,2
+expect 2 "mask without variable" "$rs" --mask "$tmp/masks.nc" --chunk 2,2
+expect 2 "unknown flag" "$rs" --mask "$tmp/masks.nc:smask" --chunk 2,2 --frobnicate
+expect 2 "stray argument" "$rs" --mask "$tmp/masks.nc:smask" --chunk 2,2 extra
+
+# --help documents every flag.
+expect 0 "help" "$rs" --help
+for flag in --mask --chunk --region --chunks --json --help --version; do
+    grep -q -- "$flag" "$tmp/out" || fail "--help does not mention $flag"
+done
+
+echo "rasterstat: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,70 @@
+/*
+ * cli.c - argument parsing and JSON helpers for the command-line tools.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_split_spec(const char *spec, char **file, char **var)
+{
+    const char *colon = strrchr(spec, ':');
+    if (!colon || colon == spec || colon[1] == '\0')
+        return -1;
+    *file = strndup(spec, (size_t)(colon - spec));
+    *var = strdup(colon + 1);
+    if (!*file || !*var) {
+        free(*file);
+        free(*var);
+        return -1;
+    }
+    return 0;
+}
+
+int cli_parse_sizes(const char *text, size_t *out, size_t max, size_t *n)
+{
+    *n = 0;
+    const char *p = text;
+    for (;;) {
+        char *end;
+        errno = 0;
+        if (*p < '0' || *p > '9')
+            return -1;
+        unsigned long long v = strtoull(p, &end, 10);
+        if (errno || v == 0 || v > SIZE_MAX || *n == max)
+            return -1;
+        out[(*n)++] = (size_t)v;
+        if (*end == '\0')
+            return 0;
+        if (*end != ',')
+            return -1;
+        p = end + 1;
+    }
+}
+
+int cli_parse_int32(const char *text, int32_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end != '\0' || v < INT32_MIN ||
+        v > INT32_MAX)
+        return -1;
+    *out = (int32_t)v;
+    return 0;
+}
+
+void cli_json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}

@@ -1,0 +1,31 @@
+/*
+ * cli.h - helpers shared by raster's command-line tools: argument parsing
+ * and JSON string output. Not part of libraster's API.
+ */
+#ifndef RASTER_CLI_H
+#define RASTER_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes shared by every tool. */
+#define CLI_OK 0
+#define CLI_EINPUT 1 /* bad input or I/O error */
+#define CLI_EUSAGE 2 /* bad usage */
+
+/* Splits "FILE:VAR" at its last ':' into malloc'd strings; 0 on success,
+ * -1 when either part is empty or memory runs out. */
+int cli_split_spec(const char *spec, char **file, char **var);
+
+/* Parses "A,B,..." of positive sizes into out[0..max); stores the count in
+ * *n; 0 on success, -1 on syntax error, zero, or more than max values. */
+int cli_parse_sizes(const char *text, size_t *out, size_t max, size_t *n);
+
+/* Parses a whole decimal int32; 0 on success, -1 otherwise. */
+int cli_parse_int32(const char *text, int32_t *out);
+
+/* Writes `s` as a JSON string literal (quotes included). */
+void cli_json_string(FILE *f, const char *s);
+
+#endif
