@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# run.sh - the project's entry point.
+#   ./run.sh demo    build, then run the main job end to end on bundled data
+#   ./run.sh test    build, then run the whole test suite (also sanitized)
+#   ./run.sh build   only build (into build/)
+# Each installs the Debian packages it needs when they are missing.
+set -euo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "$top"
+
+# Debian packages the build, the tests and the demo need.
+packages=(meson ninja-build pkg-config gcc libc6-dev
+          libnetcdf-dev libhdf5-dev libcmocka-dev uthash-dev
+          netcdf-bin python3)
+
+say() { printf 'run.sh: %s\n' "$*" >&2; }
+
+install_missing() {
+    local missing=() p
+    if ! command -v dpkg-query >/dev/null 2>&1; then
+        say "no dpkg/apt here: install by hand the equivalents of: ${packages[*]}"
+        return 0  # the build below says what is really missing
+    fi
+    for p in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+            missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null 2>&1; then
+            sudo=(sudo -n)
+        else
+            say "missing packages ${missing[*]}; run as root or install them:"
+            say "  apt-get install ${missing[*]}"
+            exit 1
+        fi
+    fi
+    if ! command -v apt-get >/dev/null 2>&1; then
+        say "missing packages ${missing[*]} and no apt-get to install them"
+        exit 1
+    fi
+    say "installing missing packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get update -qq
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# setup DIR [meson options...]: configure DIR on first use.
+setup() {
+    local dir=$1
+    shift
+    if [ ! -f "$dir/build.ninja" ]; then
+        local werror=()
+        [ -n "${CI:-}" ] && werror=(-Dwerror=true)
+        meson setup "$dir" "${werror[@]}" "$@" >/dev/null
+    fi
+}
+
+build() {
+    install_missing
+    setup build
+    ninja -C build >/dev/null
+    say "built: build/src/libraster.so, build/preload/libraster_preload.so, build/tools/"
+}
+
+# run_suite DIR: meson test in DIR; prints its summary, returns its status.
+run_suite() {
+    local dir=$1 status=0
+    meson test -C "$dir" --print-errorlogs --num-processes 2 \
+        > "$dir/test-output.txt" 2>&1 || status=$?
+    grep -E '^ *[0-9]+/[0-9]+ ' "$dir/test-output.txt" || true
+    if [ $status -ne 0 ]; then
+        sed -n '/^Summary of Failures/,$p;/^--- /,/^---/p' "$dir/test-output.txt" | tail -n 200
+    fi
+    return $status
+}
+
+# count DIR WORD: the number meson's summary gives for WORD (Ok, Fail, ...).
+count() {
+    awk -v w="$2:" '$1 == w { n = $2 } END { print n + 0 }' "$1/test-output.txt"
+}
+
+run_tests() {
+    build
+    setup build-san -Db_sanitize=address,undefined -Db_lundef=false
+    ninja -C build-san >/dev/null
+    local status=0 passed=0 failed=0 skipped=0 dir
+    for dir in build build-san; do
+        say "test suite in $dir/"
+        run_suite "$dir" || status=1
+        passed=$((passed + $(count "$dir" Ok)))
+        failed=$((failed + $(count "$dir" Fail) + $(count "$dir" Timeout)))
+        skipped=$((skipped + $(count "$dir" Skipped)))
+    done
+    echo "raster: $passed passed, $failed failed, $skipped skipped"
+    return $status
+}
+
+demo() {
+    build
+    "$top/tools/demo.sh" "$top/build"
+}
+
+case "${1:-}" in
+    demo) demo ;;
+    test) run_tests ;;
+    build) build ;;
+    *) echo "usage: ./run.sh demo|test|build" >&2; exit 2 ;;
+esac
