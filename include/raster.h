@@ -227,6 +227,175 @@ RASTER_API int raster_mesh_region_stats(const raster_mesh *mesh, int32_t id,
 RASTER_API int raster_mesh_region_chunks(const raster_mesh *mesh, int32_t id,
                                          const size_t **chunks, size_t *n);
 
+
+/* ---- Raster files ------------------------------------------------------ */
+
+/* An open netCDF-4 file holding (or about to hold) raster variables. */
+typedef struct raster_file raster_file;
+/* One reorganised variable of an open raster file. Owned by its file. */
+typedef struct raster_var raster_var;
+
+/* Modes of raster_open(). */
+#define RASTER_READ 0
+#define RASTER_WRITE 1
+
+/* Layouts of a region read. */
+#define RASTER_LAYOUT_PACKED 0 /* only the regions' cells, numpy order */
+#define RASTER_LAYOUT_BBOX 1   /* their bounding box, fill outside them */
+#define RASTER_LAYOUT_FULL 2   /* the whole grid, fill outside them */
+
+/*! raster_create() :
+ *  Creates (clobbering) netCDF-4 file `path` for writing. Define its
+ *  dimensions with netCDF on raster_file_ncid(), then raster variables with
+ *  raster_def_var(); ordinary netCDF variables may live beside them.
+ *  @return RASTER_OK and *out, or RASTER_EINVAL, RASTER_ENETCDF,
+ *  RASTER_ENOMEM. */
+RASTER_API int raster_create(const char *path, raster_file **out);
+
+/*! raster_open() :
+ *  Opens `path` with mode RASTER_READ or RASTER_WRITE and loads every raster
+ *  variable in it, checking each one's stored tables against its mask.
+ *  @return RASTER_OK and *out; RASTER_ENOTFOUND (no such file),
+ *  RASTER_ENETCDF (not netCDF), RASTER_EFORMAT (no raster variable, when
+ *  reading; or a corrupt one), RASTER_EINCOMPLETE (a variable's writer never
+ *  closed the file), RASTER_EUNSUPPORTED (newer format), RASTER_ENOMEM. */
+RASTER_API int raster_open(const char *path, int mode, raster_file **out);
+
+/*! raster_attach() :
+ *  Wraps a netCDF file the caller opened (ncid), loading its raster
+ *  variables; raster_close() then leaves the ncid open. `writable` says
+ *  whether the caller opened it for writing. Incomplete variables are
+ *  refused as in raster_open(). */
+RASTER_API int raster_attach(int ncid, int writable, raster_file **out);
+
+/*! raster_close() :
+ *  Writes what is pending (mask, index tables, completeness markers, last),
+ *  closes the file if raster opened it and frees every handle of it. NULL is
+ *  a no-op. @return RASTER_OK or the first error met (the handle is freed
+ *  in any case). */
+RASTER_API int raster_close(raster_file *file);
+
+/*! raster_file_ncid() : @return the netCDF id of the file's root group. */
+RASTER_API int raster_file_ncid(const raster_file *file);
+
+/*! raster_file_nvars() : @return the number of raster variables. */
+RASTER_API size_t raster_file_nvars(const raster_file *file);
+
+/*! raster_file_var() : @return the i-th raster variable, or NULL. */
+RASTER_API raster_var *raster_file_var(const raster_file *file, size_t i);
+
+/*! raster_var_find() :
+ *  Finds raster variable `name` (the variable's own name).
+ *  @return RASTER_OK and *out, RASTER_ENOTFOUND or RASTER_EINVAL. */
+RASTER_API int raster_var_find(const raster_file *file, const char *name,
+                               raster_var **out);
+
+/*! raster_def_var() :
+ *  Defines raster variable `name` in group `parent` (raster_file_ncid() for
+ *  the root) over netCDF dimensions `dimids` (2 to 32; the last two are the
+ *  grid, of the mask's shape), holding values of netCDF numeric type
+ *  `xtype`. `chunk` is the base chunk shape (its last two sizes are the
+ *  tile); NULL chooses 1 for each outer dimension and tiles of
+ *  min(50, grid size). The mask is copied.
+ *  @return RASTER_OK and *out; RASTER_EINVAL (bad argument, name in use,
+ *  read-only file), RASTER_EMASK (mask shape differs from the grid),
+ *  RASTER_ENETCDF, RASTER_ENOMEM, RASTER_EOVERFLOW. */
+RASTER_API int raster_def_var(raster_file *file, int parent, const char *name,
+                              int xtype, int ndims, const int *dimids,
+                              const size_t *chunk, const raster_mask *mask,
+                              raster_var **out);
+
+/*! raster_var_put_att() :
+ *  Sets attribute `name` of the variable (as nc_put_att would); a
+ *  `_FillValue` must have the variable's type and come before any data. */
+RASTER_API int raster_var_put_att(raster_var *var, const char *name,
+                                  int xtype, size_t len, const void *value);
+
+/*! raster_var_attributes() :
+ *  Where the variable's own attributes live: read them with nc_inq_att /
+ *  nc_get_att on (*grpid, *varid). */
+RASTER_API void raster_var_attributes(const raster_var *var, int *grpid,
+                                      int *varid);
+
+/*! raster_var_name(), raster_var_type(), raster_var_ndims() : the
+ *  variable's name, netCDF type and number of dimensions. */
+RASTER_API const char *raster_var_name(const raster_var *var);
+RASTER_API int raster_var_type(const raster_var *var);
+RASTER_API int raster_var_ndims(const raster_var *var);
+
+/*! raster_var_dims() :
+ *  Stores, for each dimension, its netCDF id (dimids) and current length
+ *  (shape) and the base chunk size (chunk); any pointer may be NULL.
+ *  @return RASTER_OK or RASTER_ENETCDF. */
+RASTER_API int raster_var_dims(const raster_var *var, int *dimids,
+                               size_t *shape, size_t *chunk);
+
+/*! raster_var_mesh(), raster_var_mask() : the variable's mesh and mask,
+ *  owned by the variable. */
+RASTER_API const raster_mesh *raster_var_mesh(const raster_var *var);
+RASTER_API const raster_mask *raster_var_mask(const raster_var *var);
+
+/*! raster_var_put() :
+ *  Writes the hyperslab start/count/stride (one entry per dimension; stride
+ *  NULL means 1) from `data`, values of the variable's type in row-major
+ *  order, as nc_put_vars would. Unlimited dimensions grow; writing a place
+ *  again replaces it.
+ *  @return RASTER_OK, RASTER_EINVAL (out of range, read-only file),
+ *  RASTER_ENETCDF, RASTER_ENOMEM. */
+RASTER_API int raster_var_put(raster_var *var, const size_t *start,
+                              const size_t *count, const ptrdiff_t *stride,
+                              const void *data);
+
+/*! raster_var_get() :
+ *  Reads the hyperslab start/count/stride into `data` as nc_get_vars would;
+ *  cells never written read as the fill value. Only the chunks the request
+ *  intersects are read. @return as raster_var_put(), plus RASTER_EIO. */
+RASTER_API int raster_var_get(raster_var *var, const size_t *start,
+                              const size_t *count, const ptrdiff_t *stride,
+                              void *data);
+
+/* ---- Region reads ------------------------------------------------------ */
+
+/*! raster_region_lookup() :
+ *  Turns `text` into a region id: a decimal id, or a name from the mask's
+ *  CF flag_meanings (case-insensitive, '_' matching ' ').
+ *  @return RASTER_OK, RASTER_ENOTFOUND (no such region), RASTER_EINVAL. */
+RASTER_API int raster_region_lookup(const raster_var *var, const char *text,
+                                    int32_t *id);
+
+/*! raster_region_size() :
+ *  Stores in *cells the values one outer index of a read of regions
+ *  ids[0..nids) yields in `layout` (packed: the regions' cells; bbox: their
+ *  bounding box; full: the grid).
+ *  @return RASTER_OK, RASTER_ENOTFOUND (an id with no cells), RASTER_EINVAL. */
+RASTER_API int raster_region_size(const raster_var *var, const int32_t *ids,
+                                  size_t nids, int layout, size_t *cells);
+
+/*! raster_region_bbox() :
+ *  Stores the regions' bounding box, half-open: box = {y0, x0, y1, x1}. */
+RASTER_API int raster_region_bbox(const raster_var *var, const int32_t *ids,
+                                  size_t nids, size_t box[4]);
+
+/*! raster_region_cells() :
+ *  Stores the grid row (ys) and column (xs) of each packed cell, in packed
+ *  order (row-major over the grid); each array holds raster_region_size()
+ *  packed entries. */
+RASTER_API int raster_region_cells(const raster_var *var, const int32_t *ids,
+                                   size_t nids, size_t *ys, size_t *xs);
+
+/*! raster_region_read() :
+ *  Reads regions ids[0..nids) over the outer box ostart/ocount (one entry per
+ *  outer dimension; ignored for 2-D variables) into `out`, which holds
+ *  prod(ocount) planes of raster_region_size() values of the variable's
+ *  type. Packed order is numpy's var[..., isin(mask, ids)]. Only the
+ *  regions' bytes are read.
+ *  @return RASTER_OK, RASTER_ENOTFOUND, RASTER_EINVAL (box out of range,
+ *  bad layout), RASTER_EIO, RASTER_ENETCDF, RASTER_ENOMEM. */
+RASTER_API int raster_region_read(raster_var *var, const int32_t *ids,
+                                  size_t nids, const size_t *ostart,
+                                  const size_t *ocount, int layout,
+                                  void *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,14 +9,7 @@
 
 #include "alloc.h"
 #include "error.h"
-
-struct raster_mask {
-    size_t ny, nx;
-    int32_t *values;
-    size_t nnames;
-    int32_t *name_ids;
-    char **names;
-};
+#include "mask.h"
 
 /* Cells converted per netCDF read: bounds the temporary double buffer. */
 #define LOAD_BLOCK_CELLS ((size_t)1 << 20)
@@ -171,53 +164,54 @@ done:
     return rc;
 }
 
+int mask_read_ncid(int ncid, int varid, const char *label, raster_mask **out)
+{
+    int ndims, dimids[NC_MAX_VAR_DIMS], st;
+    nc_type type;
+    char var[NC_MAX_NAME + 1];
+    *out = NULL;
+    if ((st = nc_inq_var(ncid, varid, var, &type, &ndims, dimids, NULL)) !=
+        NC_NOERR)
+        return nc_fail(st, "describing mask variable in", label);
+    RETURN_ERROR_IF(ndims != 2, RASTER_EMASK, "mask %s in %s has %d "
+                    "dimensions, not 2", var, label, ndims);
+    RETURN_ERROR_IF(type == NC_CHAR || type == NC_STRING || type > NC_STRING,
+                    RASTER_EMASK, "mask %s in %s is not numeric", var, label);
+    size_t dims[2];
+    for (int i = 0; i < 2; i++)
+        if ((st = nc_inq_dimlen(ncid, dimids[i], &dims[i])) != NC_NOERR)
+            return nc_fail(st, "reading mask dimensions in", label);
+    raster_mask *m = NULL;
+    int rc = new_mask(dims[0], dims[1], &m);
+    if (rc == RASTER_OK)
+        rc = load_values(ncid, varid, var, m);
+    if (rc == RASTER_OK)
+        rc = load_names(ncid, varid, m);
+    if (rc) {
+        raster_mask_free(m);
+        return rc;
+    }
+    *out = m;
+    return RASTER_OK;
+}
+
 int raster_mask_load(const char *path, const char *var, raster_mask **out)
 {
     RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
     *out = NULL;
     RETURN_ERROR_IF(!path || !var, RASTER_EINVAL, "NULL file or variable");
 
-    int ncid, varid, ndims, dimids[NC_MAX_VAR_DIMS], st;
-    nc_type type;
+    int ncid, varid, st;
     st = nc_open(path, NC_NOWRITE, &ncid);
     if (st != NC_NOERR)
         return nc_fail(st, "opening mask file", path);
     raster_mask *m = NULL;
-    int rc = RASTER_OK;
-    size_t dims[2];
-    st = nc_inq_varid(ncid, var, &varid);
-    if (st != NC_NOERR) {
+    int rc;
+    if (nc_inq_varid(ncid, var, &varid) != NC_NOERR)
         rc = raster_fail(RASTER_ENOTFOUND, "no variable '%s' in %s", var,
                          path);
-        goto done;
-    }
-    if ((st = nc_inq_var(ncid, varid, NULL, &type, &ndims, dimids, NULL)) !=
-        NC_NOERR) {
-        rc = nc_fail(st, "describing mask variable in", path);
-        goto done;
-    }
-    if (ndims != 2) {
-        rc = raster_fail(RASTER_EMASK, "mask %s in %s has %d dimensions, "
-                         "not 2", var, path, ndims);
-        goto done;
-    }
-    if (type == NC_CHAR || type == NC_STRING || type > NC_STRING) {
-        rc = raster_fail(RASTER_EMASK, "mask %s in %s is not numeric", var,
-                         path);
-        goto done;
-    }
-    for (int i = 0; i < 2; i++) {
-        if ((st = nc_inq_dimlen(ncid, dimids[i], &dims[i])) != NC_NOERR) {
-            rc = nc_fail(st, "reading mask dimensions in", path);
-            goto done;
-        }
-    }
-    rc = new_mask(dims[0], dims[1], &m);
-    if (rc == RASTER_OK)
-        rc = load_values(ncid, varid, var, m);
-    if (rc == RASTER_OK)
-        rc = load_names(ncid, varid, m);
-done:
+    else
+        rc = mask_read_ncid(ncid, varid, path, &m);
     st = nc_close(ncid);
     if (rc == RASTER_OK && st != NC_NOERR)
         rc = nc_fail(st, "closing", path);
@@ -273,4 +267,27 @@ int raster_mask_region_by_name(const raster_mask *mask, const char *name,
     }
     return raster_fail(RASTER_ENOTFOUND, "no region named '%s' in the mask",
                        name);
+}
+
+int mask_clone(const raster_mask *src, raster_mask **out)
+{
+    int rc = raster_mask_wrap(src->values, src->ny, src->nx, out);
+    if (rc || src->nnames == 0)
+        return rc;
+    raster_mask *m = *out;
+    m->name_ids = raster_reallocarray(NULL, src->nnames, sizeof *m->name_ids);
+    m->names = raster_calloc(src->nnames, sizeof *m->names);
+    if (!m->name_ids || !m->names)
+        goto oom;
+    for (; m->nnames < src->nnames; m->nnames++) {
+        m->name_ids[m->nnames] = src->name_ids[m->nnames];
+        m->names[m->nnames] = raster_strdup(src->names[m->nnames]);
+        if (!m->names[m->nnames])
+            goto oom;
+    }
+    return RASTER_OK;
+oom:
+    raster_mask_free(m);
+    *out = NULL;
+    return raster_fail(RASTER_ENOMEM, "out of memory copying a mask");
 }

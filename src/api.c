@@ -1,0 +1,660 @@
+/*
+ * api.c - the public file, variable and region-read API: argument checks,
+ * turning requests into pieces over the layout, and handing them to the
+ * Chunk Data Handler.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "chunkio.h"
+#include "error.h"
+#include "index.h"
+#include "meta.h"
+
+#define DEFAULT_TILE 50
+
+/* ---- files -------------------------------------------------------------- */
+
+static int scan_groups(raster_file *f, int g)
+{
+    int n, st, rc;
+    if ((st = nc_inq_grps(g, &n, NULL)) != NC_NOERR)
+        return raster_fail(RASTER_ENETCDF, "listing groups: %s",
+                           nc_strerror(st));
+    if (n == 0)
+        return RASTER_OK;
+    int *ids = raster_reallocarray(NULL, (size_t)n, sizeof *ids);
+    RETURN_ERROR_IF(!ids, RASTER_ENOMEM, "out of memory listing groups");
+    rc = nc_inq_grps(g, NULL, ids) == NC_NOERR ? RASTER_OK
+         : raster_fail(RASTER_ENETCDF, "listing groups");
+    for (int i = 0; i < n && rc == RASTER_OK; i++) {
+        if (meta_is_raster_group(ids[i])) {
+            raster_var *v;
+            rc = meta_load(f, ids[i], 1, &v);
+            if (rc == RASTER_OK) {
+                /* keep file order: append */
+                raster_var **tail = &f->vars;
+                while (*tail)
+                    tail = &(*tail)->next;
+                *tail = v;
+            }
+        } else {
+            rc = scan_groups(f, ids[i]);
+        }
+    }
+    raster_free(ids);
+    return rc;
+}
+
+static void file_free(raster_file *f)
+{
+    while (f->vars) {
+        raster_var *next = f->vars->next;
+        meta_var_free(f->vars);
+        f->vars = next;
+    }
+    chunkio_file_close(f);
+    raster_free(f->path);
+    raster_free(f);
+}
+
+static int file_new(int ncid, int own, int writable, const char *path,
+                    raster_file **out)
+{
+    raster_file *f = raster_calloc(1, sizeof *f);
+    RETURN_ERROR_IF(!f, RASTER_ENOMEM, "out of memory opening a file");
+    f->ncid = ncid;
+    f->own_ncid = own;
+    f->writable = writable;
+    f->fd = -1;
+    if (path) {
+        f->path = raster_strdup(path);
+        if (!f->path) {
+            raster_free(f);
+            return raster_fail(RASTER_ENOMEM, "out of memory opening %s",
+                               path);
+        }
+    }
+    *out = f;
+    return RASTER_OK;
+}
+
+int raster_create(const char *path, raster_file **out)
+{
+    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    *out = NULL;
+    RETURN_ERROR_IF(!path, RASTER_EINVAL, "file name is NULL");
+    int ncid, st = nc_create(path, NC_NETCDF4 | NC_CLOBBER, &ncid);
+    RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "creating %s: %s", path,
+                    nc_strerror(st));
+    int rc = file_new(ncid, 1, 1, path, out);
+    if (rc)
+        nc_close(ncid);
+    return rc;
+}
+
+/* Loads the raster variables of an open file into f. */
+static int file_load(raster_file *f)
+{
+    int rc = scan_groups(f, f->ncid);
+    if (rc)
+        return rc;
+    if (!f->writable && f->path) {
+        f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+        /* without an fd the netCDF path serves every read */
+    }
+    return RASTER_OK;
+}
+
+int raster_open(const char *path, int mode, raster_file **out)
+{
+    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    *out = NULL;
+    RETURN_ERROR_IF(!path, RASTER_EINVAL, "file name is NULL");
+    RETURN_ERROR_IF(mode != RASTER_READ && mode != RASTER_WRITE,
+                    RASTER_EINVAL, "mode %d is neither RASTER_READ nor "
+                    "RASTER_WRITE", mode);
+    int ncid, st = nc_open(path, mode == RASTER_WRITE ? NC_WRITE : NC_NOWRITE,
+                           &ncid);
+    if (st != NC_NOERR)
+        return raster_fail(st == ENOENT ? RASTER_ENOTFOUND : RASTER_ENETCDF,
+                           "opening %s: %s", path, nc_strerror(st));
+    raster_file *f;
+    int rc = file_new(ncid, 1, mode == RASTER_WRITE, path, &f);
+    if (rc) {
+        nc_close(ncid);
+        return rc;
+    }
+    rc = file_load(f);
+    if (rc == RASTER_OK && mode == RASTER_READ && !f->vars)
+        rc = raster_fail(RASTER_EFORMAT, "%s holds no raster variable", path);
+    if (rc) {
+        nc_close(ncid);
+        file_free(f);
+        return rc;
+    }
+    *out = f;
+    return RASTER_OK;
+}
+
+int raster_attach(int ncid, int writable, raster_file **out)
+{
+    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    *out = NULL;
+    size_t len;
+    char *path = NULL;
+    if (nc_inq_path(ncid, &len, NULL) == NC_NOERR) {
+        path = raster_malloc(len + 1);
+        RETURN_ERROR_IF(!path, RASTER_ENOMEM, "out of memory attaching");
+        if (nc_inq_path(ncid, &len, path) != NC_NOERR)
+            path[0] = '\0';
+        path[len] = '\0';
+    }
+    raster_file *f;
+    int rc = file_new(ncid, 0, writable, path && path[0] ? path : NULL, &f);
+    raster_free(path);
+    if (rc)
+        return rc;
+    rc = file_load(f);
+    if (rc) {
+        file_free(f);
+        return rc;
+    }
+    *out = f;
+    return RASTER_OK;
+}
+
+int raster_close(raster_file *f)
+{
+    if (!f)
+        return RASTER_OK;
+    int rc = RASTER_OK;
+    for (raster_var *v = f->vars; v; v = v->next) {
+        if (!v->materialized && rc == RASTER_OK)
+            rc = meta_materialize(v);
+    }
+    int dirty = 0;
+    for (raster_var *v = f->vars; v; v = v->next)
+        dirty |= v->dirty;
+    if (dirty && rc == RASTER_OK) {
+        /* data first, then the markers, so a marker never precedes data */
+        int st = nc_sync(f->ncid);
+        if (st != NC_NOERR)
+            rc = raster_fail(RASTER_ENETCDF, "flushing %s: %s",
+                             f->path ? f->path : "file", nc_strerror(st));
+        for (raster_var *v = f->vars; v && rc == RASTER_OK; v = v->next)
+            if (v->dirty)
+                rc = meta_mark_complete(v, 1);
+    }
+    if (f->own_ncid) {
+        int st = nc_close(f->ncid);
+        if (st != NC_NOERR && rc == RASTER_OK)
+            rc = raster_fail(RASTER_ENETCDF, "closing %s: %s",
+                             f->path ? f->path : "file", nc_strerror(st));
+    }
+    file_free(f);
+    return rc;
+}
+
+int raster_file_ncid(const raster_file *f) { return f->ncid; }
+
+size_t raster_file_nvars(const raster_file *f)
+{
+    size_t n = 0;
+    for (raster_var *v = f ? f->vars : NULL; v; v = v->next)
+        n++;
+    return n;
+}
+
+raster_var *raster_file_var(const raster_file *f, size_t i)
+{
+    raster_var *v = f ? f->vars : NULL;
+    while (v && i--)
+        v = v->next;
+    return v;
+}
+
+int raster_var_find(const raster_file *f, const char *name, raster_var **out)
+{
+    RETURN_ERROR_IF(!f || !name || !out, RASTER_EINVAL, "NULL argument");
+    for (raster_var *v = f->vars; v; v = v->next) {
+        if (strcmp(v->name, name) == 0) {
+            *out = v;
+            return RASTER_OK;
+        }
+    }
+    *out = NULL;
+    return raster_fail(RASTER_ENOTFOUND, "no raster variable '%s' in %s",
+                       name, f->path ? f->path : "the file");
+}
+
+/* ---- defining ----------------------------------------------------------- */
+
+int raster_def_var(raster_file *f, int parent, const char *name, int xtype,
+                   int ndims, const int *dimids, const size_t *chunk,
+                   const raster_mask *mask, raster_var **out)
+{
+    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    *out = NULL;
+    RETURN_ERROR_IF(!f || !name || !dimids || !mask, RASTER_EINVAL,
+                    "NULL argument");
+    RETURN_ERROR_IF(!f->writable, RASTER_EINVAL, "file is read-only");
+    RETURN_ERROR_IF(meta_type_size(xtype) == 0, RASTER_EINVAL,
+                    "type %d of %s is not a netCDF numeric type", xtype, name);
+    RETURN_ERROR_IF(ndims < 2 || ndims > RASTER_MAX_DIMS, RASTER_EINVAL,
+                    "%s has %d dimensions: raster needs 2 to %d", name, ndims,
+                    RASTER_MAX_DIMS);
+    size_t len[RASTER_MAX_DIMS], ch[RASTER_MAX_DIMS];
+    for (int i = 0; i < ndims; i++) {
+        int st = nc_inq_dimlen(parent, dimids[i], &len[i]);
+        RETURN_ERROR_IF(st != NC_NOERR, RASTER_EINVAL, "%s: dimension id "
+                        "%d: %s", name, dimids[i], nc_strerror(st));
+    }
+    size_t ny = len[ndims - 2], nx = len[ndims - 1];
+    RETURN_ERROR_IF(ny != mask->ny || nx != mask->nx, RASTER_EMASK,
+                    "mask is %zu x %zu but the grid of %s is %zu x %zu",
+                    mask->ny, mask->nx, name, ny, nx);
+    for (int i = 0; i < ndims; i++) {
+        if (chunk) {
+            ch[i] = chunk[i];
+        } else if (i < ndims - 2) {
+            ch[i] = 1;
+        } else {
+            ch[i] = len[i] < DEFAULT_TILE ? len[i] : DEFAULT_TILE;
+        }
+        RETURN_ERROR_IF(ch[i] == 0, RASTER_EINVAL, "%s: chunk size %d is 0",
+                        name, i);
+    }
+    RETURN_ERROR_IF(ch[ndims - 2] > ny || ch[ndims - 1] > nx, RASTER_EINVAL,
+                    "%s: tile %zu x %zu is larger than the grid %zu x %zu",
+                    name, ch[ndims - 2], ch[ndims - 1], ny, nx);
+    int other;
+    RETURN_ERROR_IF(nc_inq_varid(parent, name, &other) == NC_NOERR ||
+                    nc_inq_grp_ncid(parent, name, &other) == NC_NOERR,
+                    RASTER_EINVAL, "name %s is already in use", name);
+    raster_var *v;
+    int rc = meta_define(f, parent, name, xtype, ndims, dimids, ch, mask, &v);
+    if (rc)
+        return rc;
+    raster_var **tail = &f->vars;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = v;
+    *out = v;
+    return RASTER_OK;
+}
+
+int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,
+                       const void *value)
+{
+    RETURN_ERROR_IF(!v || !name, RASTER_EINVAL, "NULL argument");
+    int is_fill = strcmp(name, "_FillValue") == 0;
+    RETURN_ERROR_IF(is_fill && (xtype != v->xtype || len != 1),
+                    RASTER_EINVAL, "%s: _FillValue must be one value of the "
+                    "variable's type", v->name);
+    int st = nc_put_att(v->grpid, v->desc_var, name, xtype, len, value);
+    RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "%s: attribute %s: %s",
+                    v->name, name, nc_strerror(st));
+    if (!is_fill)
+        return RASTER_OK;
+    memcpy(v->fill, value, v->elem);
+    for (size_t s = 0; s <= v->lay->nregions; s++) {
+        if (v->store_var[s] < 0)
+            continue;
+        st = nc_put_att(v->store_grp[s], v->store_var[s], "_FillValue",
+                        xtype, 1, value);
+        RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "%s: fill value: %s",
+                        v->name, nc_strerror(st));
+    }
+    return RASTER_OK;
+}
+
+void raster_var_attributes(const raster_var *v, int *grpid, int *varid)
+{
+    if (grpid) *grpid = v->grpid;
+    if (varid) *varid = v->desc_var;
+}
+
+const char *raster_var_name(const raster_var *v) { return v->name; }
+int raster_var_type(const raster_var *v) { return v->xtype; }
+int raster_var_ndims(const raster_var *v) { return v->ndims; }
+const raster_mesh *raster_var_mesh(const raster_var *v) { return v->mesh; }
+const raster_mask *raster_var_mask(const raster_var *v) { return v->mask; }
+
+int raster_var_dims(const raster_var *v, int *dimids, size_t *shape,
+                    size_t *chunk)
+{
+    RETURN_ERROR_IF(!v, RASTER_EINVAL, "NULL variable");
+    for (int i = 0; i < v->ndims; i++) {
+        if (dimids)
+            dimids[i] = v->dimids[i];
+        if (chunk)
+            chunk[i] = v->chunk[i];
+        if (shape) {
+            int st = nc_inq_dimlen(v->grpid, v->dimids[i], &shape[i]);
+            RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "%s: %s", v->name,
+                            nc_strerror(st));
+        }
+    }
+    return RASTER_OK;
+}
+
+/* ---- hyperslabs --------------------------------------------------------- */
+
+/* Checks start/count/stride against the current shape; writes may extend
+ * unlimited dimensions. */
+static int check_box(const raster_var *v, const size_t *start,
+                     const size_t *count, const ptrdiff_t *stride, int write)
+{
+    size_t shape[RASTER_MAX_DIMS];
+    int rc = raster_var_dims(v, NULL, shape, NULL);
+    if (rc)
+        return rc;
+    for (int i = 0; i < v->ndims; i++) {
+        ptrdiff_t step = stride ? stride[i] : 1;
+        RETURN_ERROR_IF(step < 1, RASTER_EINVAL, "%s: stride %td in "
+                        "dimension %d", v->name, step, i);
+        size_t limit = shape[i];
+        if (write && i < v->ndims - 2 &&
+            meta_dim_unlimited(v->grpid, v->dimids[i]))
+            continue; /* writes extend unlimited dimensions */
+        RETURN_ERROR_IF(start[i] > limit, RASTER_EINVAL, "%s: start %zu "
+                        "beyond length %zu in dimension %d", v->name,
+                        start[i], limit, i);
+        if (count[i] == 0)
+            continue;
+        size_t last = start[i] + (count[i] - 1) * (size_t)step;
+        RETURN_ERROR_IF(last >= limit || last < start[i], RASTER_EINVAL,
+                        "%s: start %zu count %zu stride %td run past length "
+                        "%zu in dimension %d", v->name, start[i], count[i],
+                        step, limit, i);
+    }
+    return RASTER_OK;
+}
+
+/* Pieces mapping the grid rectangle of a hyperslab to the stores; the
+ * caller's plane is count[y] x count[x]. */
+static int hyperslab_pieces(const raster_var *v, const size_t *start,
+                            const size_t *count, const ptrdiff_t *stride,
+                            piece **out, size_t *n)
+{
+    const layout *lay = v->lay;
+    int dy = v->ndims - 2, dx = v->ndims - 1;
+    size_t ys = start[dy], cy = count[dy], xs = start[dx], cx = count[dx];
+    size_t sy = stride ? (size_t)stride[dy] : 1;
+    size_t sx = stride ? (size_t)stride[dx] : 1;
+    size_t xend = cx ? xs + (cx - 1) * sx + 1 : xs;
+    size_t cap = 0, np = 0;
+    piece *p = NULL;
+    *out = NULL;
+    *n = 0;
+    for (size_t i = 0; i < cy; i++) {
+        size_t y = ys + i * sy;
+        for (size_t k = lay->row_seg[y]; k < lay->row_seg[y + 1]; k++) {
+            const layout_seg *s = &lay->segs[k];
+            size_t a = s->x > xs ? s->x : xs;
+            size_t b = s->x + s->len < xend ? s->x + s->len : xend;
+            if (a >= b)
+                continue;
+            if (sx > 1) /* first wanted column at or after a */
+                a = xs + (a - xs + sx - 1) / sx * sx;
+            for (; a < b; a += (sx > 1 ? sx : b - a)) {
+                size_t len = sx > 1 ? 1 : b - a;
+                if (np == cap) {
+                    size_t cap2 = cap ? cap * 2 : 256;
+                    piece *p2 = raster_reallocarray(p, cap2, sizeof *p2);
+                    if (!p2) {
+                        raster_free(p);
+                        return raster_fail(RASTER_ENOMEM, "out of memory "
+                                           "planning %s", v->name);
+                    }
+                    p = p2;
+                    cap = cap2;
+                }
+                p[np++] = (piece){.soff = s->off + (a - s->x),
+                                  .uoff = i * cx + (a - xs) / sx,
+                                  .store = s->store, .len = (uint32_t)len};
+            }
+        }
+    }
+    *out = p;
+    *n = np;
+    return RASTER_OK;
+}
+
+static int var_io(raster_var *v, const size_t *start, const size_t *count,
+                  const ptrdiff_t *stride, void *data, int write)
+{
+    RETURN_ERROR_IF(!v || !start || !count || !data, RASTER_EINVAL,
+                    "NULL argument");
+    RETURN_ERROR_IF(write && !v->file->writable, RASTER_EINVAL,
+                    "%s: file is read-only", v->name);
+    int rc = check_box(v, start, count, stride, write);
+    if (rc)
+        return rc;
+    if (!v->materialized && (rc = meta_materialize(v)) != RASTER_OK)
+        return rc;
+    if (write && !v->dirty) {
+        rc = meta_mark_complete(v, 0); /* appending: incomplete until close */
+        if (rc)
+            return rc;
+        v->dirty = 1;
+    }
+    piece *p;
+    size_t n;
+    rc = hyperslab_pieces(v, start, count, stride, &p, &n);
+    if (rc)
+        return rc;
+    int no = var_nouter(v);
+    rc = chunkio_xfer(v, p, n, start, count, stride, data,
+                      count[no] * count[no + 1], write);
+    raster_free(p);
+    return rc;
+}
+
+int raster_var_put(raster_var *v, const size_t *start, const size_t *count,
+                   const ptrdiff_t *stride, const void *data)
+{
+    return var_io(v, start, count, stride, (void *)data, 1);
+}
+
+int raster_var_get(raster_var *v, const size_t *start, const size_t *count,
+                   const ptrdiff_t *stride, void *data)
+{
+    return var_io(v, start, count, stride, data, 0);
+}
+
+/* ---- regions ------------------------------------------------------------ */
+
+int raster_region_lookup(const raster_var *v, const char *text, int32_t *id)
+{
+    RETURN_ERROR_IF(!v || !text || !id, RASTER_EINVAL, "NULL argument");
+    char *end;
+    long long n = strtoll(text, &end, 10);
+    if (end != text && *end == '\0' && n >= INT32_MIN && n <= INT32_MAX) {
+        RETURN_ERROR_IF(layout_region_pos(v->lay, (int32_t)n) < 0,
+                        RASTER_ENOTFOUND, "%s has no region %lld", v->name, n);
+        *id = (int32_t)n;
+        return RASTER_OK;
+    }
+    int rc = raster_mask_region_by_name(v->mask, text, id);
+    if (rc == RASTER_OK && layout_region_pos(v->lay, *id) < 0)
+        rc = raster_fail(RASTER_ENOTFOUND, "region '%s' (%d) has no cells "
+                         "in %s", text, (int)*id, v->name);
+    return rc;
+}
+
+/* Marks the chosen regions in sel[nregions] (caller frees). */
+static int select_regions(const raster_var *v, const int32_t *ids,
+                          size_t nids, unsigned char **sel)
+{
+    *sel = NULL;
+    RETURN_ERROR_IF(!v || !ids || nids == 0, RASTER_EINVAL,
+                    "no region given");
+    unsigned char *s = raster_calloc(v->lay->nregions, 1);
+    RETURN_ERROR_IF(!s, RASTER_ENOMEM, "out of memory selecting regions");
+    for (size_t i = 0; i < nids; i++) {
+        long pos = layout_region_pos(v->lay, ids[i]);
+        if (pos < 0) {
+            raster_free(s);
+            return raster_fail(RASTER_ENOTFOUND, "%s has no region %d",
+                               v->name, (int)ids[i]);
+        }
+        s[pos] = 1;
+    }
+    *sel = s;
+    return RASTER_OK;
+}
+
+static void sel_bbox(const raster_var *v, const unsigned char *sel,
+                     size_t box[4])
+{
+    box[0] = box[1] = SIZE_MAX;
+    box[2] = box[3] = 0;
+    for (size_t r = 0; r < v->lay->nregions; r++) {
+        if (!sel[r])
+            continue;
+        const raster_region_stats *st = region_index_at(v->mesh, r);
+        if (st->bbox_y0 < box[0]) box[0] = st->bbox_y0;
+        if (st->bbox_x0 < box[1]) box[1] = st->bbox_x0;
+        if (st->bbox_y1 > box[2]) box[2] = st->bbox_y1;
+        if (st->bbox_x1 > box[3]) box[3] = st->bbox_x1;
+    }
+}
+
+static size_t sel_cells(const raster_var *v, const unsigned char *sel)
+{
+    size_t n = 0;
+    for (size_t r = 0; r < v->lay->nregions; r++)
+        if (sel[r])
+            n += region_index_at(v->mesh, r)->cells;
+    return n;
+}
+
+int raster_region_bbox(const raster_var *v, const int32_t *ids, size_t nids,
+                       size_t box[4])
+{
+    RETURN_ERROR_IF(!box, RASTER_EINVAL, "NULL box");
+    unsigned char *sel;
+    int rc = select_regions(v, ids, nids, &sel);
+    if (rc)
+        return rc;
+    sel_bbox(v, sel, box);
+    raster_free(sel);
+    return RASTER_OK;
+}
+
+int raster_region_size(const raster_var *v, const int32_t *ids, size_t nids,
+                       int layout_kind, size_t *cells)
+{
+    RETURN_ERROR_IF(!cells, RASTER_EINVAL, "NULL output");
+    unsigned char *sel;
+    int rc = select_regions(v, ids, nids, &sel);
+    if (rc)
+        return rc;
+    size_t box[4];
+    switch (layout_kind) {
+    case RASTER_LAYOUT_PACKED: *cells = sel_cells(v, sel); break;
+    case RASTER_LAYOUT_BBOX:
+        sel_bbox(v, sel, box);
+        *cells = (box[2] - box[0]) * (box[3] - box[1]);
+        break;
+    case RASTER_LAYOUT_FULL: *cells = v->lay->ny * v->lay->nx; break;
+    default:
+        rc = raster_fail(RASTER_EINVAL, "unknown layout %d", layout_kind);
+    }
+    raster_free(sel);
+    return rc;
+}
+
+int raster_region_cells(const raster_var *v, const int32_t *ids, size_t nids,
+                        size_t *ys, size_t *xs)
+{
+    RETURN_ERROR_IF(!ys || !xs, RASTER_EINVAL, "NULL output");
+    unsigned char *sel;
+    int rc = select_regions(v, ids, nids, &sel);
+    if (rc)
+        return rc;
+    size_t k = 0;
+    for (size_t i = 0; i < v->lay->nsegs; i++) {
+        const layout_seg *s = &v->lay->segs[i];
+        if (!sel[s->region])
+            continue;
+        for (uint32_t j = 0; j < s->len; j++, k++) {
+            ys[k] = s->y;
+            xs[k] = s->x + j;
+        }
+    }
+    raster_free(sel);
+    return RASTER_OK;
+}
+
+int raster_region_read(raster_var *v, const int32_t *ids, size_t nids,
+                       const size_t *ostart, const size_t *ocount,
+                       int layout_kind, void *out)
+{
+    RETURN_ERROR_IF(!v || !out || (var_nouter(v) > 0 && (!ostart || !ocount)),
+                    RASTER_EINVAL, "NULL argument");
+    size_t plane;
+    int rc = raster_region_size(v, ids, nids, layout_kind, &plane);
+    if (rc)
+        return rc;
+    /* the outer box, checked as a hyperslab over the whole grid */
+    size_t start[RASTER_MAX_DIMS] = {0}, count[RASTER_MAX_DIMS];
+    int no = var_nouter(v);
+    for (int i = 0; i < no; i++) {
+        start[i] = ostart[i];
+        count[i] = ocount[i];
+    }
+    count[no] = v->lay->ny;
+    count[no + 1] = v->lay->nx;
+    rc = check_box(v, start, count, NULL, 0);
+    if (rc)
+        return rc;
+    unsigned char *sel;
+    rc = select_regions(v, ids, nids, &sel);
+    if (rc)
+        return rc;
+    size_t box[4] = {0, 0, v->lay->ny, v->lay->nx};
+    if (layout_kind == RASTER_LAYOUT_BBOX)
+        sel_bbox(v, sel, box);
+    size_t planes = 1;
+    for (int i = 0; i < no; i++)
+        planes *= ocount[i];
+    if (layout_kind != RASTER_LAYOUT_PACKED) /* fill outside the regions */
+        for (size_t i = 0; i < planes * plane; i++)
+            memcpy((unsigned char *)out + i * v->elem, v->fill, v->elem);
+
+    size_t np = 0, cursor = 0, bw = box[3] - box[1];
+    for (size_t i = 0; i < v->lay->nsegs; i++)
+        np += sel[v->lay->segs[i].region];
+    piece *p = raster_reallocarray(NULL, np ? np : 1, sizeof *p);
+    if (!p) {
+        raster_free(sel);
+        return raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                           v->name);
+    }
+    np = 0;
+    for (size_t i = 0; i < v->lay->nsegs; i++) {
+        const layout_seg *s = &v->lay->segs[i];
+        if (!sel[s->region])
+            continue;
+        uint64_t uoff = layout_kind == RASTER_LAYOUT_PACKED
+                            ? cursor
+                            : (s->y - box[0]) * bw + (s->x - box[1]);
+        p[np++] = (piece){.soff = s->off, .uoff = uoff, .store = s->store,
+                          .len = s->len};
+        cursor += s->len;
+    }
+    raster_free(sel);
+    if (!v->materialized && (rc = meta_materialize(v)) != RASTER_OK) {
+        raster_free(p);
+        return rc;
+    }
+    rc = chunkio_xfer(v, p, np, start, count, NULL, out, plane, 0);
+    raster_free(p);
+    return rc;
+}

@@ -1,0 +1,412 @@
+/*
+ * chunkio.c - Chunk Data Handler.
+ *
+ * Pieces are sorted by store offset and grouped into spans: runs of pieces
+ * of one store whose gaps are small enough that reading through them is
+ * cheaper than another call. Each span becomes one netCDF call per block of
+ * outer indices (consecutive indices of the innermost outer dimension go in
+ * one call). Writes read a span first only when the pieces leave holes in
+ * it, so whole-tile and whole-record writes never read.
+ *
+ * Fast path: in a file opened read-only, a store that HDF5 keeps contiguous,
+ * unfiltered and in native byte order is read with preadv at its byte
+ * offset, each piece landing straight in the caller's buffer (gaps go to a
+ * scratch buffer), with no HDF5 call per read.
+ */
+#include "chunkio.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "error.h"
+
+/* Largest hole (in bytes) read through rather than split around. */
+#define GAP_BYTES 4096
+/* Upper bound on the scratch buffer of one netCDF call. */
+#define SCRATCH_BYTES ((size_t)32 << 20)
+
+#ifndef IOV_MAX
+#define IOV_MAX 1024
+#endif
+
+typedef struct span {
+    size_t p0, p1;  /* pieces [p0, p1) */
+    uint64_t lo, hi; /* store cells [lo, hi) */
+    size_t covered;  /* cells the pieces cover */
+    uint32_t store;
+} span;
+
+static int cmp_piece(const void *a, const void *b)
+{
+    const piece *p = a, *q = b;
+    if (p->store != q->store)
+        return (p->store > q->store) - (p->store < q->store);
+    return (p->soff > q->soff) - (p->soff < q->soff);
+}
+
+static int make_spans(const raster_var *v, const piece *p, size_t n,
+                      span **out, size_t *nspans)
+{
+    size_t gap = GAP_BYTES / v->elem, cap = 0, ns = 0;
+    span *spans = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (ns == 0 || p[i].store != spans[ns - 1].store ||
+            p[i].soff > spans[ns - 1].hi + gap) {
+            if (ns == cap) {
+                size_t cap2 = cap ? cap * 2 : 64;
+                span *s2 = raster_reallocarray(spans, cap2, sizeof *s2);
+                if (!s2) {
+                    raster_free(spans);
+                    return raster_fail(RASTER_ENOMEM, "out of memory "
+                                       "planning reads of %s", v->name);
+                }
+                spans = s2;
+                cap = cap2;
+            }
+            spans[ns++] = (span){.p0 = i, .p1 = i, .lo = p[i].soff,
+                                 .hi = p[i].soff, .covered = 0,
+                                 .store = p[i].store};
+        }
+        span *s = &spans[ns - 1];
+        s->p1 = i + 1;
+        s->covered += p[i].len;
+        if (p[i].soff + p[i].len > s->hi)
+            s->hi = p[i].soff + p[i].len;
+    }
+    *out = spans;
+    *nspans = ns;
+    return RASTER_OK;
+}
+
+static void fill_cells(unsigned char *dst, size_t n, const unsigned char *fill,
+                       size_t elem)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(dst + i * elem, fill, elem);
+}
+
+/* ---- byte addresses of contiguous stores (read-only files) ------------ */
+
+/* Opens the file with HDF5 and records, per store, whether it can be read
+ * with pread and where. Errors only disable the fast path. */
+static void prepare_addresses(raster_var *v)
+{
+    v->addr_ready = 1;
+    raster_file *f = v->file;
+    if (f->writable || f->fd < 0 || !f->path)
+        return;
+    H5E_auto2_t efunc;
+    void *edata;
+    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* probes never print */
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t fid = -1;
+    if (fapl >= 0) {
+        /* netCDF opens with a "semi" close degree; a second open of the
+         * same file must use the same one. */
+        H5Pset_fclose_degree(fapl, H5F_CLOSE_SEMI);
+        fid = H5Fopen(f->path, H5F_ACC_RDONLY, fapl);
+        if (fid < 0) {
+            H5Pset_fclose_degree(fapl, H5F_CLOSE_WEAK);
+            fid = H5Fopen(f->path, H5F_ACC_RDONLY, fapl);
+        }
+        H5Pclose(fapl);
+    }
+    for (size_t s = 0; fid >= 0 && s <= v->lay->nregions; s++) {
+        if (v->store_var[s] < 0)
+            continue;
+        size_t len;
+        char path[4096];
+        if (nc_inq_grpname_full(v->store_grp[s], &len, NULL) != NC_NOERR ||
+            len + 6 > sizeof path ||
+            nc_inq_grpname_full(v->store_grp[s], &len, path) != NC_NOERR)
+            continue;
+        strcat(path, "/data");
+        hid_t did = H5Dopen2(fid, path, H5P_DEFAULT);
+        if (did < 0)
+            continue;
+        hid_t dcpl = H5Dget_create_plist(did);
+        hid_t type = H5Dget_type(did);
+        hid_t native = type >= 0 ? H5Tget_native_type(type, H5T_DIR_ASCEND)
+                                 : -1;
+        if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
+            H5Pget_nfilters(dcpl) == 0 && native >= 0 &&
+            H5Tequal(type, native) > 0 && H5Tget_size(type) == v->elem) {
+            haddr_t a = H5Dget_offset(did);
+            v->addr[s].ok = 1;
+            v->addr[s].base = a == HADDR_UNDEF ? -1 : (int64_t)a;
+        }
+        if (native >= 0) H5Tclose(native);
+        if (type >= 0) H5Tclose(type);
+        if (dcpl >= 0) H5Pclose(dcpl);
+        H5Dclose(did);
+    }
+    if (fid >= 0)
+        H5Fclose(fid);
+    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+}
+
+void chunkio_file_close(raster_file *f)
+{
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+}
+
+/* preadv of the whole iovec list at `off`, in IOV_MAX batches. */
+static int preadv_all(int fd, struct iovec *iov, size_t n, off_t off,
+                      const char *name)
+{
+    while (n > 0) {
+        int batch = n > IOV_MAX ? IOV_MAX : (int)n;
+        size_t want = 0;
+        for (int i = 0; i < batch; i++)
+            want += iov[i].iov_len;
+        ssize_t got = preadv(fd, iov, batch, off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        RETURN_ERROR_IF(got < 0, RASTER_EIO, "reading %s: %s", name,
+                        strerror(errno));
+        if ((size_t)got < want) {
+            /* short read: advance through the vector and go on */
+            RETURN_ERROR_IF(got == 0, RASTER_EIO, "reading %s: file ends "
+                            "early (truncated?)", name);
+            size_t left = (size_t)got;
+            off += got;
+            while (left >= iov->iov_len) {
+                left -= iov->iov_len;
+                iov++;
+                n--;
+            }
+            iov->iov_base = (char *)iov->iov_base + left;
+            iov->iov_len -= left;
+            continue;
+        }
+        off += (off_t)want;
+        iov += batch;
+        n -= (size_t)batch;
+    }
+    return RASTER_OK;
+}
+
+/* ---- the transfer ------------------------------------------------------ */
+
+typedef struct xfer {
+    raster_var *v;
+    const piece *pieces;
+    unsigned char *buf;
+    size_t plane_cells;
+    unsigned char *tmp;
+    size_t tmp_bytes;
+    struct iovec *iov;
+    size_t iov_cap;
+    unsigned char *junk;
+    size_t full[RASTER_MAX_DIMS]; /* outer shape, for the fast path */
+} xfer;
+
+static unsigned char *plane_ptr(const xfer *x, size_t plane, uint64_t cell)
+{
+    return x->buf + (plane * x->plane_cells + cell) * x->v->elem;
+}
+
+/* Fast-path read of span s for planes [plane0, plane0+nb) whose store
+ * records start at flat outer index `flat`. */
+static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
+                       size_t nb)
+{
+    raster_var *v = x->v;
+    size_t elem = v->elem;
+    const store_addr *a = &v->addr[s->store];
+    for (size_t b = 0; b < nb; b++) {
+        if (a->base < 0) { /* never written: fill */
+            for (size_t i = s->p0; i < s->p1; i++)
+                fill_cells(plane_ptr(x, plane0 + b, x->pieces[i].uoff),
+                           x->pieces[i].len, v->fill, elem);
+            continue;
+        }
+        size_t niov = 0;
+        uint64_t cursor = s->lo;
+        for (size_t i = s->p0; i < s->p1; i++) {
+            const piece *p = &x->pieces[i];
+            if (niov + 2 > x->iov_cap) {
+                size_t cap2 = x->iov_cap ? x->iov_cap * 2 : 256;
+                struct iovec *n2 = raster_reallocarray(x->iov, cap2,
+                                                       sizeof *n2);
+                RETURN_ERROR_IF(!n2, RASTER_ENOMEM, "out of memory reading "
+                                "%s", v->name);
+                x->iov = n2;
+                x->iov_cap = cap2;
+            }
+            if (p->soff > cursor)
+                x->iov[niov++] = (struct iovec){x->junk,
+                                                (p->soff - cursor) * elem};
+            x->iov[niov++] = (struct iovec){plane_ptr(x, plane0 + b, p->uoff),
+                                            p->len * elem};
+            cursor = p->soff + p->len;
+        }
+        off_t off = (off_t)a->base +
+                    (off_t)(((flat + b) * v->store_cells[s->store] + s->lo) *
+                            elem);
+        int rc = preadv_all(v->file->fd, x->iov, niov, off, v->name);
+        if (rc)
+            return rc;
+    }
+    return RASTER_OK;
+}
+
+/* One span for nb consecutive outer indices through netCDF. */
+static int xfer_netcdf(xfer *x, const span *s, const size_t *start,
+                       size_t plane0, size_t nb, int write)
+{
+    raster_var *v = x->v;
+    int no = var_nouter(v), st;
+    size_t elem = v->elem, width = (size_t)(s->hi - s->lo);
+    size_t sstart[RASTER_MAX_DIMS + 1], scount[RASTER_MAX_DIMS + 1];
+    for (int i = 0; i < no; i++) {
+        sstart[i] = start[i];
+        scount[i] = 1;
+    }
+    if (no > 0)
+        scount[no - 1] = nb;
+    sstart[no] = s->lo;
+    scount[no] = width;
+    int g = v->store_grp[s->store], id = v->store_var[s->store];
+    if (!write || s->covered < width) {
+        /* A write with holes reads first; records past the current end of
+         * an unlimited dimension do not exist yet and start as fill. */
+        size_t exist = nb;
+        for (int i = 0; i < no; i++) {
+            if (start[i] >= x->full[i])
+                exist = 0;
+            else if (i == no - 1 && start[i] + nb > x->full[i])
+                exist = x->full[i] - start[i];
+        }
+        if (exist > 0) {
+            if (no > 0)
+                scount[no - 1] = exist;
+            st = nc_get_vara(g, id, sstart, scount, x->tmp);
+            RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "reading %s: %s",
+                            v->name, nc_strerror(st));
+            if (no > 0)
+                scount[no - 1] = nb;
+        }
+        fill_cells(x->tmp + exist * width * elem, (nb - exist) * width,
+                   v->fill, elem);
+    }
+    for (size_t b = 0; b < nb; b++) {
+        unsigned char *row = x->tmp + b * width * elem;
+        for (size_t i = s->p0; i < s->p1; i++) {
+            const piece *p = &x->pieces[i];
+            unsigned char *u = plane_ptr(x, plane0 + b, p->uoff);
+            unsigned char *t = row + (p->soff - s->lo) * elem;
+            if (write)
+                memcpy(t, u, p->len * elem);
+            else
+                memcpy(u, t, p->len * elem);
+        }
+    }
+    if (write) {
+        st = nc_put_vara(g, id, sstart, scount, x->tmp);
+        RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "writing %s: %s",
+                        v->name, nc_strerror(st));
+    }
+    return RASTER_OK;
+}
+
+int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
+                 const size_t *ostart, const size_t *ocount,
+                 const ptrdiff_t *ostride, void *buf, size_t plane_cells,
+                 int write)
+{
+    int no = var_nouter(v), rc;
+    for (int i = 0; i < no; i++)
+        if (ocount[i] == 0)
+            return RASTER_OK;
+    if (npieces == 0)
+        return RASTER_OK;
+    qsort(pieces, npieces, sizeof *pieces, cmp_piece);
+    span *spans = NULL;
+    size_t nspans = 0;
+    rc = make_spans(v, pieces, npieces, &spans, &nspans);
+    if (rc)
+        return rc;
+    if (!write && !v->addr_ready)
+        prepare_addresses(v);
+
+    xfer x = {.v = v, .pieces = pieces, .buf = buf,
+              .plane_cells = plane_cells};
+    size_t widest = 0;
+    for (size_t i = 0; i < nspans; i++)
+        if (spans[i].hi - spans[i].lo > widest)
+            widest = (size_t)(spans[i].hi - spans[i].lo);
+    /* outer indices per call: the innermost outer dimension when its stride
+     * is 1, as many as the scratch bound allows */
+    size_t batch = 1;
+    int batched = no > 0 && (!ostride || ostride[no - 1] == 1);
+    if (batched) {
+        batch = ocount[no - 1];
+        size_t per = widest * v->elem;
+        if (per > 0 && batch > SCRATCH_BYTES / per)
+            batch = SCRATCH_BYTES / per ? SCRATCH_BYTES / per : 1;
+    }
+    x.tmp_bytes = widest * v->elem * batch;
+    x.tmp = raster_malloc(x.tmp_bytes);
+    x.junk = raster_malloc(GAP_BYTES + 64);
+    if (!x.tmp || !x.junk) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory moving data of %s",
+                         v->name);
+        goto done;
+    }
+    int direct = 0;
+    rc = var_outer_shape(v, x.full);
+    if (rc)
+        goto done;
+
+    /* odometer over the outer box; dimension no-1 advances by `batch` */
+    size_t idx[RASTER_MAX_DIMS] = {0};
+    size_t pmult[RASTER_MAX_DIMS];
+    for (int i = no - 1; i >= 0; i--)
+        pmult[i] = i == no - 1 ? 1 : pmult[i + 1] * ocount[i + 1];
+    for (;;) {
+        size_t start[RASTER_MAX_DIMS], plane0 = 0, flat = 0, nb = 1;
+        for (int i = 0; i < no; i++) {
+            ptrdiff_t step = ostride ? ostride[i] : 1;
+            start[i] = ostart[i] + idx[i] * (size_t)step;
+            plane0 += idx[i] * pmult[i];
+            flat = flat * x.full[i] + start[i];
+        }
+        if (batched)
+            nb = ocount[no - 1] - idx[no - 1] < batch
+                     ? ocount[no - 1] - idx[no - 1] : batch;
+        for (size_t i = 0; i < nspans && rc == RASTER_OK; i++) {
+            direct = !write && v->addr[spans[i].store].ok && v->file->fd >= 0;
+            rc = direct ? read_direct(&x, &spans[i], flat, plane0, nb)
+                        : xfer_netcdf(&x, &spans[i], start, plane0, nb,
+                                      write);
+        }
+        if (rc)
+            break;
+        /* advance */
+        int d = no - 1;
+        for (; d >= 0; d--) {
+            idx[d] += (d == no - 1) ? nb : 1;
+            if (idx[d] < ocount[d])
+                break;
+            idx[d] = 0;
+        }
+        if (d < 0)
+            break;
+    }
+done:
+    raster_free(x.tmp);
+    raster_free(x.junk);
+    raster_free(x.iov);
+    raster_free(spans);
+    return rc;
+}

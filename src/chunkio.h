@@ -1,0 +1,36 @@
+/*
+ * chunkio.h - Chunk Data Handler: moves cells between a caller's buffer and
+ * raster's stores.
+ *
+ * A request is a list of pieces, each mapping `len` consecutive cells of a
+ * store to `len` consecutive cells of one plane of the caller's buffer, plus
+ * a box over the outer dimensions. The caller's buffer holds one plane of
+ * `plane_cells` values per outer index of the box, in row-major order.
+ */
+#ifndef RASTER_CHUNKIO_H
+#define RASTER_CHUNKIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "var.h"
+
+typedef struct piece {
+    uint64_t soff;  /* first cell in the store */
+    uint64_t uoff;  /* first cell in the caller's plane */
+    uint32_t store;
+    uint32_t len;
+} piece;
+
+/* Reads (write = 0) or writes the pieces for every outer index of the box
+ * start/count/stride (outer dimensions only; stride NULL means 1). Sorts
+ * `pieces` in place. */
+int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
+                 const size_t *ostart, const size_t *ocount,
+                 const ptrdiff_t *ostride, void *buf, size_t plane_cells,
+                 int write);
+
+/* Releases per-file resources of the fast path (HDF5 handle, fd). */
+void chunkio_file_close(raster_file *f);
+
+#endif

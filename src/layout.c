@@ -1,0 +1,214 @@
+/*
+ * layout.c - Chunk layout planner (see layout.h for the store layout).
+ *
+ * Offsets are assigned in chunk-id order, then segments are emitted in grid
+ * order band by band, so no sort is needed: for each row of a tile-row band
+ * the band's chunks are visited left to right; a pure chunk gives one
+ * segment per tile, a mixed chunk one segment per run of equal ids.
+ */
+#include "layout.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "error.h"
+#include "index.h"
+
+void layout_free(layout *lay)
+{
+    if (!lay)
+        return;
+    raster_free(lay->ids);
+    raster_free(lay->pure_cells);
+    raster_free(lay->mixed_off);
+    raster_free(lay->mixed_cells);
+    raster_free(lay->chunk_off);
+    raster_free(lay->share_off);
+    raster_free(lay->segs);
+    raster_free(lay->row_seg);
+    raster_free(lay);
+}
+
+long layout_region_pos(const layout *lay, int32_t id)
+{
+    size_t lo = 0, hi = lay->nregions;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (lay->ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < lay->nregions && lay->ids[lo] == id ? (long)lo : -1;
+}
+
+static int push_seg(layout *lay, size_t *cap, layout_seg seg)
+{
+    if (lay->nsegs == *cap) {
+        size_t cap2 = *cap ? *cap * 2 : 1024;
+        layout_seg *p = raster_reallocarray(lay->segs, cap2, sizeof *p);
+        RETURN_ERROR_IF(!p, RASTER_ENOMEM, "out of memory planning %zu "
+                        "segments", cap2);
+        lay->segs = p;
+        *cap = cap2;
+    }
+    lay->segs[lay->nsegs++] = seg;
+    return RASTER_OK;
+}
+
+/* Store offsets of every pure chunk and every mixed share. */
+static void assign_offsets(layout *lay, const raster_mesh *m, size_t *run)
+{
+    size_t *cursor = lay->pure_cells; /* accumulates to the totals */
+    for (size_t ci = 0; ci < m->nchunks; ci++) {
+        const mesh_chunk *c = &m->chunks[ci];
+        for (size_t k = 0; k < c->nshares; k++) {
+            const raster_share *s = &m->shares[c->share0 + k];
+            size_t r = (size_t)layout_region_pos(lay, s->id);
+            if (c->mixed) {
+                lay->mixed_cells[r] += s->cells;
+            } else {
+                lay->chunk_off[ci] = cursor[r];
+                cursor[r] += s->cells;
+            }
+        }
+    }
+    size_t total = 0;
+    for (size_t r = 0; r < lay->nregions; r++) {
+        lay->mixed_off[r] = total;
+        total += lay->mixed_cells[r];
+    }
+    lay->mixed_total = total;
+    /* second pass: each share's place inside its region's mixed run; `run`
+     * has room for nregions entries */
+    for (size_t r = 0; r < lay->nregions; r++)
+        run[r] = lay->mixed_off[r];
+    for (size_t ci = 0; ci < m->nchunks; ci++) {
+        const mesh_chunk *c = &m->chunks[ci];
+        if (!c->mixed)
+            continue;
+        for (size_t k = 0; k < c->nshares; k++) {
+            const raster_share *s = &m->shares[c->share0 + k];
+            size_t r = (size_t)layout_region_pos(lay, s->id);
+            lay->share_off[c->share0 + k] = run[r];
+            run[r] += s->cells;
+        }
+    }
+}
+
+/* Index of `id` among the shares of mixed chunk `c` (ascending ids). */
+static size_t share_of(const raster_mesh *m, const mesh_chunk *c, int32_t id)
+{
+    size_t lo = c->share0, hi = c->share0 + c->nshares;
+    while (lo + 1 < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->shares[mid].id <= id)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Segments of row y of the band whose chunks are [c0, c1). `done[s]` counts
+ * the cells of mixed share s already emitted in earlier rows. */
+static int emit_row(layout *lay, const raster_mesh *m, const int32_t *mask,
+                    size_t c0, size_t c1, size_t y, size_t *done, size_t *cap)
+{
+    uint32_t mixed_store = (uint32_t)lay->nregions;
+    for (size_t ci = c0; ci < c1; ci++) {
+        const mesh_chunk *c = &m->chunks[ci];
+        size_t dy = y - c->y0;
+        if (!c->mixed) {
+            uint32_t store = (uint32_t)layout_region_pos(
+                lay, m->shares[c->share0].id);
+            for (size_t x = c->x0; x < c->x0 + c->w; x += lay->tile_w) {
+                size_t w = x + lay->tile_w <= c->x0 + c->w ? lay->tile_w
+                                                          : c->x0 + c->w - x;
+                size_t off = lay->chunk_off[ci] + c->h * (x - c->x0) + dy * w;
+                int rc = push_seg(lay, cap, (layout_seg){off, store, store,
+                                  (uint32_t)y, (uint32_t)x, (uint32_t)w});
+                if (rc)
+                    return rc;
+            }
+            continue;
+        }
+        const int32_t *row = mask + y * lay->nx;
+        for (size_t x = c->x0; x < c->x0 + c->w;) {
+            size_t end = x + 1;
+            while (end < c->x0 + c->w && row[end] == row[x])
+                end++;
+            size_t s = share_of(m, c, row[x]);
+            uint32_t region = (uint32_t)layout_region_pos(lay, row[x]);
+            int rc = push_seg(lay, cap, (layout_seg){
+                lay->share_off[s] + done[s], mixed_store, region,
+                (uint32_t)y, (uint32_t)x, (uint32_t)(end - x)});
+            if (rc)
+                return rc;
+            done[s] += end - x;
+            x = end;
+        }
+    }
+    return RASTER_OK;
+}
+
+int layout_build(const raster_mesh *m, const int32_t *mask, layout **out)
+{
+    *out = NULL;
+    RETURN_ERROR_IF(m->ny > UINT32_MAX || m->nx > UINT32_MAX ||
+                    m->nregions >= UINT32_MAX, RASTER_EOVERFLOW,
+                    "grid %zu x %zu is too large to lay out", m->ny, m->nx);
+    layout *lay = raster_calloc(1, sizeof *lay);
+    size_t *done = NULL;
+    int rc = RASTER_OK;
+    if (!lay)
+        return raster_fail(RASTER_ENOMEM, "out of memory planning a layout");
+    lay->ny = m->ny;
+    lay->nx = m->nx;
+    lay->tile_h = m->tile_h;
+    lay->tile_w = m->tile_w;
+    lay->nregions = m->nregions;
+    lay->nchunks = m->nchunks;
+    lay->nshares = m->nshares;
+    size_t nr = m->nregions;
+    lay->ids = raster_reallocarray(NULL, nr, sizeof *lay->ids);
+    lay->pure_cells = raster_calloc(nr, sizeof(size_t));
+    lay->mixed_off = raster_calloc(nr, sizeof(size_t));
+    lay->mixed_cells = raster_calloc(nr, sizeof(size_t));
+    lay->chunk_off = raster_calloc(m->nchunks, sizeof(size_t));
+    lay->share_off = raster_calloc(m->nshares, sizeof(size_t));
+    lay->row_seg = raster_calloc(m->ny + 1, sizeof(size_t));
+    done = raster_calloc(m->nshares, sizeof *done);
+    if (!lay->ids || !lay->pure_cells || !lay->mixed_off ||
+        !lay->mixed_cells || !lay->chunk_off || !lay->share_off ||
+        !lay->row_seg || !done) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory planning a layout");
+        goto done;
+    }
+    for (size_t r = 0; r < nr; r++)
+        lay->ids[r] = region_index_at(m, r)->id;
+    assign_offsets(lay, m, done); /* nshares >= nregions */
+    memset(done, 0, m->nshares * sizeof *done);
+
+    size_t cap = 0;
+    for (size_t c0 = 0; c0 < m->nchunks && rc == RASTER_OK;) {
+        size_t c1 = c0 + 1, y0 = m->chunks[c0].y0, h = m->chunks[c0].h;
+        while (c1 < m->nchunks && m->chunks[c1].y0 == y0)
+            c1++;
+        for (size_t y = y0; y < y0 + h && rc == RASTER_OK; y++) {
+            lay->row_seg[y] = lay->nsegs;
+            rc = emit_row(lay, m, mask, c0, c1, y, done, &cap);
+        }
+        c0 = c1;
+    }
+    lay->row_seg[m->ny] = lay->nsegs;
+done:
+    raster_free(done);
+    if (rc) {
+        layout_free(lay);
+        return rc;
+    }
+    *out = lay;
+    return RASTER_OK;
+}

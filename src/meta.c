@@ -1,0 +1,734 @@
+/*
+ * meta.c - Metadata Handler (format v1, docs/FORMAT.md).
+ *
+ * A reorganised variable V lives in a group named V holding: attributes that
+ * describe V (format version, type, dimension names, base chunk shape,
+ * completeness marker); the scalar variable `variable` carrying V's own
+ * attributes; the mask; one group per region (`region_<id>`, `region_m<id>`
+ * for negative ids) with its index table and pure-chunk data; and
+ * `Mixed_Chunks` with the mixed chunks' table, their region membership and
+ * their data. On load the mesh and layout are rebuilt from the stored mask
+ * and tile, and every stored table is compared with them, so a corrupted
+ * table is refused instead of trusted.
+ */
+#include "meta.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "error.h"
+#include "index.h"
+#include "mask.h"
+
+#define CHUNK_FIELDS 8 /* chunk_id y0 x0 h w mixed offset cells */
+#define MIXED_FIELDS 5 /* chunk_id y0 x0 h w */
+#define SHARE_FIELDS 4 /* chunk_id region_id cells offset */
+#define STORE_CHUNK_BYTES ((size_t)4 << 20)
+#define MIXED_GROUP "Mixed_Chunks"
+
+static int meta_ncfail(int st, const char *what, const char *name)
+{
+    return raster_fail(RASTER_ENETCDF, "%s %s: %s", what, name,
+                       nc_strerror(st));
+}
+
+/* Evaluates a netCDF call; on failure records what failed and jumps to
+ * `fail` with rc set (the one control-flow macro, used in long sequences of
+ * definitions where every step must be checked). */
+#define NC_TRY(call, what)                                                    \
+    do {                                                                      \
+        int st_ = (call);                                                     \
+        if (st_ != NC_NOERR) {                                                \
+            rc = meta_ncfail(st_, what, v->name);                                   \
+            goto fail;                                                        \
+        }                                                                     \
+    } while (0)
+
+size_t meta_type_size(int xtype)
+{
+    switch (xtype) {
+    case NC_BYTE: case NC_UBYTE: return 1;
+    case NC_SHORT: case NC_USHORT: return 2;
+    case NC_INT: case NC_UINT: case NC_FLOAT: return 4;
+    case NC_INT64: case NC_UINT64: case NC_DOUBLE: return 8;
+    default: return 0;
+    }
+}
+
+/* netCDF's default fill value of a numeric type, in that type. */
+static void default_fill(int xtype, unsigned char *out)
+{
+    memset(out, 0, 8);
+    switch (xtype) {
+    case NC_BYTE: { signed char f = NC_FILL_BYTE; memcpy(out, &f, 1); break; }
+    case NC_UBYTE: { unsigned char f = NC_FILL_UBYTE; memcpy(out, &f, 1); break; }
+    case NC_SHORT: { short f = NC_FILL_SHORT; memcpy(out, &f, 2); break; }
+    case NC_USHORT: { unsigned short f = NC_FILL_USHORT; memcpy(out, &f, 2); break; }
+    case NC_INT: { int f = NC_FILL_INT; memcpy(out, &f, 4); break; }
+    case NC_UINT: { unsigned f = NC_FILL_UINT; memcpy(out, &f, 4); break; }
+    case NC_FLOAT: { float f = NC_FILL_FLOAT; memcpy(out, &f, 4); break; }
+    case NC_INT64: { long long f = NC_FILL_INT64; memcpy(out, &f, 8); break; }
+    case NC_UINT64: { unsigned long long f = NC_FILL_UINT64; memcpy(out, &f, 8); break; }
+    case NC_DOUBLE: { double f = NC_FILL_DOUBLE; memcpy(out, &f, 8); break; }
+    default: break;
+    }
+}
+
+static void region_group_name(int32_t id, char *buf, size_t len)
+{
+    if (id < 0)
+        snprintf(buf, len, "region_m%" PRId64, -(int64_t)id);
+    else
+        snprintf(buf, len, "region_%" PRId32, id);
+}
+
+/* 1 when dimension `dimid` (visible from grpid) is unlimited. */
+int meta_dim_unlimited(int grpid, int dimid)
+{
+    for (int g = grpid;;) {
+        int n, ids[NC_MAX_DIMS];
+        if (nc_inq_unlimdims(g, &n, NULL) == NC_NOERR && n > 0 &&
+            n <= NC_MAX_DIMS && nc_inq_unlimdims(g, &n, ids) == NC_NOERR)
+            for (int i = 0; i < n; i++)
+                if (ids[i] == dimid)
+                    return 1;
+        int parent;
+        if (nc_inq_grp_parent(g, &parent) != NC_NOERR)
+            return 0;
+        g = parent;
+    }
+}
+
+int var_outer_shape(const raster_var *v, size_t *shape)
+{
+    for (int i = 0; i < var_nouter(v); i++) {
+        int st = nc_inq_dimlen(v->grpid, v->dimids[i], &shape[i]);
+        if (st != NC_NOERR)
+            return meta_ncfail(st, "reading dimension lengths of", v->name);
+    }
+    return RASTER_OK;
+}
+
+void meta_var_free(raster_var *v)
+{
+    if (!v)
+        return;
+    raster_free(v->name);
+    raster_mask_free(v->mask);
+    raster_mesh_free(v->mesh);
+    layout_free(v->lay);
+    raster_free(v->store_grp);
+    raster_free(v->store_var);
+    raster_free(v->store_cells);
+    raster_free(v->addr);
+    raster_free(v);
+}
+
+/* Allocates v with its mesh and layout built from mask values (copied). */
+static int var_new(const char *name, int xtype, int ndims, const int *dimids,
+                   const size_t *chunk, const raster_mask *mask,
+                   raster_var **out)
+{
+    *out = NULL;
+    raster_var *v = raster_calloc(1, sizeof *v);
+    if (!v)
+        return raster_fail(RASTER_ENOMEM, "out of memory defining %s", name);
+    int rc = RASTER_OK;
+    v->name = raster_strdup(name);
+    if (!v->name) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory defining %s", name);
+        goto fail;
+    }
+    rc = mask_clone(mask, &v->mask);
+    if (rc)
+        goto fail;
+    v->xtype = xtype;
+    v->elem = meta_type_size(xtype);
+    v->ndims = ndims;
+    memcpy(v->dimids, dimids, (size_t)ndims * sizeof *dimids);
+    memcpy(v->chunk, chunk, (size_t)ndims * sizeof *chunk);
+    default_fill(xtype, v->fill);
+    rc = raster_mesh_build(mask->values, mask->ny, mask->nx, chunk[ndims - 2],
+                           chunk[ndims - 1], &v->mesh);
+    if (rc == RASTER_OK)
+        rc = layout_build(v->mesh, mask->values, &v->lay);
+    if (rc)
+        goto fail;
+    size_t nstores = v->lay->nregions + 1;
+    v->store_grp = raster_reallocarray(NULL, nstores, sizeof(int));
+    v->store_var = raster_reallocarray(NULL, nstores, sizeof(int));
+    v->store_cells = raster_reallocarray(NULL, nstores, sizeof(size_t));
+    v->addr = raster_calloc(nstores, sizeof *v->addr);
+    if (!v->store_grp || !v->store_var || !v->store_cells || !v->addr) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory defining %s", name);
+        goto fail;
+    }
+    for (size_t s = 0; s < nstores; s++) {
+        v->store_grp[s] = v->store_var[s] = -1;
+        v->store_cells[s] = s < v->lay->nregions ? v->lay->pure_cells[s]
+                                                 : v->lay->mixed_total;
+    }
+    *out = v;
+    return RASTER_OK;
+fail:
+    meta_var_free(v);
+    return rc;
+}
+
+/* Chunk shape of a store with unlimited outer dimensions: one record of each
+ * unlimited dimension, whole fixed dimensions and all cells, shrunk from the
+ * outside in until it fits STORE_CHUNK_BYTES. */
+static void store_chunking(const raster_var *v, const size_t *outer,
+                           const int *unlim, size_t cells, size_t *chunk)
+{
+    int no = var_nouter(v);
+    size_t bytes = cells * v->elem;
+    for (int i = 0; i < no; i++) {
+        chunk[i] = unlim[i] || outer[i] == 0 ? 1 : outer[i];
+        bytes *= chunk[i];
+    }
+    chunk[no] = cells;
+    for (int i = 0; i <= no && bytes > STORE_CHUNK_BYTES; i++) {
+        while (chunk[i] > 1 && bytes > STORE_CHUNK_BYTES) {
+            size_t half = (chunk[i] + 1) / 2;
+            bytes = bytes / chunk[i] * half;
+            chunk[i] = half;
+        }
+    }
+}
+
+/* Defines `data(outer..., cells)` in group g for store s. */
+static int define_store(raster_var *v, int g, size_t s)
+{
+    int rc = RASTER_OK, cells_dim, varid, no = var_nouter(v);
+    int dims[RASTER_MAX_DIMS];
+    int unlim[RASTER_MAX_DIMS], any_unlim = 0;
+    size_t outer[RASTER_MAX_DIMS], chunk[RASTER_MAX_DIMS];
+    NC_TRY(nc_def_dim(g, "cells", v->store_cells[s], &cells_dim),
+           "defining store cells of");
+    for (int i = 0; i < no; i++) {
+        dims[i] = v->dimids[i];
+        unlim[i] = meta_dim_unlimited(v->grpid, v->dimids[i]);
+        any_unlim |= unlim[i];
+    }
+    dims[no] = cells_dim;
+    NC_TRY(nc_def_var(g, "data", v->xtype, no + 1, dims, &varid),
+           "defining store data of");
+    if (any_unlim) {
+        rc = var_outer_shape(v, outer);
+        if (rc)
+            goto fail;
+        store_chunking(v, outer, unlim, v->store_cells[s], chunk);
+        NC_TRY(nc_def_var_chunking(g, varid, NC_CHUNKED, chunk),
+               "chunking store of");
+    } else {
+        NC_TRY(nc_def_var_chunking(g, varid, NC_CONTIGUOUS, NULL),
+               "laying out store of");
+    }
+    NC_TRY(nc_put_att(g, varid, "_FillValue", v->xtype, 1, v->fill),
+           "setting store fill value of");
+    v->store_grp[s] = g;
+    v->store_var[s] = varid;
+fail:
+    return rc;
+}
+
+static int put_int_att(int g, int varid, const char *name, int value)
+{
+    return nc_put_att_int(g, varid, name, NC_INT, 1, &value);
+}
+
+static int define_region(raster_var *v, size_t r)
+{
+    int rc = RASTER_OK, g, dims[2], varid;
+    char gname[32];
+    const layout *lay = v->lay;
+    size_t nlist;
+    const size_t *list;
+    int32_t id = lay->ids[r];
+    raster_mesh_region_chunks(v->mesh, id, &list, &nlist);
+    region_group_name(id, gname, sizeof gname);
+    NC_TRY(nc_def_grp(v->grpid, gname, &g), "defining region group of");
+    NC_TRY(put_int_att(g, NC_GLOBAL, "region_id", id),
+           "describing region of");
+    unsigned long long counts[3] = {lay->pure_cells[r], lay->mixed_cells[r],
+                                    lay->mixed_off[r]};
+    NC_TRY(nc_put_att_ulonglong(g, NC_GLOBAL, "pure_cells", NC_UINT64, 1,
+                                &counts[0]), "describing region of");
+    NC_TRY(nc_put_att_ulonglong(g, NC_GLOBAL, "mixed_cells", NC_UINT64, 1,
+                                &counts[1]), "describing region of");
+    NC_TRY(nc_put_att_ulonglong(g, NC_GLOBAL, "mixed_offset", NC_UINT64, 1,
+                                &counts[2]), "describing region of");
+    NC_TRY(nc_def_dim(g, "chunk", nlist, &dims[0]), "defining index of");
+    NC_TRY(nc_def_dim(g, "chunk_field", CHUNK_FIELDS, &dims[1]),
+           "defining index of");
+    NC_TRY(nc_def_var(g, "chunks", NC_INT64, 2, dims, &varid),
+           "defining index of");
+    NC_TRY(nc_put_att_text(g, varid, "columns", 38,
+                           "chunk_id y0 x0 h w mixed offset cells"),
+           "describing index of");
+    if (lay->pure_cells[r] > 0)
+        rc = define_store(v, g, r);
+    else
+        v->store_grp[r] = g;
+fail:
+    return rc;
+}
+
+static int define_mixed(raster_var *v)
+{
+    int rc = RASTER_OK, g, dims[2], varid;
+    size_t nmixed = 0, nshares = 0;
+    for (size_t c = 0; c < v->mesh->nchunks; c++) {
+        if (v->mesh->chunks[c].mixed) {
+            nmixed++;
+            nshares += v->mesh->chunks[c].nshares;
+        }
+    }
+    size_t ms = v->lay->nregions;
+    NC_TRY(nc_def_grp(v->grpid, MIXED_GROUP, &g), "defining mixed group of");
+    unsigned long long n = nmixed;
+    NC_TRY(nc_put_att_ulonglong(g, NC_GLOBAL, "mixed_chunks", NC_UINT64, 1,
+                                &n), "describing mixed chunks of");
+    v->store_grp[ms] = g;
+    if (nmixed == 0)
+        return RASTER_OK;
+    NC_TRY(nc_def_dim(g, "chunk", nmixed, &dims[0]), "defining index of");
+    NC_TRY(nc_def_dim(g, "chunk_field", MIXED_FIELDS, &dims[1]),
+           "defining index of");
+    NC_TRY(nc_def_var(g, "chunks", NC_INT64, 2, dims, &varid),
+           "defining index of");
+    NC_TRY(nc_put_att_text(g, varid, "columns", 19, "chunk_id y0 x0 h w"),
+           "describing index of");
+    NC_TRY(nc_def_dim(g, "share", nshares, &dims[0]), "defining shares of");
+    NC_TRY(nc_def_dim(g, "share_field", SHARE_FIELDS, &dims[1]),
+           "defining shares of");
+    NC_TRY(nc_def_var(g, "shares", NC_INT64, 2, dims, &varid),
+           "defining shares of");
+    NC_TRY(nc_put_att_text(g, varid, "columns", 32,
+                           "chunk_id region_id cells offset"),
+           "describing shares of");
+    rc = define_store(v, g, ms);
+fail:
+    return rc;
+}
+
+int meta_define(raster_file *f, int parent, const char *name, int xtype,
+                int ndims, const int *dimids, const size_t *chunk,
+                const raster_mask *mask, raster_var **out)
+{
+    *out = NULL;
+    raster_var *v;
+    int rc = var_new(name, xtype, ndims, dimids, chunk, mask, &v);
+    if (rc)
+        return rc;
+    v->file = f;
+    v->parent = parent;
+    int varid, ymx[2] = {dimids[ndims - 2], dimids[ndims - 1]};
+    char dimnames[RASTER_MAX_DIMS * (NC_MAX_NAME + 1)] = "";
+    for (int i = 0; i < ndims; i++) {
+        char dn[NC_MAX_NAME + 1];
+        NC_TRY(nc_inq_dimname(parent, dimids[i], dn), "naming dimensions of");
+        if (i)
+            strcat(dimnames, "/");
+        strcat(dimnames, dn);
+    }
+    NC_TRY(nc_def_grp(parent, name, &v->grpid), "defining the group of");
+    NC_TRY(put_int_att(v->grpid, NC_GLOBAL, ATT_VERSION,
+                       RASTER_FORMAT_VERSION), "describing");
+    NC_TRY(put_int_att(v->grpid, NC_GLOBAL, ATT_COMPLETE, 0), "describing");
+    NC_TRY(put_int_att(v->grpid, NC_GLOBAL, "raster_type", xtype),
+           "describing");
+    NC_TRY(nc_put_att_text(v->grpid, NC_GLOBAL, "raster_dims",
+                           strlen(dimnames), dimnames), "describing");
+    unsigned long long ch[RASTER_MAX_DIMS];
+    for (int i = 0; i < ndims; i++)
+        ch[i] = chunk[i];
+    NC_TRY(nc_put_att_ulonglong(v->grpid, NC_GLOBAL, "raster_chunk",
+                                NC_UINT64, (size_t)ndims, ch), "describing");
+    NC_TRY(nc_def_var(v->grpid, "variable", xtype, 0, NULL, &v->desc_var),
+           "defining the attribute carrier of");
+    NC_TRY(nc_def_var(v->grpid, "mask", NC_INT, 2, ymx, &varid),
+           "defining the mask of");
+    NC_TRY(nc_def_var_deflate(v->grpid, varid, 1, 1, 1), "compressing mask of");
+    NC_TRY(nc_put_att_text(v->grpid, varid, "long_name", 11, "region mask"),
+           "describing the mask of");
+    if (mask->nnames > 0) {
+        size_t len = 0;
+        for (size_t i = 0; i < mask->nnames; i++)
+            len += strlen(mask->names[i]) + 1;
+        char *text = raster_malloc(len);
+        if (!text) {
+            rc = raster_fail(RASTER_ENOMEM, "out of memory naming regions");
+            goto fail;
+        }
+        text[0] = '\0';
+        for (size_t i = 0; i < mask->nnames; i++) {
+            if (i)
+                strcat(text, " ");
+            strcat(text, mask->names[i]);
+        }
+        int st1 = nc_put_att_int(v->grpid, varid, "flag_values", NC_INT,
+                                 mask->nnames, mask->name_ids);
+        int st2 = nc_put_att_text(v->grpid, varid, "flag_meanings",
+                                  strlen(text), text);
+        raster_free(text);
+        NC_TRY(st1 != NC_NOERR ? st1 : st2, "naming the regions of");
+    }
+    for (size_t r = 0; r < v->lay->nregions; r++) {
+        rc = define_region(v, r);
+        if (rc)
+            goto fail;
+        const char *rname = raster_mask_region_name(mask, v->lay->ids[r]);
+        if (rname)
+            NC_TRY(nc_put_att_text(v->store_grp[r], NC_GLOBAL, "region_name",
+                                   strlen(rname), rname), "naming region of");
+    }
+    rc = define_mixed(v);
+    if (rc)
+        goto fail;
+    v->dirty = 1;
+    *out = v;
+    return RASTER_OK;
+fail:
+    meta_var_free(v);
+    return rc;
+}
+
+/* The rows of region r's index table, or of the mixed tables. */
+static void region_rows(const raster_var *v, size_t r, long long *rows)
+{
+    const raster_mesh *m = v->mesh;
+    const layout *lay = v->lay;
+    size_t nlist;
+    const size_t *list;
+    raster_mesh_region_chunks(m, lay->ids[r], &list, &nlist);
+    for (size_t i = 0; i < nlist; i++) {
+        const mesh_chunk *c = &m->chunks[list[i]];
+        long long *row = rows + i * CHUNK_FIELDS;
+        size_t off = lay->chunk_off[list[i]], cells = c->h * c->w;
+        if (c->mixed) {
+            for (size_t k = c->share0; k < c->share0 + c->nshares; k++)
+                if (m->shares[k].id == lay->ids[r]) {
+                    off = lay->share_off[k];
+                    cells = m->shares[k].cells;
+                }
+        }
+        long long vals[CHUNK_FIELDS] = {(long long)list[i], (long long)c->y0,
+            (long long)c->x0, (long long)c->h, (long long)c->w, c->mixed,
+            (long long)off, (long long)cells};
+        memcpy(row, vals, sizeof vals);
+    }
+}
+
+static void mixed_rows(const raster_var *v, long long *chunks,
+                       long long *shares)
+{
+    const raster_mesh *m = v->mesh;
+    size_t nc = 0, ns = 0;
+    for (size_t ci = 0; ci < m->nchunks; ci++) {
+        const mesh_chunk *c = &m->chunks[ci];
+        if (!c->mixed)
+            continue;
+        long long vals[MIXED_FIELDS] = {(long long)ci, (long long)c->y0,
+            (long long)c->x0, (long long)c->h, (long long)c->w};
+        memcpy(chunks + nc++ * MIXED_FIELDS, vals, sizeof vals);
+        for (size_t k = c->share0; k < c->share0 + c->nshares; k++) {
+            long long sv[SHARE_FIELDS] = {(long long)ci, m->shares[k].id,
+                (long long)m->shares[k].cells,
+                (long long)v->lay->share_off[k]};
+            memcpy(shares + ns++ * SHARE_FIELDS, sv, sizeof sv);
+        }
+    }
+}
+
+/* Writes (write=1) or checks against the file (write=0) the index table
+ * `name` of group g, whose expected content is rows[0 .. n*fields). */
+static int table_io(raster_var *v, int g, const char *name, size_t n,
+                    size_t fields, const long long *rows, int write)
+{
+    int varid, st, ndims, dimids[2];
+    nc_type type;
+    if ((st = nc_inq_varid(g, name, &varid)) != NC_NOERR)
+        return raster_fail(RASTER_EFORMAT, "%s: index table '%s' missing",
+                           v->name, name);
+    if (write) {
+        st = nc_put_var_longlong(g, varid, rows);
+        return st == NC_NOERR ? RASTER_OK : meta_ncfail(st, "writing index of",
+                                                   v->name);
+    }
+    size_t len[2] = {0, 0};
+    if ((st = nc_inq_var(g, varid, NULL, &type, &ndims, dimids, NULL)) !=
+            NC_NOERR || type != NC_INT64 || ndims != 2 ||
+        nc_inq_dimlen(g, dimids[0], &len[0]) != NC_NOERR ||
+        nc_inq_dimlen(g, dimids[1], &len[1]) != NC_NOERR ||
+        len[0] != n || len[1] != fields)
+        return raster_fail(RASTER_EFORMAT, "%s: index table '%s' has the "
+                           "wrong type or shape", v->name, name);
+    long long *got = raster_reallocarray(NULL, n * fields, sizeof *got);
+    RETURN_ERROR_IF(!got, RASTER_ENOMEM, "out of memory checking %s",
+                    v->name);
+    st = nc_get_var_longlong(g, varid, got);
+    int same = st == NC_NOERR &&
+               memcmp(got, rows, n * fields * sizeof *got) == 0;
+    raster_free(got);
+    if (st != NC_NOERR)
+        return meta_ncfail(st, "reading index of", v->name);
+    RETURN_ERROR_IF(!same, RASTER_EFORMAT, "%s: index table '%s' does not "
+                    "match the stored mask", v->name, name);
+    return RASTER_OK;
+}
+
+/* Writes or verifies every index table of v. */
+static int tables_io(raster_var *v, int write)
+{
+    const raster_mesh *m = v->mesh;
+    size_t maxrows = m->nchunks > m->nshares ? m->nchunks : m->nshares;
+    long long *rows = raster_reallocarray(NULL, maxrows * CHUNK_FIELDS,
+                                          sizeof *rows);
+    long long *shares = raster_reallocarray(NULL, m->nshares * SHARE_FIELDS,
+                                            sizeof *shares);
+    int rc = RASTER_OK;
+    if (!rows || !shares) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory indexing %s", v->name);
+        goto done;
+    }
+    for (size_t r = 0; r < v->lay->nregions && rc == RASTER_OK; r++) {
+        size_t n;
+        const size_t *list;
+        raster_mesh_region_chunks(m, v->lay->ids[r], &list, &n);
+        region_rows(v, r, rows);
+        rc = table_io(v, v->store_grp[r], "chunks", n, CHUNK_FIELDS, rows,
+                      write);
+    }
+    size_t nmixed = 0, nms = 0;
+    for (size_t c = 0; c < m->nchunks; c++)
+        if (m->chunks[c].mixed) {
+            nmixed++;
+            nms += m->chunks[c].nshares;
+        }
+    if (rc == RASTER_OK && nmixed > 0) {
+        int g = v->store_grp[v->lay->nregions];
+        mixed_rows(v, rows, shares);
+        rc = table_io(v, g, "chunks", nmixed, MIXED_FIELDS, rows, write);
+        if (rc == RASTER_OK)
+            rc = table_io(v, g, "shares", nms, SHARE_FIELDS, shares, write);
+    }
+done:
+    raster_free(rows);
+    raster_free(shares);
+    return rc;
+}
+
+int meta_materialize(raster_var *v)
+{
+    int varid, st;
+    if ((st = nc_inq_varid(v->grpid, "mask", &varid)) != NC_NOERR)
+        return meta_ncfail(st, "finding the mask of", v->name);
+    if ((st = nc_put_var_int(v->grpid, varid, v->mask->values)) != NC_NOERR)
+        return meta_ncfail(st, "writing the mask of", v->name);
+    int rc = tables_io(v, 1);
+    if (rc == RASTER_OK)
+        v->materialized = 1;
+    return rc;
+}
+
+int meta_mark_complete(raster_var *v, int complete)
+{
+    int st = put_int_att(v->grpid, NC_GLOBAL, ATT_COMPLETE, complete);
+    return st == NC_NOERR ? RASTER_OK
+                          : meta_ncfail(st, "writing the completeness marker of",
+                                  v->name);
+}
+
+int meta_is_raster_group(int grpid)
+{
+    nc_type type;
+    size_t len;
+    return nc_inq_att(grpid, NC_GLOBAL, ATT_VERSION, &type, &len) ==
+           NC_NOERR;
+}
+
+static int get_int_att(int g, const char *name, int *value)
+{
+    nc_type type;
+    size_t len;
+    if (nc_inq_att(g, NC_GLOBAL, name, &type, &len) != NC_NOERR || len != 1 ||
+        type != NC_INT)
+        return -1;
+    return nc_get_att_int(g, NC_GLOBAL, name, value) == NC_NOERR ? 0 : -1;
+}
+
+/* Finds the store of group g (region group or Mixed_Chunks) and checks its
+ * shape: dims (outer..., cells) of the variable's type. */
+static int load_store(raster_var *v, int g, size_t s)
+{
+    v->store_grp[s] = g;
+    if (v->store_cells[s] == 0)
+        return RASTER_OK;
+    int varid, ndims, dimids[RASTER_MAX_DIMS + 1];
+    nc_type type;
+    size_t cells;
+    int no = var_nouter(v);
+    if (nc_inq_varid(g, "data", &varid) != NC_NOERR ||
+        nc_inq_varndims(g, varid, &ndims) != NC_NOERR || ndims != no + 1 ||
+        nc_inq_var(g, varid, NULL, &type, NULL, dimids, NULL) != NC_NOERR ||
+        type != v->xtype ||
+        nc_inq_dimlen(g, dimids[no], &cells) != NC_NOERR ||
+        cells != v->store_cells[s])
+        return raster_fail(RASTER_EFORMAT, "%s: data of store %zu missing or "
+                           "of the wrong type or shape", v->name, s);
+    for (int i = 0; i < no; i++)
+        RETURN_ERROR_IF(dimids[i] != v->dimids[i], RASTER_EFORMAT,
+                        "%s: store %zu has the wrong outer dimensions",
+                        v->name, s);
+    v->store_var[s] = varid;
+    return RASTER_OK;
+}
+
+/* Reads the description attributes of group g into the arguments. */
+static int load_description(int g, const char *name, int *xtype, int *ndims,
+                            int *dimids, size_t *chunk)
+{
+    int version;
+    RETURN_ERROR_IF(get_int_att(g, ATT_VERSION, &version) != 0,
+                    RASTER_EFORMAT, "%s: unreadable format version", name);
+    RETURN_ERROR_IF(version != RASTER_FORMAT_VERSION, RASTER_EUNSUPPORTED,
+                    "%s: raster format version %d (this raster reads %d)",
+                    name, version, RASTER_FORMAT_VERSION);
+    RETURN_ERROR_IF(get_int_att(g, "raster_type", xtype) != 0 ||
+                    meta_type_size(*xtype) == 0, RASTER_EFORMAT,
+                    "%s: missing or unsupported value type", name);
+    size_t len;
+    nc_type type;
+    char dims[RASTER_MAX_DIMS * (NC_MAX_NAME + 1) + 1];
+    RETURN_ERROR_IF(nc_inq_att(g, NC_GLOBAL, "raster_dims", &type, &len) !=
+                    NC_NOERR || type != NC_CHAR || len == 0 ||
+                    len >= sizeof dims, RASTER_EFORMAT,
+                    "%s: missing dimension names", name);
+    RETURN_ERROR_IF(nc_get_att_text(g, NC_GLOBAL, "raster_dims", dims) !=
+                    NC_NOERR, RASTER_EFORMAT, "%s: unreadable dimensions",
+                    name);
+    dims[len] = '\0';
+    *ndims = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(dims, "/", &save); tok;
+         tok = strtok_r(NULL, "/", &save)) {
+        RETURN_ERROR_IF(*ndims == RASTER_MAX_DIMS, RASTER_EFORMAT,
+                        "%s: too many dimensions", name);
+        RETURN_ERROR_IF(nc_inq_dimid(g, tok, &dimids[*ndims]) != NC_NOERR,
+                        RASTER_EFORMAT, "%s: dimension '%s' not found", name,
+                        tok);
+        (*ndims)++;
+    }
+    RETURN_ERROR_IF(*ndims < 2, RASTER_EFORMAT, "%s: fewer than 2 dimensions",
+                    name);
+    unsigned long long ch[RASTER_MAX_DIMS];
+    RETURN_ERROR_IF(nc_inq_att(g, NC_GLOBAL, "raster_chunk", &type, &len) !=
+                    NC_NOERR || type != NC_UINT64 || len != (size_t)*ndims ||
+                    nc_get_att_ulonglong(g, NC_GLOBAL, "raster_chunk", ch) !=
+                    NC_NOERR, RASTER_EFORMAT, "%s: missing chunk shape",
+                    name);
+    for (int i = 0; i < *ndims; i++) {
+        RETURN_ERROR_IF(ch[i] == 0 || ch[i] > SIZE_MAX, RASTER_EFORMAT,
+                        "%s: bad chunk size %llu", name, ch[i]);
+        chunk[i] = (size_t)ch[i];
+    }
+    return RASTER_OK;
+}
+
+int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
+{
+    *out = NULL;
+    char name[NC_MAX_NAME + 1];
+    int st = nc_inq_grpname(g, name);
+    if (st != NC_NOERR)
+        return meta_ncfail(st, "naming group", "");
+    int complete = 0;
+    if (get_int_att(g, ATT_COMPLETE, &complete) != 0)
+        complete = 0;
+    RETURN_ERROR_IF(need_complete && complete != 1, RASTER_EINCOMPLETE,
+                    "%s: the file was not closed after writing (no "
+                    "completeness marker); refusing to serve it", name);
+    int xtype = 0, ndims = 0, dimids[RASTER_MAX_DIMS], maskid;
+    size_t chunk[RASTER_MAX_DIMS];
+    int rc = load_description(g, name, &xtype, &ndims, dimids, chunk);
+    if (rc)
+        return rc;
+    RETURN_ERROR_IF(nc_inq_varid(g, "mask", &maskid) != NC_NOERR,
+                    RASTER_EFORMAT, "%s: no stored mask", name);
+    raster_mask *mask;
+    rc = mask_read_ncid(g, maskid, name, &mask);
+    if (rc == RASTER_EMASK) {
+        char why[256];
+        snprintf(why, sizeof why, "%s", raster_errmsg());
+        return raster_fail(RASTER_EFORMAT, "%s: stored mask unusable: %s",
+                           name, why);
+    }
+    if (rc)
+        return rc;
+    int mdims[2];
+    if (nc_inq_vardimid(g, maskid, mdims) != NC_NOERR ||
+        mdims[0] != dimids[ndims - 2] || mdims[1] != dimids[ndims - 1] ||
+        chunk[ndims - 2] > mask->ny || chunk[ndims - 1] > mask->nx) {
+        raster_mask_free(mask);
+        return raster_fail(RASTER_EFORMAT, "%s: stored mask does not match "
+                           "the variable's grid or tile", name);
+    }
+    raster_var *v;
+    rc = var_new(name, xtype, ndims, dimids, chunk, mask, &v);
+    raster_mask_free(mask);
+    if (rc)
+        return rc;
+    v->file = f;
+    v->grpid = g;
+    v->materialized = 1;
+    if (nc_inq_grp_parent(g, &v->parent) != NC_NOERR) {
+        rc = raster_fail(RASTER_EFORMAT, "%s: no parent group", name);
+        goto fail;
+    }
+    if (nc_inq_varid(g, "variable", &v->desc_var) != NC_NOERR) {
+        rc = raster_fail(RASTER_EFORMAT, "%s: no attribute carrier", name);
+        goto fail;
+    }
+    nc_type ftype;
+    size_t flen;
+    if (nc_inq_att(g, v->desc_var, "_FillValue", &ftype, &flen) ==
+            NC_NOERR && ftype == xtype && flen == 1 &&
+        nc_get_att(g, v->desc_var, "_FillValue", v->fill) != NC_NOERR) {
+        rc = raster_fail(RASTER_EFORMAT, "%s: unreadable fill value", name);
+        goto fail;
+    }
+    for (size_t r = 0; r < v->lay->nregions && rc == RASTER_OK; r++) {
+        char gname[32];
+        int rg, id;
+        region_group_name(v->lay->ids[r], gname, sizeof gname);
+        if (nc_inq_grp_ncid(g, gname, &rg) != NC_NOERR ||
+            get_int_att(rg, "region_id", &id) != 0 || id != v->lay->ids[r]) {
+            rc = raster_fail(RASTER_EFORMAT, "%s: region group %s missing or "
+                             "inconsistent", name, gname);
+            break;
+        }
+        rc = load_store(v, rg, r);
+    }
+    if (rc == RASTER_OK) {
+        int mg;
+        if (nc_inq_grp_ncid(g, MIXED_GROUP, &mg) != NC_NOERR)
+            rc = raster_fail(RASTER_EFORMAT, "%s: no %s group", name,
+                             MIXED_GROUP);
+        else
+            rc = load_store(v, mg, v->lay->nregions);
+    }
+    if (rc == RASTER_OK)
+        rc = tables_io(v, 0);
+    if (rc)
+        goto fail;
+    *out = v;
+    return RASTER_OK;
+fail:
+    meta_var_free(v);
+    return rc;
+}

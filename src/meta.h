@@ -1,0 +1,47 @@
+/*
+ * meta.h - Metadata Handler: the on-disk description of a reorganised
+ * variable (its group, region groups, Mixed_Chunks, index tables, mask and
+ * completeness marker), written when the variable is defined and read back
+ * and validated when a file is opened. The format is docs/FORMAT.md.
+ */
+#ifndef RASTER_META_H
+#define RASTER_META_H
+
+#include "var.h"
+
+#define RASTER_FORMAT_VERSION 1
+
+/* Attribute names on the variable's group. */
+#define ATT_VERSION "raster_format_version"
+#define ATT_COMPLETE "raster_complete"
+
+/* Defines the groups and variables of a new raster variable in group
+ * `parent` of f. Takes ownership of nothing; copies the mask. */
+int meta_define(raster_file *f, int parent, const char *name, int xtype,
+                int ndims, const int *dimids, const size_t *chunk,
+                const raster_mask *mask, raster_var **out);
+
+/* Writes the data part of the metadata (mask, index tables) once the file
+ * can take data; a no-op after the first call. */
+int meta_materialize(raster_var *v);
+
+/* Loads the raster variable stored in group `grpid`, rebuilding its mesh
+ * and layout from the stored mask and checking every stored table against
+ * them. `need_complete`: refuse a variable without the completeness marker. */
+int meta_load(raster_file *f, int grpid, int need_complete, raster_var **out);
+
+/* Sets (1) or clears (0) the completeness marker. */
+int meta_mark_complete(raster_var *v, int complete);
+
+/* 1 when dimension `dimid`, seen from group `grpid`, is unlimited. */
+int meta_dim_unlimited(int grpid, int dimid);
+
+/* 1 when group `grpid` holds a raster variable. */
+int meta_is_raster_group(int grpid);
+
+void meta_var_free(raster_var *v);
+
+/* Bytes of one value of a numeric netCDF type, 0 for others. */
+size_t meta_type_size(int xtype);
+
+#endif

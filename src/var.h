@@ -1,0 +1,64 @@
+/*
+ * var.h - internal state of an open raster file and of its reorganised
+ * variables, shared by the Metadata Handler (meta.c), the Chunk Data Handler
+ * (chunkio.c) and the public API (api.c).
+ */
+#ifndef RASTER_VAR_H
+#define RASTER_VAR_H
+
+#include <netcdf.h>
+
+#include "layout.h"
+#include "mask.h"
+#include "raster.h"
+
+#define RASTER_MAX_DIMS 32
+
+/* Where a store's bytes lie, for the pread fast path. */
+typedef struct store_addr {
+    int ok;              /* 1: contiguous, uncompressed, native order */
+    int64_t base;        /* byte offset of element 0; -1: never written */
+} store_addr;
+
+struct raster_var {
+    raster_file *file;
+    char *name;
+    int grpid;                 /* the variable's group */
+    int xtype;                 /* netCDF type of the values */
+    size_t elem;               /* bytes per value */
+    int ndims;                 /* outer dims + 2 grid dims */
+    int dimids[RASTER_MAX_DIMS];
+    size_t chunk[RASTER_MAX_DIMS]; /* base chunk shape */
+    unsigned char fill[8];     /* fill value, in the variable's type */
+    raster_mask *mask;         /* the region mask, with its names */
+    int parent;                /* group the variable belongs to */
+    raster_mesh *mesh;
+    layout *lay;
+    /* stores: 0..nregions-1 pure, nregions mixed; -1 when empty */
+    int *store_grp;
+    int *store_var;
+    size_t *store_cells;
+    store_addr *addr;          /* filled lazily for reading */
+    int addr_ready;
+    int desc_var;              /* scalar variable carrying the attributes */
+    int materialized;          /* mask and index tables written */
+    int dirty;                 /* written since open: marker to rewrite */
+    struct raster_var *next;
+};
+
+struct raster_file {
+    int ncid;
+    int own_ncid;     /* opened by raster_open: closed by raster_close */
+    int writable;
+    int fd;           /* for pread, -1 until needed */
+    char *path;
+    raster_var *vars;
+};
+
+/* Outer dimension lengths of v right now (unlimited ones grow). */
+int var_outer_shape(const raster_var *v, size_t *shape);
+
+/* Number of outer dimensions. */
+static inline int var_nouter(const raster_var *v) { return v->ndims - 2; }
+
+#endif
