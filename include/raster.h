@@ -323,6 +323,12 @@ RASTER_API const char *raster_var_name(const raster_var *var);
 RASTER_API int raster_var_type(const raster_var *var);
 RASTER_API int raster_var_ndims(const raster_var *var);
 
+/*! raster_var_parent(), raster_var_varid() : the netCDF group the variable
+ *  belongs to, and the varid it would have there as a plain variable (its
+ *  place among the group's variables, raster or not, in definition order). */
+RASTER_API int raster_var_parent(const raster_var *var);
+RASTER_API int raster_var_varid(const raster_var *var);
+
 /*! raster_var_dims() :
  *  Stores, for each dimension, its netCDF id (dimids) and current length
  *  (shape) and the base chunk size (chunk); any pointer may be NULL.

@@ -275,8 +275,17 @@ int raster_def_var(raster_file *f, int parent, const char *name, int xtype,
     RETURN_ERROR_IF(nc_inq_varid(parent, name, &other) == NC_NOERR ||
                     nc_inq_grp_ncid(parent, name, &other) == NC_NOERR,
                     RASTER_EINVAL, "name %s is already in use", name);
+    /* its varid as a plain variable: after the plain and raster variables
+     * already in the group */
+    int nplain, varid;
+    RETURN_ERROR_IF(nc_inq_nvars(parent, &nplain) != NC_NOERR, RASTER_EINVAL,
+                    "bad group id %d", parent);
+    varid = nplain;
+    for (raster_var *o = f->vars; o; o = o->next)
+        varid += o->parent == parent;
     raster_var *v;
-    int rc = meta_define(f, parent, name, xtype, ndims, dimids, ch, mask, &v);
+    int rc = meta_define(f, parent, varid, name, xtype, ndims, dimids, ch,
+                         mask, &v);
     if (rc)
         return rc;
     raster_var **tail = &f->vars;
@@ -321,6 +330,8 @@ void raster_var_attributes(const raster_var *v, int *grpid, int *varid)
 const char *raster_var_name(const raster_var *v) { return v->name; }
 int raster_var_type(const raster_var *v) { return v->xtype; }
 int raster_var_ndims(const raster_var *v) { return v->ndims; }
+int raster_var_varid(const raster_var *v) { return v->varid; }
+int raster_var_parent(const raster_var *v) { return v->parent; }
 const raster_mesh *raster_var_mesh(const raster_var *v) { return v->mesh; }
 const raster_mask *raster_var_mask(const raster_var *v) { return v->mask; }
 

@@ -316,8 +316,8 @@ fail:
     return rc;
 }
 
-int meta_define(raster_file *f, int parent, const char *name, int xtype,
-                int ndims, const int *dimids, const size_t *chunk,
+int meta_define(raster_file *f, int parent, int varid, const char *name,
+                int xtype, int ndims, const int *dimids, const size_t *chunk,
                 const raster_mask *mask, raster_var **out)
 {
     *out = NULL;
@@ -327,7 +327,8 @@ int meta_define(raster_file *f, int parent, const char *name, int xtype,
         return rc;
     v->file = f;
     v->parent = parent;
-    int varid, ymx[2] = {dimids[ndims - 2], dimids[ndims - 1]};
+    v->varid = varid;
+    int ymx[2] = {dimids[ndims - 2], dimids[ndims - 1]};
     char dimnames[RASTER_MAX_DIMS * (NC_MAX_NAME + 1)] = "";
     for (int i = 0; i < ndims; i++) {
         char dn[NC_MAX_NAME + 1];
@@ -341,6 +342,8 @@ int meta_define(raster_file *f, int parent, const char *name, int xtype,
                        RASTER_FORMAT_VERSION), "describing");
     NC_TRY(put_int_att(v->grpid, NC_GLOBAL, ATT_COMPLETE, 0), "describing");
     NC_TRY(put_int_att(v->grpid, NC_GLOBAL, "raster_type", xtype),
+           "describing");
+    NC_TRY(put_int_att(v->grpid, NC_GLOBAL, "raster_varid", v->varid),
            "describing");
     NC_TRY(nc_put_att_text(v->grpid, NC_GLOBAL, "raster_dims",
                            strlen(dimnames), dimnames), "describing");
@@ -688,6 +691,10 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
     v->materialized = 1;
     if (nc_inq_grp_parent(g, &v->parent) != NC_NOERR) {
         rc = raster_fail(RASTER_EFORMAT, "%s: no parent group", name);
+        goto fail;
+    }
+    if (get_int_att(g, "raster_varid", &v->varid) != 0 || v->varid < 0) {
+        rc = raster_fail(RASTER_EFORMAT, "%s: no raster_varid", name);
         goto fail;
     }
     if (nc_inq_varid(g, "variable", &v->desc_var) != NC_NOERR) {

@@ -16,9 +16,10 @@
 #define ATT_COMPLETE "raster_complete"
 
 /* Defines the groups and variables of a new raster variable in group
- * `parent` of f. Takes ownership of nothing; copies the mask. */
-int meta_define(raster_file *f, int parent, const char *name, int xtype,
-                int ndims, const int *dimids, const size_t *chunk,
+ * `parent` of f, which as a plain variable would have had `varid`. Takes
+ * ownership of nothing; copies the mask. */
+int meta_define(raster_file *f, int parent, int varid, const char *name,
+                int xtype, int ndims, const int *dimids, const size_t *chunk,
                 const raster_mask *mask, raster_var **out);
 
 /* Writes the data part of the metadata (mask, index tables) once the file

@@ -32,6 +32,7 @@ struct raster_var {
     unsigned char fill[8];     /* fill value, in the variable's type */
     raster_mask *mask;         /* the region mask, with its names */
     int parent;                /* group the variable belongs to */
+    int varid;                 /* its varid as a plain variable there */
     raster_mesh *mesh;
     layout *lay;
     /* stores: 0..nregions-1 pure, nregions mixed; -1 when empty */
