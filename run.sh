@@ -84,7 +84,9 @@ count() {
 
 run_tests() {
     build
-    setup build-san -Db_sanitize=address,undefined -Db_lundef=false
+    # UBSan must fail a test, not only print: no recovery.
+    setup build-san -Db_sanitize=address,undefined -Db_lundef=false \
+        -Dc_args=-fno-sanitize-recover=undefined
     ninja -C build-san >/dev/null
     local status=0 passed=0 failed=0 skipped=0 dir
     for dir in build build-san; do

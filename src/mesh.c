@@ -107,11 +107,19 @@ static int cmp_cell(const void *a, const void *b)
     return (p->dx > q->dx) - (p->dx < q->dx);
 }
 
-/* Counts a mixed tile with many ids by sorting its cells by id. */
+/* Counts a mixed tile with many ids by sorting its cells by id. The scratch
+ * buffer is only allocated when a tile first needs it. */
 static int count_by_sorting(builder *b, size_t y0, size_t x0, size_t h,
                             size_t w)
 {
     size_t nx = b->mesh->nx, n = 0;
+    if (!b->scratch) {
+        b->scratch = raster_reallocarray(NULL, b->mesh->tile_h *
+                                         b->mesh->tile_w, sizeof *b->scratch);
+        RETURN_ERROR_IF(!b->scratch, RASTER_ENOMEM, "out of memory counting "
+                        "a tile of %zu x %zu", b->mesh->tile_h,
+                        b->mesh->tile_w);
+    }
     for (size_t dy = 0; dy < h; dy++) {
         const int32_t *row = b->mask + (y0 + dy) * nx + x0;
         for (size_t dx = 0; dx < w; dx++)
@@ -260,8 +268,7 @@ int raster_mesh_build(const int32_t *mask, size_t ny, size_t nx,
     int32_t *first = raster_reallocarray(NULL, ntx, sizeof *first);
     unsigned char *pure = raster_malloc(ntx);
     builder b = {.mesh = m, .mask = mask};
-    b.scratch = raster_reallocarray(NULL, tile_h * tile_w, sizeof *b.scratch);
-    if (!m || !first || !pure || !b.scratch) {
+    if (!m || !first || !pure) {
         rc = raster_fail(RASTER_ENOMEM, "out of memory building a mesh");
         goto done;
     }
