@@ -95,9 +95,8 @@ static void fill_cells(unsigned char *dst, size_t n, const unsigned char *fill,
 
 /* Opens the file with HDF5 and records, per store, whether it can be read
  * with pread and where. Errors only disable the fast path. */
-static void prepare_addresses(raster_var *v)
+void chunkio_prepare(raster_var *v)
 {
-    v->addr_ready = 1;
     raster_file *f = v->file;
     if (f->writable || f->fd < 0 || !f->path)
         return;
@@ -336,8 +335,6 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     rc = make_spans(v, pieces, npieces, &spans, &nspans);
     if (rc)
         return rc;
-    if (!write && !v->addr_ready)
-        prepare_addresses(v);
 
     xfer x = {.v = v, .pieces = pieces, .buf = buf,
               .plane_cells = plane_cells};

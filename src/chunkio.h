@@ -30,6 +30,11 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
                  const ptrdiff_t *ostride, void *buf, size_t plane_cells,
                  int write);
 
+/* Finds which stores of v can be read with preadv and their byte offsets
+ * (read-only files with an fd). Called once when a file is loaded, so reads
+ * share it without locking. */
+void chunkio_prepare(raster_var *v);
+
 /* Releases per-file resources of the fast path (HDF5 handle, fd). */
 void chunkio_file_close(raster_file *f);
 

@@ -39,8 +39,7 @@ struct raster_var {
     int *store_grp;
     int *store_var;
     size_t *store_cells;
-    store_addr *addr;          /* filled lazily for reading */
-    int addr_ready;
+    store_addr *addr;          /* per store, set when a read-only file loads */
     int desc_var;              /* scalar variable carrying the attributes */
     int materialized;          /* mask and index tables written */
     int dirty;                 /* written since open: marker to rewrite */
