@@ -347,6 +347,9 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
            "describing");
     NC_TRY(nc_put_att_text(v->grpid, NC_GLOBAL, "raster_dims",
                            strlen(dimnames), dimnames), "describing");
+    /* ids too: a name can be shadowed by a nearer group's dimension */
+    NC_TRY(nc_put_att_int(v->grpid, NC_GLOBAL, "raster_dimids", NC_INT,
+                          (size_t)ndims, dimids), "describing");
     unsigned long long ch[RASTER_MAX_DIMS];
     for (int i = 0; i < ndims; i++)
         ch[i] = chunk[i];
@@ -617,18 +620,29 @@ static int load_description(int g, const char *name, int *xtype, int *ndims,
                     name);
     dims[len] = '\0';
     *ndims = 0;
-    char *save = NULL;
+    char *save = NULL, *dimnames[RASTER_MAX_DIMS];
     for (char *tok = strtok_r(dims, "/", &save); tok;
          tok = strtok_r(NULL, "/", &save)) {
         RETURN_ERROR_IF(*ndims == RASTER_MAX_DIMS, RASTER_EFORMAT,
                         "%s: too many dimensions", name);
-        RETURN_ERROR_IF(nc_inq_dimid(g, tok, &dimids[*ndims]) != NC_NOERR,
-                        RASTER_EFORMAT, "%s: dimension '%s' not found", name,
-                        tok);
+        dimnames[*ndims] = tok;
         (*ndims)++;
     }
     RETURN_ERROR_IF(*ndims < 2, RASTER_EFORMAT, "%s: fewer than 2 dimensions",
                     name);
+    /* each stored id must name a visible dimension of the stored name */
+    RETURN_ERROR_IF(nc_inq_att(g, NC_GLOBAL, "raster_dimids", &type, &len) !=
+                    NC_NOERR || type != NC_INT || len != (size_t)*ndims ||
+                    nc_get_att_int(g, NC_GLOBAL, "raster_dimids", dimids) !=
+                    NC_NOERR, RASTER_EFORMAT, "%s: missing dimension ids",
+                    name);
+    for (int i = 0; i < *ndims; i++) {
+        char dn[NC_MAX_NAME + 1];
+        RETURN_ERROR_IF(nc_inq_dimname(g, dimids[i], dn) != NC_NOERR ||
+                        strcmp(dn, dimnames[i]) != 0, RASTER_EFORMAT,
+                        "%s: dimension %d is not '%s'", name, dimids[i],
+                        dimnames[i]);
+    }
     unsigned long long ch[RASTER_MAX_DIMS];
     RETURN_ERROR_IF(nc_inq_att(g, NC_GLOBAL, "raster_chunk", &type, &len) !=
                     NC_NOERR || type != NC_UINT64 || len != (size_t)*ndims ||

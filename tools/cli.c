@@ -43,6 +43,47 @@ int cli_parse_sizes(const char *text, size_t *out, size_t max, size_t *n)
     }
 }
 
+int cli_parse_indices(const char *text, size_t *out, size_t max, size_t *n)
+{
+    *n = 0;
+    const char *p = text;
+    for (;;) {
+        char *end;
+        errno = 0;
+        if (*p < '0' || *p > '9')
+            return -1;
+        unsigned long long v = strtoull(p, &end, 10);
+        if (errno || v > SIZE_MAX || *n == max)
+            return -1;
+        out[(*n)++] = (size_t)v;
+        if (*end == '\0')
+            return 0;
+        if (*end != ',')
+            return -1;
+        p = end + 1;
+    }
+}
+
+int cli_parse_bytes(const char *text, size_t *out)
+{
+    char *end;
+    errno = 0;
+    if (*text < '0' || *text > '9')
+        return -1;
+    unsigned long long v = strtoull(text, &end, 10);
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if (errno || *end != '\0' || v == 0 || v > (SIZE_MAX >> shift))
+        return -1;
+    *out = (size_t)v << shift;
+    return 0;
+}
+
 int cli_parse_int32(const char *text, int32_t *out)
 {
     char *end;

@@ -25,6 +25,15 @@ int cli_parse_sizes(const char *text, size_t *out, size_t max, size_t *n);
 /* Parses a whole decimal int32; 0 on success, -1 otherwise. */
 int cli_parse_int32(const char *text, int32_t *out);
 
+/* Parses "A,B,..." of non-negative sizes (zero allowed) into out[0..max);
+ * stores the count in *n; 0 on success, -1 on syntax error or more than max
+ * values. */
+int cli_parse_indices(const char *text, size_t *out, size_t max, size_t *n);
+
+/* Parses a byte count with an optional K, M or G suffix (powers of 1024),
+ * e.g. "64M"; 0 on success, -1 on syntax error, zero or overflow. */
+int cli_parse_bytes(const char *text, size_t *out);
+
 /* Writes `s` as a JSON string literal (quotes included). */
 void cli_json_string(FILE *f, const char *s);
 

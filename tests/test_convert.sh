@@ -1,0 +1,411 @@
+#!/bin/sh
+# Integration test of rasterconvert: a CESM-like file converted to the raster
+# layout and restored must give back the same netCDF file (ncdump and exact
+# values), with storage settings of plain variables kept; --vars, --chunk,
+# every numeric type, a netCDF-3 input, small buffers; input errors (exit 1,
+# no output left behind) and usage errors (exit 2).
+# usage: test_convert.sh RASTERCONVERT   (env: NCGEN, NCDUMP, PYTHON)
+# Needs a python3 with numpy and netCDF4 (skips, exit 77, without one).
+set -u
+rc=$1
+tmp=$(mktemp -d)
+trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+fails=0 passes=0
+NCGEN=${NCGEN:-ncgen} NCDUMP=${NCDUMP:-ncdump}
+
+ok()   { passes=$((passes + 1)); }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect STATUS DESCRIPTION COMMAND...: the command exits with STATUS
+expect() {
+    want=$1 what=$2
+    shift 2
+    "$@" > "$tmp/out" 2> "$tmp/err"
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "$what: exit $got, wanted $want"; cat "$tmp/err"; return
+    fi
+    if [ "$want" -ne 0 ] && ! [ -s "$tmp/err" ]; then
+        fail "$what: no message on stderr"; return
+    fi
+    ok
+}
+
+# no_output FILE DESCRIPTION: neither FILE nor a temporary beside it exists
+no_output() {
+    if [ -e "$1" ]; then fail "$2: $1 left behind"; return; fi
+    if ls -a "$(dirname "$1")" | grep -q '\.tmp'; then
+        fail "$2: temporary file left in $(dirname "$1")"; return
+    fi
+    ok
+}
+
+# same_dump A B DESCRIPTION: ncdump of A and B agree apart from line 1
+same_dump() {
+    "$NCDUMP" "$1" | tail -n +2 > "$tmp/a.cdl"
+    "$NCDUMP" "$2" | tail -n +2 > "$tmp/b.cdl"
+    if cmp -s "$tmp/a.cdl" "$tmp/b.cdl"; then ok; else
+        fail "$3: ncdump differs"; diff "$tmp/a.cdl" "$tmp/b.cdl" | head -20
+    fi
+}
+
+PY=
+for p in /usr/bin/python3 "${PYTHON:-}" python3; do
+    [ -n "$p" ] || continue
+    if "$p" -c 'import numpy, netCDF4' 2>/dev/null; then PY=$p; break; fi
+done
+if [ -z "$PY" ]; then
+    echo "SKIP: no python3 with numpy and netCDF4"
+    exit 77
+fi
+
+# ---- inputs ----------------------------------------------------------------
+cat > "$tmp/gen.py" <<'PY'
+import sys, numpy as np, netCDF4
+out, kind = sys.argv[1], sys.argv[2]
+ny, nx, nz, nt = 23, 31, 3, 4
+rng = np.random.default_rng(7)
+mask = np.zeros((ny, nx), np.int32)
+mask[:, :10] = 2; mask[:, 10:20] = 6; mask[:5, 20:] = -5; mask[5:, 20:] = 1
+mask[12:15, 3:25] = 0
+mask[rng.random((ny, nx)) < 0.05] = 10
+if kind == "cesm":
+    with netCDF4.Dataset(out, "w", format="NETCDF4") as d:
+        d.title = "CESM-like test"; d.Conventions = "CF-1.8"
+        d.createDimension("time", None); d.createDimension("z_t", nz)
+        d.createDimension("nlat", ny); d.createDimension("nlon", nx)
+        d.createDimension("strlen", 8)
+        t = d.createVariable("time", "f8", ("time",))
+        t.units = "days since 0001-01-01"; t[:] = np.arange(nt) * 30.0
+        z = d.createVariable("z_t", "f4", ("z_t",)); z.units = "cm"
+        z[:] = [500, 1500, 2500]
+        T = d.createVariable("TEMP", "f4", ("time", "z_t", "nlat", "nlon"),
+                             fill_value=np.float32(9.96921e36),
+                             chunksizes=(1, 1, 8, 8))
+        T.units = "degC"; T.long_name = "Potential Temperature"
+        T.valid_range = np.array([-5, 40], np.float32)
+        data = rng.standard_normal((nt, nz, ny, nx)).astype(np.float32) * 5 + 10
+        T[:] = np.ma.masked_where(np.broadcast_to(mask == 0, data.shape), data)
+        S = d.createVariable("SSH", "f8", ("time", "nlat", "nlon"),
+                             fill_value=-1e30, zlib=True, shuffle=True)
+        S.units = "cm"; S[:] = rng.standard_normal((nt, ny, nx))
+        # plain variables whose storage settings must survive
+        Z = d.createVariable("ztrans", ">f4", ("time", "z_t"), zlib=True,
+                             complevel=4, shuffle=True, fletcher32=True,
+                             endian="big", chunksizes=(2, 3))
+        Z.units = "Sv"; Z[:] = rng.random((nt, nz)).astype(np.float32)
+        N = d.createVariable("nofill", "i4", ("z_t",), fill_value=False)
+        N[:] = [1, 2, 3]
+        K = d.createVariable("KMT", "i2", ("nlat", "nlon"))
+        K[:] = rng.integers(0, 60, (ny, nx))
+        R = d.createVariable("REGION_MASK", "i4", ("nlat", "nlon"))
+        R.flag_values = np.array([-5, 0, 1, 2, 6, 10], np.int32)
+        R.flag_meanings = ("Red_Sea Land Southern_Ocean Pacific_Ocean "
+                           "Atlantic_Ocean Arctic_Ocean")
+        R[:] = mask
+        L = d.createVariable("label", "S1", ("z_t", "strlen"))
+        L[:] = netCDF4.stringtochar(np.array(["surface", "middle", "deep"], "S8"))
+        g = d.createGroup("diag"); g.note = "subgroup"
+        g.createDimension("n", 5)
+        v = g.createVariable("counts", "i8", ("n",)); v[:] = np.arange(5)
+        h = g.createVariable("HMXL", "f4", ("time", "nlat", "nlon"))
+        h.units = "m"; h[:] = rng.random((nt, ny, nx)).astype(np.float32)
+        s = g.createVariable("names", str, ("n",))
+        s[:] = np.array(["a", "bb", "ccc", "", "e"], dtype=object)
+        gg = g.createGroup("deeper")
+        e = gg.createVariable("EDGE", "f8", ("nlat", "nlon"))
+        e[:] = rng.random((ny, nx))
+elif kind == "mask":
+    with netCDF4.Dataset(out, "w") as d:
+        d.createDimension("nlat", ny); d.createDimension("nlon", nx)
+        R = d.createVariable("REGION_MASK", "i4", ("nlat", "nlon")); R[:] = mask
+elif kind == "smallmask":
+    with netCDF4.Dataset(out, "w") as d:
+        d.createDimension("y", 5); d.createDimension("x", 5)
+        R = d.createVariable("m", "i4", ("y", "x")); R[:] = np.arange(25).reshape(5, 5) % 3
+elif kind == "shadow":  # sub/v uses the root's time, hidden by sub's own
+    with netCDF4.Dataset(out, "w") as d:
+        d.createDimension("time", None); d.createDimension("nlat", ny)
+        d.createDimension("nlon", nx)
+        g = d.createGroup("sub"); g.createDimension("time", 2)
+        v = g.createVariable("v", "f4", (d.dimensions["time"],
+                             d.dimensions["nlat"], d.dimensions["nlon"]))
+        v[0] = np.ones((ny, nx), np.float32)
+elif kind == "types":
+    with netCDF4.Dataset(out, "w") as d:
+        d.createDimension("time", None); d.createDimension("nlat", ny)
+        d.createDimension("nlon", nx)
+        for code in ["i1", "u1", "i2", "u2", "i4", "u4", "i8", "u8", "f4", "f8"]:
+            dt = np.dtype(code)
+            if dt.kind == "f":
+                vals = rng.standard_normal((2, ny, nx)).astype(dt)
+            else:
+                info = np.iinfo(dt)
+                vals = rng.integers(info.min, info.max, (2, ny, nx),
+                                    dtype=dt, endpoint=True)
+            v = d.createVariable("v_" + code, dt, ("time", "nlat", "nlon"),
+                                 fill_value=vals.flat[0])
+            v.setncattr("one", dt.type(1))
+            v[:] = vals
+PY
+"$PY" "$tmp/gen.py" "$tmp/cesm.nc" cesm || exit 1
+"$PY" "$tmp/gen.py" "$tmp/mask.nc" mask || exit 1
+"$PY" "$tmp/gen.py" "$tmp/small.nc" smallmask || exit 1
+"$PY" "$tmp/gen.py" "$tmp/types.nc" types || exit 1
+"$PY" "$tmp/gen.py" "$tmp/shadow.nc" shadow || exit 1
+
+# compare.py A B: every variable of A equals B's exactly (type, dims,
+# attributes, values bit for bit), in every group, in the same order.
+cat > "$tmp/compare.py" <<'PY'
+import sys, numpy as np, netCDF4
+def walk(a, b, path):
+    assert list(a.dimensions) == list(b.dimensions), (path, list(a.dimensions), list(b.dimensions))
+    for n, d in a.dimensions.items():
+        e = b.dimensions[n]
+        assert (len(d), d.isunlimited()) == (len(e), e.isunlimited()), (path, n)
+    assert list(a.variables) == list(b.variables), (path, list(a.variables), list(b.variables))
+    assert a.ncattrs() == b.ncattrs(), path
+    for k in a.ncattrs():
+        assert np.array_equal(np.asarray(a.getncattr(k)), np.asarray(b.getncattr(k))), (path, k)
+    for n, v in a.variables.items():
+        w = b.variables[n]
+        v.set_auto_maskandscale(False); w.set_auto_maskandscale(False)
+        assert v.dtype == w.dtype and v.dimensions == w.dimensions, (path, n)
+        assert v.ncattrs() == w.ncattrs(), (path, n, v.ncattrs(), w.ncattrs())
+        for k in v.ncattrs():
+            x, y = np.asarray(v.getncattr(k)), np.asarray(w.getncattr(k))
+            assert x.dtype == y.dtype and np.array_equal(x, y), (path, n, k)
+        x, y = v[...], w[...]
+        if v.dtype == str:
+            assert list(np.ravel(x)) == list(np.ravel(y)), (path, n)
+        else:
+            assert x.tobytes() == y.tobytes(), (path, n)
+    assert list(a.groups) == list(b.groups), (path, list(a.groups), list(b.groups))
+    for n in a.groups:
+        walk(a.groups[n], b.groups[n], path + n + "/")
+with netCDF4.Dataset(sys.argv[1]) as a, netCDF4.Dataset(sys.argv[2]) as b:
+    walk(a, b, "/")
+PY
+
+# ---- convert, automatic choice, mask from the input itself ------------------
+expect 0 "convert cesm" "$rc" --mask "$tmp/cesm.nc:REGION_MASK" \
+    "$tmp/cesm.nc" "$tmp/cesm.rast.nc"
+[ -s "$tmp/err" ] && fail "convert printed on stderr (not a terminal)"
+[ -f "$tmp/cesm.rast.nc" ] || fail "convert wrote no output"
+if "$PY" - "$tmp/cesm.rast.nc" <<'PY'
+import sys, netCDF4
+d = netCDF4.Dataset(sys.argv[1])
+# converted: groups with raster descriptions; kept: plain variables
+for g, names in [(d, ["TEMP", "SSH", "KMT"]), (d["diag"], ["HMXL"]),
+                 (d["diag/deeper"], ["EDGE"])]:
+    for n in names:
+        assert n in g.groups and n not in g.variables, n
+        assert g[n].raster_format_version == 1 and g[n].raster_complete == 1
+assert list(d.variables) == ["time", "z_t", "ztrans", "nofill",
+                             "REGION_MASK", "label"], list(d.variables)
+assert list(d["diag"].variables) == ["counts", "names"]
+t = d["TEMP"]
+assert list(t.raster_chunk) == [1, 1, 8, 8], t.raster_chunk  # input chunking
+assert t.raster_varid == 2 and d["SSH"].raster_varid == 3
+assert d["KMT"].raster_varid == 6 and d["diag/HMXL"].raster_varid == 1
+assert t.raster_dims == "time/z_t/nlat/nlon"
+assert t["variable"].units == "degC" and t["variable"]._FillValue > 9e36
+assert d.title == "CESM-like test" and d["diag"].note == "subgroup"
+assert len(d.dimensions["time"]) == 4 and d.dimensions["time"].isunlimited()
+PY
+then ok; else fail "converted layout"; fi
+# plain variables keep chunking, compression, checksum, endianness, no-fill
+"$NCDUMP" -s -h "$tmp/cesm.nc" | grep -E '(ztrans|nofill):_' > "$tmp/s1"
+"$NCDUMP" -s -h "$tmp/cesm.rast.nc" | grep -E '(ztrans|nofill):_' > "$tmp/s2"
+if cmp -s "$tmp/s1" "$tmp/s2" && grep -q '_Endianness = "big"' "$tmp/s2" &&
+   grep -q '_DeflateLevel = 4' "$tmp/s2" && grep -q '_NoFill = "true"' "$tmp/s2"
+then ok; else fail "plain storage settings"; diff "$tmp/s1" "$tmp/s2"; fi
+
+expect 0 "restore cesm" "$rc" --restore "$tmp/cesm.rast.nc" "$tmp/cesm.back.nc"
+same_dump "$tmp/cesm.nc" "$tmp/cesm.back.nc" "cesm round trip"
+if "$PY" "$tmp/compare.py" "$tmp/cesm.nc" "$tmp/cesm.back.nc"; then ok; else
+    fail "cesm round trip values"; fi
+# restored raster variables are chunked with their base chunk shape
+"$NCDUMP" -s -h "$tmp/cesm.back.nc" > "$tmp/s3"
+grep -q 'TEMP:_ChunkSizes = 1, 1, 8, 8' "$tmp/s3" || fail "restored TEMP chunking"
+grep -q 'KMT:_ChunkSizes = 23, 31' "$tmp/s3" || fail "restored KMT chunking"
+grep -q 'ztrans:_DeflateLevel = 4' "$tmp/s3" || fail "restored ztrans deflate"
+grep -q 'raster' "$tmp/s3" && fail "restored file mentions raster"
+
+# ---- --vars, --chunk, mask from another file, small buffers -----------------
+expect 0 "--vars TEMP --chunk" "$rc" --mask "$tmp/mask.nc:REGION_MASK" \
+    --vars TEMP,/diag/HMXL --chunk 2,1,6,9 --buffer 1K \
+    "$tmp/cesm.nc" "$tmp/vars.nc"
+if "$PY" - "$tmp/vars.nc" <<'PY'
+import sys, netCDF4
+d = netCDF4.Dataset(sys.argv[1])
+assert list(d.groups) == ["TEMP", "diag"], list(d.groups)
+assert list(d["TEMP"].raster_chunk) == [2, 1, 6, 9]
+# a 3-D variable takes the last three sizes
+assert list(d["diag/HMXL"].raster_chunk) == [1, 6, 9]
+assert "SSH" in d.variables and "KMT" in d.variables
+assert "REGION_MASK" in d.variables
+PY
+then ok; else fail "--vars layout"; fi
+expect 0 "restore --vars" "$rc" --restore --buffer 700 "$tmp/vars.nc" "$tmp/vars.back.nc"
+same_dump "$tmp/cesm.nc" "$tmp/vars.back.nc" "--vars round trip"
+"$PY" "$tmp/compare.py" "$tmp/cesm.nc" "$tmp/vars.back.nc" && ok || fail "--vars values"
+"$NCDUMP" -s -h "$tmp/vars.back.nc" | grep -q 'TEMP:_ChunkSizes = 2, 1, 6, 9' ||
+    fail "--chunk not used for restored chunking"
+
+# a shorter --chunk applies to the last dimensions; larger sizes are clipped
+expect 0 "--chunk H,W" "$rc" --mask "$tmp/mask.nc:REGION_MASK" --vars SSH,KMT \
+    --chunk 100,7 --verbose "$tmp/cesm.nc" "$tmp/hw.nc"
+grep -q 'SSH: raster, base chunk 1,23,7' "$tmp/out" || fail "--chunk H,W on SSH"
+grep -q 'KMT: raster, base chunk 23,7' "$tmp/out" || fail "--chunk H,W on KMT"
+expect 0 "restore H,W" "$rc" --restore "$tmp/hw.nc" "$tmp/hw.back.nc"
+same_dump "$tmp/cesm.nc" "$tmp/hw.back.nc" "--chunk H,W round trip"
+
+# the mask variable is kept plain unless named
+expect 0 "mask named" "$rc" --mask "$tmp/cesm.nc:REGION_MASK" --vars REGION_MASK \
+    "$tmp/cesm.nc" "$tmp/rm.nc"
+"$PY" -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1]); assert list(d.groups)==['REGION_MASK','diag']" \
+    "$tmp/rm.nc" && ok || fail "--vars REGION_MASK"
+
+# every numeric type, unlimited time, fill values
+expect 0 "convert types" "$rc" --mask "$tmp/mask.nc:REGION_MASK" --chunk 1,5,5 \
+    "$tmp/types.nc" "$tmp/types.rast.nc"
+expect 0 "restore types" "$rc" --restore "$tmp/types.rast.nc" "$tmp/types.back.nc"
+same_dump "$tmp/types.nc" "$tmp/types.back.nc" "types round trip"
+"$PY" "$tmp/compare.py" "$tmp/types.nc" "$tmp/types.back.nc" && ok || fail "types values"
+
+# a netCDF-3 classic input
+cat > "$tmp/classic.cdl" <<'CDL'
+netcdf classic {
+dimensions:
+    time = UNLIMITED ; y = 3 ; x = 4 ;
+variables:
+    int mask(y, x) ;
+    short v(time, y, x) ;
+        v:_FillValue = -1s ;
+        v:units = "1" ;
+    float t(time) ;
+    :history = "classic" ;
+data:
+ mask = 1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 3, 3 ;
+ v = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
+     13, 14, 15, 16, 17, 18, 19, 20, 21, 22, _, 24 ;
+ t = 0, 1 ;
+}
+CDL
+"$NCGEN" -k classic -o "$tmp/classic.nc" "$tmp/classic.cdl" || exit 1
+expect 0 "convert classic" "$rc" --mask "$tmp/classic.nc:mask" --chunk 2,2 \
+    "$tmp/classic.nc" "$tmp/classic.rast.nc"
+expect 0 "restore classic" "$rc" --restore "$tmp/classic.rast.nc" "$tmp/classic.back.nc"
+same_dump "$tmp/classic.nc" "$tmp/classic.back.nc" "classic round trip"
+
+# the output's permissions follow the umask, not the temporary file's 0600
+perm=$(stat -c %a "$tmp/cesm.back.nc")
+case $(umask) in
+    *022) [ "$perm" = 644 ] && ok || fail "output mode $perm, wanted 644" ;;
+esac
+
+# ---- bad input: exit 1, a message, and no output ------------------------------
+expect 1 "mask shape matches no --vars" "$rc" --mask "$tmp/small.nc:m" \
+    --vars TEMP "$tmp/cesm.nc" "$tmp/bad.nc"
+grep -q 'grid' "$tmp/err" || fail "grid mismatch message"
+no_output "$tmp/bad.nc" "mask shape matches no --vars"
+expect 1 "mask shape matches no variable" "$rc" --mask "$tmp/small.nc:m" \
+    "$tmp/cesm.nc" "$tmp/bad.nc"
+no_output "$tmp/bad.nc" "mask shape matches no variable"
+expect 1 "--vars of a 1-D variable" "$rc" --mask "$tmp/mask.nc:REGION_MASK" \
+    --vars z_t "$tmp/cesm.nc" "$tmp/bad.nc"
+expect 1 "--vars of a char variable" "$rc" --mask "$tmp/mask.nc:REGION_MASK" \
+    --vars label "$tmp/cesm.nc" "$tmp/bad.nc"
+expect 1 "--vars unknown (after others)" "$rc" --mask "$tmp/mask.nc:REGION_MASK" \
+    --vars TEMP,nosuch "$tmp/cesm.nc" "$tmp/bad.nc"
+grep -q 'nosuch' "$tmp/err" || fail "unknown --vars message"
+no_output "$tmp/bad.nc" "--vars unknown"
+# raster records dimensions by name: a hidden one cannot be converted
+expect 1 "--vars of a var with a shadowed dimension" "$rc" \
+    --mask "$tmp/mask.nc:REGION_MASK" --vars v "$tmp/shadow.nc" "$tmp/bad.nc"
+no_output "$tmp/bad.nc" "shadowed dimension"
+expect 1 "missing input" "$rc" --mask "$tmp/mask.nc:REGION_MASK" \
+    "$tmp/none.nc" "$tmp/bad.nc"
+no_output "$tmp/bad.nc" "missing input"
+expect 1 "missing mask file" "$rc" --mask "$tmp/none.nc:REGION_MASK" \
+    "$tmp/cesm.nc" "$tmp/bad.nc"
+expect 1 "missing mask variable" "$rc" --mask "$tmp/mask.nc:NOPE" \
+    "$tmp/cesm.nc" "$tmp/bad.nc"
+echo "not netcdf" > "$tmp/junk.nc"
+expect 1 "input not netCDF" "$rc" --mask "$tmp/mask.nc:REGION_MASK" \
+    "$tmp/junk.nc" "$tmp/bad.nc"
+no_output "$tmp/bad.nc" "input not netCDF"
+expect 1 "input already raster" "$rc" --mask "$tmp/mask.nc:REGION_MASK" \
+    "$tmp/cesm.rast.nc" "$tmp/bad.nc"
+expect 1 "restore a plain file" "$rc" --restore "$tmp/cesm.nc" "$tmp/bad.nc"
+grep -q 'not a raster file' "$tmp/err" || fail "restore plain message"
+no_output "$tmp/bad.nc" "restore a plain file"
+expect 1 "output directory missing" "$rc" --mask "$tmp/mask.nc:REGION_MASK" \
+    "$tmp/cesm.nc" "$tmp/nodir/out.nc"
+mkdir "$tmp/ro"
+chmod 555 "$tmp/ro"
+if ! touch "$tmp/ro/probe" 2>/dev/null; then  # not root: the mode holds
+    expect 1 "output directory not writable" "$rc" \
+        --mask "$tmp/mask.nc:REGION_MASK" "$tmp/cesm.nc" "$tmp/ro/out.nc"
+    [ -z "$(ls -A "$tmp/ro")" ] && ok || fail "files left in read-only dir"
+    expect 1 "restore into read-only dir" "$rc" --restore \
+        "$tmp/cesm.rast.nc" "$tmp/ro/out.nc"
+    [ -z "$(ls -A "$tmp/ro")" ] && ok || fail "files left in read-only dir"
+elif [ -d /proc/self ]; then  # root writes anywhere but in /proc
+    expect 1 "output directory not writable (/proc)" "$rc" \
+        --mask "$tmp/mask.nc:REGION_MASK" "$tmp/cesm.nc" /proc/out.nc
+fi
+chmod 755 "$tmp/ro"
+expect 1 "output is a directory" "$rc" --mask "$tmp/mask.nc:REGION_MASK" \
+    "$tmp/cesm.nc" "$tmp/ro"
+# a failed run leaves an existing output alone
+cp "$tmp/junk.nc" "$tmp/keep.nc"
+expect 1 "failure keeps old output" "$rc" --mask "$tmp/small.nc:m" --vars TEMP \
+    "$tmp/cesm.nc" "$tmp/keep.nc"
+cmp -s "$tmp/junk.nc" "$tmp/keep.nc" && ok || fail "old output overwritten"
+cat > "$tmp/enum.cdl" <<'CDL'
+netcdf enumfile {
+types:
+  byte enum cloud_t {clear = 0, cloudy = 1} ;
+dimensions:
+    y = 3 ; x = 4 ;
+variables:
+    int mask(y, x) ;
+    cloud_t c(y, x) ;
+data:
+ mask = 1, 1, 2, 2, 1, 1, 2, 2, 3, 3, 3, 3 ;
+ c = clear, clear, clear, clear, clear, clear, clear, clear, clear, clear, clear, cloudy ;
+}
+CDL
+"$NCGEN" -4 -o "$tmp/enum.nc" "$tmp/enum.cdl" || exit 1
+expect 1 "user-defined type" "$rc" --mask "$tmp/enum.nc:mask" \
+    "$tmp/enum.nc" "$tmp/bad.nc"
+grep -q 'not supported' "$tmp/err" || fail "user-defined type message"
+no_output "$tmp/bad.nc" "user-defined type"
+
+# ---- bad usage: exit 2 -------------------------------------------------------
+m="$tmp/mask.nc:REGION_MASK"
+expect 2 "no arguments" "$rc"
+expect 2 "no mask" "$rc" "$tmp/cesm.nc" "$tmp/bad.nc"
+expect 2 "one file" "$rc" --mask "$m" "$tmp/cesm.nc"
+expect 2 "three files" "$rc" --mask "$m" "$tmp/cesm.nc" "$tmp/bad.nc" "$tmp/x.nc"
+expect 2 "mask without variable" "$rc" --mask "$tmp/mask.nc" "$tmp/cesm.nc" "$tmp/bad.nc"
+expect 2 "one chunk size" "$rc" --mask "$m" --chunk 5 "$tmp/cesm.nc" "$tmp/bad.nc"
+expect 2 "zero chunk" "$rc" --mask "$m" --chunk 1,0,5 "$tmp/cesm.nc" "$tmp/bad.nc"
+expect 2 "junk chunk" "$rc" --mask "$m" --chunk 1,x "$tmp/cesm.nc" "$tmp/bad.nc"
+expect 2 "empty --vars name" "$rc" --mask "$m" --vars TEMP,,SSH "$tmp/cesm.nc" "$tmp/bad.nc"
+expect 2 "junk buffer" "$rc" --mask "$m" --buffer 12Q "$tmp/cesm.nc" "$tmp/bad.nc"
+expect 2 "restore with mask" "$rc" --restore --mask "$m" "$tmp/cesm.rast.nc" "$tmp/bad.nc"
+expect 2 "unknown flag" "$rc" --frobnicate "$tmp/cesm.nc" "$tmp/bad.nc"
+no_output "$tmp/bad.nc" "usage errors"
+
+expect 0 "help" "$rc" --help
+for flag in --mask --vars --chunk --buffer --verbose --restore --help --version; do
+    grep -q -- "$flag" "$tmp/out" || fail "--help does not mention $flag"
+done
+expect 0 "version" "$rc" --version
+grep -q 'rasterconvert (raster) [0-9]' "$tmp/out" || fail "--version output"
+
+echo "rasterconvert: $passes passed, $fails failed"
+[ "$fails" -eq 0 ]

@@ -1,0 +1,840 @@
+/*
+ * rasterconvert - rewrites a netCDF file with chosen variables stored region
+ * by region (the raster layout), or (--restore) a raster file back as plain
+ * netCDF-4.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <netcdf.h>
+
+#include "cli.h"
+#include "copy.h"
+#include "raster.h"
+
+#define MAX_RASTER_DIMS 32
+
+static void usage(FILE *f)
+{
+    fputs(
+"usage: rasterconvert --mask FILE:VAR [--vars A,B] [--chunk T,Z,H,W] IN.nc OUT.nc\n"
+"       rasterconvert --restore IN.nc OUT.nc\n"
+"\n"
+"First form: rewrites netCDF file IN.nc as netCDF-4 file OUT.nc with the\n"
+"chosen variables stored in the raster layout (region by region, by the 2-D\n"
+"integer mask VAR of netCDF file FILE). Everything else - dimensions, other\n"
+"variables (with their chunking, compression, fill value and endianness),\n"
+"attributes and groups - is copied unchanged.\n"
+"\n"
+"  --mask FILE:VAR   region mask (integer, or float with integral values);\n"
+"                    FILE is split at the last ':'\n"
+"  --vars A,B        convert exactly these variables (a name matches in any\n"
+"                    group; a path such as /ocean/TEMP names one); each must\n"
+"                    be numeric with its last two dimensions of the mask's\n"
+"                    shape. Default: every numeric variable of 2 to 32\n"
+"                    dimensions whose last two (fixed) dimensions have the\n"
+"                    mask's shape, except the mask variable itself when the\n"
+"                    mask is read from IN.nc\n"
+"  --chunk T,Z,H,W   base chunk shape; the last two sizes are the tile. The\n"
+"                    sizes apply to a variable's last dimensions (a variable\n"
+"                    with fewer dimensions uses the last ones; one with more\n"
+"                    gets 1 for its extra outer dimensions); sizes larger\n"
+"                    than a fixed dimension are clipped to it. Default: the\n"
+"                    input variable's chunk shape when it is chunked, else 1\n"
+"                    for each outer dimension and min(50, n) for the grid\n"
+"  --buffer BYTES    bound of the data buffer (K, M, G suffixes; default 64M)\n"
+"  --verbose         list what is converted on stdout\n"
+"  --restore         second form: write a raster file back as plain netCDF-4:\n"
+"                    each raster variable becomes an ordinary variable at its\n"
+"                    original position, chunked with its base chunk shape\n"
+"  --help            this text\n"
+"  --version         print raster's version\n"
+"\n"
+"OUT.nc is written under a temporary name in its directory and renamed when\n"
+"complete: on any failure no OUT.nc is left. A progress bar is shown on a\n"
+"terminal for conversions longer than a second. Input files with\n"
+"user-defined types (compound, vlen, enum, opaque) are refused; deflate and\n"
+"other filters of converted variables are not carried into the raster\n"
+"layout.\n"
+"\n"
+"Exit status: 0 ok, 1 bad input or I/O error, 2 bad usage.\n", f);
+}
+
+typedef struct options {
+    char *mask_file, *mask_var;
+    char **vars;
+    size_t nvars;
+    size_t chunk[MAX_RASTER_DIMS], nchunk;
+    size_t budget;
+    int restore, verbose;
+    const char *in, *out;
+} options;
+
+enum { JOB_PLAIN, JOB_TO_RASTER, JOB_FROM_RASTER };
+
+/* One variable's data to copy once everything is defined. */
+typedef struct job {
+    int kind;
+    int in_g, in_v;      /* plain input variable (JOB_PLAIN, JOB_TO_RASTER) */
+    int out_g, out_v;    /* plain output variable (JOB_PLAIN, _FROM_) */
+    raster_var *rv;      /* raster side (JOB_TO_RASTER, JOB_FROM_RASTER) */
+    size_t align[MAX_RASTER_DIMS]; /* chunk sizes to align blocks with */
+    int aligned;
+} job;
+
+typedef struct ctx {
+    const options *o;
+    raster_mask *mask;
+    size_t ny, nx;
+    int mask_in_input;   /* the mask file is IN */
+    int in_ncid, out_ncid;
+    raster_file *rf;     /* convert: the output; restore: the input */
+    copy_dimmap dims;
+    job *jobs;
+    size_t njobs, cap;
+    int *vars_used;      /* per --vars name */
+    size_t nraster;
+    unsigned long long total;
+} ctx;
+
+static job *add_job(ctx *c)
+{
+    if (c->njobs == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 64;
+        job *j = realloc(c->jobs, cap * sizeof *j);
+        if (!j) {
+            copy_err("out of memory");
+            return NULL;
+        }
+        c->jobs = j;
+        c->cap = cap;
+    }
+    job *j = &c->jobs[c->njobs++];
+    memset(j, 0, sizeof *j);
+    return j;
+}
+
+static int raster_err(const char *what, int rc)
+{
+    return copy_err("%s: %s (%s)", what, raster_errmsg(),
+                    raster_strerror(rc));
+}
+
+/* ---- convert ----------------------------------------------------------- */
+
+/* Does --vars name variable `name` of group path `gpath`? Marks it used. */
+static int named(ctx *c, const char *gpath, const char *name)
+{
+    char path[2048];
+    snprintf(path, sizeof path, "%s/%s", strcmp(gpath, "/") ? gpath : "",
+             name);
+    int hit = 0;
+    for (size_t i = 0; i < c->o->nvars; i++) {
+        const char *want = c->o->vars[i];
+        int match;
+        if (strchr(want, '/'))
+            match = strcmp(want[0] == '/' ? want + 1 : want, path + 1) == 0;
+        else
+            match = strcmp(want, name) == 0;
+        if (match) {
+            c->vars_used[i] = 1;
+            hit = 1;
+        }
+    }
+    return hit;
+}
+
+/* 1: store variable v of group g as a raster variable; 0: copy it plainly;
+ * -1: error (a named variable that cannot be converted). */
+static int select_var(ctx *c, int g, int v)
+{
+    char name[NC_MAX_NAME + 1], gpath[1024], tname[NC_MAX_NAME + 1] = "?";
+    nc_type xtype;
+    int ndims, dimids[NC_MAX_VAR_DIMS], st;
+    if ((st = nc_inq_var(g, v, name, &xtype, &ndims, dimids, NULL)) !=
+        NC_NOERR)
+        return copy_ncerr(st, "%s: reading variable %d", c->o->in, v);
+    copy_group_path(g, gpath, sizeof gpath);
+    int want = c->o->nvars ? named(c, gpath, name) : -1;
+    if (want == 0)
+        return 0;
+    int ok_type = copy_is_numeric(xtype);
+    int ok_rank = ndims >= 2 && ndims <= MAX_RASTER_DIMS;
+    size_t ny = 0, nx = 0;
+    int unlim_grid = 0;
+    if (ndims >= 2) {
+        nc_inq_dimlen(g, dimids[ndims - 2], &ny);
+        nc_inq_dimlen(g, dimids[ndims - 1], &nx);
+        unlim_grid = copy_dim_unlimited(g, dimids[ndims - 2]) ||
+                     copy_dim_unlimited(g, dimids[ndims - 1]);
+    }
+    int ok_grid = ndims >= 2 && ny == c->ny && nx == c->nx && !unlim_grid;
+    /* the raster format names dimensions; one hidden by a same-named
+     * dimension of a nearer group could not be found again */
+    char shadowed[NC_MAX_NAME + 1] = "";
+    for (int i = 0; i < ndims && i < MAX_RASTER_DIMS && !shadowed[0]; i++) {
+        char dn[NC_MAX_NAME + 1];
+        int found;
+        if (nc_inq_dimname(g, dimids[i], dn) == NC_NOERR &&
+            (nc_inq_dimid(g, dn, &found) != NC_NOERR || found != dimids[i]))
+            memcpy(shadowed, dn, sizeof dn);
+    }
+    if (want < 0) { /* automatic choice */
+        if (c->mask_in_input && g == c->in_ncid &&
+            strcmp(name, c->o->mask_var) == 0)
+            return 0;
+        int yes = ok_type && ok_rank && ok_grid;
+        if (yes && shadowed[0]) {
+            copy_err("warning: %s%s%s: dimension %s is hidden by another "
+                     "of that name in a nearer group; copied plainly",
+                     strcmp(gpath, "/") ? gpath : "",
+                     strcmp(gpath, "/") ? "/" : "", name, shadowed);
+            return 0;
+        }
+        return yes;
+    }
+    nc_inq_type(g, xtype, tname, NULL);
+    if (!ok_type)
+        return copy_err("%s: variable %s is of type %s: only numeric "
+                        "variables can be stored by region", c->o->in, name,
+                        tname);
+    if (!ok_rank)
+        return copy_err("%s: variable %s has %d dimensions: the raster "
+                        "layout needs 2 to %d", c->o->in, name, ndims,
+                        MAX_RASTER_DIMS);
+    if (unlim_grid)
+        return copy_err("%s: variable %s has an unlimited grid dimension",
+                        c->o->in, name);
+    if (!ok_grid)
+        return copy_err("%s: variable %s has a %zu x %zu grid but the mask "
+                        "%s:%s is %zu x %zu", c->o->in, name, ny, nx,
+                        c->o->mask_file, c->o->mask_var, c->ny, c->nx);
+    if (shadowed[0])
+        return copy_err("%s: variable %s uses dimension %s, which a "
+                        "same-named dimension of a nearer group hides: the "
+                        "raster layout cannot record it", c->o->in, name,
+                        shadowed);
+    return 1;
+}
+
+/* The base chunk shape of a converted variable: --chunk, else the input's
+ * chunking, else NULL (raster's default). */
+static const size_t *base_chunk(ctx *c, int g, int v, int ndims,
+                                const int *dimids, size_t *ch)
+{
+    int storage = NC_CONTIGUOUS;
+    if (c->o->nchunk) {
+        int k = (int)c->o->nchunk;
+        for (int i = 0; i < ndims; i++) {
+            int j = i - (ndims - k); /* align the lists at their ends */
+            ch[i] = j >= 0 ? c->o->chunk[j] : 1;
+        }
+    } else if (copy_is_nc4(g) &&
+               nc_inq_var_chunking(g, v, &storage, ch) == NC_NOERR &&
+               storage == NC_CHUNKED) {
+        /* the input's own chunk shape; one tile over a grid the default
+         * would cut is almost surely an accident of default chunking */
+        if (ch[ndims - 2] >= c->ny && ch[ndims - 1] >= c->nx &&
+            (c->ny > 50 || c->nx > 50)) {
+            char name[NC_MAX_NAME + 1] = "?";
+            nc_inq_varname(g, v, name);
+            copy_err("warning: %s is chunked over its whole %zu x %zu grid "
+                     "in %s, so its raster tile is the whole grid and region "
+                     "reads gain nothing; give --chunk to choose tiles",
+                     name, c->ny, c->nx, c->o->in);
+        }
+    } else {
+        return NULL;
+    }
+    for (int i = 0; i < ndims; i++) {
+        size_t len = 0;
+        nc_inq_dimlen(g, dimids[i], &len);
+        if (len > 0 && ch[i] > len && !copy_dim_unlimited(g, dimids[i]))
+            ch[i] = len;
+    }
+    return ch;
+}
+
+static int def_raster(ctx *c, int g, int v, int out)
+{
+    char name[NC_MAX_NAME + 1];
+    nc_type xtype;
+    int ndims, dimids[NC_MAX_VAR_DIMS], odims[MAX_RASTER_DIMS], natts, st;
+    if ((st = nc_inq_var(g, v, name, &xtype, &ndims, dimids, &natts)) !=
+        NC_NOERR)
+        return copy_ncerr(st, "reading variable %d", v);
+    for (int i = 0; i < ndims; i++)
+        odims[i] = copy_dimmap_get(&c->dims, dimids[i]);
+    size_t ch[MAX_RASTER_DIMS];
+    const size_t *chunk = base_chunk(c, g, v, ndims, dimids, ch);
+    raster_var *rv;
+    int rc = raster_def_var(c->rf, out, name, xtype, ndims, odims, chunk,
+                            c->mask, &rv);
+    if (rc != RASTER_OK)
+        return raster_err(name, rc);
+    for (int i = 0; i < natts; i++) {
+        char aname[NC_MAX_NAME + 1];
+        nc_type atype;
+        size_t alen;
+        void *val;
+        if ((st = nc_inq_attname(g, v, i, aname)) != NC_NOERR)
+            return copy_ncerr(st, "%s: naming attribute %d", name, i);
+        if (copy_att_read(g, v, aname, &atype, &alen, &val) != 0)
+            return -1;
+        rc = raster_var_put_att(rv, aname, atype, alen, val);
+        copy_att_free(atype, alen, val);
+        if (rc != RASTER_OK)
+            return raster_err(name, rc);
+    }
+    job *j = add_job(c);
+    if (!j)
+        return -1;
+    j->kind = JOB_TO_RASTER;
+    j->in_g = g;
+    j->in_v = v;
+    j->rv = rv;
+    int storage;
+    j->aligned = copy_is_nc4(g) &&
+                 nc_inq_var_chunking(g, v, &storage, j->align) == NC_NOERR &&
+                 storage == NC_CHUNKED;
+    c->total += copy_var_bytes(g, v);
+    c->nraster++;
+    if (c->o->verbose) {
+        size_t used[MAX_RASTER_DIMS];
+        char gpath[1024];
+        raster_var_dims(rv, NULL, NULL, used);
+        copy_group_path(g, gpath, sizeof gpath);
+        printf("%s%s%s: raster, base chunk ", strcmp(gpath, "/") ? gpath : "",
+               strcmp(gpath, "/") ? "/" : "", name);
+        for (int i = 0; i < ndims; i++)
+            printf("%s%zu", i ? "," : "", used[i]);
+        printf(", %zu regions\n",
+               raster_mesh_nregions(raster_var_mesh(rv)));
+    }
+    return 0;
+}
+
+static int def_plain(ctx *c, int g, int v, int out)
+{
+    int ov;
+    if (copy_var_def(g, v, out, &c->dims, &ov) != 0)
+        return -1;
+    job *j = add_job(c);
+    if (!j)
+        return -1;
+    j->kind = JOB_PLAIN;
+    j->in_g = g;
+    j->in_v = v;
+    j->out_g = out;
+    j->out_v = ov;
+    c->total += copy_var_bytes(g, v);
+    return 0;
+}
+
+/* Subgroups of g (malloc'd). */
+static int subgroups(int g, int **ids, int *n)
+{
+    int st;
+    *ids = NULL;
+    if ((st = nc_inq_grps(g, n, NULL)) != NC_NOERR)
+        return copy_ncerr(st, "listing groups");
+    if (*n == 0)
+        return 0;
+    *ids = malloc((size_t)*n * sizeof **ids);
+    if (!*ids)
+        return copy_err("out of memory");
+    if ((st = nc_inq_grps(g, NULL, *ids)) != NC_NOERR)
+        return copy_ncerr(st, "listing groups");
+    return 0;
+}
+
+static int convert_group(ctx *c, int in, int out)
+{
+    int nvars, st;
+    if (copy_dims(in, out, &c->dims) != 0 ||
+        copy_atts(in, NC_GLOBAL, out, NC_GLOBAL, NULL) != 0)
+        return -1;
+    if ((st = nc_inq_nvars(in, &nvars)) != NC_NOERR)
+        return copy_ncerr(st, "counting variables");
+    for (int v = 0; v < nvars; v++) {
+        int sel = select_var(c, in, v);
+        if (sel < 0)
+            return -1;
+        if ((sel ? def_raster(c, in, v, out) : def_plain(c, in, v, out)) != 0)
+            return -1;
+    }
+    int *ids, n, rc = 0;
+    if (subgroups(in, &ids, &n) != 0) {
+        free(ids);
+        return -1;
+    }
+    for (int i = 0; i < n && rc == 0; i++) {
+        char name[NC_MAX_NAME + 1];
+        int og;
+        if ((st = nc_inq_grpname(ids[i], name)) != NC_NOERR ||
+            (st = nc_def_grp(out, name, &og)) != NC_NOERR)
+            rc = copy_ncerr(st, "copying group %s", name);
+        else
+            rc = convert_group(c, ids[i], og);
+    }
+    free(ids);
+    return rc;
+}
+
+/* Copies a plain input variable's data into a raster variable. */
+static int fill_raster(ctx *c, const job *j, copy_progress *p)
+{
+    int ndims = raster_var_ndims(j->rv);
+    size_t shape[MAX_RASTER_DIMS], elem;
+    int dimids[MAX_RASTER_DIMS], st;
+    const char *name = raster_var_name(j->rv);
+    if ((st = nc_inq_vardimid(j->in_g, j->in_v, dimids)) != NC_NOERR ||
+        (st = nc_inq_type(j->in_g, raster_var_type(j->rv), NULL, &elem)) !=
+            NC_NOERR)
+        return copy_ncerr(st, "%s: reading the input", name);
+    for (int i = 0; i < ndims; i++)
+        if ((st = nc_inq_dimlen(j->in_g, dimids[i], &shape[i])) != NC_NOERR)
+            return copy_ncerr(st, "%s: reading the input", name);
+    copy_blocks *b = malloc(sizeof *b);
+    if (!b)
+        return copy_err("out of memory");
+    copy_blocks_init(b, ndims, shape, elem, c->o->budget,
+                     j->aligned ? j->align : NULL);
+    void *buf = malloc(b->max_elems * elem);
+    int rc = buf ? 0 : copy_err("%s: out of memory for a %zu-byte block",
+                                name, b->max_elems * elem);
+    while (rc == 0 && copy_blocks_next(b)) {
+        if ((st = nc_get_vara(j->in_g, j->in_v, b->start, b->count, buf)) !=
+            NC_NOERR) {
+            rc = copy_ncerr(st, "reading %s from %s", name, c->o->in);
+            break;
+        }
+        int r = raster_var_put(j->rv, b->start, b->count, NULL, buf);
+        if (r != RASTER_OK) {
+            rc = raster_err(name, r);
+            break;
+        }
+        copy_progress_add(p, (unsigned long long)copy_blocks_elems(b) * elem);
+    }
+    free(buf);
+    free(b);
+    return rc;
+}
+
+/* Copies a raster variable's data into a plain output variable. */
+static int drain_raster(ctx *c, const job *j, copy_progress *p)
+{
+    int ndims = raster_var_ndims(j->rv), st;
+    size_t shape[MAX_RASTER_DIMS], chunk[MAX_RASTER_DIMS], elem;
+    const char *name = raster_var_name(j->rv);
+    int r = raster_var_dims(j->rv, NULL, shape, chunk);
+    if (r != RASTER_OK)
+        return raster_err(name, r);
+    if ((st = nc_inq_type(j->out_g, raster_var_type(j->rv), NULL, &elem)) !=
+        NC_NOERR)
+        return copy_ncerr(st, "%s", name);
+    copy_blocks *b = malloc(sizeof *b);
+    if (!b)
+        return copy_err("out of memory");
+    copy_blocks_init(b, ndims, shape, elem, c->o->budget, chunk);
+    void *buf = malloc(b->max_elems * elem);
+    int rc = buf ? 0 : copy_err("%s: out of memory for a %zu-byte block",
+                                name, b->max_elems * elem);
+    while (rc == 0 && copy_blocks_next(b)) {
+        if ((r = raster_var_get(j->rv, b->start, b->count, NULL, buf)) !=
+            RASTER_OK) {
+            rc = raster_err(name, r);
+            break;
+        }
+        if ((st = nc_put_vara(j->out_g, j->out_v, b->start, b->count,
+                              buf)) != NC_NOERR) {
+            rc = copy_ncerr(st, "writing %s", name);
+            break;
+        }
+        copy_progress_add(p, (unsigned long long)copy_blocks_elems(b) * elem);
+    }
+    free(buf);
+    free(b);
+    return rc;
+}
+
+static int run_jobs(ctx *c)
+{
+    copy_progress p;
+    copy_progress_init(&p, c->total);
+    int rc = 0;
+    for (size_t i = 0; i < c->njobs && rc == 0; i++) {
+        const job *j = &c->jobs[i];
+        switch (j->kind) {
+        case JOB_PLAIN:
+            rc = copy_var_data(j->in_g, j->in_v, j->out_g, j->out_v,
+                               c->o->budget, &p);
+            break;
+        case JOB_TO_RASTER: rc = fill_raster(c, j, &p); break;
+        default: rc = drain_raster(c, j, &p); break;
+        }
+    }
+    copy_progress_end(&p);
+    return rc;
+}
+
+/* 1 when files a and b are the same file. */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+static int convert(ctx *c, copy_out *out)
+{
+    const options *o = c->o;
+    raster_file *probe;
+    int rc = raster_open(o->in, RASTER_READ, &probe);
+    if (rc == RASTER_OK || rc == RASTER_EINCOMPLETE) {
+        raster_close(probe);
+        return copy_err("%s already holds raster variables (convert it back "
+                        "with --restore first)", o->in);
+    }
+    rc = raster_mask_load(o->mask_file, o->mask_var, &c->mask);
+    if (rc != RASTER_OK)
+        return copy_err("mask %s:%s: %s", o->mask_file, o->mask_var,
+                        raster_errmsg());
+    raster_mask_shape(c->mask, &c->ny, &c->nx);
+    c->mask_in_input = same_file(o->mask_file, o->in);
+    int st = nc_open(o->in, NC_NOWRITE, &c->in_ncid);
+    if (st != NC_NOERR) {
+        c->in_ncid = -1;
+        return copy_ncerr(st, "cannot open %s", o->in);
+    }
+    if (copy_check_no_user_types(c->in_ncid, o->in) != 0 ||
+        copy_out_begin(out, o->out) != 0)
+        return -1;
+    rc = raster_create(out->tmp, &c->rf);
+    if (rc != RASTER_OK)
+        return raster_err(o->out, rc);
+    c->out_ncid = raster_file_ncid(c->rf);
+    if (convert_group(c, c->in_ncid, c->out_ncid) != 0)
+        return -1;
+    for (size_t i = 0; i < o->nvars; i++)
+        if (!c->vars_used[i])
+            return copy_err("%s: no variable %s", o->in, o->vars[i]);
+    if (c->nraster == 0)
+        return copy_err("%s: no variable has a grid of the mask's shape "
+                        "%zu x %zu: nothing to convert", o->in, c->ny, c->nx);
+    if (run_jobs(c) != 0)
+        return -1;
+    rc = raster_close(c->rf);
+    c->rf = NULL;
+    if (rc != RASTER_OK)
+        return raster_err(o->out, rc);
+    return 0;
+}
+
+/* ---- restore ----------------------------------------------------------- */
+
+static int is_raster_group(const ctx *c, int g)
+{
+    for (size_t i = 0; i < raster_file_nvars(c->rf); i++) {
+        int ag;
+        raster_var_attributes(raster_file_var(c->rf, i), &ag, NULL);
+        if (ag == g)
+            return 1;
+    }
+    return 0;
+}
+
+static int def_restored(ctx *c, raster_var *rv, int out)
+{
+    int ndims = raster_var_ndims(rv), dimids[MAX_RASTER_DIMS];
+    int odims[MAX_RASTER_DIMS], ov, st, ag, av;
+    size_t shape[MAX_RASTER_DIMS], chunk[MAX_RASTER_DIMS];
+    const char *name = raster_var_name(rv);
+    int r = raster_var_dims(rv, dimids, shape, chunk);
+    if (r != RASTER_OK)
+        return raster_err(name, r);
+    for (int i = 0; i < ndims; i++) {
+        odims[i] = copy_dimmap_get(&c->dims, dimids[i]);
+        if (odims[i] < 0)
+            return copy_err("%s: dimension %d was not copied", name,
+                            dimids[i]);
+        if (shape[i] > 0 && chunk[i] > shape[i] &&
+            !copy_dim_unlimited(raster_var_parent(rv), dimids[i]))
+            chunk[i] = shape[i];
+    }
+    if ((st = nc_def_var(out, name, raster_var_type(rv), ndims, odims,
+                         &ov)) != NC_NOERR)
+        return copy_ncerr(st, "defining variable %s", name);
+    if ((st = nc_def_var_chunking(out, ov, NC_CHUNKED, chunk)) != NC_NOERR)
+        return copy_ncerr(st, "%s: chunking", name);
+    raster_var_attributes(rv, &ag, &av);
+    if (copy_atts(ag, av, out, ov, NULL) != 0)
+        return copy_err("%s: attributes not copied", name);
+    job *j = add_job(c);
+    if (!j)
+        return -1;
+    j->kind = JOB_FROM_RASTER;
+    j->rv = rv;
+    j->out_g = out;
+    j->out_v = ov;
+    unsigned long long bytes;
+    size_t elem = 0;
+    nc_inq_type(out, raster_var_type(rv), NULL, &elem);
+    bytes = elem;
+    for (int i = 0; i < ndims; i++)
+        bytes *= shape[i];
+    c->total += bytes;
+    return 0;
+}
+
+static int restore_group(ctx *c, int in, int out)
+{
+    int nplain, st, rc = 0;
+    if (copy_dims(in, out, &c->dims) != 0 ||
+        copy_atts(in, NC_GLOBAL, out, NC_GLOBAL, NULL) != 0)
+        return -1;
+    if ((st = nc_inq_nvars(in, &nplain)) != NC_NOERR)
+        return copy_ncerr(st, "counting variables");
+    size_t nr = 0, nall = raster_file_nvars(c->rf);
+    for (size_t i = 0; i < nall; i++)
+        nr += raster_var_parent(raster_file_var(c->rf, i)) == in;
+    size_t total = (size_t)nplain + nr;
+    /* slot -> raster variable index, or -1 for the next plain variable */
+    long *slot = malloc((total ? total : 1) * sizeof *slot);
+    long *late = malloc((nr ? nr : 1) * sizeof *late);
+    size_t nlate = 0;
+    if (!slot || !late) {
+        free(slot);
+        free(late);
+        return copy_err("out of memory");
+    }
+    for (size_t s = 0; s < total; s++)
+        slot[s] = -1;
+    for (size_t i = 0; i < nall; i++) {
+        raster_var *rv = raster_file_var(c->rf, i);
+        if (raster_var_parent(rv) != in)
+            continue;
+        int pos = raster_var_varid(rv);
+        if (pos >= 0 && (size_t)pos < total && slot[pos] < 0)
+            slot[pos] = (long)i;
+        else
+            late[nlate++] = (long)i; /* inconsistent varid: append */
+    }
+    /* a slot past the plain variables and placed rasters goes to `late` */
+    int next_plain = 0;
+    size_t next_late = 0;
+    for (size_t s = 0; s < total && rc == 0; s++) {
+        if (slot[s] >= 0) {
+            rc = def_restored(c, raster_file_var(c->rf, (size_t)slot[s]), out);
+        } else if (next_plain < nplain) {
+            rc = def_plain(c, in, next_plain++, out);
+        } else if (next_late < nlate) {
+            rc = def_restored(c, raster_file_var(c->rf,
+                                                 (size_t)late[next_late++]),
+                              out);
+        }
+    }
+    free(slot);
+    free(late);
+    if (rc)
+        return rc;
+    int *ids, n;
+    if (subgroups(in, &ids, &n) != 0) {
+        free(ids);
+        return -1;
+    }
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (is_raster_group(c, ids[i]))
+            continue;
+        char name[NC_MAX_NAME + 1];
+        int og;
+        if ((st = nc_inq_grpname(ids[i], name)) != NC_NOERR ||
+            (st = nc_def_grp(out, name, &og)) != NC_NOERR)
+            rc = copy_ncerr(st, "copying group %s", name);
+        else
+            rc = restore_group(c, ids[i], og);
+    }
+    free(ids);
+    return rc;
+}
+
+static int restore(ctx *c, copy_out *out)
+{
+    const options *o = c->o;
+    int rc = raster_open(o->in, RASTER_READ, &c->rf);
+    if (rc == RASTER_EFORMAT)
+        return copy_err("%s is not a raster file: %s", o->in,
+                        raster_errmsg());
+    if (rc != RASTER_OK)
+        return raster_err(o->in, rc);
+    c->in_ncid = raster_file_ncid(c->rf);
+    if (copy_check_no_user_types(c->in_ncid, o->in) != 0 ||
+        copy_out_begin(out, o->out) != 0)
+        return -1;
+    int st = nc_create(out->tmp, NC_NETCDF4 | NC_CLOBBER, &c->out_ncid);
+    if (st != NC_NOERR) {
+        c->out_ncid = -1;
+        return copy_ncerr(st, "creating %s", o->out);
+    }
+    if (restore_group(c, c->in_ncid, c->out_ncid) != 0 || run_jobs(c) != 0)
+        return -1;
+    st = nc_close(c->out_ncid);
+    c->out_ncid = -1;
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "writing %s", o->out);
+    return 0;
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+static int split_vars(const char *text, options *o)
+{
+    size_t n = 1;
+    for (const char *p = text; *p; p++)
+        n += *p == ',';
+    o->vars = calloc(n, sizeof *o->vars);
+    if (!o->vars)
+        return -1;
+    const char *p = text;
+    for (;;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == 0)
+            return -1;
+        o->vars[o->nvars] = strndup(p, len);
+        if (!o->vars[o->nvars++])
+            return -1;
+        if (!e)
+            return 0;
+        p = e + 1;
+    }
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    static const struct option longopts[] = {
+        {"mask", required_argument, NULL, 'm'},
+        {"vars", required_argument, NULL, 'v'},
+        {"chunk", required_argument, NULL, 'c'},
+        {"buffer", required_argument, NULL, 'b'},
+        {"restore", no_argument, NULL, 'r'},
+        {"verbose", no_argument, NULL, 'w'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    int opt;
+    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'm':
+            free(o->mask_file);
+            free(o->mask_var);
+            o->mask_file = o->mask_var = NULL;
+            if (cli_split_spec(optarg, &o->mask_file, &o->mask_var) != 0) {
+                fprintf(stderr, "rasterconvert: --mask wants FILE:VAR, got "
+                        "'%s'\n", optarg);
+                return CLI_EUSAGE;
+            }
+            break;
+        case 'v':
+            if (o->vars) {
+                fprintf(stderr, "rasterconvert: give --vars once\n");
+                return CLI_EUSAGE;
+            }
+            if (split_vars(optarg, o) != 0) {
+                fprintf(stderr, "rasterconvert: --vars wants A,B,... "
+                        "(non-empty names), got '%s'\n", optarg);
+                return CLI_EUSAGE;
+            }
+            break;
+        case 'c':
+            if (cli_parse_sizes(optarg, o->chunk, MAX_RASTER_DIMS,
+                                &o->nchunk) != 0 || o->nchunk < 2) {
+                fprintf(stderr, "rasterconvert: --chunk wants 2 to %d "
+                        "positive integers (T,Z,H,W), got '%s'\n",
+                        MAX_RASTER_DIMS, optarg);
+                return CLI_EUSAGE;
+            }
+            break;
+        case 'b':
+            if (cli_parse_bytes(optarg, &o->budget) != 0) {
+                fprintf(stderr, "rasterconvert: --buffer wants a positive "
+                        "byte count (e.g. 64M), got '%s'\n", optarg);
+                return CLI_EUSAGE;
+            }
+            break;
+        case 'r': o->restore = 1; break;
+        case 'w': o->verbose = 1; break;
+        case 'h': usage(stdout); return -1;
+        case 'V': printf("rasterconvert (raster) %s\n",
+                         raster_version_string());
+                  return -1;
+        default: usage(stderr); return CLI_EUSAGE;
+        }
+    }
+    if (argc - optind != 2) {
+        fprintf(stderr, "rasterconvert: want IN.nc and OUT.nc, got %d file "
+                "argument%s (try --help)\n", argc - optind,
+                argc - optind == 1 ? "" : "s");
+        return CLI_EUSAGE;
+    }
+    o->in = argv[optind];
+    o->out = argv[optind + 1];
+    if (o->restore && (o->mask_file || o->vars || o->nchunk)) {
+        fprintf(stderr, "rasterconvert: --restore takes no --mask, --vars "
+                "or --chunk\n");
+        return CLI_EUSAGE;
+    }
+    if (!o->restore && !o->mask_file) {
+        fprintf(stderr, "rasterconvert: --mask FILE:VAR is required (or "
+                "--restore; try --help)\n");
+        return CLI_EUSAGE;
+    }
+    return CLI_OK;
+}
+
+int main(int argc, char **argv)
+{
+    options o = {.budget = COPY_BLOCK_BYTES};
+    copy_set_prog("rasterconvert");
+    int status = parse_args(argc, argv, &o);
+    if (status == CLI_OK) {
+        ctx c = {.o = &o, .in_ncid = -1, .out_ncid = -1};
+        copy_out out = {0};
+        c.vars_used = calloc(o.nvars ? o.nvars : 1, sizeof *c.vars_used);
+        int rc = c.vars_used ? (o.restore ? restore(&c, &out)
+                                          : convert(&c, &out))
+                             : copy_err("out of memory");
+        if (!o.restore && c.rf)
+            raster_close(c.rf); /* failed: the temporary file goes */
+        if (o.restore) {
+            if (c.out_ncid >= 0)
+                nc_close(c.out_ncid);
+            raster_close(c.rf);
+        } else if (c.in_ncid >= 0) {
+            nc_close(c.in_ncid);
+        }
+        if (rc == 0 && out.tmp)
+            rc = copy_out_commit(&out);
+        else
+            copy_out_abort(&out);
+        status = rc == 0 ? CLI_OK : CLI_EINPUT;
+        raster_mask_free(c.mask);
+        copy_dimmap_free(&c.dims);
+        free(c.jobs);
+        free(c.vars_used);
+    } else if (status < 0) {
+        status = CLI_OK; /* --help, --version */
+    }
+    free(o.mask_file);
+    free(o.mask_var);
+    for (size_t i = 0; i < o.nvars; i++)
+        free(o.vars[i]);
+    free(o.vars);
+    if (fflush(stdout) != 0 && status == CLI_OK)
+        status = CLI_EINPUT;
+    return status;
+}

@@ -1,0 +1,583 @@
+/*
+ * rasterget - writes one region (or a set of regions) of a raster variable
+ * to a new netCDF-4 file, packed (only the regions' cells), as their
+ * bounding box or as the whole grid (fill value outside the regions).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <netcdf.h>
+
+#include "cli.h"
+#include "copy.h"
+#include "raster.h"
+
+#define MAX_RASTER_DIMS 32
+
+static void usage(FILE *f)
+{
+    fputs(
+"usage: rasterget FILE --var V --region ID|NAME [--region ...]\n"
+"                 [--layout packed|bbox|full] [--start S,..] [--count C,..]\n"
+"                 -o OUT.nc\n"
+"\n"
+"Reads regions of raster variable V of raster file FILE (written by raster,\n"
+"e.g. by rasterconvert) and writes them to the new netCDF-4 file OUT.nc.\n"
+"\n"
+"  --var V           the raster variable (its name; a path such as\n"
+"                    /ocean/TEMP when several groups hold one of that name)\n"
+"  --region R        a region id, or a name from the mask's CF flag_meanings\n"
+"                    (case-insensitive, '_' or ' '); repeat for a set\n"
+"  --layout L        packed (default): V(outer..., cell) holding exactly the\n"
+"                      regions' cells in numpy order (var[..., isin(mask,\n"
+"                      ids)]), with int64 cell_y(cell) and cell_x(cell), the\n"
+"                      grid row and column of each cell;\n"
+"                    bbox: V(outer..., Y, X) over the regions' bounding box,\n"
+"                      fill value outside the regions;\n"
+"                    full: V(outer..., Y, X) over the whole grid, fill value\n"
+"                      outside the regions\n"
+"  --start S,..      first index of each outer dimension (default: 0s)\n"
+"  --count C,..      records of each outer dimension (default: to the end)\n"
+"  -o, --output F    the file to write (written under a temporary name and\n"
+"                    renamed when complete)\n"
+"  --buffer BYTES    bound of the data buffer (K, M, G suffixes; default 64M;\n"
+"                    at least one record is read at a time)\n"
+"  --help            this text\n"
+"  --version         print raster's version\n"
+"\n"
+"The output keeps V's type and attributes (_FillValue too), the names of its\n"
+"dimensions (outer ones with the selected lengths; unlimited stays\n"
+"unlimited), the 1-D coordinate variables of those dimensions (sliced) and\n"
+"the input's global attributes. V also gets raster_regions (the ids),\n"
+"raster_layout, raster_start (outer start indices) and, for bbox and full,\n"
+"the bounding box in grid indices, half-open: raster_bbox_y0, raster_bbox_x0,\n"
+"raster_bbox_y1, raster_bbox_x1. A bbox output's cell (i, j) is grid cell\n"
+"(raster_bbox_y0 + i, raster_bbox_x0 + j).\n"
+"\n"
+"Exit status: 0 ok, 1 bad input or I/O error, 2 bad usage.\n", f);
+}
+
+typedef struct options {
+    const char *file, *var, *out;
+    char **regions;
+    size_t nregions;
+    int layout;
+    size_t start[MAX_RASTER_DIMS], count[MAX_RASTER_DIMS];
+    size_t nstart, ncount;
+    int has_start, has_count;
+    size_t budget;
+} options;
+
+static const char *layout_names[] = {"packed", "bbox", "full"};
+
+static int raster_err(const char *what, int rc)
+{
+    return copy_err("%s: %s (%s)", what, raster_errmsg(),
+                    raster_strerror(rc));
+}
+
+/* Finds V by name, or by path when it holds a '/'. */
+static int find_var(raster_file *f, const char *file, const char *want,
+                    raster_var **out)
+{
+    *out = NULL;
+    for (size_t i = 0; i < raster_file_nvars(f); i++) {
+        raster_var *v = raster_file_var(f, i);
+        const char *name = raster_var_name(v);
+        if (strchr(want, '/')) {
+            char gpath[1024], path[2048];
+            copy_group_path(raster_var_parent(v), gpath, sizeof gpath);
+            snprintf(path, sizeof path, "%s/%s",
+                     strcmp(gpath, "/") ? gpath : "", name);
+            if (strcmp(want[0] == '/' ? want + 1 : want, path + 1) != 0)
+                continue;
+        } else if (strcmp(want, name) != 0) {
+            continue;
+        }
+        *out = v;
+        return 0;
+    }
+    fprintf(stderr, "rasterget: no raster variable '%s' in %s (it has:",
+            want, file);
+    for (size_t i = 0; i < raster_file_nvars(f); i++)
+        fprintf(stderr, " %s", raster_var_name(raster_file_var(f, i)));
+    fprintf(stderr, ")\n");
+    return -1;
+}
+
+/* The 1-D coordinate variable of dimension `dimid` seen from group `g`: a
+ * variable named after the dimension, over it alone, of an atomic type. */
+static int find_coord(int g, int dimid, int *cg, int *cv)
+{
+    char name[NC_MAX_NAME + 1];
+    if (nc_inq_dimname(g, dimid, name) != NC_NOERR)
+        return 0;
+    for (;;) {
+        int v, nd, d;
+        nc_type t;
+        if (nc_inq_varid(g, name, &v) == NC_NOERR &&
+            nc_inq_varndims(g, v, &nd) == NC_NOERR && nd == 1 &&
+            nc_inq_var(g, v, NULL, &t, NULL, &d, NULL) == NC_NOERR &&
+            d == dimid && t <= NC_MAX_ATOMIC_TYPE) {
+            *cg = g;
+            *cv = v;
+            return 1;
+        }
+        int parent;
+        if (nc_inq_grp_parent(g, &parent) != NC_NOERR)
+            return 0;
+        g = parent;
+    }
+}
+
+/* Defines and fills coordinate variable (cg, cv) sliced to [start,
+ * start+count) over output dimension odim. */
+static int copy_coord(int cg, int cv, size_t start, size_t count, int out,
+                      int odim)
+{
+    char name[NC_MAX_NAME + 1];
+    nc_type t;
+    size_t elem;
+    int ov, st;
+    if ((st = nc_inq_var(cg, cv, name, &t, NULL, NULL, NULL)) != NC_NOERR ||
+        (st = nc_inq_type(cg, t, NULL, &elem)) != NC_NOERR)
+        return copy_ncerr(st, "reading a coordinate variable");
+    if (nc_inq_varid(out, name, &ov) == NC_NOERR)
+        return 0; /* name taken (by the variable itself): skip */
+    if ((st = nc_def_var(out, name, t, 1, &odim, &ov)) != NC_NOERR)
+        return copy_ncerr(st, "defining coordinate %s", name);
+    if (copy_atts(cg, cv, out, ov, NULL) != 0)
+        return -1;
+    if (count == 0)
+        return 0;
+    void *buf = calloc(count, elem);
+    if (!buf)
+        return copy_err("out of memory");
+    st = nc_get_vara(cg, cv, &start, &count, buf);
+    if (st == NC_NOERR) {
+        st = nc_put_vara(out, ov, (size_t[]){0}, &count, buf);
+        if (t == NC_STRING)
+            nc_free_string(count, buf);
+    }
+    free(buf);
+    return st == NC_NOERR ? 0 : copy_ncerr(st, "copying coordinate %s", name);
+}
+
+static int put_ll(int g, int v, const char *name, long long value)
+{
+    int st = nc_put_att_longlong(g, v, name, NC_INT64, 1, &value);
+    return st == NC_NOERR ? 0 : copy_ncerr(st, "writing attribute %s", name);
+}
+
+typedef struct job {
+    const options *o;
+    raster_var *v;
+    int32_t *ids;
+    size_t nids;
+    int nouter;
+    size_t shape[MAX_RASTER_DIMS];
+    int dimids[MAX_RASTER_DIMS];
+    size_t ostart[MAX_RASTER_DIMS], ocount[MAX_RASTER_DIMS];
+    size_t plane, box[4], elem;
+    int out, ovar;
+} job;
+
+/* Defines the output file's dimensions, variables and attributes. */
+static int define(job *j, int in)
+{
+    const options *o = j->o;
+    int out = j->out, st, parent = raster_var_parent(j->v);
+    int nd = j->nouter, odims[MAX_RASTER_DIMS + 1];
+    const char *name = raster_var_name(j->v);
+    char dname[NC_MAX_NAME + 1];
+    for (int i = 0; i < j->nouter; i++) {
+        if ((st = nc_inq_dimname(parent, j->dimids[i], dname)) != NC_NOERR)
+            return copy_ncerr(st, "naming dimension %d", i);
+        size_t len = copy_dim_unlimited(parent, j->dimids[i]) ? NC_UNLIMITED
+                                                              : j->ocount[i];
+        if ((st = nc_def_dim(out, dname, len, &odims[i])) != NC_NOERR)
+            return copy_ncerr(st, "defining dimension %s", dname);
+    }
+    if (o->layout == RASTER_LAYOUT_PACKED) {
+        if ((st = nc_def_dim(out, "cell", j->plane, &odims[nd++])) !=
+            NC_NOERR)
+            return copy_ncerr(st, "defining dimension cell");
+    } else {
+        for (int k = 0; k < 2; k++) {
+            int d = j->dimids[j->nouter + k];
+            size_t len = o->layout == RASTER_LAYOUT_BBOX
+                             ? j->box[2 + k] - j->box[k]
+                             : j->shape[j->nouter + k];
+            if ((st = nc_inq_dimname(parent, d, dname)) != NC_NOERR ||
+                (st = nc_def_dim(out, dname, len, &odims[nd++])) != NC_NOERR)
+                return copy_ncerr(st, "defining grid dimension %s", dname);
+        }
+    }
+    if ((st = nc_def_var(out, name, raster_var_type(j->v), nd, odims,
+                         &j->ovar)) != NC_NOERR)
+        return copy_ncerr(st, "defining variable %s", name);
+    int ag, av;
+    raster_var_attributes(j->v, &ag, &av);
+    if (copy_atts(ag, av, out, j->ovar, NULL) != 0)
+        return -1;
+    int *ids = malloc(j->nids * sizeof *ids);
+    if (!ids)
+        return copy_err("out of memory");
+    for (size_t i = 0; i < j->nids; i++)
+        ids[i] = (int)j->ids[i];
+    st = nc_put_att_int(out, j->ovar, "raster_regions", NC_INT, j->nids, ids);
+    free(ids);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "writing attribute raster_regions");
+    const char *lname = layout_names[o->layout];
+    if ((st = nc_put_att_text(out, j->ovar, "raster_layout", strlen(lname),
+                              lname)) != NC_NOERR)
+        return copy_ncerr(st, "writing attribute raster_layout");
+    if (j->nouter > 0) {
+        long long s[MAX_RASTER_DIMS];
+        for (int i = 0; i < j->nouter; i++)
+            s[i] = (long long)j->ostart[i];
+        if ((st = nc_put_att_longlong(out, j->ovar, "raster_start", NC_INT64,
+                                      (size_t)j->nouter, s)) != NC_NOERR)
+            return copy_ncerr(st, "writing attribute raster_start");
+    }
+    if (o->layout != RASTER_LAYOUT_PACKED &&
+        (put_ll(out, j->ovar, "raster_bbox_y0", (long long)j->box[0]) ||
+         put_ll(out, j->ovar, "raster_bbox_x0", (long long)j->box[1]) ||
+         put_ll(out, j->ovar, "raster_bbox_y1", (long long)j->box[2]) ||
+         put_ll(out, j->ovar, "raster_bbox_x1", (long long)j->box[3])))
+        return -1;
+    /* coordinates of the outer dimensions, and of the grid for bbox/full */
+    for (int i = 0; i < j->nouter; i++) {
+        int cg, cv;
+        if (find_coord(parent, j->dimids[i], &cg, &cv) &&
+            copy_coord(cg, cv, j->ostart[i], j->ocount[i], out, odims[i]))
+            return -1;
+    }
+    if (o->layout != RASTER_LAYOUT_PACKED) {
+        for (int k = 0; k < 2; k++) {
+            int cg, cv, d = j->dimids[j->nouter + k];
+            size_t s = o->layout == RASTER_LAYOUT_BBOX ? j->box[k] : 0;
+            size_t n = o->layout == RASTER_LAYOUT_BBOX
+                           ? j->box[2 + k] - j->box[k]
+                           : j->shape[j->nouter + k];
+            if (find_coord(parent, d, &cg, &cv) &&
+                copy_coord(cg, cv, s, n, out, odims[j->nouter + k]))
+                return -1;
+        }
+    }
+    /* the input's global attributes, and where the data came from */
+    if (copy_atts(in, NC_GLOBAL, out, NC_GLOBAL, NULL) != 0)
+        return -1;
+    if ((st = nc_put_att_text(out, NC_GLOBAL, "raster_source",
+                              strlen(o->file), o->file)) != NC_NOERR)
+        return copy_ncerr(st, "writing attribute raster_source");
+    return 0;
+}
+
+/* Writes cell_y/cell_x of a packed output. */
+static int write_cells(job *j)
+{
+    int st, cy, cx, dim;
+    const char *ynote = "grid row (index along the grid's first dimension) "
+                        "of each cell";
+    const char *xnote = "grid column (index along the grid's second "
+                        "dimension) of each cell";
+    if ((st = nc_inq_dimid(j->out, "cell", &dim)) != NC_NOERR ||
+        (st = nc_def_var(j->out, "cell_y", NC_INT64, 1, &dim, &cy)) !=
+            NC_NOERR ||
+        (st = nc_def_var(j->out, "cell_x", NC_INT64, 1, &dim, &cx)) !=
+            NC_NOERR ||
+        (st = nc_put_att_text(j->out, cy, "long_name", strlen(ynote),
+                              ynote)) != NC_NOERR ||
+        (st = nc_put_att_text(j->out, cx, "long_name", strlen(xnote),
+                              xnote)) != NC_NOERR)
+        return copy_ncerr(st, "defining cell_y/cell_x");
+    if (j->plane == 0)
+        return 0;
+    size_t *ys = malloc(j->plane * sizeof *ys);
+    size_t *xs = malloc(j->plane * sizeof *xs);
+    long long *buf = malloc(j->plane * sizeof *buf);
+    int rc = 0;
+    if (!ys || !xs || !buf) {
+        rc = copy_err("out of memory for %zu cells", j->plane);
+    } else if ((rc = raster_region_cells(j->v, j->ids, j->nids, ys, xs)) !=
+               RASTER_OK) {
+        rc = raster_err(raster_var_name(j->v), rc);
+    } else {
+        for (size_t i = 0; i < j->plane; i++)
+            buf[i] = (long long)ys[i];
+        st = nc_put_var_longlong(j->out, cy, buf);
+        for (size_t i = 0; st == NC_NOERR && i < j->plane; i++)
+            buf[i] = (long long)xs[i];
+        if (st == NC_NOERR)
+            st = nc_put_var_longlong(j->out, cx, buf);
+        if (st != NC_NOERR)
+            rc = copy_ncerr(st, "writing cell_y/cell_x");
+    }
+    free(ys);
+    free(xs);
+    free(buf);
+    return rc;
+}
+
+/* Reads the regions record block by record block and writes them. */
+static int write_data(job *j)
+{
+    size_t plane_bytes = j->plane * j->elem;
+    int nd = j->nouter + (j->o->layout == RASTER_LAYOUT_PACKED ? 1 : 2);
+    size_t tail[2];
+    if (j->o->layout == RASTER_LAYOUT_PACKED) {
+        tail[0] = j->plane;
+    } else {
+        size_t cells_x = j->o->layout == RASTER_LAYOUT_BBOX
+                             ? j->box[3] - j->box[1]
+                             : j->shape[j->nouter + 1];
+        tail[0] = cells_x ? j->plane / cells_x : 0;
+        tail[1] = cells_x;
+    }
+    if (plane_bytes == 0)
+        return 0;
+    copy_blocks *b = malloc(sizeof *b);
+    if (!b)
+        return copy_err("out of memory");
+    copy_blocks_init(b, j->nouter, j->ocount, plane_bytes, j->o->budget,
+                     NULL);
+    void *buf = malloc(b->max_elems * plane_bytes);
+    int rc = buf ? 0 : copy_err("out of memory for %zu bytes",
+                                b->max_elems * plane_bytes);
+    while (rc == 0 && copy_blocks_next(b)) {
+        size_t os[MAX_RASTER_DIMS + 1], start[MAX_RASTER_DIMS + 2],
+            count[MAX_RASTER_DIMS + 2];
+        for (int i = 0; i < j->nouter; i++) {
+            os[i] = j->ostart[i] + b->start[i];
+            start[i] = b->start[i];
+            count[i] = b->count[i];
+        }
+        for (int i = j->nouter; i < nd; i++) {
+            start[i] = 0;
+            count[i] = tail[i - j->nouter];
+        }
+        int r = raster_region_read(j->v, j->ids, j->nids, os, b->count,
+                                   j->o->layout, buf);
+        if (r != RASTER_OK) {
+            rc = raster_err(raster_var_name(j->v), r);
+            break;
+        }
+        int st = nc_put_vara(j->out, j->ovar, start, count, buf);
+        if (st != NC_NOERR)
+            rc = copy_ncerr(st, "writing %s", j->o->out);
+    }
+    free(buf);
+    free(b);
+    return rc;
+}
+
+/* Checks and completes --start/--count; -1 with a message. */
+static int outer_box(job *j)
+{
+    const options *o = j->o;
+    const char *name = raster_var_name(j->v);
+    if (o->has_start && o->nstart != (size_t)j->nouter)
+        return copy_err("--start has %zu values but %s has %d outer "
+                        "dimension%s", o->nstart, name, j->nouter,
+                        j->nouter == 1 ? "" : "s");
+    if (o->has_count && o->ncount != (size_t)j->nouter)
+        return copy_err("--count has %zu values but %s has %d outer "
+                        "dimension%s", o->ncount, name, j->nouter,
+                        j->nouter == 1 ? "" : "s");
+    for (int i = 0; i < j->nouter; i++) {
+        size_t len = j->shape[i];
+        j->ostart[i] = o->has_start ? o->start[i] : 0;
+        if (o->has_start && j->ostart[i] >= len)
+            return copy_err("%s: start %zu is out of range in outer "
+                            "dimension %d (length %zu)", name, j->ostart[i],
+                            i, len);
+        j->ocount[i] = o->has_count ? o->count[i] : len - j->ostart[i];
+        if (j->ocount[i] > len - j->ostart[i])
+            return copy_err("%s: start %zu + count %zu runs past the length "
+                            "%zu of outer dimension %d", name, j->ostart[i],
+                            j->ocount[i], len, i);
+    }
+    return 0;
+}
+
+static int run(const options *o, raster_file **fp, copy_out *out, int *outid)
+{
+    int rc = raster_open(o->file, RASTER_READ, fp);
+    if (rc == RASTER_EFORMAT)
+        return copy_err("%s is not a raster file: %s", o->file,
+                        raster_errmsg());
+    if (rc != RASTER_OK)
+        return raster_err(o->file, rc);
+    job j = {.o = o};
+    if (find_var(*fp, o->file, o->var, &j.v) != 0)
+        return -1;
+    const char *name = raster_var_name(j.v);
+    j.nouter = raster_var_ndims(j.v) - 2;
+    if ((rc = raster_var_dims(j.v, j.dimids, j.shape, NULL)) != RASTER_OK)
+        return raster_err(name, rc);
+    j.ids = malloc(o->nregions * sizeof *j.ids);
+    if (!j.ids)
+        return copy_err("out of memory");
+    for (size_t i = 0; i < o->nregions; i++) {
+        int32_t id;
+        if ((rc = raster_region_lookup(j.v, o->regions[i], &id)) !=
+            RASTER_OK) {
+            free(j.ids);
+            return copy_err("%s: unknown region '%s': %s", name,
+                            o->regions[i], raster_errmsg());
+        }
+        size_t k = 0;
+        while (k < j.nids && j.ids[k] != id)
+            k++;
+        if (k == j.nids)
+            j.ids[j.nids++] = id;
+    }
+    int st = -1;
+    if (outer_box(&j) != 0)
+        goto done;
+    if ((rc = raster_region_size(j.v, j.ids, j.nids, o->layout, &j.plane)) !=
+            RASTER_OK ||
+        (rc = raster_region_bbox(j.v, j.ids, j.nids, j.box)) != RASTER_OK) {
+        raster_err(name, rc);
+        goto done;
+    }
+    j.elem = 0;
+    nc_inq_type(raster_file_ncid(*fp), raster_var_type(j.v), NULL, &j.elem);
+    if (copy_out_begin(out, o->out) != 0)
+        goto done;
+    if ((st = nc_create(out->tmp, NC_NETCDF4 | NC_CLOBBER, outid)) !=
+        NC_NOERR) {
+        *outid = -1;
+        st = copy_ncerr(st, "creating %s", o->out);
+        goto done;
+    }
+    j.out = *outid;
+    st = define(&j, raster_file_ncid(*fp));
+    if (st == 0 && o->layout == RASTER_LAYOUT_PACKED)
+        st = write_cells(&j);
+    if (st == 0)
+        st = write_data(&j);
+    if (st == 0) {
+        int s = nc_close(*outid);
+        *outid = -1;
+        if (s != NC_NOERR)
+            st = copy_ncerr(s, "writing %s", o->out);
+    }
+done:
+    free(j.ids);
+    return st;
+}
+
+static int parse_args(int argc, char **argv, options *o)
+{
+    static const struct option longopts[] = {
+        {"var", required_argument, NULL, 'v'},
+        {"region", required_argument, NULL, 'r'},
+        {"layout", required_argument, NULL, 'l'},
+        {"start", required_argument, NULL, 's'},
+        {"count", required_argument, NULL, 'c'},
+        {"output", required_argument, NULL, 'o'},
+        {"buffer", required_argument, NULL, 'b'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    int opt;
+    while ((opt = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+        switch (opt) {
+        case 'v': o->var = optarg; break;
+        case 'r': o->regions[o->nregions++] = optarg; break;
+        case 'o': o->out = optarg; break;
+        case 'l':
+            o->layout = -1;
+            for (int i = 0; i < 3; i++)
+                if (strcmp(optarg, layout_names[i]) == 0)
+                    o->layout = i;
+            if (o->layout < 0) {
+                fprintf(stderr, "rasterget: --layout wants packed, bbox or "
+                        "full, got '%s'\n", optarg);
+                return CLI_EUSAGE;
+            }
+            break;
+        case 's':
+            if (cli_parse_indices(optarg, o->start, MAX_RASTER_DIMS,
+                                  &o->nstart) != 0) {
+                fprintf(stderr, "rasterget: --start wants S,.. (integers "
+                        ">= 0), got '%s'\n", optarg);
+                return CLI_EUSAGE;
+            }
+            o->has_start = 1;
+            break;
+        case 'c':
+            if (cli_parse_sizes(optarg, o->count, MAX_RASTER_DIMS,
+                                &o->ncount) != 0) {
+                fprintf(stderr, "rasterget: --count wants C,.. (integers "
+                        ">= 1), got '%s'\n", optarg);
+                return CLI_EUSAGE;
+            }
+            o->has_count = 1;
+            break;
+        case 'b':
+            if (cli_parse_bytes(optarg, &o->budget) != 0) {
+                fprintf(stderr, "rasterget: --buffer wants a positive byte "
+                        "count (e.g. 64M), got '%s'\n", optarg);
+                return CLI_EUSAGE;
+            }
+            break;
+        case 'h': usage(stdout); return -1;
+        case 'V': printf("rasterget (raster) %s\n", raster_version_string());
+                  return -1;
+        default: usage(stderr); return CLI_EUSAGE;
+        }
+    }
+    if (optind < argc)
+        o->file = argv[optind++];
+    if (optind < argc) {
+        fprintf(stderr, "rasterget: unexpected argument '%s'\n",
+                argv[optind]);
+        return CLI_EUSAGE;
+    }
+    if (!o->file || !o->var || !o->nregions || !o->out) {
+        fprintf(stderr, "rasterget: FILE, --var, --region and -o are "
+                "required (try --help)\n");
+        return CLI_EUSAGE;
+    }
+    return CLI_OK;
+}
+
+int main(int argc, char **argv)
+{
+    options o = {.budget = COPY_BLOCK_BYTES, .layout = RASTER_LAYOUT_PACKED};
+    copy_set_prog("rasterget");
+    /* at most one --region per argument */
+    o.regions = calloc((size_t)argc, sizeof *o.regions);
+    if (!o.regions) {
+        fprintf(stderr, "rasterget: out of memory\n");
+        return CLI_EINPUT;
+    }
+    int status = parse_args(argc, argv, &o);
+    if (status == CLI_OK) {
+        raster_file *f = NULL;
+        copy_out out = {0};
+        int outid = -1;
+        int rc = run(&o, &f, &out, &outid);
+        if (outid >= 0)
+            nc_close(outid);
+        raster_close(f);
+        if (rc == 0)
+            rc = copy_out_commit(&out);
+        else
+            copy_out_abort(&out);
+        status = rc == 0 ? CLI_OK : CLI_EINPUT;
+    } else if (status < 0) {
+        status = CLI_OK;
+    }
+    free(o.regions);
+    if (fflush(stdout) != 0 && status == CLI_OK)
+        status = CLI_EINPUT;
+    return status;
+}
