@@ -15,6 +15,11 @@ void *raster_reallocarray(void *ptr, size_t n, size_t size);
 void raster_free(void *ptr);
 char *raster_strdup(const char *s);
 
+/* Makes *array (of *cap elements of `elem` bytes) hold at least `need`,
+ * doubling; RASTER_OK, or RASTER_ENOMEM / RASTER_EOVERFLOW with a message
+ * (the array is then untouched). */
+int raster_grow(void *array, size_t *cap, size_t need, size_t elem);
+
 /* Test hook: allocation number `n` from now (1 = the next) fails, and every
  * one after it succeeds again; 0 disarms. Not thread-safe: tests only. */
 void raster_alloc_fail_at(unsigned long n);

@@ -416,16 +416,10 @@ static int hyperslab_pieces(const raster_var *v, const size_t *start,
                 a = xs + (a - xs + sx - 1) / sx * sx;
             for (; a < b; a += (sx > 1 ? sx : b - a)) {
                 size_t len = sx > 1 ? 1 : b - a;
-                if (np == cap) {
-                    size_t cap2 = cap ? cap * 2 : 256;
-                    piece *p2 = raster_reallocarray(p, cap2, sizeof *p2);
-                    if (!p2) {
-                        raster_free(p);
-                        return raster_fail(RASTER_ENOMEM, "out of memory "
-                                           "planning %s", v->name);
-                    }
-                    p = p2;
-                    cap = cap2;
+                int rc = raster_grow(&p, &cap, np + 1, sizeof *p);
+                if (rc) {
+                    raster_free(p);
+                    return rc;
                 }
                 p[np++] = (piece){.soff = s->off + (a - s->x),
                                   .uoff = i * cx + (a - xs) / sx,

@@ -58,16 +58,10 @@ static int make_spans(const raster_var *v, const piece *p, size_t n,
     for (size_t i = 0; i < n; i++) {
         if (ns == 0 || p[i].store != spans[ns - 1].store ||
             p[i].soff > spans[ns - 1].hi + gap) {
-            if (ns == cap) {
-                size_t cap2 = cap ? cap * 2 : 64;
-                span *s2 = raster_reallocarray(spans, cap2, sizeof *s2);
-                if (!s2) {
-                    raster_free(spans);
-                    return raster_fail(RASTER_ENOMEM, "out of memory "
-                                       "planning reads of %s", v->name);
-                }
-                spans = s2;
-                cap = cap2;
+            int rc = raster_grow(&spans, &cap, ns + 1, sizeof *spans);
+            if (rc) {
+                raster_free(spans);
+                return rc;
             }
             spans[ns++] = (span){.p0 = i, .p1 = i, .lo = p[i].soff,
                                  .hi = p[i].soff, .covered = 0,
@@ -233,15 +227,10 @@ static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
         uint64_t cursor = s->lo;
         for (size_t i = s->p0; i < s->p1; i++) {
             const piece *p = &x->pieces[i];
-            if (niov + 2 > x->iov_cap) {
-                size_t cap2 = x->iov_cap ? x->iov_cap * 2 : 256;
-                struct iovec *n2 = raster_reallocarray(x->iov, cap2,
-                                                       sizeof *n2);
-                RETURN_ERROR_IF(!n2, RASTER_ENOMEM, "out of memory reading "
-                                "%s", v->name);
-                x->iov = n2;
-                x->iov_cap = cap2;
-            }
+            int rc = raster_grow(&x->iov, &x->iov_cap, niov + 2,
+                                 sizeof *x->iov);
+            if (rc)
+                return rc;
             if (p->soff > cursor)
                 x->iov[niov++] = (struct iovec){x->junk,
                                                 (p->soff - cursor) * elem};

@@ -45,14 +45,9 @@ long layout_region_pos(const layout *lay, int32_t id)
 
 static int push_seg(layout *lay, size_t *cap, layout_seg seg)
 {
-    if (lay->nsegs == *cap) {
-        size_t cap2 = *cap ? *cap * 2 : 1024;
-        layout_seg *p = raster_reallocarray(lay->segs, cap2, sizeof *p);
-        RETURN_ERROR_IF(!p, RASTER_ENOMEM, "out of memory planning %zu "
-                        "segments", cap2);
-        lay->segs = p;
-        *cap = cap2;
-    }
+    int rc = raster_grow(&lay->segs, cap, lay->nsegs + 1, sizeof seg);
+    if (rc)
+        return rc;
     lay->segs[lay->nsegs++] = seg;
     return RASTER_OK;
 }

@@ -36,31 +36,12 @@ typedef struct cell_ref {
     size_t dy, dx;
 } cell_ref;
 
-static int grow(void **array, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return RASTER_OK;
-    size_t cap2 = *cap ? *cap : 64;
-    while (cap2 < need) {
-        if (cap2 > SIZE_MAX / 2)
-            return raster_fail(RASTER_EOVERFLOW, "mesh too large");
-        cap2 *= 2;
-    }
-    void *p = raster_reallocarray(*array, cap2, elem);
-    if (!p)
-        return raster_fail(RASTER_ENOMEM, "out of memory growing the mesh "
-                           "to %zu entries", cap2);
-    *array = p;
-    *cap = cap2;
-    return RASTER_OK;
-}
-
 static int add_chunk(builder *b, size_t y0, size_t x0, size_t h, size_t w,
                      int mixed)
 {
     raster_mesh *m = b->mesh;
-    int rc = grow((void **)&m->chunks, &b->chunk_cap, m->nchunks + 1,
-                  sizeof *m->chunks);
+    int rc = raster_grow(&m->chunks, &b->chunk_cap, m->nchunks + 1,
+                         sizeof *m->chunks);
     if (rc)
         return rc;
     m->chunks[m->nchunks++] = (mesh_chunk){.y0 = y0, .x0 = x0, .h = h, .w = w,
@@ -73,8 +54,8 @@ static int add_chunk(builder *b, size_t y0, size_t x0, size_t h, size_t w,
 static int add_share(builder *b, const raster_share *s)
 {
     raster_mesh *m = b->mesh;
-    int rc = grow((void **)&m->shares, &b->share_cap, m->nshares + 1,
-                  sizeof *m->shares);
+    int rc = raster_grow(&m->shares, &b->share_cap, m->nshares + 1,
+                         sizeof *m->shares);
     if (rc)
         return rc;
     m->shares[m->nshares++] = *s;
