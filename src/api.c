@@ -256,6 +256,10 @@ int raster_def_var(raster_file *f, int parent, const char *name, int xtype,
                         "%d: %s", name, dimids[i], nc_strerror(st));
     }
     size_t ny = len[ndims - 2], nx = len[ndims - 1];
+    RETURN_ERROR_IF(meta_dim_unlimited(parent, dimids[ndims - 2]) ||
+                    meta_dim_unlimited(parent, dimids[ndims - 1]),
+                    RASTER_EINVAL, "%s: a grid dimension is unlimited; the "
+                    "mask fixes the grid", name);
     RETURN_ERROR_IF(ny != mask->ny || nx != mask->nx, RASTER_EMASK,
                     "mask is %zu x %zu but the grid of %s is %zu x %zu",
                     mask->ny, mask->nx, name, ny, nx);
@@ -306,13 +310,10 @@ int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,
     RETURN_ERROR_IF(is_fill && (xtype != v->xtype || len != 1),
                     RASTER_EINVAL, "%s: _FillValue must be one value of the "
                     "variable's type", v->name);
-    int st = nc_put_att(v->grpid, v->desc_var, name, xtype, len, value);
-    RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "%s: attribute %s: %s",
-                    v->name, name, nc_strerror(st));
-    if (!is_fill)
-        return RASTER_OK;
-    memcpy(v->fill, value, v->elem);
-    for (size_t s = 0; s <= v->lay->nregions; s++) {
+    int st;
+    /* A fill value goes to the stores first: they refuse it once they hold
+     * data, and then the variable must keep its old one. */
+    for (size_t s = 0; is_fill && s <= v->lay->nregions; s++) {
         if (v->store_var[s] < 0)
             continue;
         st = nc_put_att(v->store_grp[s], v->store_var[s], "_FillValue",
@@ -320,6 +321,11 @@ int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,
         RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "%s: fill value: %s",
                         v->name, nc_strerror(st));
     }
+    st = nc_put_att(v->grpid, v->desc_var, name, xtype, len, value);
+    RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "%s: attribute %s: %s",
+                    v->name, name, nc_strerror(st));
+    if (is_fill)
+        memcpy(v->fill, value, v->elem);
     return RASTER_OK;
 }
 
@@ -359,6 +365,12 @@ int raster_var_dims(const raster_var *v, int *dimids, size_t *shape,
 
 /* Checks start/count/stride against the current shape; writes may extend
  * unlimited dimensions. */
+/* Largest index a write may reach along an unlimited dimension: far beyond
+ * any real file, and small enough that index arithmetic cannot wrap. */
+#define MAX_RECORD_INDEX ((size_t)1 << 48)
+
+/* Checks start/count/stride against the current shape; writes may extend
+ * unlimited outer dimensions. Grid dimensions are bounded by the mask. */
 static int check_box(const raster_var *v, const size_t *start,
                      const size_t *count, const ptrdiff_t *stride, int write)
 {
@@ -366,6 +378,8 @@ static int check_box(const raster_var *v, const size_t *start,
     int rc = raster_var_dims(v, NULL, shape, NULL);
     if (rc)
         return rc;
+    shape[v->ndims - 2] = v->lay->ny;
+    shape[v->ndims - 1] = v->lay->nx;
     for (int i = 0; i < v->ndims; i++) {
         ptrdiff_t step = stride ? stride[i] : 1;
         RETURN_ERROR_IF(step < 1, RASTER_EINVAL, "%s: stride %td in "
@@ -373,14 +387,17 @@ static int check_box(const raster_var *v, const size_t *start,
         size_t limit = shape[i];
         if (write && i < v->ndims - 2 &&
             meta_dim_unlimited(v->grpid, v->dimids[i]))
-            continue; /* writes extend unlimited dimensions */
+            limit = MAX_RECORD_INDEX;
         RETURN_ERROR_IF(start[i] > limit, RASTER_EINVAL, "%s: start %zu "
                         "beyond length %zu in dimension %d", v->name,
                         start[i], limit, i);
         if (count[i] == 0)
             continue;
-        size_t last = start[i] + (count[i] - 1) * (size_t)step;
-        RETURN_ERROR_IF(last >= limit || last < start[i], RASTER_EINVAL,
+        /* last = start + (count - 1) * step, refusing any wrap-around */
+        size_t span;
+        RETURN_ERROR_IF(raster_mul_overflows(count[i] - 1, (size_t)step,
+                                             &span) ||
+                        span >= limit - start[i], RASTER_EINVAL,
                         "%s: start %zu count %zu stride %td run past length "
                         "%zu in dimension %d", v->name, start[i], count[i],
                         step, limit, i);
@@ -445,9 +462,14 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
     if (!v->materialized && (rc = meta_materialize(v)) != RASTER_OK)
         return rc;
     if (write && !v->dirty) {
-        rc = meta_mark_complete(v, 0); /* appending: incomplete until close */
+        /* appending: incomplete until close, and on disk before any data,
+         * so a writer that dies leaves a file that is refused */
+        rc = meta_mark_complete(v, 0);
         if (rc)
             return rc;
+        int st = nc_sync(v->file->ncid);
+        RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "%s: flushing the "
+                        "completeness marker: %s", v->name, nc_strerror(st));
         v->dirty = 1;
     }
     piece *p;

@@ -316,6 +316,20 @@ fail:
     return rc;
 }
 
+/* netCDF cannot delete a group: a half-defined one loses the attribute that
+ * marks it as raster's and is renamed out of the way, so the name is free
+ * again (for a retry, or for a plain variable) and readers ignore it. */
+static void abandon_group(int g, const char *name)
+{
+    nc_del_att(g, NC_GLOBAL, ATT_VERSION);
+    for (int i = 0; i < 1000; i++) {
+        char alias[NC_MAX_NAME + 1];
+        snprintf(alias, sizeof alias, "raster_abandoned_%d_%.200s", i, name);
+        if (nc_rename_grp(g, alias) == NC_NOERR)
+            return;
+    }
+}
+
 int meta_define(raster_file *f, int parent, int varid, const char *name,
                 int xtype, int ndims, const int *dimids, const size_t *chunk,
                 const raster_mask *mask, raster_var **out)
@@ -328,6 +342,26 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
     v->file = f;
     v->parent = parent;
     v->varid = varid;
+    v->grpid = -1;
+    /* everything that can fail for want of memory comes before the group
+     * exists, so that failures after it are netCDF's alone */
+    char *meanings = NULL;
+    if (mask->nnames > 0) {
+        size_t len = 1;
+        for (size_t i = 0; i < mask->nnames; i++)
+            len += strlen(mask->names[i]) + 1;
+        meanings = raster_malloc(len);
+        if (!meanings) {
+            rc = raster_fail(RASTER_ENOMEM, "out of memory naming regions");
+            goto fail;
+        }
+        meanings[0] = '\0';
+        for (size_t i = 0; i < mask->nnames; i++) {
+            if (i)
+                strcat(meanings, " ");
+            strcat(meanings, mask->names[i]);
+        }
+    }
     int ymx[2] = {dimids[ndims - 2], dimids[ndims - 1]};
     char dimnames[RASTER_MAX_DIMS * (NC_MAX_NAME + 1)] = "";
     for (int i = 0; i < ndims; i++) {
@@ -362,27 +396,13 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
     NC_TRY(nc_def_var_deflate(v->grpid, varid, 1, 1, 1), "compressing mask of");
     NC_TRY(nc_put_att_text(v->grpid, varid, "long_name", 11, "region mask"),
            "describing the mask of");
-    if (mask->nnames > 0) {
-        size_t len = 0;
-        for (size_t i = 0; i < mask->nnames; i++)
-            len += strlen(mask->names[i]) + 1;
-        char *text = raster_malloc(len);
-        if (!text) {
-            rc = raster_fail(RASTER_ENOMEM, "out of memory naming regions");
-            goto fail;
-        }
-        text[0] = '\0';
-        for (size_t i = 0; i < mask->nnames; i++) {
-            if (i)
-                strcat(text, " ");
-            strcat(text, mask->names[i]);
-        }
-        int st1 = nc_put_att_int(v->grpid, varid, "flag_values", NC_INT,
-                                 mask->nnames, mask->name_ids);
-        int st2 = nc_put_att_text(v->grpid, varid, "flag_meanings",
-                                  strlen(text), text);
-        raster_free(text);
-        NC_TRY(st1 != NC_NOERR ? st1 : st2, "naming the regions of");
+    if (meanings) {
+        NC_TRY(nc_put_att_int(v->grpid, varid, "flag_values", NC_INT,
+                              mask->nnames, mask->name_ids),
+               "naming the regions of");
+        NC_TRY(nc_put_att_text(v->grpid, varid, "flag_meanings",
+                               strlen(meanings), meanings),
+               "naming the regions of");
     }
     for (size_t r = 0; r < v->lay->nregions; r++) {
         rc = define_region(v, r);
@@ -396,10 +416,14 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
     rc = define_mixed(v);
     if (rc)
         goto fail;
+    raster_free(meanings);
     v->dirty = 1;
     *out = v;
     return RASTER_OK;
 fail:
+    raster_free(meanings);
+    if (v->grpid >= 0)
+        abandon_group(v->grpid, name);
     meta_var_free(v);
     return rc;
 }
@@ -694,6 +718,16 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
         raster_mask_free(mask);
         return raster_fail(RASTER_EFORMAT, "%s: stored mask does not match "
                            "the variable's grid or tile", name);
+    }
+    size_t gy = 0, gx = 0;
+    if (nc_inq_dimlen(g, dimids[ndims - 2], &gy) != NC_NOERR ||
+        nc_inq_dimlen(g, dimids[ndims - 1], &gx) != NC_NOERR ||
+        gy != mask->ny || gx != mask->nx ||
+        meta_dim_unlimited(g, dimids[ndims - 2]) ||
+        meta_dim_unlimited(g, dimids[ndims - 1])) {
+        raster_mask_free(mask);
+        return raster_fail(RASTER_EFORMAT, "%s: grid dimensions differ from "
+                           "the stored mask or are unlimited", name);
     }
     raster_var *v;
     rc = var_new(name, xtype, ndims, dimids, chunk, mask, &v);

@@ -1,0 +1,1807 @@
+/*
+ * test_storage.c - round trips of the region storage core (src/meta.c,
+ * src/chunkio.c, src/layout.c, src/api.c) that assert real values.
+ *
+ * Every case keeps an in-memory reference of the whole variable (the fill
+ * value where nothing was written) and writes each hyperslab both through
+ * raster (raster_var_put) and into a plain netCDF-4 file chunked with the
+ * same base chunk shape (nc_put_vars). It then checks, after reopening:
+ *  - the whole variable and random hyperslabs (start/count/stride) read with
+ *    raster_var_get against the reference and against nc_get_vars of the
+ *    plain file;
+ *  - region reads (raster_region_read) of single ids and sets in every
+ *    layout against numpy-style masking computed here from the reference,
+ *    and raster_region_size / _bbox / _cells against the mask;
+ *  - the same reads through the pread fast path (file opened RASTER_READ,
+ *    contiguous stores) and through netCDF (file opened RASTER_WRITE, or
+ *    chunked stores of unlimited variables).
+ * Shapes, masks, tiles and write orders come from a seeded PRNG of our own.
+ *
+ * Files live in a private mkdtemp directory under /tmp, removed at the end.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <inttypes.h>
+#include <netcdf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "error.h"
+#include "raster.h"
+#include "var.h" /* to see whether the pread fast path was taken */
+
+#define MAXD 5
+
+/* ---- temporary directory -------------------------------------------------- */
+
+static char tmpdir[256];
+
+static void path_of(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "%s/%s", tmpdir, name);
+}
+
+static int setup_dir(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/raster-test-storage-XXXXXX");
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int remove_dir(void **state)
+{
+    (void)state;
+    DIR *d = opendir(tmpdir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char p[600];
+        snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    return rmdir(tmpdir);
+}
+
+/* ---- checks ------------------------------------------------------------------ */
+
+#define NC(call)                                                              \
+    do {                                                                      \
+        int st_ = (call);                                                     \
+        if (st_ != NC_NOERR)                                                  \
+            fail_msg("%s: netCDF: %s", #call, nc_strerror(st_));              \
+    } while (0)
+
+#define RS(call)                                                              \
+    do {                                                                      \
+        int rc_ = (call);                                                     \
+        if (rc_ != RASTER_OK)                                                 \
+            fail_msg("%s: %s: %s", #call, raster_strerror(rc_),               \
+                     raster_errmsg());                                        \
+    } while (0)
+
+/* ---- PRNG (splitmix64) ------------------------------------------------------- */
+
+static uint64_t rng_state;
+
+static void rng_seed(uint64_t s) { rng_state = s * 0x9E3779B97F4A7C15ULL + 7; }
+
+static uint64_t rng_next(void)
+{
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+static size_t rng_below(size_t n) { return n ? (size_t)(rng_next() % n) : 0; }
+
+/* uniform in [lo, hi] */
+static size_t rng_range(size_t lo, size_t hi)
+{
+    return lo + rng_below(hi - lo + 1);
+}
+
+static void shuffle_sizes(size_t *a, size_t n)
+{
+    for (size_t i = n; i > 1; i--) {
+        size_t j = rng_below(i), t = a[i - 1];
+        a[i - 1] = a[j];
+        a[j] = t;
+    }
+}
+
+/* ---- netCDF numeric types ------------------------------------------------------ */
+
+static const int all_types[10] = {NC_BYTE, NC_UBYTE, NC_SHORT, NC_USHORT,
+                                  NC_INT, NC_UINT, NC_INT64, NC_UINT64,
+                                  NC_FLOAT, NC_DOUBLE};
+
+static size_t type_size(int xtype)
+{
+    switch (xtype) {
+    case NC_BYTE: case NC_UBYTE: return 1;
+    case NC_SHORT: case NC_USHORT: return 2;
+    case NC_INT: case NC_UINT: case NC_FLOAT: return 4;
+    default: return 8;
+    }
+}
+
+static const char *type_name(int xtype)
+{
+    switch (xtype) {
+    case NC_BYTE: return "byte";
+    case NC_UBYTE: return "ubyte";
+    case NC_SHORT: return "short";
+    case NC_USHORT: return "ushort";
+    case NC_INT: return "int";
+    case NC_UINT: return "uint";
+    case NC_INT64: return "int64";
+    case NC_UINT64: return "uint64";
+    case NC_FLOAT: return "float";
+    case NC_DOUBLE: return "double";
+    default: return "?";
+    }
+}
+
+/* A value of `xtype` from random bits, never the type's default fill nor
+ * the user fill chosen below. Floating values are exactly representable. */
+static void gen_value(int xtype, uint64_t r, void *out)
+{
+    switch (xtype) {
+    case NC_BYTE: { signed char v = (signed char)((int)(r % 200) - 100); memcpy(out, &v, 1); break; }
+    case NC_UBYTE: { unsigned char v = (unsigned char)(r % 250); memcpy(out, &v, 1); break; }
+    case NC_SHORT: { short v = (short)((long)(r % 60000) - 30000); memcpy(out, &v, 2); break; }
+    case NC_USHORT: { unsigned short v = (unsigned short)(r % 65000); memcpy(out, &v, 2); break; }
+    case NC_INT: { int v = (int)((long long)(r % 4000000000ULL) - 2000000000LL); memcpy(out, &v, 4); break; }
+    case NC_UINT: { unsigned v = (unsigned)(r % 4000000000ULL); memcpy(out, &v, 4); break; }
+    case NC_INT64: { long long v = (long long)(r >> 2) - (1LL << 61); memcpy(out, &v, 8); break; }
+    case NC_UINT64: { unsigned long long v = r % (UINT64_MAX - 16); memcpy(out, &v, 8); break; }
+    case NC_FLOAT: { float v = (float)((long long)(r % 2000001) - 1000000) / 64.0f; memcpy(out, &v, 4); break; }
+    default: { double v = (double)((long long)(r >> 12) - (1LL << 51)) / 1024.0; memcpy(out, &v, 8); break; }
+    }
+}
+
+static void default_fill(int xtype, void *out)
+{
+    memset(out, 0, 8);
+    switch (xtype) {
+    case NC_BYTE: { signed char f = NC_FILL_BYTE; memcpy(out, &f, 1); break; }
+    case NC_UBYTE: { unsigned char f = NC_FILL_UBYTE; memcpy(out, &f, 1); break; }
+    case NC_SHORT: { short f = NC_FILL_SHORT; memcpy(out, &f, 2); break; }
+    case NC_USHORT: { unsigned short f = NC_FILL_USHORT; memcpy(out, &f, 2); break; }
+    case NC_INT: { int f = NC_FILL_INT; memcpy(out, &f, 4); break; }
+    case NC_UINT: { unsigned f = NC_FILL_UINT; memcpy(out, &f, 4); break; }
+    case NC_INT64: { long long f = NC_FILL_INT64; memcpy(out, &f, 8); break; }
+    case NC_UINT64: { unsigned long long f = NC_FILL_UINT64; memcpy(out, &f, 8); break; }
+    case NC_FLOAT: { float f = NC_FILL_FLOAT; memcpy(out, &f, 4); break; }
+    default: { double f = NC_FILL_DOUBLE; memcpy(out, &f, 8); break; }
+    }
+}
+
+/* A user _FillValue outside gen_value's range and unlike the default. */
+static void user_fill(int xtype, void *out)
+{
+    memset(out, 0, 8);
+    switch (xtype) {
+    case NC_BYTE: { signed char f = 120; memcpy(out, &f, 1); break; }
+    case NC_UBYTE: { unsigned char f = 252; memcpy(out, &f, 1); break; }
+    case NC_SHORT: { short f = 31000; memcpy(out, &f, 2); break; }
+    case NC_USHORT: { unsigned short f = 65100; memcpy(out, &f, 2); break; }
+    case NC_INT: { int f = 2100000000; memcpy(out, &f, 4); break; }
+    case NC_UINT: { unsigned f = 4100000000u; memcpy(out, &f, 4); break; }
+    case NC_INT64: { long long f = (1LL << 62) + 5; memcpy(out, &f, 8); break; }
+    case NC_UINT64: { unsigned long long f = UINT64_MAX - 3; memcpy(out, &f, 8); break; }
+    case NC_FLOAT: { float f = 1.0e30f; memcpy(out, &f, 4); break; }
+    default: { double f = -1.0e300; memcpy(out, &f, 8); break; }
+    }
+}
+
+static void val_str(int xtype, const void *p, char *buf, size_t len)
+{
+    switch (xtype) {
+    case NC_BYTE: { signed char v; memcpy(&v, p, 1); snprintf(buf, len, "%d", v); break; }
+    case NC_UBYTE: { unsigned char v; memcpy(&v, p, 1); snprintf(buf, len, "%u", v); break; }
+    case NC_SHORT: { short v; memcpy(&v, p, 2); snprintf(buf, len, "%d", v); break; }
+    case NC_USHORT: { unsigned short v; memcpy(&v, p, 2); snprintf(buf, len, "%u", v); break; }
+    case NC_INT: { int v; memcpy(&v, p, 4); snprintf(buf, len, "%d", v); break; }
+    case NC_UINT: { unsigned v; memcpy(&v, p, 4); snprintf(buf, len, "%u", v); break; }
+    case NC_INT64: { long long v; memcpy(&v, p, 8); snprintf(buf, len, "%lld", v); break; }
+    case NC_UINT64: { unsigned long long v; memcpy(&v, p, 8); snprintf(buf, len, "%llu", v); break; }
+    case NC_FLOAT: { float v; memcpy(&v, p, 4); snprintf(buf, len, "%.9g", (double)v); break; }
+    default: { double v; memcpy(&v, p, 8); snprintf(buf, len, "%.17g", v); break; }
+    }
+}
+
+/* Element-by-element comparison, printing the first mismatches. */
+static void check_same(const char *label, const char *what, int xtype,
+                       const void *got, const void *want, size_t n)
+{
+    size_t es = type_size(xtype), bad = 0;
+    const unsigned char *g = got, *w = want;
+    for (size_t i = 0; i < n; i++) {
+        if (memcmp(g + i * es, w + i * es, es) == 0)
+            continue;
+        if (bad++ < 5) {
+            char a[64], b[64];
+            val_str(xtype, g + i * es, a, sizeof a);
+            val_str(xtype, w + i * es, b, sizeof b);
+            print_error("%s: %s: element %zu of %zu is %s, expected %s\n",
+                        label, what, i, n, a, b);
+        }
+    }
+    if (bad)
+        fail_msg("%s: %s: %zu of %zu elements differ", label, what, bad, n);
+}
+
+/* ---- masks ----------------------------------------------------------------------- */
+
+enum mask_kind {
+    MASK_BLOCKY,    /* random rectangles of a few ids over a background */
+    MASK_NEGATIVE,  /* CESM-like ids: negative, zero and positive */
+    MASK_SINGLE,    /* one region */
+    MASK_EACH_CELL, /* every cell its own region (negative, zero, positive) */
+    MASK_STRIPES,   /* vertical bands: long runs of pure tiles */
+    MASK_NOISE,     /* every cell one of 3 ids at random: mostly mixed */
+    MASK_KINDS
+};
+
+static const char *mask_kind_name(int k)
+{
+    static const char *names[MASK_KINDS] = {"blocky", "negative", "single",
+                                            "each-cell", "stripes", "noise"};
+    return names[k];
+}
+
+static int32_t *make_mask(int kind, size_t ny, size_t nx)
+{
+    int32_t *m = malloc(ny * nx * sizeof *m);
+    assert_non_null(m);
+    static const int32_t cesm[] = {1, 2, 3, 4, -5, 6, 7, 8, 9, 10, 11, -12,
+                                   -13, -14, 0};
+    switch (kind) {
+    case MASK_SINGLE: {
+        int32_t id = rng_below(2) ? -3 : 7;
+        for (size_t i = 0; i < ny * nx; i++)
+            m[i] = id;
+        break;
+    }
+    case MASK_EACH_CELL:
+        for (size_t i = 0; i < ny * nx; i++)
+            m[i] = (int32_t)i - (int32_t)(ny * nx / 2);
+        break;
+    case MASK_STRIPES: {
+        size_t w = rng_range(1, nx);
+        for (size_t y = 0; y < ny; y++)
+            for (size_t x = 0; x < nx; x++)
+                m[y * nx + x] = (int32_t)(x / w) * 3 - 2;
+        break;
+    }
+    case MASK_NOISE:
+        for (size_t i = 0; i < ny * nx; i++)
+            m[i] = (int32_t)rng_below(3) - 1;
+        break;
+    case MASK_BLOCKY:
+    case MASK_NEGATIVE:
+    default: {
+        int neg = kind == MASK_NEGATIVE;
+        int32_t bg = neg ? 0 : (int32_t)rng_range(1, 4);
+        for (size_t i = 0; i < ny * nx; i++)
+            m[i] = bg;
+        size_t nrect = rng_range(1, 7);
+        for (size_t r = 0; r < nrect; r++) {
+            size_t y0 = rng_below(ny), x0 = rng_below(nx);
+            size_t y1 = rng_range(y0 + 1, ny), x1 = rng_range(x0 + 1, nx);
+            int32_t id = neg ? cesm[rng_below(15)] : (int32_t)rng_range(0, 9);
+            for (size_t y = y0; y < y1; y++)
+                for (size_t x = x0; x < x1; x++)
+                    m[y * nx + x] = id;
+        }
+        break;
+    }
+    }
+    return m;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t p = *(const int32_t *)a, q = *(const int32_t *)b;
+    return (p > q) - (p < q);
+}
+
+/* Distinct ids of a mask, ascending; returns their number. */
+static size_t mask_ids(const int32_t *m, size_t n, int32_t *ids)
+{
+    memcpy(ids, m, n * sizeof *ids);
+    qsort(ids, n, sizeof *ids, cmp_i32);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || ids[k - 1] != ids[i])
+            ids[k++] = ids[i];
+    return k;
+}
+
+/* ---- one case: a raster file, its plain netCDF twin and the reference ------ */
+
+enum write_order {
+    W_WHOLE,     /* the whole variable in one call */
+    W_RECORDS,   /* record by record along dimension 0 */
+    W_BLOCKS,    /* grid rectangles (tile-aligned or not) in random order */
+    W_STRIDED,   /* interleaved strided writes covering everything */
+    W_OVERWRITE, /* whole, then random overlapping rewrites: last one wins */
+    W_PARTIAL,   /* random overlapping writes leaving cells unwritten */
+    W_ORDERS
+};
+
+static const char *order_name(int o)
+{
+    static const char *names[W_ORDERS] = {"whole", "records", "blocks",
+                                          "strided", "overwrite", "partial"};
+    return names[o];
+}
+
+typedef struct scase {
+    char label[200];
+    int xtype;
+    size_t es;
+    int ndims;
+    size_t shape[MAXD];   /* the most a write may reach */
+    size_t chunk[MAXD];
+    int unlim;            /* bit d set: dimension d is unlimited */
+    size_t ext[MAXD];     /* lengths of unlimited dimensions so far */
+    int32_t *mask;        /* owned */
+    size_t ny, nx;
+    int user_fill;
+    unsigned char fill[8];
+    unsigned char *expect;  /* shape[0] x ... x shape[n-1] */
+    size_t nelem;
+    raster_file *rf;
+    raster_var *rv;
+    int pl_ncid, pl_varid;
+    char rpath[600], ppath[600];
+    uint64_t vcount;        /* values generated so far */
+} scase;
+
+static void case_cur_shape(const scase *c, size_t *shape)
+{
+    memcpy(shape, c->shape, sizeof c->shape);
+    for (int d = 0; d < c->ndims; d++)
+        if ((c->unlim >> d) & 1)
+            shape[d] = c->ext[d];
+}
+
+static int odo_next(size_t *idx, const size_t *count, int n)
+{
+    for (int d = n - 1; d >= 0; d--) {
+        if (++idx[d] < count[d])
+            return 1;
+        idx[d] = 0;
+    }
+    return 0;
+}
+
+static size_t prod(const size_t *a, int n)
+{
+    size_t p = 1;
+    for (int i = 0; i < n; i++)
+        p *= a[i];
+    return p;
+}
+
+/* Position in c->expect of the cell at start + idx * stride. */
+static size_t ref_index(const scase *c, const size_t *start,
+                        const size_t *idx, const ptrdiff_t *stride)
+{
+    size_t lin = 0;
+    for (int d = 0; d < c->ndims; d++)
+        lin = lin * c->shape[d] +
+              start[d] + idx[d] * (size_t)(stride ? stride[d] : 1);
+    return lin;
+}
+
+/* The reference values of a hyperslab, in row-major order. */
+static void ref_slab(const scase *c, const size_t *start, const size_t *count,
+                     const ptrdiff_t *stride, unsigned char *out)
+{
+    size_t n = prod(count, c->ndims), idx[MAXD] = {0};
+    for (size_t k = 0; k < n; k++, odo_next(idx, count, c->ndims))
+        memcpy(out + k * c->es,
+               c->expect + ref_index(c, start, idx, stride) * c->es, c->es);
+}
+
+static void case_open_writers(scase *c)
+{
+    static const char *names[MAXD] = {"d0", "d1", "d2", "y", "x"};
+    char name[64];
+    int rdims[MAXD], pdims[MAXD];
+    const char **dn = names + (MAXD - c->ndims);
+    RS(raster_create(c->rpath, &c->rf));
+    int ncid = raster_file_ncid(c->rf);
+    NC(nc_create(c->ppath, NC_NETCDF4 | NC_CLOBBER, &c->pl_ncid));
+    for (int d = 0; d < c->ndims; d++) {
+        size_t len = (c->unlim >> d) & 1 ? NC_UNLIMITED : c->shape[d];
+        snprintf(name, sizeof name, "%s", dn[d]);
+        NC(nc_def_dim(ncid, name, len, &rdims[d]));
+        NC(nc_def_dim(c->pl_ncid, name, len, &pdims[d]));
+    }
+    raster_mask *m;
+    RS(raster_mask_wrap(c->mask, c->ny, c->nx, &m));
+    RS(raster_def_var(c->rf, ncid, "v", c->xtype, c->ndims, rdims, c->chunk,
+                      m, &c->rv));
+    raster_mask_free(m);
+    assert_string_equal(raster_var_name(c->rv), "v");
+    assert_int_equal(raster_var_type(c->rv), c->xtype);
+    assert_int_equal(raster_var_ndims(c->rv), c->ndims);
+
+    NC(nc_def_var(c->pl_ncid, "v", c->xtype, c->ndims, pdims, &c->pl_varid));
+    NC(nc_def_var_chunking(c->pl_ncid, c->pl_varid, NC_CHUNKED, c->chunk));
+    if (c->user_fill) {
+        RS(raster_var_put_att(c->rv, "_FillValue", c->xtype, 1, c->fill));
+        NC(nc_put_att(c->pl_ncid, c->pl_varid, "_FillValue", c->xtype, 1,
+                      c->fill));
+    }
+    NC(nc_enddef(c->pl_ncid));
+}
+
+/* Writes fresh values to the hyperslab in both files and the reference. */
+static void case_put(scase *c, const size_t *start, const size_t *count,
+                     const ptrdiff_t *stride)
+{
+    size_t n = prod(count, c->ndims), idx[MAXD] = {0};
+    unsigned char *buf = malloc(n ? n * c->es : 1);
+    assert_non_null(buf);
+    for (size_t k = 0; k < n; k++)
+        gen_value(c->xtype, rng_next() ^ c->vcount++, buf + k * c->es);
+    int rc = raster_var_put(c->rv, start, count, stride, buf);
+    if (rc != RASTER_OK)
+        fail_msg("%s: raster_var_put: %s: %s", c->label, raster_strerror(rc),
+                 raster_errmsg());
+    NC(nc_put_vars(c->pl_ncid, c->pl_varid, start, count, stride, buf));
+    for (size_t k = 0; k < n; k++, odo_next(idx, count, c->ndims))
+        memcpy(c->expect + ref_index(c, start, idx, stride) * c->es,
+               buf + k * c->es, c->es);
+    for (int d = 0; d < c->ndims && n > 0; d++) {
+        if (!((c->unlim >> d) & 1))
+            continue;
+        size_t last = start[d] + (count[d] - 1) *
+                                     (size_t)(stride ? stride[d] : 1);
+        if (last + 1 > c->ext[d])
+            c->ext[d] = last + 1;
+    }
+    free(buf);
+}
+
+/* A random hyperslab inside `shape` (no dimension of length 0). */
+static void random_slab(int ndims, const size_t *shape, size_t *start,
+                        size_t *count, ptrdiff_t *stride, int allow_stride)
+{
+    for (int d = 0; d < ndims; d++) {
+        size_t s = allow_stride && rng_below(3) == 0 ? rng_range(2, 4) : 1;
+        start[d] = rng_below(shape[d]);
+        size_t maxc = (shape[d] - 1 - start[d]) / s + 1;
+        count[d] = rng_range(1, maxc);
+        stride[d] = (ptrdiff_t)s;
+    }
+}
+
+/* Cut points of [0, n): tile-aligned ones and random ones. */
+static size_t cuts(size_t n, size_t tile, size_t *pts)
+{
+    size_t k = 0;
+    pts[k++] = 0;
+    for (size_t p = 1; p < n; p++) {
+        int aligned = p % tile == 0;
+        if ((aligned && rng_below(3) != 0) || rng_below(6) == 0)
+            pts[k++] = p;
+    }
+    pts[k] = n;
+    return k;
+}
+
+static void check_whole(scase *c, raster_var *v, const char *mode);
+
+static void case_write(scase *c, int order)
+{
+    int nd = c->ndims, no = nd - 2;
+    size_t start[MAXD] = {0}, count[MAXD];
+    ptrdiff_t stride[MAXD];
+    memcpy(count, c->shape, sizeof count);
+    for (int d = 0; d < nd; d++)
+        stride[d] = 1;
+    switch (order) {
+    case W_WHOLE:
+        case_put(c, start, count, NULL);
+        break;
+    case W_RECORDS:
+        count[0] = 1;
+        for (size_t t = 0; t < c->shape[0]; t++) {
+            start[0] = t;
+            case_put(c, start, count, NULL);
+        }
+        break;
+    case W_BLOCKS: {
+        size_t *yc = malloc((c->ny + 1) * sizeof *yc);
+        size_t *xc = malloc((c->nx + 1) * sizeof *xc);
+        assert_true(yc && xc);
+        size_t nyb = cuts(c->ny, c->chunk[nd - 2], yc);
+        size_t nxb = cuts(c->nx, c->chunk[nd - 1], xc);
+        /* the outer box in one or two parts along dimension 0 */
+        size_t o0[3] = {0, c->shape[0], c->shape[0]}, no0 = 1;
+        if (no > 0 && c->shape[0] > 1 && rng_below(2)) {
+            o0[1] = rng_range(1, c->shape[0] - 1);
+            no0 = 2;
+        }
+        if (no == 0)
+            no0 = 1;
+        size_t nb = nyb * nxb * no0;
+        size_t *order_ = malloc(nb * sizeof *order_);
+        assert_non_null(order_);
+        for (size_t i = 0; i < nb; i++)
+            order_[i] = i;
+        shuffle_sizes(order_, nb);
+        for (size_t i = 0; i < nb; i++) {
+            size_t b = order_[i], bx = b % nxb, by = (b / nxb) % nyb,
+                   bo = b / (nxb * nyb);
+            if (no > 0) {
+                start[0] = o0[bo];
+                count[0] = o0[bo + 1] - o0[bo];
+            }
+            start[nd - 2] = yc[by];
+            count[nd - 2] = yc[by + 1] - yc[by];
+            start[nd - 1] = xc[bx];
+            count[nd - 1] = xc[bx + 1] - xc[bx];
+            case_put(c, start, count, NULL);
+        }
+        free(order_);
+        free(yc);
+        free(xc);
+        break;
+    }
+    case W_STRIDED: {
+        /* stride 2 in y and x, and in dimension 0 when it is long enough */
+        size_t s0 = no > 0 && c->shape[0] > 1 ? 2 : 1;
+        size_t sy = c->ny > 1 ? 2 : 1, sx = c->nx > 1 ? 2 : 1;
+        size_t offs[8][3], noffs = 0;
+        for (size_t a = 0; a < s0; a++)
+            for (size_t b = 0; b < sy; b++)
+                for (size_t e = 0; e < sx; e++) {
+                    offs[noffs][0] = a;
+                    offs[noffs][1] = b;
+                    offs[noffs][2] = e;
+                    noffs++;
+                }
+        size_t perm[8];
+        for (size_t i = 0; i < noffs; i++)
+            perm[i] = i;
+        shuffle_sizes(perm, noffs);
+        for (size_t i = 0; i < noffs; i++) {
+            const size_t *o = offs[perm[i]];
+            if (no > 0) {
+                start[0] = o[0];
+                count[0] = (c->shape[0] - o[0] + s0 - 1) / s0;
+                stride[0] = (ptrdiff_t)s0;
+            }
+            start[nd - 2] = o[1];
+            count[nd - 2] = (c->ny - o[1] + sy - 1) / sy;
+            stride[nd - 2] = (ptrdiff_t)sy;
+            start[nd - 1] = o[2];
+            count[nd - 1] = (c->nx - o[2] + sx - 1) / sx;
+            stride[nd - 1] = (ptrdiff_t)sx;
+            case_put(c, start, count, stride);
+        }
+        break;
+    }
+    case W_OVERWRITE:
+    case W_PARTIAL: {
+        if (order == W_OVERWRITE) {
+            case_put(c, start, count, NULL);
+            check_whole(c, c->rv, "between writes");
+        }
+        size_t nw = rng_range(3, 8);
+        for (size_t i = 0; i < nw; i++) {
+            random_slab(nd, c->shape, start, count, stride, 1);
+            case_put(c, start, count, rng_below(2) ? stride : NULL);
+        }
+        /* one more write exactly over an earlier place, so the very same
+         * cells are written twice */
+        case_put(c, start, count, NULL);
+        case_put(c, start, count, NULL);
+        break;
+    }
+    default:
+        fail();
+    }
+}
+
+static void case_close_writers(scase *c)
+{
+    RS(raster_close(c->rf));
+    c->rf = NULL;
+    c->rv = NULL;
+    NC(nc_close(c->pl_ncid));
+}
+
+/* ---- verification ---------------------------------------------------------------- */
+
+static void check_whole(scase *c, raster_var *v, const char *mode)
+{
+    size_t shape[MAXD], got_shape[MAXD], start[MAXD] = {0};
+    case_cur_shape(c, shape);
+    RS(raster_var_dims(v, NULL, got_shape, NULL));
+    for (int d = 0; d < c->ndims; d++)
+        if (got_shape[d] != shape[d])
+            fail_msg("%s (%s): dimension %d has length %zu, expected %zu",
+                     c->label, mode, d, got_shape[d], shape[d]);
+    size_t n = prod(shape, c->ndims);
+    unsigned char *got = malloc(n ? n * c->es : 1);
+    unsigned char *want = malloc(n ? n * c->es : 1);
+    assert_true(got && want);
+    int rc = raster_var_get(v, start, shape, NULL, got);
+    if (rc)
+        fail_msg("%s (%s): raster_var_get of everything: %s: %s", c->label,
+                 mode, raster_strerror(rc), raster_errmsg());
+    char what[64];
+    snprintf(what, sizeof what, "whole variable (%s)", mode);
+    ref_slab(c, start, shape, NULL, want);
+    check_same(c->label, what, c->xtype, got, want, n);
+    free(got);
+    free(want);
+}
+
+/* Random hyperslabs: raster vs the reference vs the plain file. */
+static void check_slabs(scase *c, raster_var *v, int plain, const char *mode,
+                        int nslabs)
+{
+    size_t shape[MAXD], start[MAXD], count[MAXD];
+    ptrdiff_t stride[MAXD];
+    case_cur_shape(c, shape);
+    if (prod(shape, c->ndims) == 0)
+        return;
+    for (int i = 0; i < nslabs; i++) {
+        random_slab(c->ndims, shape, start, count, stride, 1);
+        const ptrdiff_t *sp = i % 3 == 0 ? NULL : stride;
+        if (!sp)
+            for (int d = 0; d < c->ndims; d++)
+                stride[d] = 1;
+        size_t n = prod(count, c->ndims);
+        unsigned char *got = malloc(n * c->es), *want = malloc(n * c->es),
+                      *pl = malloc(n * c->es);
+        assert_true(got && want && pl);
+        int rc = raster_var_get(v, start, count, sp, got);
+        if (rc)
+            fail_msg("%s (%s): raster_var_get: %s: %s", c->label, mode,
+                     raster_strerror(rc), raster_errmsg());
+        ref_slab(c, start, count, stride, want);
+        char what[300];
+        int len = snprintf(what, sizeof what, "hyperslab (%s) start/count/"
+                           "stride", mode);
+        for (int d = 0; d < c->ndims && len > 0 && (size_t)len < sizeof what;
+             d++)
+            len += snprintf(what + len, sizeof what - (size_t)len,
+                            " %zu/%zu/%td", start[d], count[d], stride[d]);
+        check_same(c->label, what, c->xtype, got, want, n);
+        if (plain) {
+            NC(nc_get_vars(c->pl_ncid, c->pl_varid, start, count, stride,
+                           pl));
+            check_same(c->label, "plain netCDF nc_get_vars vs raster",
+                       c->xtype, got, pl, n);
+        }
+        free(got);
+        free(want);
+        free(pl);
+    }
+}
+
+static int in_set(int32_t id, const int32_t *ids, size_t nids)
+{
+    for (size_t i = 0; i < nids; i++)
+        if (ids[i] == id)
+            return 1;
+    return 0;
+}
+
+/* One region read checked against the reference. ostart/ocount NULL: all
+ * of the outer dimensions (and NULL is what is passed for 2-D). */
+static void check_region_read(scase *c, raster_var *v, const int32_t *ids,
+                              size_t nids, const size_t *ostart,
+                              const size_t *ocount, int lkind,
+                              const char *mode)
+{
+    int no = c->ndims - 2;
+    size_t ny = c->ny, nx = c->nx, ncell = ny * nx;
+    /* expected geometry from the mask */
+    size_t packed = 0, box[4] = {SIZE_MAX, SIZE_MAX, 0, 0};
+    for (size_t y = 0; y < ny; y++)
+        for (size_t x = 0; x < nx; x++)
+            if (in_set(c->mask[y * nx + x], ids, nids)) {
+                packed++;
+                if (y < box[0]) box[0] = y;
+                if (x < box[1]) box[1] = x;
+                if (y + 1 > box[2]) box[2] = y + 1;
+                if (x + 1 > box[3]) box[3] = x + 1;
+            }
+    size_t bw = box[3] - box[1], bh = box[2] - box[0];
+    size_t plane = lkind == RASTER_LAYOUT_PACKED ? packed
+                   : lkind == RASTER_LAYOUT_BBOX ? bh * bw : ncell;
+    size_t got_plane = 0, got_box[4];
+    RS(raster_region_size(v, ids, nids, lkind, &got_plane));
+    assert_int_equal(got_plane, plane);
+    RS(raster_region_bbox(v, ids, nids, got_box));
+    assert_memory_equal(got_box, box, sizeof box);
+    if (lkind == RASTER_LAYOUT_PACKED) {
+        size_t *ys = malloc(packed * sizeof *ys), *xs = malloc(packed * sizeof *xs);
+        assert_true(ys && xs);
+        RS(raster_region_cells(v, ids, nids, ys, xs));
+        size_t k = 0;
+        for (size_t y = 0; y < ny; y++)
+            for (size_t x = 0; x < nx; x++)
+                if (in_set(c->mask[y * nx + x], ids, nids)) {
+                    if (ys[k] != y || xs[k] != x)
+                        fail_msg("%s: packed cell %zu is (%zu, %zu), expected "
+                                 "(%zu, %zu)", c->label, k, ys[k], xs[k], y, x);
+                    k++;
+                }
+        free(ys);
+        free(xs);
+    }
+
+    size_t os[MAXD] = {0}, oc[MAXD] = {0};
+    if (no > 0) {
+        case_cur_shape(c, oc);
+        if (ostart) {
+            memcpy(os, ostart, (size_t)no * sizeof *os);
+            memcpy(oc, ocount, (size_t)no * sizeof *oc);
+        }
+    }
+    size_t planes = prod(oc, no);
+    size_t n = planes * plane;
+    unsigned char *got = malloc(n ? n * c->es : 1),
+                  *want = malloc(n ? n * c->es : 1);
+    assert_true(got && want);
+    int rc = raster_region_read(v, ids, nids, no > 0 ? os : NULL,
+                                no > 0 ? oc : NULL, lkind, got);
+    if (rc)
+        fail_msg("%s (%s): raster_region_read of %zu id(s) layout %d: %s: %s",
+                 c->label, mode, nids, lkind, raster_strerror(rc),
+                 raster_errmsg());
+    /* the reference: numpy var[..., isin(mask, ids)] or fill outside */
+    size_t idx[MAXD] = {0}, k = 0, full[MAXD];
+    for (size_t p = 0; p < planes; p++, odo_next(idx, oc, no)) {
+        for (int d = 0; d < no; d++)
+            full[d] = os[d] + idx[d];
+        full[no] = full[no + 1] = 0;
+        size_t zero[MAXD] = {0};
+        size_t base = ref_index(c, full, zero, NULL); /* cell (0, 0) */
+        size_t y0 = lkind == RASTER_LAYOUT_BBOX ? box[0] : 0;
+        size_t y1 = lkind == RASTER_LAYOUT_BBOX ? box[2] : ny;
+        size_t x0 = lkind == RASTER_LAYOUT_BBOX ? box[1] : 0;
+        size_t x1 = lkind == RASTER_LAYOUT_BBOX ? box[3] : nx;
+        for (size_t y = y0; y < y1; y++)
+            for (size_t x = x0; x < x1; x++) {
+                int sel = in_set(c->mask[y * nx + x], ids, nids);
+                if (lkind == RASTER_LAYOUT_PACKED && !sel)
+                    continue;
+                const unsigned char *src =
+                    sel ? c->expect + (base + y * nx + x) * c->es : c->fill;
+                memcpy(want + k++ * c->es, src, c->es);
+            }
+    }
+    assert_int_equal(k, n);
+    char what[200];
+    snprintf(what, sizeof what, "region read (%s) of %zu id(s) [%d%s], "
+             "layout %d", mode, nids, (int)ids[0], nids > 1 ? ", ..." : "",
+             lkind);
+    check_same(c->label, what, c->xtype, got, want, n);
+    free(got);
+    free(want);
+}
+
+static void check_regions(scase *c, raster_var *v, const char *mode)
+{
+    int no = c->ndims - 2;
+    size_t ncell = c->ny * c->nx;
+    int32_t *ids = malloc(ncell * sizeof *ids);
+    assert_non_null(ids);
+    size_t nr = mask_ids(c->mask, ncell, ids);
+    size_t cur[MAXD];
+    case_cur_shape(c, cur);
+    if (no > 0 && prod(cur, no) == 0) {
+        free(ids);
+        return;
+    }
+    /* sets: a few single ids, random subsets (with a repeated id), all */
+    int32_t set[8];
+    int nsets = 10;
+    for (int s = 0; s < nsets; s++) {
+        size_t nids;
+        if (s < 4) {
+            nids = 1;
+            set[0] = ids[s < (int)nr ? (size_t)s : rng_below(nr)];
+            if (s == 3)
+                set[0] = ids[nr - 1];
+        } else if (s == nsets - 1) {
+            nids = 0; /* all ids: done below */
+        } else {
+            nids = rng_range(1, nr < 6 ? nr : 6);
+            for (size_t i = 0; i < nids; i++)
+                set[i] = ids[rng_below(nr)];
+            if (s == 5) /* a repeated id counts once */
+                set[nids++] = set[0];
+        }
+        const int32_t *use = set;
+        if (nids == 0) {
+            use = ids;
+            nids = nr;
+        }
+        for (int lkind = 0; lkind < 3; lkind++) {
+            size_t os[MAXD], oc[MAXD];
+            int sub = no > 0 && rng_below(3) != 0;
+            for (int d = 0; d < no; d++) {
+                os[d] = rng_below(cur[d]);
+                oc[d] = rng_range(1, cur[d] - os[d]);
+            }
+            check_region_read(c, v, use, nids, sub ? os : NULL,
+                              sub ? oc : NULL, lkind, mode);
+        }
+    }
+    free(ids);
+}
+
+/* Whether the stores of v were read with pread: every store that exists. */
+static void check_fast_path(scase *c, raster_var *v, int expect_fast)
+{
+    for (size_t s = 0; s <= v->lay->nregions; s++) {
+        if (v->store_var[s] < 0)
+            continue;
+        if (v->addr[s].ok != expect_fast)
+            fail_msg("%s: store %zu %s the pread fast path", c->label, s,
+                     expect_fast ? "misses" : "unexpectedly takes");
+    }
+}
+
+static void case_verify(scase *c, int nslabs)
+{
+    /* read back while the writers are open, before close (netCDF path) */
+    check_whole(c, c->rv, "before close");
+    check_slabs(c, c->rv, 1, "before close", 3);
+    check_regions(c, c->rv, "before close");
+    case_close_writers(c);
+
+    NC(nc_open(c->ppath, NC_NOWRITE, &c->pl_ncid));
+    NC(nc_inq_varid(c->pl_ncid, "v", &c->pl_varid));
+    static const int modes[2] = {RASTER_READ, RASTER_WRITE};
+    for (int mi = 0; mi < 2; mi++) {
+        const char *mode = mi == 0 ? "read-only" : "read-write";
+        raster_file *f;
+        raster_var *v;
+        int rc = raster_open(c->rpath, modes[mi], &f);
+        if (rc)
+            fail_msg("%s: raster_open %s: %s: %s", c->label, mode,
+                     raster_strerror(rc), raster_errmsg());
+        assert_int_equal(raster_file_nvars(f), 1);
+        RS(raster_var_find(f, "v", &v));
+        assert_int_equal(raster_var_type(v), c->xtype);
+        assert_int_equal(raster_var_ndims(v), c->ndims);
+        size_t chunk[MAXD];
+        RS(raster_var_dims(v, NULL, NULL, chunk));
+        assert_memory_equal(chunk, c->chunk, (size_t)c->ndims * sizeof *chunk);
+        assert_memory_equal(raster_mask_values(raster_var_mask(v)), c->mask,
+                            c->ny * c->nx * sizeof(int32_t));
+        check_whole(c, v, mode);
+        /* fixed outer dimensions: contiguous stores, read with preadv when
+         * read-only; unlimited ones are chunked and go through netCDF, as
+         * does everything in a writable file */
+        check_fast_path(c, v, mi == 0 && !c->unlim);
+        check_slabs(c, v, 1, mode, nslabs);
+        check_regions(c, v, mode);
+        RS(raster_close(f));
+    }
+    NC(nc_close(c->pl_ncid));
+}
+
+static void case_init(scase *c, const char *tag, int xtype, int ndims,
+                      const size_t *shape, const size_t *chunk, int unlim,
+                      int mask_kind, int user_fill_value)
+{
+    memset(c, 0, sizeof *c);
+    c->xtype = xtype;
+    c->es = type_size(xtype);
+    c->ndims = ndims;
+    memcpy(c->shape, shape, (size_t)ndims * sizeof *shape);
+    memcpy(c->chunk, chunk, (size_t)ndims * sizeof *chunk);
+    c->unlim = unlim;
+    c->ny = shape[ndims - 2];
+    c->nx = shape[ndims - 1];
+    c->mask = make_mask(mask_kind, c->ny, c->nx);
+    c->user_fill = user_fill_value;
+    if (user_fill_value)
+        user_fill(xtype, c->fill);
+    else
+        default_fill(xtype, c->fill);
+    c->nelem = prod(shape, ndims);
+    c->expect = malloc(c->nelem * c->es);
+    assert_non_null(c->expect);
+    for (size_t i = 0; i < c->nelem; i++)
+        memcpy(c->expect + i * c->es, c->fill, c->es);
+    char shp[100] = "", chk[100] = "";
+    for (int d = 0; d < ndims; d++) {
+        size_t l1 = strlen(shp), l2 = strlen(chk);
+        snprintf(shp + l1, sizeof shp - l1, "%s%zu%s", d ? "x" : "", shape[d],
+                 (unlim >> d) & 1 ? "(unlim)" : "");
+        snprintf(chk + l2, sizeof chk - l2, "%s%zu", d ? "x" : "", chunk[d]);
+    }
+    snprintf(c->label, sizeof c->label, "[%s %s %s chunk %s mask %s%s]", tag,
+             type_name(xtype), shp, chk, mask_kind_name(mask_kind),
+             user_fill_value ? " user-fill" : "");
+    path_of(c->rpath, sizeof c->rpath, "case_raster.nc");
+    path_of(c->ppath, sizeof c->ppath, "case_plain.nc");
+}
+
+static void case_free(scase *c)
+{
+    free(c->mask);
+    free(c->expect);
+    unlink(c->rpath);
+    unlink(c->ppath);
+}
+
+/* Runs one whole case: define, write in `order`, verify. */
+static void run_case(scase *c, int order, int nslabs)
+{
+    size_t l = strlen(c->label);
+    snprintf(c->label + l, sizeof c->label - l, " order %s",
+             order_name(order));
+    case_open_writers(c);
+    case_write(c, order);
+    if (order != W_PARTIAL) {
+        /* every cell was written: no fill left */
+        size_t nfill = 0;
+        for (size_t i = 0; i < c->nelem; i++)
+            nfill += memcmp(c->expect + i * c->es, c->fill, c->es) == 0;
+        assert_int_equal(nfill, 0);
+    }
+    case_verify(c, nslabs);
+}
+
+/* A random shape of `ndims` dimensions. */
+static void random_shape(int ndims, size_t *shape, size_t *chunk, size_t maxg)
+{
+    for (int d = 0; d < ndims - 2; d++) {
+        shape[d] = rng_range(1, ndims >= 5 ? 2 : 4);
+        chunk[d] = rng_range(1, shape[d]);
+    }
+    size_t ny = rng_range(2, maxg), nx = rng_range(2, maxg);
+    shape[ndims - 2] = ny;
+    shape[ndims - 1] = nx;
+    chunk[ndims - 2] = rng_range(1, ny < 9 ? ny : 9);
+    chunk[ndims - 1] = rng_range(1, nx < 11 ? nx : 11);
+}
+
+/* ---- tests ------------------------------------------------------------------------ */
+
+/* Every numeric type: 4-D (time unlimited, z, y, x), whole-variable write,
+ * then 3-D fixed written in blocks. */
+static void test_every_type(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 10; t++) {
+        rng_seed(100 + (uint64_t)t);
+        scase c;
+        size_t shape[4] = {3, 2, 13, 17}, chunk[4] = {1, 2, 5, 4};
+        case_init(&c, "type", all_types[t], 4, shape, chunk, 1, MASK_NEGATIVE,
+                  0);
+        run_case(&c, W_WHOLE, 12);
+        case_free(&c);
+        size_t s3[3] = {2, 11, 9}, c3[3] = {1, 4, 4};
+        case_init(&c, "type", all_types[t], 3, s3, c3, 0, MASK_BLOCKY, 0);
+        run_case(&c, W_BLOCKS, 12);
+        case_free(&c);
+    }
+}
+
+/* Partial writes: unwritten cells read as the default netCDF fill, or as a
+ * _FillValue set with raster_var_put_att before writing. */
+static void test_fill_values(void **state)
+{
+    (void)state;
+    for (int t = 0; t < 10; t++) {
+        for (int uf = 0; uf < 2; uf++) {
+            rng_seed(200 + (uint64_t)t * 2 + (uint64_t)uf);
+            scase c;
+            int unlim = (t + uf) % 2;
+            size_t shape[4] = {3, 2, 10, 12}, chunk[4] = {1, 1, 3, 5};
+            case_init(&c, "fill", all_types[t], 4, shape, chunk, unlim,
+                      MASK_BLOCKY, uf);
+            run_case(&c, W_PARTIAL, 8);
+            size_t nfill = 0;
+            for (size_t i = 0; i < c.nelem; i++)
+                nfill += memcmp(c.expect + i * c.es, c.fill, c.es) == 0;
+            assert_true(nfill > 0); /* the test did leave holes */
+            case_free(&c);
+        }
+    }
+}
+
+/* Every write order on every mask kind. */
+static void test_orders_and_masks(void **state)
+{
+    (void)state;
+    for (int mk = 0; mk < MASK_KINDS; mk++) {
+        for (int o = 0; o < W_ORDERS; o++) {
+            rng_seed(300 + (uint64_t)mk * 16 + (uint64_t)o);
+            scase c;
+            size_t shape[4], chunk[4];
+            size_t maxg = mk == MASK_EACH_CELL ? 8 : 30;
+            random_shape(4, shape, chunk, maxg);
+            if (shape[0] < 2)
+                shape[0] = 2;
+            int unlim = (mk + o) % 2;
+            case_init(&c, "order", all_types[(mk + o) % 10], 4, shape, chunk,
+                      unlim, mk, o % 3 == 0);
+            run_case(&c, o, 6);
+            case_free(&c);
+        }
+    }
+}
+
+/* Random shapes: 2-D to 5-D, fixed or unlimited outer dimensions, random
+ * masks, tiles, types and write orders. */
+static void test_random_shapes(void **state)
+{
+    (void)state;
+    /* RASTER_TEST_CASES=N runs N cases instead (longer hunts for bugs);
+     * RASTER_TEST_SEED=S starts at another seed */
+    const char *env = getenv("RASTER_TEST_CASES");
+    const char *senv = getenv("RASTER_TEST_SEED");
+    int ncases = env && atoi(env) > 0 ? atoi(env) : 36;
+    uint64_t seed0 = senv ? strtoull(senv, NULL, 10) : 1000;
+    for (int i = 0; i < ncases; i++) {
+        rng_seed(seed0 + (uint64_t)i);
+        int ndims = 2 + i % 4;
+        int mk = (int)rng_below(MASK_KINDS);
+        size_t shape[MAXD], chunk[MAXD];
+        random_shape(ndims, shape, chunk, mk == MASK_EACH_CELL ? 7 : 37);
+        /* no, the first, or any set of outer dimensions unlimited */
+        int unlim = 0;
+        if (ndims > 2 && rng_below(2))
+            unlim = rng_below(2) ? 1
+                                 : (int)rng_range(1, (1u << (ndims - 2)) - 1);
+        int order = (int)rng_below(W_ORDERS);
+        if (ndims == 2 && order == W_RECORDS)
+            order = W_WHOLE; /* no record dimension */
+        scase c;
+        case_init(&c, "random", all_types[rng_below(10)], ndims, shape, chunk,
+                  unlim, mk, (int)rng_below(2));
+        run_case(&c, order, 6);
+        case_free(&c);
+    }
+}
+
+/* A 3-D variable whose only outer dimension is unlimited, written record
+ * by record, and the same written with a gap of records left unwritten. */
+static void test_only_unlimited_outer(void **state)
+{
+    (void)state;
+    rng_seed(77);
+    scase c;
+    size_t shape[3] = {5, 23, 19}, chunk[3] = {2, 6, 7};
+    case_init(&c, "unlim3d", NC_FLOAT, 3, shape, chunk, 1, MASK_NEGATIVE, 0);
+    run_case(&c, W_RECORDS, 10);
+    case_free(&c);
+
+    case_init(&c, "unlim3d-gap", NC_INT, 3, shape, chunk, 1, MASK_BLOCKY, 1);
+    case_open_writers(&c);
+    size_t st[3] = {0, 0, 0}, ct[3] = {1, 23, 19};
+    case_put(&c, st, ct, NULL);
+    st[0] = 3; /* records 1 and 2 stay unwritten: fill */
+    case_put(&c, st, ct, NULL);
+    assert_int_equal(c.ext[0], 4);
+    case_verify(&c, 10);
+    case_free(&c);
+}
+
+/* A 2-D variable: no outer dimension, ostart/ocount NULL. */
+static void test_two_dimensional(void **state)
+{
+    (void)state;
+    for (int mk = 0; mk < MASK_KINDS; mk++) {
+        rng_seed(500 + (uint64_t)mk);
+        scase c;
+        size_t shape[2] = {rng_range(3, 31), rng_range(3, 29)}, chunk[2];
+        if (mk == MASK_EACH_CELL)
+            shape[0] = shape[1] = 6;
+        chunk[0] = rng_range(1, shape[0] < 8 ? shape[0] : 8);
+        chunk[1] = rng_range(1, shape[1] < 8 ? shape[1] : 8);
+        case_init(&c, "2d", all_types[(mk * 3) % 10], 2, shape, chunk, 0, mk,
+                  mk % 2);
+        run_case(&c, mk % 2 ? W_BLOCKS : W_OVERWRITE, 10);
+        case_free(&c);
+    }
+}
+
+/* The worked example of DESIGN.md: a band of 4 x 4 tiles over 80 columns. */
+static void test_paper_band(void **state)
+{
+    (void)state;
+    rng_seed(9);
+    scase c;
+    size_t shape[3] = {2, 8, 80}, chunk[3] = {1, 4, 4};
+    case_init(&c, "paper", NC_DOUBLE, 3, shape, chunk, 0, MASK_SINGLE, 0);
+    for (size_t y = 0; y < 8; y++)
+        for (size_t x = 0; x < 80; x++) {
+            int32_t id = 1; /* ocean */
+            if ((x >= 32 && x < 52))
+                id = 2; /* land */
+            if ((x >= 28 && x < 32) || (x >= 52 && x < 56) ||
+                (x >= 64 && x < 68))
+                id = (x + y) % 2 ? 1 : 2; /* mixed tiles */
+            c.mask[y * 80 + x] = id;
+        }
+    run_case(&c, W_RECORDS, 10);
+    case_free(&c);
+}
+
+/* Requests of thousands of pieces: a noise mask makes nearly every tile
+ * mixed and every run of equal ids a piece, so one span of the mixed store
+ * needs more iovecs than IOV_MAX; and a wide single-region grid whose
+ * column reads leave holes too large to read through (separate spans). */
+static void test_many_pieces(void **state)
+{
+    (void)state;
+    for (int unlim = 0; unlim < 2; unlim++) {
+        rng_seed(900 + (uint64_t)unlim);
+        scase c;
+        size_t shape[3] = {2, 150, 170}, chunk[3] = {1, 10, 10};
+        case_init(&c, "noise", NC_FLOAT, 3, shape, chunk, unlim, MASK_NOISE,
+                  0);
+        run_case(&c, W_BLOCKS, 6);
+        case_free(&c);
+    }
+    rng_seed(910);
+    scase c;
+    size_t shape[3] = {2, 40, 1300}, chunk[3] = {1, 8, 600};
+    case_init(&c, "wide", NC_DOUBLE, 3, shape, chunk, 0, MASK_SINGLE, 0);
+    case_open_writers(&c);
+    case_write(&c, W_WHOLE);
+    case_close_writers(&c);
+    raster_file *f;
+    raster_var *v;
+    RS(raster_open(c.rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    double col[2 * 40], want[2 * 40];
+    for (size_t x = 0; x < 1300; x += 97) {
+        size_t st[3] = {0, 0, x}, ct[3] = {2, 40, 1};
+        RS(raster_var_get(v, st, ct, NULL, col));
+        ref_slab(&c, st, ct, NULL, (unsigned char *)want);
+        check_same(c.label, "column", NC_DOUBLE, col, want, 80);
+    }
+    RS(raster_close(f));
+    case_free(&c);
+}
+
+/* More records than one 32 MiB scratch buffer holds: an unlimited variable
+ * read and written in several batches of records. */
+static void test_large_records(void **state)
+{
+    (void)state;
+    enum { LT = 48, LY = 100, LX = 1100 };
+    size_t n = (size_t)LT * LY * LX;
+    char path[600];
+    path_of(path, sizeof path, "large.nc");
+    int32_t *mask = malloc(sizeof(int32_t) * LY * LX);
+    double *data = malloc(sizeof(double) * n), *got = malloc(sizeof(double) * n);
+    assert_true(mask && data && got);
+    for (size_t y = 0; y < LY; y++)
+        for (size_t x = 0; x < LX; x++)
+            mask[y * LX + x] = x < 1050 ? 1 : (int32_t)(x + y) % 3;
+    for (size_t i = 0; i < n; i++)
+        data[i] = (double)i * 0.5;
+    raster_mask *m;
+    RS(raster_mask_wrap(mask, LY, LX, &m));
+    raster_file *f;
+    raster_var *v;
+    RS(raster_create(path, &f));
+    int ncid = raster_file_ncid(f), d[3];
+    NC(nc_def_dim(ncid, "t", NC_UNLIMITED, &d[0]));
+    NC(nc_def_dim(ncid, "y", LY, &d[1]));
+    NC(nc_def_dim(ncid, "x", LX, &d[2]));
+    size_t chunk[3] = {1, 50, 50};
+    RS(raster_def_var(f, ncid, "v", NC_DOUBLE, 3, d, chunk, m, &v));
+    raster_mask_free(m);
+    size_t st[3] = {0, 0, 0}, ct[3] = {LT, LY, LX};
+    RS(raster_var_put(v, st, ct, NULL, data));
+    RS(raster_close(f));
+    RS(raster_open(path, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    RS(raster_var_get(v, st, ct, NULL, got));
+    check_same("large", "whole", NC_DOUBLE, got, data, n);
+    int32_t id = 1;
+    size_t cells, os = 0, oc = LT;
+    RS(raster_region_size(v, &id, 1, RASTER_LAYOUT_PACKED, &cells));
+    RS(raster_region_read(v, &id, 1, &os, &oc, RASTER_LAYOUT_PACKED, got));
+    size_t k = 0;
+    for (size_t t = 0; t < LT; t++)
+        for (size_t cell = 0; cell < (size_t)LY * LX; cell++)
+            if (mask[cell] == 1 && got[k++] != data[t * LY * LX + cell])
+                fail_msg("large: packed value %zu of record %zu differs",
+                         k - 1, t);
+    assert_int_equal(k, cells * LT);
+    RS(raster_close(f));
+    free(mask);
+    free(data);
+    free(got);
+    unlink(path);
+}
+
+/* ---- region names from CF attributes ----------------------------------------- */
+
+static void write_named_mask(const char *path, const int32_t *vals, size_t ny,
+                             size_t nx)
+{
+    int ncid, dims[2], varid;
+    NC(nc_create(path, NC_NETCDF4 | NC_CLOBBER, &ncid));
+    NC(nc_def_dim(ncid, "nlat", ny, &dims[0]));
+    NC(nc_def_dim(ncid, "nlon", nx, &dims[1]));
+    NC(nc_def_var(ncid, "REGION_MASK", NC_INT, 2, dims, &varid));
+    int fv[5] = {1, 2, -5, 6, 10};
+    const char *fm = "Southern_Ocean Pacific_Ocean Red_Sea Atlantic_Ocean "
+                     "Arctic_Ocean";
+    NC(nc_put_att_int(ncid, varid, "flag_values", NC_INT, 5, fv));
+    NC(nc_put_att_text(ncid, varid, "flag_meanings", strlen(fm), fm));
+    NC(nc_enddef(ncid));
+    NC(nc_put_var_int(ncid, varid, vals));
+    NC(nc_close(ncid));
+}
+
+static void test_region_lookup_by_name(void **state)
+{
+    (void)state;
+    enum { NY = 12, NX = 15 };
+    int32_t vals[NY * NX];
+    for (size_t y = 0; y < NY; y++)
+        for (size_t x = 0; x < NX; x++)
+            vals[y * NX + x] = y < 3 ? 1 : x < 5 ? 2 : x < 10 ? 6
+                               : y < 6 ? -5 : 0; /* no Arctic cells */
+    char mpath[600], rpath[600];
+    path_of(mpath, sizeof mpath, "named_mask.nc");
+    path_of(rpath, sizeof rpath, "named.nc");
+    write_named_mask(mpath, vals, NY, NX);
+    raster_mask *m;
+    RS(raster_mask_load(mpath, "REGION_MASK", &m));
+
+    raster_file *f;
+    raster_var *v;
+    RS(raster_create(rpath, &f));
+    int ncid = raster_file_ncid(f), dims[3];
+    NC(nc_def_dim(ncid, "time", NC_UNLIMITED, &dims[0]));
+    NC(nc_def_dim(ncid, "nlat", NY, &dims[1]));
+    NC(nc_def_dim(ncid, "nlon", NX, &dims[2]));
+    size_t chunk[3] = {1, 5, 5};
+    RS(raster_def_var(f, ncid, "SST", NC_FLOAT, 3, dims, chunk, m, &v));
+    raster_mask_free(m);
+    float data[2 * NY * NX];
+    for (size_t i = 0; i < 2 * NY * NX; i++)
+        data[i] = (float)i * 0.5f;
+    size_t st[3] = {0, 0, 0}, ct[3] = {2, NY, NX};
+    RS(raster_var_put(v, st, ct, NULL, data));
+    int32_t id = 0;
+    RS(raster_region_lookup(v, "atlantic ocean", &id)); /* before closing */
+    assert_int_equal(id, 6);
+    RS(raster_close(f));
+
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "SST", &v));
+    const raster_mask *vm = raster_var_mask(v);
+    assert_string_equal(raster_mask_region_name(vm, 6), "Atlantic_Ocean");
+    assert_string_equal(raster_mask_region_name(vm, -5), "Red_Sea");
+    static const struct { const char *text; int32_t id; } ok[] = {
+        {"atlantic ocean", 6}, {"Atlantic_Ocean", 6}, {"ATLANTIC_OCEAN", 6},
+        {"red sea", -5}, {"Southern_Ocean", 1}, {"pacific_ocean", 2},
+        {"6", 6}, {"-5", -5}, {"0", 0}, {"1", 1},
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        id = 12345;
+        int rc = raster_region_lookup(v, ok[i].text, &id);
+        if (rc || id != ok[i].id)
+            fail_msg("lookup '%s': rc %d id %d, expected %d", ok[i].text, rc,
+                     (int)id, (int)ok[i].id);
+    }
+    static const char *missing[] = {"Indian_Ocean", "atlantic", "7", "-6",
+                                    "Arctic_Ocean" /* named, no cells */,
+                                    "99999999999", ""};
+    for (size_t i = 0; i < sizeof missing / sizeof missing[0]; i++) {
+        raster_errmsg_clear();
+        int rc = raster_region_lookup(v, missing[i], &id);
+        if (rc != RASTER_ENOTFOUND)
+            fail_msg("lookup '%s': rc %d (%s), expected RASTER_ENOTFOUND",
+                     missing[i], rc, raster_strerror(rc));
+        assert_true(raster_errmsg()[0] != '\0');
+    }
+    /* the looked-up id reads the right cells */
+    RS(raster_region_lookup(v, "Atlantic_Ocean", &id));
+    size_t n;
+    RS(raster_region_size(v, &id, 1, RASTER_LAYOUT_PACKED, &n));
+    assert_int_equal(n, 9 * 5);
+    float got[2 * 45];
+    size_t os = 0, oc = 2;
+    RS(raster_region_read(v, &id, 1, &os, &oc, RASTER_LAYOUT_PACKED, got));
+    size_t k = 0;
+    for (size_t t = 0; t < 2; t++)
+        for (size_t c = 0; c < NY * NX; c++)
+            if (vals[c] == 6)
+                assert_true(got[k++] == data[t * NY * NX + c]);
+    assert_int_equal(k, 90);
+    RS(raster_close(f));
+    unlink(rpath);
+    unlink(mpath);
+}
+
+/* ---- reopening for writing ------------------------------------------------------ */
+
+static int complete_marker(raster_var *v)
+{
+    int g, varid, val = -1;
+    raster_var_attributes(v, &g, &varid);
+    NC(nc_get_att_int(g, NC_GLOBAL, "raster_complete", &val));
+    return val;
+}
+
+static void test_reopen_for_writing(void **state)
+{
+    (void)state;
+    for (int unlim = 0; unlim < 2; unlim++) {
+        rng_seed(600 + (uint64_t)unlim);
+        scase c;
+        size_t shape[4] = {4, 2, 17, 21}, chunk[4] = {1, 1, 5, 6};
+        case_init(&c, "reopen", NC_SHORT, 4, shape, chunk, unlim,
+                  MASK_NEGATIVE, 1);
+        case_open_writers(&c);
+        size_t st[4] = {0, 0, 0, 0}, ct[4] = {3, 2, 17, 21};
+        if (!unlim)
+            ct[0] = 4;
+        case_put(&c, st, ct, NULL);
+        case_close_writers(&c);
+
+        /* the plain twin gets the same updates */
+        NC(nc_open(c.ppath, NC_WRITE, &c.pl_ncid));
+        NC(nc_inq_varid(c.pl_ncid, "v", &c.pl_varid));
+        RS(raster_open(c.rpath, RASTER_WRITE, &c.rf));
+        RS(raster_var_find(c.rf, "v", &c.rv));
+        assert_int_equal(complete_marker(c.rv), 1);
+        /* overwrite part of record 1, non tile-aligned */
+        size_t s2[4] = {1, 1, 3, 4}, c2[4] = {2, 1, 9, 13};
+        case_put(&c, s2, c2, NULL);
+        assert_int_equal(complete_marker(c.rv), 0); /* until closed */
+        if (unlim) { /* append a record */
+            size_t s3[4] = {3, 0, 0, 0}, c3[4] = {1, 2, 17, 21};
+            case_put(&c, s3, c3, NULL);
+            assert_int_equal(c.ext[0], 4);
+        }
+        /* and a strided rewrite */
+        size_t s4[4] = {0, 0, 1, 2};
+        size_t c4[4] = {2, 2, 8, 7};
+        ptrdiff_t d4[4] = {2, 1, 2, 3};
+        case_put(&c, s4, c4, d4);
+        case_verify(&c, 10); /* closes the writers first */
+
+        raster_file *f;
+        raster_var *v;
+        RS(raster_open(c.rpath, RASTER_READ, &f));
+        RS(raster_var_find(f, "v", &v));
+        assert_int_equal(complete_marker(v), 1);
+        RS(raster_close(f));
+
+        /* opened for writing and closed without writing: still complete */
+        RS(raster_open(c.rpath, RASTER_WRITE, &f));
+        RS(raster_close(f));
+        RS(raster_open(c.rpath, RASTER_READ, &f));
+        RS(raster_var_find(f, "v", &v));
+        assert_int_equal(complete_marker(v), 1);
+        RS(raster_close(f));
+        case_free(&c);
+    }
+}
+
+/* A variable defined and never written reads as fill everywhere. */
+static void test_never_written(void **state)
+{
+    (void)state;
+    for (int unlim = 0; unlim < 2; unlim++) {
+        rng_seed(650 + (uint64_t)unlim);
+        scase c;
+        size_t shape[3] = {2, 9, 11}, chunk[3] = {1, 4, 4};
+        case_init(&c, "never", NC_UINT, 3, shape, chunk, unlim, MASK_BLOCKY,
+                  unlim);
+        case_open_writers(&c);
+        case_verify(&c, 5);
+        case_free(&c);
+    }
+}
+
+/* ---- fast path vs netCDF path ------------------------------------------------ */
+
+/* The same data in a fixed-dims file (contiguous stores, preadv) and an
+ * unlimited one (chunked stores, netCDF): every read gives the same bytes. */
+static void test_fast_vs_netcdf(void **state)
+{
+    (void)state;
+    enum { T = 3, Z = 2, NY = 29, NX = 31 };
+    size_t shape[4] = {T, Z, NY, NX}, chunk[4] = {1, 1, 7, 8};
+    rng_seed(700);
+    int32_t *mask = make_mask(MASK_NEGATIVE, NY, NX);
+    double *data = malloc(sizeof(double) * T * Z * NY * NX);
+    assert_non_null(data);
+    for (size_t i = 0; i < (size_t)T * Z * NY * NX; i++)
+        gen_value(NC_DOUBLE, rng_next(), &data[i]);
+    raster_file *files[2];
+    raster_var *vars[2];
+    char paths[2][600];
+    for (int u = 0; u < 2; u++) {
+        path_of(paths[u], sizeof paths[u], u ? "fast_unlim.nc" : "fast_fixed.nc");
+        raster_file *f;
+        raster_var *v;
+        RS(raster_create(paths[u], &f));
+        int ncid = raster_file_ncid(f), d[4];
+        NC(nc_def_dim(ncid, "t", u ? NC_UNLIMITED : T, &d[0]));
+        NC(nc_def_dim(ncid, "z", Z, &d[1]));
+        NC(nc_def_dim(ncid, "y", NY, &d[2]));
+        NC(nc_def_dim(ncid, "x", NX, &d[3]));
+        raster_mask *m;
+        RS(raster_mask_wrap(mask, NY, NX, &m));
+        RS(raster_def_var(f, ncid, "v", NC_DOUBLE, 4, d, chunk, m, &v));
+        raster_mask_free(m);
+        size_t st[4] = {0, 0, 0, 0};
+        RS(raster_var_put(v, st, shape, NULL, data));
+        RS(raster_close(f));
+        RS(raster_open(paths[u], RASTER_READ, &files[u]));
+        RS(raster_var_find(files[u], "v", &vars[u]));
+    }
+    int32_t *ids = malloc(sizeof(int32_t) * NY * NX);
+    assert_non_null(ids);
+    size_t nr = mask_ids(mask, NY * NX, ids);
+    size_t max_bytes = sizeof(double) * T * Z * NY * NX;
+    unsigned char *a = malloc(max_bytes), *b = malloc(max_bytes);
+    assert_true(a && b);
+    for (int i = 0; i < 40; i++) {
+        size_t start[4], count[4];
+        ptrdiff_t stride[4];
+        random_slab(4, shape, start, count, stride, i % 2);
+        RS(raster_var_get(vars[0], start, count, stride, a));
+        RS(raster_var_get(vars[1], start, count, stride, b));
+        assert_memory_equal(a, b, prod(count, 4) * sizeof(double));
+        int32_t set[3] = {ids[rng_below(nr)], ids[rng_below(nr)],
+                          ids[rng_below(nr)]};
+        size_t nids = rng_range(1, 3), os[2], oc[2], cells;
+        for (int d = 0; d < 2; d++) {
+            os[d] = rng_below(shape[d]);
+            oc[d] = rng_range(1, shape[d] - os[d]);
+        }
+        int lkind = i % 3;
+        RS(raster_region_size(vars[0], set, nids, lkind, &cells));
+        RS(raster_region_read(vars[0], set, nids, os, oc, lkind, a));
+        RS(raster_region_read(vars[1], set, nids, os, oc, lkind, b));
+        assert_memory_equal(a, b, cells * oc[0] * oc[1] * sizeof(double));
+    }
+    /* the fixed file went through preadv, the unlimited one did not */
+    for (size_t s = 0; s <= vars[0]->lay->nregions; s++)
+        if (vars[0]->store_var[s] >= 0) {
+            assert_true(vars[0]->addr[s].ok);
+            assert_true(vars[0]->addr[s].base >= 0);
+        }
+    for (size_t s = 0; s <= vars[1]->lay->nregions; s++)
+        assert_false(vars[1]->addr[s].ok);
+    /* and both agree with the input */
+    size_t st[4] = {0, 0, 0, 0};
+    for (int u = 0; u < 2; u++) {
+        RS(raster_var_get(vars[u], st, shape, NULL, a));
+        assert_memory_equal(a, data, max_bytes);
+        RS(raster_close(files[u]));
+        unlink(paths[u]);
+    }
+    free(a);
+    free(b);
+    free(ids);
+    free(data);
+    free(mask);
+}
+
+/* ---- several variables in one file ------------------------------------------ */
+
+static void test_two_vars_and_plain(void **state)
+{
+    (void)state;
+    enum { NY = 14, NX = 18 };
+    char path[600];
+    path_of(path, sizeof path, "two.nc");
+    rng_seed(800);
+    int32_t *m1 = make_mask(MASK_BLOCKY, NY, NX);
+    int32_t *m2 = make_mask(MASK_NEGATIVE, NY, NX);
+    raster_mask *rm1, *rm2;
+    RS(raster_mask_wrap(m1, NY, NX, &rm1));
+    RS(raster_mask_wrap(m2, NY, NX, &rm2));
+
+    raster_file *f;
+    raster_var *a, *b, *sub;
+    RS(raster_create(path, &f));
+    int ncid = raster_file_ncid(f), d[3], lat, grp, gvar;
+    NC(nc_def_dim(ncid, "time", NC_UNLIMITED, &d[0]));
+    NC(nc_def_dim(ncid, "y", NY, &d[1]));
+    NC(nc_def_dim(ncid, "x", NX, &d[2]));
+    NC(nc_def_var(ncid, "lat", NC_DOUBLE, 1, &d[1], &lat)); /* varid 0 */
+    RS(raster_def_var(f, ncid, "sst", NC_FLOAT, 3, d, NULL, rm1, &a));
+    /* plain: netCDF varid 1, but third in definition order */
+    NC(nc_def_var(ncid, "area", NC_FLOAT, 2, &d[1], &gvar));
+    size_t ch[2] = {5, 5};
+    RS(raster_def_var(f, ncid, "salt", NC_INT, 2, &d[1], ch, rm2, &b));
+    /* and one in a subgroup */
+    NC(nc_def_grp(ncid, "ocean", &grp));
+    RS(raster_def_var(f, grp, "depth", NC_USHORT, 2, &d[1], ch, rm1, &sub));
+    assert_int_equal(raster_var_varid(a), 1);
+    assert_int_equal(raster_var_varid(b), 3);
+    assert_int_equal(raster_var_varid(sub), 0);
+    assert_int_equal(raster_var_parent(a), ncid);
+    assert_int_equal(raster_var_parent(sub), grp);
+    assert_int_equal(raster_file_nvars(f), 3);
+
+    float units_scale[3] = {0.5f, 1.5f, 2.5f};
+    RS(raster_var_put_att(a, "units", NC_CHAR, 4, "degC"));
+    RS(raster_var_put_att(a, "scales", NC_FLOAT, 3, units_scale));
+    float afill = -1.0f;
+    RS(raster_var_put_att(a, "_FillValue", NC_FLOAT, 1, &afill));
+    RS(raster_var_put_att(b, "long_name", NC_CHAR, 8, "salinity"));
+
+    double lats[NY];
+    for (int i = 0; i < NY; i++)
+        lats[i] = -90.0 + 10.0 * i;
+    NC(nc_put_var_double(ncid, lat, lats));
+    float *va = malloc(sizeof(float) * 2 * NY * NX);
+    int *vb = malloc(sizeof(int) * NY * NX);
+    unsigned short *vs = malloc(sizeof(unsigned short) * NY * NX);
+    assert_true(va && vb && vs);
+    for (int i = 0; i < 2 * NY * NX; i++)
+        va[i] = (float)i / 8.0f;
+    for (int i = 0; i < NY * NX; i++) {
+        vb[i] = i * 1000 - 77;
+        vs[i] = (unsigned short)(i * 3);
+    }
+    size_t st[3] = {0, 0, 0}, ct[3] = {2, NY, NX};
+    RS(raster_var_put(a, st, ct, NULL, va));
+    RS(raster_var_put(b, st, ct + 1, NULL, vb));
+    RS(raster_var_put(sub, st, ct + 1, NULL, vs));
+    RS(raster_close(f));
+    raster_mask_free(rm1);
+    raster_mask_free(rm2);
+
+    RS(raster_open(path, RASTER_READ, &f));
+    ncid = raster_file_ncid(f);
+    assert_int_equal(raster_file_nvars(f), 3);
+    assert_string_equal(raster_var_name(raster_file_var(f, 0)), "sst");
+    assert_string_equal(raster_var_name(raster_file_var(f, 1)), "salt");
+    assert_string_equal(raster_var_name(raster_file_var(f, 2)), "depth");
+    assert_null(raster_file_var(f, 3));
+    RS(raster_var_find(f, "sst", &a));
+    RS(raster_var_find(f, "salt", &b));
+    RS(raster_var_find(f, "depth", &sub));
+    assert_ptr_equal(a, raster_file_var(f, 0));
+    raster_var *none = a;
+    assert_int_equal(raster_var_find(f, "lat", &none), RASTER_ENOTFOUND);
+    assert_null(none); /* a plain variable is not a raster one */
+    assert_int_equal(raster_var_varid(a), 1);
+    assert_int_equal(raster_var_varid(b), 3);
+    assert_int_equal(raster_var_varid(sub), 0);
+    assert_int_equal(raster_var_parent(a), ncid);
+    NC(nc_inq_grp_ncid(ncid, "ocean", &grp));
+    assert_int_equal(raster_var_parent(sub), grp);
+    assert_int_equal(raster_var_type(b), NC_INT);
+    assert_int_equal(raster_var_ndims(b), 2);
+    size_t chunk[3], shape[3];
+    int dimids[3];
+    RS(raster_var_dims(a, dimids, shape, chunk));
+    assert_int_equal(shape[0], 2);
+    assert_int_equal(shape[1], NY);
+    assert_int_equal(chunk[0], 1); /* defaults: 1 outer, min(50, grid) */
+    assert_int_equal(chunk[1], NY);
+    assert_int_equal(chunk[2], NX);
+
+    /* attributes where raster_var_attributes says */
+    int g, vid;
+    char text[16] = "";
+    float sc[3];
+    float fill;
+    raster_var_attributes(a, &g, &vid);
+    NC(nc_get_att_text(g, vid, "units", text));
+    assert_memory_equal(text, "degC", 4);
+    NC(nc_get_att_float(g, vid, "scales", sc));
+    assert_memory_equal(sc, units_scale, sizeof sc);
+    NC(nc_get_att_float(g, vid, "_FillValue", &fill));
+    assert_true(fill == -1.0f);
+    raster_var_attributes(b, &g, &vid);
+    memset(text, 0, sizeof text);
+    NC(nc_get_att_text(g, vid, "long_name", text));
+    assert_string_equal(text, "salinity");
+
+    /* the plain variable is intact, and every raster variable too */
+    double lat_got[NY];
+    NC(nc_inq_varid(ncid, "lat", &lat));
+    NC(nc_get_var_double(ncid, lat, lat_got));
+    assert_memory_equal(lat_got, lats, sizeof lats);
+    float *ga = malloc(sizeof(float) * 2 * NY * NX);
+    int *gb = malloc(sizeof(int) * NY * NX);
+    unsigned short *gs = malloc(sizeof(unsigned short) * NY * NX);
+    assert_true(ga && gb && gs);
+    RS(raster_var_get(a, st, ct, NULL, ga));
+    RS(raster_var_get(b, st, ct + 1, NULL, gb));
+    RS(raster_var_get(sub, st, ct + 1, NULL, gs));
+    assert_memory_equal(ga, va, sizeof(float) * 2 * NY * NX);
+    assert_memory_equal(gb, vb, sizeof(int) * NY * NX);
+    assert_memory_equal(gs, vs, sizeof(unsigned short) * NY * NX);
+    /* 2-D region read with NULL outer box */
+    int32_t id = m2[0];
+    size_t n;
+    RS(raster_region_size(b, &id, 1, RASTER_LAYOUT_PACKED, &n));
+    RS(raster_region_read(b, &id, 1, NULL, NULL, RASTER_LAYOUT_PACKED, gb));
+    size_t k = 0;
+    for (int i = 0; i < NY * NX; i++)
+        if (m2[i] == id)
+            assert_int_equal(gb[k++], vb[i]);
+    assert_int_equal(k, n);
+    RS(raster_close(f));
+    free(va); free(vb); free(vs); free(ga); free(gb); free(gs);
+    free(m1);
+    free(m2);
+    unlink(path);
+}
+
+/* A raster variable defined after another one already holds data (the file
+ * has left define mode), with its own _FillValue; and raster_attach on a
+ * netCDF id the caller opened, which raster_close leaves open. */
+static void test_define_after_write_and_attach(void **state)
+{
+    (void)state;
+    enum { NY = 9, NX = 13 };
+    char path[600];
+    path_of(path, sizeof path, "late_def.nc");
+    int32_t mask[NY * NX];
+    for (int i = 0; i < NY * NX; i++)
+        mask[i] = (i % NX) < 6 ? 2 : (i / NX) < 4 ? -1 : 0;
+    raster_mask *m;
+    RS(raster_mask_wrap(mask, NY, NX, &m));
+    raster_file *f;
+    raster_var *a, *b;
+    RS(raster_create(path, &f));
+    int ncid = raster_file_ncid(f), d[3];
+    NC(nc_def_dim(ncid, "t", NC_UNLIMITED, &d[0]));
+    NC(nc_def_dim(ncid, "y", NY, &d[1]));
+    NC(nc_def_dim(ncid, "x", NX, &d[2]));
+    size_t chunk[3] = {1, 4, 4};
+    RS(raster_def_var(f, ncid, "a", NC_INT, 3, d, chunk, m, &a));
+    int va[2 * NY * NX], vb[NY * NX], got[2 * NY * NX];
+    for (int i = 0; i < 2 * NY * NX; i++)
+        va[i] = 3 * i + 1;
+    size_t st[3] = {0, 0, 0}, ct[3] = {2, NY, NX};
+    RS(raster_var_put(a, st, ct, NULL, va));
+    /* now define b, give it a fill value and write only columns 2..7 */
+    RS(raster_def_var(f, ncid, "b", NC_INT, 2, &d[1], chunk + 1, m, &b));
+    int bfill = -999;
+    RS(raster_var_put_att(b, "_FillValue", NC_INT, 1, &bfill));
+    for (int i = 0; i < NY * NX; i++)
+        vb[i] = -7 * i;
+    int part[NY * 6];
+    for (int y = 0; y < NY; y++)
+        for (int x = 0; x < 6; x++)
+            part[y * 6 + x] = vb[y * NX + 2 + x];
+    size_t sb[2] = {0, 2}, cb[2] = {NY, 6};
+    RS(raster_var_put(b, sb, cb, NULL, part));
+    RS(raster_close(f));
+    raster_mask_free(m);
+
+    /* attach to an ncid opened by the caller */
+    int own;
+    NC(nc_open(path, NC_NOWRITE, &own));
+    RS(raster_attach(own, 0, &f));
+    assert_int_equal(raster_file_ncid(f), own);
+    assert_int_equal(raster_file_nvars(f), 2);
+    RS(raster_var_find(f, "a", &a));
+    RS(raster_var_find(f, "b", &b));
+    RS(raster_var_get(a, st, ct, NULL, got));
+    assert_memory_equal(got, va, sizeof va);
+    RS(raster_var_get(b, st + 1, ct + 1, NULL, got));
+    for (int i = 0; i < NY * NX; i++) {
+        int x = i % NX;
+        assert_int_equal(got[i], x >= 2 && x < 8 ? vb[i] : bfill);
+    }
+    int32_t ids[2] = {0, -1};
+    RS(raster_region_read(b, ids, 2, NULL, NULL, RASTER_LAYOUT_FULL, got));
+    for (int i = 0; i < NY * NX; i++) {
+        int x = i % NX, sel = mask[i] == 0 || mask[i] == -1;
+        assert_int_equal(got[i], sel && x >= 2 && x < 8 ? vb[i] : bfill);
+    }
+    RS(raster_close(f));
+    /* the caller's ncid is still open */
+    int nvars;
+    NC(nc_inq_nvars(own, &nvars));
+    NC(nc_close(own));
+    unlink(path);
+}
+
+/* A raster variable in a subgroup that defines a dimension of the same
+ * name as one of the variable's (root) dimensions: plain netCDF tells them
+ * apart by id, and the raster file must reopen just the same. */
+static void test_subgroup_shadowed_dimension(void **state)
+{
+    (void)state;
+    enum { NY = 6, NX = 8 };
+    char path[600];
+    path_of(path, sizeof path, "shadow.nc");
+    int32_t mask[NY * NX];
+    for (int i = 0; i < NY * NX; i++)
+        mask[i] = i % NX < 4 ? 1 : 2;
+    raster_mask *m;
+    RS(raster_mask_wrap(mask, NY, NX, &m));
+    raster_file *f;
+    raster_var *v;
+    RS(raster_create(path, &f));
+    int ncid = raster_file_ncid(f), d[3], g, gx;
+    NC(nc_def_dim(ncid, "t", 2, &d[0]));
+    NC(nc_def_dim(ncid, "y", NY, &d[1]));
+    NC(nc_def_dim(ncid, "x", NX, &d[2]));
+    NC(nc_def_grp(ncid, "ocean", &g));
+    NC(nc_def_dim(g, "x", 3, &gx)); /* the subgroup's own, other x */
+    size_t chunk[3] = {1, 3, 4};
+    RS(raster_def_var(f, g, "sst", NC_FLOAT, 3, d, chunk, m, &v));
+    raster_mask_free(m);
+    float data[2 * NY * NX], got[2 * NY * NX];
+    for (int i = 0; i < 2 * NY * NX; i++)
+        data[i] = (float)i;
+    size_t st[3] = {0, 0, 0}, ct[3] = {2, NY, NX};
+    RS(raster_var_put(v, st, ct, NULL, data));
+    RS(raster_close(f));
+    int rc = raster_open(path, RASTER_READ, &f);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", raster_errmsg());
+    if (rc == RASTER_OK) {
+        RS(raster_var_find(f, "sst", &v));
+        RS(raster_var_get(v, st, ct, NULL, got));
+        assert_memory_equal(got, data, sizeof data);
+        RS(raster_close(f));
+    }
+    unlink(path);
+    /* (before raster_dimids, names resolved to the subgroup's own "x") */
+    if (rc != RASTER_OK)
+        fail_msg("raster_open of its own file: %d (%s: %s)", rc,
+                 raster_strerror(rc), msg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_every_type),
+        cmocka_unit_test(test_fill_values),
+        cmocka_unit_test(test_orders_and_masks),
+        cmocka_unit_test(test_random_shapes),
+        cmocka_unit_test(test_only_unlimited_outer),
+        cmocka_unit_test(test_two_dimensional),
+        cmocka_unit_test(test_paper_band),
+        cmocka_unit_test(test_many_pieces),
+        cmocka_unit_test(test_large_records),
+        cmocka_unit_test(test_region_lookup_by_name),
+        cmocka_unit_test(test_reopen_for_writing),
+        cmocka_unit_test(test_never_written),
+        cmocka_unit_test(test_fast_vs_netcdf),
+        cmocka_unit_test(test_two_vars_and_plain),
+        cmocka_unit_test(test_define_after_write_and_attach),
+        cmocka_unit_test(test_subgroup_shadowed_dimension),
+    };
+    return cmocka_run_group_tests(tests, setup_dir, remove_dir);
+}
