@@ -563,7 +563,7 @@ static void test_put_unlimited_wraps(void **state)
     for (int i = 0; i < 2; i++) {
         assert_true(codes[i] != RASTER_OK);
         assert_true(msgs[i][0] != '\0');
-        /* BUG: src/api.c check_box() skips every check of an unlimited
+        /* Regression (fixed): src/api.c check_box() skips every check of an unlimited
          * dimension for writes, so start + count wrapping around size_t
          * reaches netCDF, which fails with an HDF error (RASTER_ENETCDF)
          * after having set the dimension's length to the wrapped end
@@ -605,7 +605,7 @@ static void test_stride_overflow(void **state)
     make_raster_file(path, 0);
     int rc = in_child("get with count * stride overflowing", huge_stride_child,
                       path);
-    /* BUG: src/api.c check_box(): `last = start + (count - 1) * step` can
+    /* Regression (fixed): src/api.c check_box(): `last = start + (count - 1) * step` can
      * wrap to a small value (count = SIZE_MAX/2 + 2, step 2 gives last ==
      * start), passing the range check; hyperslab_pieces() then walks rows
      * far past the grid (lay->row_seg[y] out of bounds). */
@@ -658,7 +658,7 @@ static void test_unlimited_grid_dimension(void **state)
     path_of(path, sizeof path, "unlimgrid.nc");
     int rc = in_child("unlimited grid dimension", unlimited_grid_child, path);
     unlink(path);
-    /* BUG: src/api.c raster_def_var() accepts an unlimited grid dimension;
+    /* Regression (fixed): src/api.c raster_def_var() accepts an unlimited grid dimension;
      * when another variable grows it past the mask, check_box() (which
      * takes the limit from the dimension's current length) lets a read of
      * row NY+2 through, and hyperslab_pieces() reads lay->row_seg[y] past
@@ -712,7 +712,7 @@ static void test_late_fill_value(void **state)
     RS(raster_region_read(v, &id, 1, NULL, NULL, RASTER_LAYOUT_FULL, full));
     RS(raster_close(f));
     unlink(path);
-    /* BUG: src/api.c raster_var_put_att(): a _FillValue after data is
+    /* Regression (fixed): src/api.c raster_var_put_att(): a _FillValue after data is
      * first written to the attribute carrier (which netCDF accepts, it was
      * never written to) and copied into v->fill, and only then refused by
      * the stores (NC_ELATEFILL); the failed call leaves the file claiming
@@ -1069,7 +1069,7 @@ static void test_writer_died_unsynced(void **state)
             changed += got[i] != big_value(i);
         free(got);
         RS(raster_close(f));
-        /* BUG: src/api.c var_io(): the first write after raster_open(...,
+        /* Regression (fixed): src/api.c var_io(): the first write after raster_open(...,
          * RASTER_WRITE) clears the completeness marker only in HDF5's
          * metadata cache (meta_mark_complete(v, 0) without nc_sync) while
          * large data writes go straight to disk; a writer that dies leaves
@@ -1575,7 +1575,7 @@ static void test_alloc_failures_write(void **state)
             break; /* nothing failed any more */
     }
     assert_true(failures_seen > 5);
-    /* BUG: src/meta.c meta_define(): a failure after nc_def_grp(parent,
+    /* Regression (fixed): src/meta.c meta_define(): a failure after nc_def_grp(parent,
      * name) (out of memory for the region names text, or in
      * define_region() / define_mixed()) returns without removing the
      * half-defined group, so the name stays taken ("name v is already in
