@@ -8,37 +8,8 @@
 # Needs a python3 with numpy and netCDF4 (skips, exit 77, without one).
 set -u
 rc=$1
-tmp=$(mktemp -d)
-trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
-fails=0 passes=0
+. "$(dirname "$0")/lib.sh"
 NCGEN=${NCGEN:-ncgen} NCDUMP=${NCDUMP:-ncdump}
-
-ok()   { passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-# expect STATUS DESCRIPTION COMMAND...: the command exits with STATUS
-expect() {
-    want=$1 what=$2
-    shift 2
-    "$@" > "$tmp/out" 2> "$tmp/err"
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        fail "$what: exit $got, wanted $want"; cat "$tmp/err"; return
-    fi
-    if [ "$want" -ne 0 ] && ! [ -s "$tmp/err" ]; then
-        fail "$what: no message on stderr"; return
-    fi
-    ok
-}
-
-# no_output FILE DESCRIPTION: neither FILE nor a temporary beside it exists
-no_output() {
-    if [ -e "$1" ]; then fail "$2: $1 left behind"; return; fi
-    if ls -a "$(dirname "$1")" | grep -q '\.tmp'; then
-        fail "$2: temporary file left in $(dirname "$1")"; return
-    fi
-    ok
-}
 
 # same_dump A B DESCRIPTION: ncdump of A and B agree apart from line 1
 same_dump() {
@@ -49,15 +20,7 @@ same_dump() {
     fi
 }
 
-PY=
-for p in /usr/bin/python3 "${PYTHON:-}" python3; do
-    [ -n "$p" ] || continue
-    if "$p" -c 'import numpy, netCDF4' 2>/dev/null; then PY=$p; break; fi
-done
-if [ -z "$PY" ]; then
-    echo "SKIP: no python3 with numpy and netCDF4"
-    exit 77
-fi
+need_python
 
 # ---- inputs ----------------------------------------------------------------
 cat > "$tmp/gen.py" <<'PY'
@@ -407,5 +370,4 @@ done
 expect 0 "version" "$rc" --version
 grep -q 'rasterconvert (raster) [0-9]' "$tmp/out" || fail "--version output"
 
-echo "rasterconvert: $passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+report rasterconvert

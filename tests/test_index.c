@@ -14,41 +14,13 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "raster.h"
 
-typedef struct exp_stats {
-    int32_t id;
-    size_t cells, pure, mixed;
-    size_t by0, bx0, by1, bx1; /* exact bbox */
-    size_t ty0, tx0, ty1, tx1; /* tile-aligned bbox */
-    size_t bbox_cells, bbox_tile_cells, read_cells;
-    double drr;
-} exp_stats;
-
-static void assert_stats(const raster_region_stats *st, const exp_stats *e)
-{
-    assert_int_equal(st->id, e->id);
-    assert_int_equal(st->cells, e->cells);
-    assert_int_equal(st->pure_chunks, e->pure);
-    assert_int_equal(st->mixed_chunks, e->mixed);
-    assert_int_equal(st->bbox_y0, e->by0);
-    assert_int_equal(st->bbox_x0, e->bx0);
-    assert_int_equal(st->bbox_y1, e->by1);
-    assert_int_equal(st->bbox_x1, e->bx1);
-    assert_int_equal(st->tbox_y0, e->ty0);
-    assert_int_equal(st->tbox_x0, e->tx0);
-    assert_int_equal(st->tbox_y1, e->ty1);
-    assert_int_equal(st->tbox_x1, e->tx1);
-    assert_int_equal(st->bbox_cells, e->bbox_cells);
-    assert_int_equal(st->bbox_tile_cells, e->bbox_tile_cells);
-    assert_int_equal(st->read_cells, e->read_cells);
-    assert_true(fabs(st->data_reduction_rate - e->drr) < 1e-12);
-}
+#include "testutil.h"
 
 /* Region `index` (ascending order) has statistics `e`, found both by index
  * and by id, and chunk list `chunks`. */
@@ -63,44 +35,8 @@ static void assert_region(const raster_mesh *m, size_t index,
     memset(&st, 0xff, sizeof st);
     assert_int_equal(raster_mesh_region_stats(m, e->id, &st), RASTER_OK);
     assert_stats(&st, e);
-
-    const size_t *list = NULL;
-    size_t n = 999;
-    assert_int_equal(raster_mesh_region_chunks(m, e->id, &list, &n),
-                     RASTER_OK);
-    assert_int_equal(n, nchunks);
-    assert_int_equal(n, e->pure + e->mixed);
-    for (size_t k = 0; k < n; k++)
-        assert_int_equal(list[k], chunks[k]);
-}
-
-static void assert_chunk(const raster_mesh *m, size_t i, size_t y0, size_t x0,
-                         size_t h, size_t w, int mixed, size_t nshares)
-{
-    raster_chunk c;
-    assert_int_equal(raster_mesh_chunk(m, i, &c), RASTER_OK);
-    assert_int_equal(c.id, i);
-    assert_int_equal(c.y0, y0);
-    assert_int_equal(c.x0, x0);
-    assert_int_equal(c.h, h);
-    assert_int_equal(c.w, w);
-    assert_int_equal(c.mixed, mixed);
-    assert_int_equal(c.nshares, nshares);
-}
-
-static void assert_share(const raster_mesh *m, size_t chunk, size_t k,
-                         int32_t id, size_t cells, size_t y0, size_t x0,
-                         size_t y1, size_t x1)
-{
-    raster_chunk c;
-    assert_int_equal(raster_mesh_chunk(m, chunk, &c), RASTER_OK);
-    assert_true(k < c.nshares);
-    assert_int_equal(c.shares[k].id, id);
-    assert_int_equal(c.shares[k].cells, cells);
-    assert_int_equal(c.shares[k].y0, y0);
-    assert_int_equal(c.shares[k].x0, x0);
-    assert_int_equal(c.shares[k].y1, y1);
-    assert_int_equal(c.shares[k].x1, x1);
+    assert_region_chunks(m, e->id, chunks, nchunks);
+    assert_int_equal(nchunks, e->pure + e->mixed);
 }
 
 /* The regions' ids in ascending order, and nothing else. */

@@ -14,7 +14,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <math.h>
 #include <netcdf.h>
 #include <stdio.h>
@@ -26,45 +25,25 @@
 #include "error.h"
 #include "raster.h"
 
-static char tmpdir[256];
+#include "testutil.h"
 
 /* A non-NULL handle value that must be overwritten with NULL on failure. */
 static char sentinel_byte;
 #define SENTINEL ((raster_mask *)(void *)&sentinel_byte)
 
+/* test_tmpdir/name, in a buffer the next call overwrites. */
 static const char *path_of(const char *name)
 {
     static char buf[512];
-    snprintf(buf, sizeof buf, "%s/%s", tmpdir, name);
+    tmpdir_path(buf, sizeof buf, name);
     return buf;
 }
 
 static int setup_dir(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/raster-test-mask-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return tmpdir_create("mask");
 }
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    DIR *d = opendir(tmpdir);
-    if (!d)
-        return -1;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char p[600];
-        snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    return rmdir(tmpdir);
-}
-
-#define NC(call) assert_int_equal((call), NC_NOERR)
 
 /* What make_file writes: one variable `var` of `type` over `ndims`
  * dimensions (named d0, d1, ...; dims[i] == 0 makes an unlimited one),
@@ -742,5 +721,6 @@ int main(void)
         cmocka_unit_test(test_large_mask),
         cmocka_unit_test(test_load_alloc_failure),
     };
-    return cmocka_run_group_tests_name("mask", tests, setup_dir, remove_dir);
+    return cmocka_run_group_tests_name("mask", tests, setup_dir,
+                                       tmpdir_remove);
 }

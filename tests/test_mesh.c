@@ -26,6 +26,8 @@
 #include "error.h"
 #include "raster.h"
 
+#include "testutil.h"
+
 /* ------------------------------------------------------------------------ */
 /* Checking helpers: they print the case being checked (a seed, a shape) so
  * that a failing property test can be reproduced. */
@@ -68,12 +70,6 @@ static int cmp_cell_id(const void *a, const void *b)
 {
     const cell *p = a, *q = b;
     return (p->id > q->id) - (p->id < q->id);
-}
-
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
-    return (x > y) - (x < y);
 }
 
 /* (region index, chunk id) pairs: the expected index table. */
@@ -130,12 +126,7 @@ static void verify_mesh(const int32_t *mask, size_t ny, size_t nx, size_t th,
     /* Distinct ids, ascending. */
     int32_t *ids = malloc(ncells * sizeof *ids);
     CHECK(ids != NULL);
-    memcpy(ids, mask, ncells * sizeof *ids);
-    qsort(ids, ncells, sizeof *ids, cmp_i32);
-    size_t nids = 0;
-    for (size_t i = 0; i < ncells; i++)
-        if (nids == 0 || ids[nids - 1] != ids[i])
-            ids[nids++] = ids[i];
+    size_t nids = mask_ids(mask, ncells, ids);
 
     truth *tr = calloc(nids, sizeof *tr);
     CHECK(tr != NULL);
@@ -459,65 +450,14 @@ static void band_chunks(size_t y, exp_chunk out[7])
                          {{OCEAN, 48, y, 68, y + 4, 80}}};
 }
 
-static void assert_chunk(const raster_mesh *m, size_t id, const exp_chunk *e)
+/* Chunk `id` of m is e, shares and all. */
+static void assert_chunk_is(const raster_mesh *m, size_t id,
+                            const exp_chunk *e)
 {
-    raster_chunk c;
-    assert_int_equal(raster_mesh_chunk(m, id, &c), RASTER_OK);
-    assert_int_equal(c.id, id);
-    assert_int_equal(c.y0, e->y0);
-    assert_int_equal(c.x0, e->x0);
-    assert_int_equal(c.h, e->h);
-    assert_int_equal(c.w, e->w);
-    assert_int_equal(c.mixed, e->mixed);
-    assert_int_equal(c.nshares, e->nshares);
-    for (size_t k = 0; k < e->nshares; k++) {
-        assert_int_equal(c.shares[k].id, e->sh[k].id);
-        assert_int_equal(c.shares[k].cells, e->sh[k].cells);
-        assert_int_equal(c.shares[k].y0, e->sh[k].y0);
-        assert_int_equal(c.shares[k].x0, e->sh[k].x0);
-        assert_int_equal(c.shares[k].y1, e->sh[k].y1);
-        assert_int_equal(c.shares[k].x1, e->sh[k].x1);
-    }
-}
-
-static void assert_list(const raster_mesh *m, int32_t id,
-                        const size_t *expect, size_t n)
-{
-    const size_t *list = NULL;
-    size_t nlist = 12345;
-    assert_int_equal(raster_mesh_region_chunks(m, id, &list, &nlist),
-                     RASTER_OK);
-    assert_int_equal(nlist, n);
-    for (size_t k = 0; k < n; k++)
-        assert_int_equal(list[k], expect[k]);
-}
-
-typedef struct exp_stats {
-    int32_t id;
-    size_t cells, pure, mixed;
-    size_t by0, bx0, by1, bx1, ty0, tx0, ty1, tx1;
-    size_t bbox_cells, bbox_tile_cells, read_cells;
-    double drr;
-} exp_stats;
-
-static void assert_stats(const raster_region_stats *st, const exp_stats *e)
-{
-    assert_int_equal(st->id, e->id);
-    assert_int_equal(st->cells, e->cells);
-    assert_int_equal(st->pure_chunks, e->pure);
-    assert_int_equal(st->mixed_chunks, e->mixed);
-    assert_int_equal(st->bbox_y0, e->by0);
-    assert_int_equal(st->bbox_x0, e->bx0);
-    assert_int_equal(st->bbox_y1, e->by1);
-    assert_int_equal(st->bbox_x1, e->bx1);
-    assert_int_equal(st->tbox_y0, e->ty0);
-    assert_int_equal(st->tbox_x0, e->tx0);
-    assert_int_equal(st->tbox_y1, e->ty1);
-    assert_int_equal(st->tbox_x1, e->tx1);
-    assert_int_equal(st->bbox_cells, e->bbox_cells);
-    assert_int_equal(st->bbox_tile_cells, e->bbox_tile_cells);
-    assert_int_equal(st->read_cells, e->read_cells);
-    assert_true(fabs(st->data_reduction_rate - e->drr) < 1e-12);
+    assert_chunk(m, id, e->y0, e->x0, e->h, e->w, e->mixed, e->nshares);
+    for (size_t k = 0; k < e->nshares; k++)
+        assert_share(m, id, k, e->sh[k].id, e->sh[k].cells, e->sh[k].y0,
+                     e->sh[k].x0, e->sh[k].y1, e->sh[k].x1);
 }
 
 static void assert_region(const raster_mesh *m, size_t index,
@@ -545,13 +485,13 @@ static void test_table1_band(void **state)
     exp_chunk e[7];
     band_chunks(0, e);
     for (size_t i = 0; i < 7; i++)
-        assert_chunk(m, i, &e[i]);
+        assert_chunk_is(m, i, &e[i]);
 
     /* Index: Ocean -> paper 1,2,4,5,6,7; Land -> paper 2,3,4,6. */
     const size_t ocean[] = {0, 1, 3, 4, 5, 6};
     const size_t land[] = {1, 2, 3, 5};
-    assert_list(m, OCEAN, ocean, 6);
-    assert_list(m, LAND, land, 4);
+    assert_region_chunks(m, OCEAN, ocean, 6);
+    assert_region_chunks(m, LAND, land, 4);
 
     assert_int_equal(raster_mesh_nregions(m), 2);
     /* Land (index 0, id 0):
@@ -593,12 +533,12 @@ static void test_table1_grid(void **state)
     for (size_t i = 0; i < 19; i++) {
         exp_chunk land_row = {4 * i, 0, 4, 80, 0, 1,
                               {{LAND, 320, 4 * i, 0, 4 * i + 4, 80}}};
-        assert_chunk(m, i, &land_row);
+        assert_chunk_is(m, i, &land_row);
     }
     exp_chunk e[7];
     band_chunks(76, e);
     for (size_t i = 0; i < 7; i++)
-        assert_chunk(m, 19 + i, &e[i]); /* paper chunk k = our id 18 + k */
+        assert_chunk_is(m, 19 + i, &e[i]); /* paper chunk k = our id 18 + k */
 
     /* Ocean -> paper 1,2,4,5,6,7 = 19,20,22,23,24,25;
      * Land -> rows 0..75 (0..18), then paper 2,3,4,6 = 20,21,22,24. */
@@ -610,8 +550,8 @@ static void test_table1_grid(void **state)
     land[20] = 21;
     land[21] = 22;
     land[22] = 24;
-    assert_list(m, OCEAN, ocean, 6);
-    assert_list(m, LAND, land, 23);
+    assert_region_chunks(m, OCEAN, ocean, 6);
+    assert_region_chunks(m, LAND, land, 23);
 
     assert_int_equal(raster_mesh_nregions(m), 2);
     /* Land: cells 76 * 80 + 103 = 6183; pure 19 + 1 = 20, mixed 3.
@@ -654,7 +594,7 @@ static void test_edge_tiles(void **state)
         {8, 0, 2, 11, 0, 1, {{5, 22, 8, 0, 10, 11}}},
     };
     for (size_t i = 0; i < 3; i++)
-        assert_chunk(m, i, &one[i]);
+        assert_chunk_is(m, i, &one[i]);
     snprintf(ctx, sizeof ctx, "edge one id");
     verify_mesh(mask, NY, NX, 4, 3, m);
     raster_mesh_free(m);
@@ -677,7 +617,7 @@ static void test_edge_tiles(void **state)
         {8, 9, 2, 2, 0, 1, {{7, 4, 8, 9, 10, 11}}},
     };
     for (size_t i = 0; i < 6; i++)
-        assert_chunk(m, i, &two[i]);
+        assert_chunk_is(m, i, &two[i]);
     exp_stats s7 = {7, 20, 3, 0, 0, 9, 10, 11, 0, 9, 10, 11, 20, 20, 20, 1.0};
     assert_region(m, 1, &s7);
     snprintf(ctx, sizeof ctx, "edge columns");
@@ -698,7 +638,7 @@ static void test_edge_tiles(void **state)
         {8, 9, 2, 2, 1, 2, {{5, 3, 8, 9, 10, 11}, {9, 1, 9, 10, 10, 11}}},
     };
     for (size_t i = 0; i < 4; i++)
-        assert_chunk(m, i, &three[i]);
+        assert_chunk_is(m, i, &three[i]);
     /* Region 9: one cell at (9,10); tile box [8,10) x [9,11) = 4 cells;
      * reads the 4-cell mixed tile; rate 1. */
     exp_stats s9 = {9, 1, 0, 1, 9, 10, 10, 11, 8, 9, 10, 11, 1, 4, 4, 1.0};
@@ -712,7 +652,7 @@ static void test_edge_tiles(void **state)
     assert_int_equal(raster_mesh_nchunks(m), 1);
     exp_chunk whole = {0, 0, NY, NX, 1, 2,
                        {{5, 109, 0, 0, 10, 11}, {9, 1, 9, 10, 10, 11}}};
-    assert_chunk(m, 0, &whole);
+    assert_chunk_is(m, 0, &whole);
     snprintf(ctx, sizeof ctx, "edge whole");
     verify_mesh(mask, NY, NX, NY, NX, m);
     raster_mesh_free(m);
@@ -721,7 +661,7 @@ static void test_edge_tiles(void **state)
     /* rows 0..8: one chunk each; row 9: 0..9 of 5, then the 9 */
     assert_int_equal(raster_mesh_nchunks(m), 9 + 2);
     exp_chunk last = {9, 10, 1, 1, 0, 1, {{9, 1, 9, 10, 10, 11}}};
-    assert_chunk(m, 10, &last);
+    assert_chunk_is(m, 10, &last);
     snprintf(ctx, sizeof ctx, "edge 1x1");
     verify_mesh(mask, NY, NX, 1, 1, m);
     raster_mesh_free(m);
@@ -730,7 +670,7 @@ static void test_edge_tiles(void **state)
     int32_t single = -3;
     assert_int_equal(raster_mesh_build(&single, 1, 1, 1, 1, &m), RASTER_OK);
     exp_chunk sc = {0, 0, 1, 1, 0, 1, {{-3, 1, 0, 0, 1, 1}}};
-    assert_chunk(m, 0, &sc);
+    assert_chunk_is(m, 0, &sc);
     snprintf(ctx, sizeof ctx, "1x1 grid");
     verify_mesh(&single, 1, 1, 1, 1, m);
     raster_mesh_free(m);
@@ -925,7 +865,7 @@ static void test_every_cell_own_region(void **state)
         assert_int_equal(st.read_cells, 64);
         assert_true(st.data_reduction_rate == 1.0);
         const size_t only[] = {0};
-        assert_list(m, st.id, only, 1);
+        assert_region_chunks(m, st.id, only, 1);
     }
     snprintf(ctx, sizeof ctx, "64 ids in one tile");
     verify_mesh(mask, N, N, N, N, m);
@@ -1024,14 +964,14 @@ static void test_single_region(void **state)
         size_t h = i < 7 ? 5 : 2;
         exp_chunk e = {5 * i, 0, h, NX, 0, 1,
                        {{-4, h * NX, 5 * i, 0, 5 * i + h, NX}}};
-        assert_chunk(m, i, &e);
+        assert_chunk_is(m, i, &e);
     }
     assert_int_equal(raster_mesh_nregions(m), 1);
     exp_stats s = {-4, NY * NX, 8, 0, 0, 0, NY, NX, 0, 0, NY, NX,
                    NY * NX, NY * NX, NY * NX, 1.0};
     assert_region(m, 0, &s);
     const size_t all[] = {0, 1, 2, 3, 4, 5, 6, 7};
-    assert_list(m, -4, all, 8);
+    assert_region_chunks(m, -4, all, 8);
     snprintf(ctx, sizeof ctx, "single region");
     verify_mesh(mask, NY, NX, 5, 7, m);
     raster_mesh_free(m);

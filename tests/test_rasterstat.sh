@@ -4,27 +4,7 @@
 # usage: test_rasterstat.sh RASTERSTAT TESTS_DIR   (env: NCGEN, PYTHON)
 set -u
 rs=$1 src=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0 passes=0
-
-ok()   { passes=$((passes + 1)); }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-
-# expect STATUS DESCRIPTION COMMAND...: the command exits with STATUS
-expect() {
-    want=$1 what=$2
-    shift 2
-    "$@" > "$tmp/out" 2> "$tmp/err"
-    got=$?
-    if [ "$got" -ne "$want" ]; then
-        fail "$what: exit $got, wanted $want"; cat "$tmp/err"; return
-    fi
-    if [ "$want" -ne 0 ] && ! [ -s "$tmp/err" ]; then
-        fail "$what: no message on stderr"; return
-    fi
-    ok
-}
+. "$(dirname "$0")/lib.sh"
 
 "$NCGEN" -4 -o "$tmp/t1.nc" "$src/../datasets/table1_band.cdl" || exit 1
 cat > "$tmp/masks.cdl" <<'CDL'
@@ -129,5 +109,4 @@ for flag in --mask --chunk --region --chunks --json --help --version; do
     grep -q -- "$flag" "$tmp/out" || fail "--help does not mention $flag"
 done
 
-echo "rasterstat: $passes passed, $fails failed"
-[ "$fails" -eq 0 ]
+report rasterstat

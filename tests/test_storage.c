@@ -25,7 +25,6 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include <dirent.h>
 #include <inttypes.h>
 #include <netcdf.h>
 #include <stdio.h>
@@ -38,80 +37,19 @@
 #include "raster.h"
 #include "var.h" /* to see whether the pread fast path was taken */
 
+#include "testutil.h"
+
 #define MAXD 5
 
 /* ---- temporary directory -------------------------------------------------- */
 
-static char tmpdir[256];
-
-static void path_of(char *buf, size_t len, const char *name)
-{
-    snprintf(buf, len, "%s/%s", tmpdir, name);
-}
-
 static int setup_dir(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/raster-test-storage-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return tmpdir_create("storage");
 }
 
-static int remove_dir(void **state)
-{
-    (void)state;
-    DIR *d = opendir(tmpdir);
-    if (!d)
-        return -1;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char p[600];
-        snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    return rmdir(tmpdir);
-}
-
-/* ---- checks ------------------------------------------------------------------ */
-
-#define NC(call)                                                              \
-    do {                                                                      \
-        int st_ = (call);                                                     \
-        if (st_ != NC_NOERR)                                                  \
-            fail_msg("%s: netCDF: %s", #call, nc_strerror(st_));              \
-    } while (0)
-
-#define RS(call)                                                              \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != RASTER_OK)                                                 \
-            fail_msg("%s: %s: %s", #call, raster_strerror(rc_),               \
-                     raster_errmsg());                                        \
-    } while (0)
-
-/* ---- PRNG (splitmix64) ------------------------------------------------------- */
-
-static uint64_t rng_state;
-
-static void rng_seed(uint64_t s) { rng_state = s * 0x9E3779B97F4A7C15ULL + 7; }
-
-static uint64_t rng_next(void)
-{
-    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-}
-
-static size_t rng_below(size_t n) { return n ? (size_t)(rng_next() % n) : 0; }
-
-/* uniform in [lo, hi] */
-static size_t rng_range(size_t lo, size_t hi)
-{
-    return lo + rng_below(hi - lo + 1);
-}
+/* ---- shuffling (PRNG: rng_* of testutil.c) ---------------------------------- */
 
 static void shuffle_sizes(size_t *a, size_t n)
 {
@@ -312,24 +250,6 @@ static int32_t *make_mask(int kind, size_t ny, size_t nx)
     }
     }
     return m;
-}
-
-static int cmp_i32(const void *a, const void *b)
-{
-    int32_t p = *(const int32_t *)a, q = *(const int32_t *)b;
-    return (p > q) - (p < q);
-}
-
-/* Distinct ids of a mask, ascending; returns their number. */
-static size_t mask_ids(const int32_t *m, size_t n, int32_t *ids)
-{
-    memcpy(ids, m, n * sizeof *ids);
-    qsort(ids, n, sizeof *ids, cmp_i32);
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (k == 0 || ids[k - 1] != ids[i])
-            ids[k++] = ids[i];
-    return k;
 }
 
 /* ---- one case: a raster file, its plain netCDF twin and the reference ------ */
@@ -944,8 +864,8 @@ static void case_init(scase *c, const char *tag, int xtype, int ndims,
     snprintf(c->label, sizeof c->label, "[%s %s %s chunk %s mask %s%s]", tag,
              type_name(xtype), shp, chk, mask_kind_name(mask_kind),
              user_fill_value ? " user-fill" : "");
-    path_of(c->rpath, sizeof c->rpath, "case_raster.nc");
-    path_of(c->ppath, sizeof c->ppath, "case_plain.nc");
+    tmpdir_path(c->rpath, sizeof c->rpath, "case_raster.nc");
+    tmpdir_path(c->ppath, sizeof c->ppath, "case_plain.nc");
 }
 
 static void case_free(scase *c)
@@ -1198,7 +1118,7 @@ static void test_large_records(void **state)
     enum { LT = 48, LY = 100, LX = 1100 };
     size_t n = (size_t)LT * LY * LX;
     char path[600];
-    path_of(path, sizeof path, "large.nc");
+    tmpdir_path(path, sizeof path, "large.nc");
     int32_t *mask = malloc(sizeof(int32_t) * LY * LX);
     double *data = malloc(sizeof(double) * n), *got = malloc(sizeof(double) * n);
     assert_true(mask && data && got);
@@ -1207,21 +1127,12 @@ static void test_large_records(void **state)
             mask[y * LX + x] = x < 1050 ? 1 : (int32_t)(x + y) % 3;
     for (size_t i = 0; i < n; i++)
         data[i] = (double)i * 0.5;
-    raster_mask *m;
-    RS(raster_mask_wrap(mask, LY, LX, &m));
+    static const char *const names[3] = {"t", "y", "x"};
+    size_t st[3] = {0, 0, 0}, ct[3] = {LT, LY, LX};
+    const size_t chunk[3] = {1, 50, 50};
+    write_raster_file(path, NC_DOUBLE, 3, names, ct, 1, chunk, mask, data);
     raster_file *f;
     raster_var *v;
-    RS(raster_create(path, &f));
-    int ncid = raster_file_ncid(f), d[3];
-    NC(nc_def_dim(ncid, "t", NC_UNLIMITED, &d[0]));
-    NC(nc_def_dim(ncid, "y", LY, &d[1]));
-    NC(nc_def_dim(ncid, "x", LX, &d[2]));
-    size_t chunk[3] = {1, 50, 50};
-    RS(raster_def_var(f, ncid, "v", NC_DOUBLE, 3, d, chunk, m, &v));
-    raster_mask_free(m);
-    size_t st[3] = {0, 0, 0}, ct[3] = {LT, LY, LX};
-    RS(raster_var_put(v, st, ct, NULL, data));
-    RS(raster_close(f));
     RS(raster_open(path, RASTER_READ, &f));
     RS(raster_var_find(f, "v", &v));
     RS(raster_var_get(v, st, ct, NULL, got));
@@ -1249,19 +1160,10 @@ static void test_large_records(void **state)
 static void write_named_mask(const char *path, const int32_t *vals, size_t ny,
                              size_t nx)
 {
-    int ncid, dims[2], varid;
-    NC(nc_create(path, NC_NETCDF4 | NC_CLOBBER, &ncid));
-    NC(nc_def_dim(ncid, "nlat", ny, &dims[0]));
-    NC(nc_def_dim(ncid, "nlon", nx, &dims[1]));
-    NC(nc_def_var(ncid, "REGION_MASK", NC_INT, 2, dims, &varid));
     int fv[5] = {1, 2, -5, 6, 10};
-    const char *fm = "Southern_Ocean Pacific_Ocean Red_Sea Atlantic_Ocean "
-                     "Arctic_Ocean";
-    NC(nc_put_att_int(ncid, varid, "flag_values", NC_INT, 5, fv));
-    NC(nc_put_att_text(ncid, varid, "flag_meanings", strlen(fm), fm));
-    NC(nc_enddef(ncid));
-    NC(nc_put_var_int(ncid, varid, vals));
-    NC(nc_close(ncid));
+    write_mask_file(path, "REGION_MASK", "nlat", "nlon", ny, nx, vals, 5, fv,
+                    "Southern_Ocean Pacific_Ocean Red_Sea Atlantic_Ocean "
+                    "Arctic_Ocean");
 }
 
 static void test_region_lookup_by_name(void **state)
@@ -1274,8 +1176,8 @@ static void test_region_lookup_by_name(void **state)
             vals[y * NX + x] = y < 3 ? 1 : x < 5 ? 2 : x < 10 ? 6
                                : y < 6 ? -5 : 0; /* no Arctic cells */
     char mpath[600], rpath[600];
-    path_of(mpath, sizeof mpath, "named_mask.nc");
-    path_of(rpath, sizeof rpath, "named.nc");
+    tmpdir_path(mpath, sizeof mpath, "named_mask.nc");
+    tmpdir_path(rpath, sizeof rpath, "named.nc");
     write_named_mask(mpath, vals, NY, NX);
     raster_mask *m;
     RS(raster_mask_load(mpath, "REGION_MASK", &m));
@@ -1448,22 +1350,11 @@ static void test_fast_vs_netcdf(void **state)
     raster_var *vars[2];
     char paths[2][600];
     for (int u = 0; u < 2; u++) {
-        path_of(paths[u], sizeof paths[u], u ? "fast_unlim.nc" : "fast_fixed.nc");
-        raster_file *f;
-        raster_var *v;
-        RS(raster_create(paths[u], &f));
-        int ncid = raster_file_ncid(f), d[4];
-        NC(nc_def_dim(ncid, "t", u ? NC_UNLIMITED : T, &d[0]));
-        NC(nc_def_dim(ncid, "z", Z, &d[1]));
-        NC(nc_def_dim(ncid, "y", NY, &d[2]));
-        NC(nc_def_dim(ncid, "x", NX, &d[3]));
-        raster_mask *m;
-        RS(raster_mask_wrap(mask, NY, NX, &m));
-        RS(raster_def_var(f, ncid, "v", NC_DOUBLE, 4, d, chunk, m, &v));
-        raster_mask_free(m);
-        size_t st[4] = {0, 0, 0, 0};
-        RS(raster_var_put(v, st, shape, NULL, data));
-        RS(raster_close(f));
+        tmpdir_path(paths[u], sizeof paths[u],
+                    u ? "fast_unlim.nc" : "fast_fixed.nc");
+        static const char *const names[4] = {"t", "z", "y", "x"};
+        write_raster_file(paths[u], NC_DOUBLE, 4, names, shape, u, chunk,
+                          mask, data);
         RS(raster_open(paths[u], RASTER_READ, &files[u]));
         RS(raster_var_find(files[u], "v", &vars[u]));
     }
@@ -1523,7 +1414,7 @@ static void test_two_vars_and_plain(void **state)
     (void)state;
     enum { NY = 14, NX = 18 };
     char path[600];
-    path_of(path, sizeof path, "two.nc");
+    tmpdir_path(path, sizeof path, "two.nc");
     rng_seed(800);
     int32_t *m1 = make_mask(MASK_BLOCKY, NY, NX);
     int32_t *m2 = make_mask(MASK_NEGATIVE, NY, NX);
@@ -1671,7 +1562,7 @@ static void test_define_after_write_and_attach(void **state)
     (void)state;
     enum { NY = 9, NX = 13 };
     char path[600];
-    path_of(path, sizeof path, "late_def.nc");
+    tmpdir_path(path, sizeof path, "late_def.nc");
     int32_t mask[NY * NX];
     for (int i = 0; i < NY * NX; i++)
         mask[i] = (i % NX) < 6 ? 2 : (i / NX) < 4 ? -1 : 0;
@@ -1743,7 +1634,7 @@ static void test_subgroup_shadowed_dimension(void **state)
     (void)state;
     enum { NY = 6, NX = 8 };
     char path[600];
-    path_of(path, sizeof path, "shadow.nc");
+    tmpdir_path(path, sizeof path, "shadow.nc");
     int32_t mask[NY * NX];
     for (int i = 0; i < NY * NX; i++)
         mask[i] = i % NX < 4 ? 1 : 2;
@@ -1803,5 +1694,5 @@ int main(void)
         cmocka_unit_test(test_define_after_write_and_attach),
         cmocka_unit_test(test_subgroup_shadowed_dimension),
     };
-    return cmocka_run_group_tests(tests, setup_dir, remove_dir);
+    return cmocka_run_group_tests(tests, setup_dir, tmpdir_remove);
 }

@@ -38,56 +38,17 @@
 #include "error.h"
 #include "raster.h"
 
+#include "testutil.h"
+
 /* ---- temporary directory -------------------------------------------------- */
-
-static char tmpdir[256];
-
-static void path_of(char *buf, size_t len, const char *name)
-{
-    snprintf(buf, len, "%s/%s", tmpdir, name);
-}
 
 static int setup_dir(void **state)
 {
     (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/raster-test-storerr-XXXXXX");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int remove_dir(void **state)
-{
-    (void)state;
-    DIR *d = opendir(tmpdir);
-    if (!d)
-        return -1;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        char p[600];
-        snprintf(p, sizeof p, "%s/%s", tmpdir, e->d_name);
-        unlink(p);
-    }
-    closedir(d);
-    return rmdir(tmpdir);
+    return tmpdir_create("storerr");
 }
 
 /* ---- checks ------------------------------------------------------------------ */
-
-#define NC(call)                                                              \
-    do {                                                                      \
-        int st_ = (call);                                                     \
-        if (st_ != NC_NOERR)                                                  \
-            fail_msg("%s: netCDF: %s", #call, nc_strerror(st_));              \
-    } while (0)
-
-#define RS(call)                                                              \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != RASTER_OK)                                                 \
-            fail_msg("%s: %s: %s", #call, raster_strerror(rc_),               \
-                     raster_errmsg());                                        \
-    } while (0)
 
 /* `call` must return `code` and leave a message. */
 #define EXPECT_ERR(code, call)                                                \
@@ -180,27 +141,15 @@ static void make_raster_file(const char *path, int unlim)
 {
     int32_t mask[NY * NX];
     std_mask(mask);
-    raster_mask *m;
-    RS(raster_mask_wrap(mask, NY, NX, &m));
-    raster_file *f;
-    raster_var *v;
-    RS(raster_create(path, &f));
-    int ncid = raster_file_ncid(f), d[4];
-    NC(nc_def_dim(ncid, "time", unlim ? NC_UNLIMITED : T, &d[0]));
-    NC(nc_def_dim(ncid, "z", Z, &d[1]));
-    NC(nc_def_dim(ncid, "y", NY, &d[2]));
-    NC(nc_def_dim(ncid, "x", NX, &d[3]));
-    size_t chunk[4] = {1, 1, 4, 5};
-    RS(raster_def_var(f, ncid, "v", NC_FLOAT, 4, d, chunk, m, &v));
-    raster_mask_free(m);
     float *data = malloc(sizeof(float) * T * Z * NY * NX);
     assert_non_null(data);
     for (size_t i = 0; i < (size_t)T * Z * NY * NX; i++)
         data[i] = std_value(i);
-    size_t st[4] = {0, 0, 0, 0}, ct[4] = {T, Z, NY, NX};
-    RS(raster_var_put(v, st, ct, NULL, data));
+    static const char *const names[4] = {"time", "z", "y", "x"};
+    const size_t shape[4] = {T, Z, NY, NX}, chunk[4] = {1, 1, 4, 5};
+    write_raster_file(path, NC_FLOAT, 4, names, shape, unlim, chunk, mask,
+                      data);
     free(data);
-    RS(raster_close(f));
 }
 
 /* Values of v of an open file that differ from std_value. */
@@ -294,8 +243,8 @@ static void test_def_var_errors(void **state)
 {
     (void)state;
     char path[600], ro[600];
-    path_of(path, sizeof path, "def.nc");
-    path_of(ro, sizeof ro, "def_ro.nc");
+    tmpdir_path(path, sizeof path, "def.nc");
+    tmpdir_path(ro, sizeof ro, "def_ro.nc");
     int32_t mvals[NY * NX], big[(NY + 1) * NX];
     std_mask(mvals);
     memset(big, 0, sizeof big);
@@ -451,7 +400,7 @@ static void test_put_get_errors(void **state)
 {
     (void)state;
     char path[600];
-    path_of(path, sizeof path, "putget.nc");
+    tmpdir_path(path, sizeof path, "putget.nc");
     make_raster_file(path, 1);
     raster_file *f;
     raster_var *v;
@@ -532,7 +481,7 @@ static void test_put_unlimited_wraps(void **state)
 {
     (void)state;
     char path[600];
-    path_of(path, sizeof path, "wrap.nc");
+    tmpdir_path(path, sizeof path, "wrap.nc");
     make_raster_file(path, 1);
     raster_file *f;
     raster_var *v;
@@ -601,7 +550,7 @@ static void test_stride_overflow(void **state)
 {
     (void)state;
     char path[600];
-    path_of(path, sizeof path, "overflow.nc");
+    tmpdir_path(path, sizeof path, "overflow.nc");
     make_raster_file(path, 0);
     int rc = in_child("get with count * stride overflowing", huge_stride_child,
                       path);
@@ -655,7 +604,7 @@ static void test_unlimited_grid_dimension(void **state)
 {
     (void)state;
     char path[600];
-    path_of(path, sizeof path, "unlimgrid.nc");
+    tmpdir_path(path, sizeof path, "unlimgrid.nc");
     int rc = in_child("unlimited grid dimension", unlimited_grid_child, path);
     unlink(path);
     /* Regression (fixed): src/api.c raster_def_var() accepts an unlimited grid dimension;
@@ -672,7 +621,7 @@ static void test_late_fill_value(void **state)
 {
     (void)state;
     char path[600];
-    path_of(path, sizeof path, "latefill.nc");
+    tmpdir_path(path, sizeof path, "latefill.nc");
     int32_t mask[NY * NX];
     std_mask(mask);
     raster_mask *m;
@@ -731,7 +680,7 @@ static void test_region_errors(void **state)
 {
     (void)state;
     char path[600];
-    path_of(path, sizeof path, "region.nc");
+    tmpdir_path(path, sizeof path, "region.nc");
     make_raster_file(path, 1);
     raster_file *f;
     raster_var *v;
@@ -817,11 +766,11 @@ static void test_open_bad_files(void **state)
 {
     (void)state;
     char path[600], txt[600], empty[600], plain[600], classic[600];
-    path_of(path, sizeof path, "does-not-exist.nc");
-    path_of(txt, sizeof txt, "text.nc");
-    path_of(empty, sizeof empty, "empty.nc");
-    path_of(plain, sizeof plain, "plain.nc");
-    path_of(classic, sizeof classic, "classic.nc");
+    tmpdir_path(path, sizeof path, "does-not-exist.nc");
+    tmpdir_path(txt, sizeof txt, "text.nc");
+    tmpdir_path(empty, sizeof empty, "empty.nc");
+    tmpdir_path(plain, sizeof plain, "plain.nc");
+    tmpdir_path(classic, sizeof classic, "classic.nc");
     EXPECT_OPEN(RASTER_ENOTFOUND, path);
     assert_int_equal(open_fails(path, RASTER_WRITE), RASTER_ENOTFOUND);
 
@@ -866,7 +815,7 @@ static void test_open_bad_files(void **state)
     EXPECT_ERR(RASTER_EINVAL, raster_create(NULL, &f));
     EXPECT_ERR(RASTER_EINVAL, raster_create(plain, NULL));
     char nodir[700];
-    snprintf(nodir, sizeof nodir, "%s/no/such/dir.nc", tmpdir);
+    snprintf(nodir, sizeof nodir, "%s/no/such/dir.nc", test_tmpdir);
     f = SENTINEL_FILE;
     EXPECT_ERR(RASTER_ENETCDF, raster_create(nodir, &f));
     assert_null(f);
@@ -894,7 +843,7 @@ static void test_incomplete_marker(void **state)
 {
     (void)state;
     char path[600];
-    path_of(path, sizeof path, "marker.nc");
+    tmpdir_path(path, sizeof path, "marker.nc");
     make_raster_file(path, 1);
     int zero = 0, two = 2;
     set_group_att(path, NULL, "raster_complete", NC_INT, 1, &zero);
@@ -968,7 +917,7 @@ static void test_writer_died(void **state)
 {
     (void)state;
     char path[600];
-    path_of(path, sizeof path, "died.nc");
+    tmpdir_path(path, sizeof path, "died.nc");
     /* a new file, flushed but never closed: refused as incomplete */
     writer_args a = {path, 1, 0};
     assert_int_equal(in_child("new file, synced", dying_writer, &a), 0);
@@ -1012,21 +961,9 @@ static void make_big_file(const char *path)
             mask[y * BX + x] = x < 140 ? 1 : x == 140 + y % 7 ? 3 : 2;
     for (size_t i = 0; i < (size_t)BT * BY * BX; i++)
         data[i] = big_value(i);
-    raster_mask *m;
-    RS(raster_mask_wrap(mask, BY, BX, &m));
-    raster_file *f;
-    raster_var *v;
-    RS(raster_create(path, &f));
-    int ncid = raster_file_ncid(f), d[3];
-    NC(nc_def_dim(ncid, "time", BT, &d[0]));
-    NC(nc_def_dim(ncid, "y", BY, &d[1]));
-    NC(nc_def_dim(ncid, "x", BX, &d[2]));
-    size_t chunk[3] = {1, 50, 35};
-    RS(raster_def_var(f, ncid, "v", NC_FLOAT, 3, d, chunk, m, &v));
-    raster_mask_free(m);
-    size_t st[3] = {0, 0, 0}, ct[3] = {BT, BY, BX};
-    RS(raster_var_put(v, st, ct, NULL, data));
-    RS(raster_close(f));
+    static const char *const names[3] = {"time", "y", "x"};
+    const size_t shape[3] = {BT, BY, BX}, chunk[3] = {1, 50, 35};
+    write_raster_file(path, NC_FLOAT, 3, names, shape, 0, chunk, mask, data);
     free(mask);
     free(data);
 }
@@ -1052,7 +989,7 @@ static void test_writer_died_unsynced(void **state)
 {
     (void)state;
     char path[600];
-    path_of(path, sizeof path, "died_big.nc");
+    tmpdir_path(path, sizeof path, "died_big.nc");
     make_big_file(path);
     assert_int_equal(in_child("rewrite, not synced", big_rewriter, path), 0);
     raster_file *f;
@@ -1110,8 +1047,8 @@ static void test_truncated(void **state)
 {
     (void)state;
     char path[600], cut[600];
-    path_of(path, sizeof path, "whole.nc");
-    path_of(cut, sizeof cut, "cut.nc");
+    tmpdir_path(path, sizeof path, "whole.nc");
+    tmpdir_path(cut, sizeof cut, "cut.nc");
     for (int unlim = 0; unlim < 2; unlim++) {
         make_raster_file(path, unlim);
         long size = file_size(path);
@@ -1339,7 +1276,7 @@ static void test_corrupt_metadata(void **state)
         {"attribute carrier renamed", c_carrier_renamed, RASTER_EFORMAT},
     };
     char path[600];
-    path_of(path, sizeof path, "corrupt.nc");
+    tmpdir_path(path, sizeof path, "corrupt.nc");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (int unlim = 0; unlim < 2; unlim++) {
             make_raster_file(path, unlim);
@@ -1366,7 +1303,7 @@ static void test_newer_format(void **state)
 {
     (void)state;
     char path[600];
-    path_of(path, sizeof path, "v2.nc");
+    tmpdir_path(path, sizeof path, "v2.nc");
     make_raster_file(path, 1);
     int two = 2;
     set_group_att(path, NULL, "raster_format_version", NC_INT, 1, &two);
@@ -1451,7 +1388,7 @@ static void test_alloc_failures_read(void **state)
 {
     (void)state;
     char path[600];
-    path_of(path, sizeof path, "alloc.nc");
+    tmpdir_path(path, sizeof path, "alloc.nc");
     for (int unlim = 0; unlim < 2; unlim++) {
         make_raster_file(path, unlim);
         alloc_read_loop(path);
@@ -1466,23 +1403,14 @@ static void test_alloc_failures_write(void **state)
 {
     (void)state;
     char path[600], mpath[600];
-    path_of(path, sizeof path, "allocw.nc");
-    path_of(mpath, sizeof mpath, "allocw_mask.nc");
+    tmpdir_path(path, sizeof path, "allocw.nc");
+    tmpdir_path(mpath, sizeof mpath, "allocw_mask.nc");
     int32_t mvals[NY * NX];
     std_mask(mvals);
     /* a mask with region names, so that definition allocates for them */
-    int ncid, d[2], varid;
-    NC(nc_create(mpath, NC_NETCDF4 | NC_CLOBBER, &ncid));
-    NC(nc_def_dim(ncid, "y", NY, &d[0]));
-    NC(nc_def_dim(ncid, "x", NX, &d[1]));
-    NC(nc_def_var(ncid, "m", NC_INT, 2, d, &varid));
     int fv[4] = {-5, 0, 3, 6};
-    const char *fm = "Red_Sea land Indian_Ocean Atlantic_Ocean";
-    NC(nc_put_att_int(ncid, varid, "flag_values", NC_INT, 4, fv));
-    NC(nc_put_att_text(ncid, varid, "flag_meanings", strlen(fm), fm));
-    NC(nc_enddef(ncid));
-    NC(nc_put_var_int(ncid, varid, mvals));
-    NC(nc_close(ncid));
+    write_mask_file(mpath, "m", "y", "x", NY, NX, mvals, 4, fv,
+                    "Red_Sea land Indian_Ocean Atlantic_Ocean");
     raster_mask *m;
     RS(raster_mask_load(mpath, "m", &m));
     float *data = malloc(sizeof(float) * T * Z * NY * NX);
@@ -1609,5 +1537,5 @@ int main(void)
         cmocka_unit_test(test_alloc_failures_read),
         cmocka_unit_test(test_alloc_failures_write),
     };
-    return cmocka_run_group_tests(tests, setup_dir, remove_dir);
+    return cmocka_run_group_tests(tests, setup_dir, tmpdir_remove);
 }

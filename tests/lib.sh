@@ -1,0 +1,65 @@
+# lib.sh - the pass/fail harness shared by the shell tests of the tools
+# (test_convert.sh, test_rasterget.sh, test_rasterstat.sh). Source it, after
+# `set -u`, as
+#     . "$(dirname "$0")/lib.sh"
+# It makes a temporary directory $tmp, removed on exit, and defines:
+#   ok, fail MESSAGE            count a passed / failed check
+#   expect STATUS DESC CMD...   a check that CMD exits with STATUS
+#   no_output FILE DESC         a check that FILE was not left behind
+#   need_python                 PY = a python3 with numpy and netCDF4, or
+#                               skip the test (exit 77)
+#   report NAME                 prints "NAME: N passed, N failed"; its
+#                               status is 0 when nothing failed
+
+tmp=$(mktemp -d)
+trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+fails=0 passes=0
+
+ok()   { passes=$((passes + 1)); }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+# expect STATUS DESCRIPTION COMMAND...: the command exits with STATUS (and,
+# when STATUS is not 0, says why on stderr); its output is left in
+# $tmp/out and $tmp/err
+expect() {
+    want=$1 what=$2
+    shift 2
+    "$@" > "$tmp/out" 2> "$tmp/err"
+    got=$?
+    if [ "$got" -ne "$want" ]; then
+        fail "$what: exit $got, wanted $want"; cat "$tmp/err"; return
+    fi
+    if [ "$want" -ne 0 ] && ! [ -s "$tmp/err" ]; then
+        fail "$what: no message on stderr"; return
+    fi
+    ok
+}
+
+# no_output FILE DESCRIPTION: neither FILE nor a temporary beside it exists
+no_output() {
+    if [ -e "$1" ]; then fail "$2: $1 left behind"; return; fi
+    if ls -a "$(dirname "$1")" | grep -q '\.tmp'; then
+        fail "$2: temporary file left in $(dirname "$1")"; return
+    fi
+    ok
+}
+
+# need_python: sets PY to the first of /usr/bin/python3, $PYTHON and python3
+# that imports numpy and netCDF4; without one, the test is skipped (exit 77)
+need_python() {
+    PY=
+    for p in /usr/bin/python3 "${PYTHON:-}" python3; do
+        [ -n "$p" ] || continue
+        if "$p" -c 'import numpy, netCDF4' 2>/dev/null; then PY=$p; break; fi
+    done
+    if [ -z "$PY" ]; then
+        echo "SKIP: no python3 with numpy and netCDF4"
+        exit 77
+    fi
+}
+
+# report NAME: the summary line; fails unless every check passed
+report() {
+    echo "$1: $passes passed, $fails failed"
+    [ "$fails" -eq 0 ]
+}

@@ -1,0 +1,192 @@
+/*
+ * testutil.c - helpers shared by the CMocka test programs; see testutil.h.
+ */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- temporary directory ------------------------------------------------ */
+
+char test_tmpdir[256];
+
+int tmpdir_create(const char *tag)
+{
+    snprintf(test_tmpdir, sizeof test_tmpdir, "/tmp/raster-test-%s-XXXXXX",
+             tag);
+    return mkdtemp(test_tmpdir) ? 0 : -1;
+}
+
+int tmpdir_remove(void **state)
+{
+    (void)state;
+    DIR *d = opendir(test_tmpdir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char p[600];
+        snprintf(p, sizeof p, "%s/%s", test_tmpdir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    return rmdir(test_tmpdir);
+}
+
+void tmpdir_path(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "%s/%s", test_tmpdir, name);
+}
+
+/* ---- PRNG (splitmix64) -------------------------------------------------- */
+
+static uint64_t rng_state;
+
+void rng_seed(uint64_t s) { rng_state = s * 0x9E3779B97F4A7C15ULL + 7; }
+
+uint64_t rng_next(void)
+{
+    uint64_t z = (rng_state += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+size_t rng_below(size_t n) { return n ? (size_t)(rng_next() % n) : 0; }
+
+size_t rng_range(size_t lo, size_t hi)
+{
+    return lo + rng_below(hi - lo + 1);
+}
+
+/* ---- netCDF mask files -------------------------------------------------- */
+
+void write_mask_file(const char *path, const char *var, const char *ydim,
+                     const char *xdim, size_t ny, size_t nx,
+                     const int32_t *vals, size_t nflags,
+                     const int *flag_values, const char *flag_meanings)
+{
+    int ncid, dims[2], varid;
+    NC(nc_create(path, NC_NETCDF4 | NC_CLOBBER, &ncid));
+    NC(nc_def_dim(ncid, ydim, ny, &dims[0]));
+    NC(nc_def_dim(ncid, xdim, nx, &dims[1]));
+    NC(nc_def_var(ncid, var, NC_INT, 2, dims, &varid));
+    NC(nc_put_att_int(ncid, varid, "flag_values", NC_INT, nflags,
+                      flag_values));
+    NC(nc_put_att_text(ncid, varid, "flag_meanings", strlen(flag_meanings),
+                       flag_meanings));
+    NC(nc_enddef(ncid));
+    NC(nc_put_var_int(ncid, varid, vals));
+    NC(nc_close(ncid));
+}
+
+/* ---- raster files ------------------------------------------------------- */
+
+void write_raster_file(const char *path, int xtype, int ndims,
+                       const char *const *names, const size_t *shape,
+                       int unlim, const size_t *chunk, const int32_t *mask,
+                       const void *data)
+{
+    assert_true(ndims >= 2 && ndims <= 8);
+    raster_mask *m;
+    RS(raster_mask_wrap(mask, shape[ndims - 2], shape[ndims - 1], &m));
+    raster_file *f;
+    raster_var *v;
+    RS(raster_create(path, &f));
+    int ncid = raster_file_ncid(f), d[8];
+    for (int i = 0; i < ndims; i++)
+        NC(nc_def_dim(ncid, names[i],
+                      i == 0 && unlim ? NC_UNLIMITED : shape[i], &d[i]));
+    RS(raster_def_var(f, ncid, "v", xtype, ndims, d, chunk, m, &v));
+    raster_mask_free(m);
+    size_t start[8] = {0};
+    RS(raster_var_put(v, start, shape, NULL, data));
+    RS(raster_close(f));
+}
+
+/* ---- masks -------------------------------------------------------------- */
+
+int cmp_i32(const void *a, const void *b)
+{
+    int32_t p = *(const int32_t *)a, q = *(const int32_t *)b;
+    return (p > q) - (p < q);
+}
+
+size_t mask_ids(const int32_t *m, size_t n, int32_t *ids)
+{
+    memcpy(ids, m, n * sizeof *ids);
+    qsort(ids, n, sizeof *ids, cmp_i32);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || ids[k - 1] != ids[i])
+            ids[k++] = ids[i];
+    return k;
+}
+
+/* ---- meshes and region statistics --------------------------------------- */
+
+void assert_stats(const raster_region_stats *st, const exp_stats *e)
+{
+    assert_int_equal(st->id, e->id);
+    assert_int_equal(st->cells, e->cells);
+    assert_int_equal(st->pure_chunks, e->pure);
+    assert_int_equal(st->mixed_chunks, e->mixed);
+    assert_int_equal(st->bbox_y0, e->by0);
+    assert_int_equal(st->bbox_x0, e->bx0);
+    assert_int_equal(st->bbox_y1, e->by1);
+    assert_int_equal(st->bbox_x1, e->bx1);
+    assert_int_equal(st->tbox_y0, e->ty0);
+    assert_int_equal(st->tbox_x0, e->tx0);
+    assert_int_equal(st->tbox_y1, e->ty1);
+    assert_int_equal(st->tbox_x1, e->tx1);
+    assert_int_equal(st->bbox_cells, e->bbox_cells);
+    assert_int_equal(st->bbox_tile_cells, e->bbox_tile_cells);
+    assert_int_equal(st->read_cells, e->read_cells);
+    assert_true(fabs(st->data_reduction_rate - e->drr) < 1e-12);
+}
+
+void assert_chunk(const raster_mesh *m, size_t i, size_t y0, size_t x0,
+                  size_t h, size_t w, int mixed, size_t nshares)
+{
+    raster_chunk c;
+    assert_int_equal(raster_mesh_chunk(m, i, &c), RASTER_OK);
+    assert_int_equal(c.id, i);
+    assert_int_equal(c.y0, y0);
+    assert_int_equal(c.x0, x0);
+    assert_int_equal(c.h, h);
+    assert_int_equal(c.w, w);
+    assert_int_equal(c.mixed, mixed);
+    assert_int_equal(c.nshares, nshares);
+}
+
+void assert_share(const raster_mesh *m, size_t chunk, size_t k, int32_t id,
+                  size_t cells, size_t y0, size_t x0, size_t y1, size_t x1)
+{
+    raster_chunk c;
+    assert_int_equal(raster_mesh_chunk(m, chunk, &c), RASTER_OK);
+    assert_true(k < c.nshares);
+    assert_int_equal(c.shares[k].id, id);
+    assert_int_equal(c.shares[k].cells, cells);
+    assert_int_equal(c.shares[k].y0, y0);
+    assert_int_equal(c.shares[k].x0, x0);
+    assert_int_equal(c.shares[k].y1, y1);
+    assert_int_equal(c.shares[k].x1, x1);
+}
+
+void assert_region_chunks(const raster_mesh *m, int32_t id,
+                          const size_t *expect, size_t n)
+{
+    const size_t *list = NULL;
+    size_t nlist = 12345;
+    assert_int_equal(raster_mesh_region_chunks(m, id, &list, &nlist),
+                     RASTER_OK);
+    assert_int_equal(nlist, n);
+    for (size_t k = 0; k < n; k++)
+        assert_int_equal(list[k], expect[k]);
+}
