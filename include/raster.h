@@ -293,10 +293,13 @@ RASTER_API int raster_var_find(const raster_file *file, const char *name,
 /*! raster_def_var() :
  *  Defines raster variable `name` in group `parent` (raster_file_ncid() for
  *  the root) over netCDF dimensions `dimids` (2 to 32; the last two are the
- *  grid, of the mask's shape), holding values of netCDF numeric type
+ *  grid, of the mask's shape, fixed), holding values of netCDF numeric type
  *  `xtype`. `chunk` is the base chunk shape (its last two sizes are the
  *  tile); NULL chooses 1 for each outer dimension and tiles of
- *  min(50, grid size). The mask is copied.
+ *  min(50, grid size). The mask is copied. In the file, `name` is an
+ *  ordinary netCDF variable of that type and shape that is never written
+ *  (the placeholder: it keeps the name, the varid and the attributes), and
+ *  the data lives in the group "raster_<name>" (docs/FORMAT.md).
  *  @return RASTER_OK and *out; RASTER_EINVAL (bad argument, name in use,
  *  read-only file), RASTER_EMASK (mask shape differs from the grid),
  *  RASTER_ENETCDF, RASTER_ENOMEM, RASTER_EOVERFLOW. */
@@ -305,6 +308,29 @@ RASTER_API int raster_def_var(raster_file *file, int parent, const char *name,
                               const size_t *chunk, const raster_mask *mask,
                               raster_var **out);
 
+/*! raster_adopt_var() :
+ *  Turns variable `varid` of group `parent`, which must exist, be numeric,
+ *  have 2 to 32 dimensions with the mask's grid last, and never have been
+ *  written, into a raster variable: it stays as the placeholder that keeps
+ *  the name, dimensions and attributes, and the data goes to raster's
+ *  stores. `chunk` as in raster_def_var(). This is how a program that
+ *  defined a variable with netCDF (or the preload shim) hands it to raster.
+ *  @return as raster_def_var(). */
+RASTER_API int raster_adopt_var(raster_file *file, int parent, int varid,
+                                const size_t *chunk, const raster_mask *mask,
+                                raster_var **out);
+
+/*! raster_var_by_varid() :
+ *  @return the raster variable whose placeholder is variable `varid` of
+ *  group `parent`, or NULL when that variable is an ordinary one. */
+RASTER_API raster_var *raster_var_by_varid(const raster_file *file, int parent,
+                                           int varid);
+
+/*! raster_is_raster_group() :
+ *  @return 1 when netCDF group `grpid` is one of raster's own storage groups
+ *  (a raster variable's), which tools that copy or list a file skip. */
+RASTER_API int raster_is_raster_group(int grpid);
+
 /*! raster_var_put_att() :
  *  Sets attribute `name` of the variable (as nc_put_att would); a
  *  `_FillValue` must have the variable's type and come before any data. */
@@ -312,8 +338,8 @@ RASTER_API int raster_var_put_att(raster_var *var, const char *name,
                                   int xtype, size_t len, const void *value);
 
 /*! raster_var_attributes() :
- *  Where the variable's own attributes live: read them with nc_inq_att /
- *  nc_get_att on (*grpid, *varid). */
+ *  Where the variable's own attributes live (its placeholder): read them
+ *  with nc_inq_att / nc_get_att on (*grpid, *varid). */
 RASTER_API void raster_var_attributes(const raster_var *var, int *grpid,
                                       int *varid);
 
@@ -324,8 +350,8 @@ RASTER_API int raster_var_type(const raster_var *var);
 RASTER_API int raster_var_ndims(const raster_var *var);
 
 /*! raster_var_parent(), raster_var_varid() : the netCDF group the variable
- *  belongs to, and the varid it would have there as a plain variable (its
- *  place among the group's variables, raster or not, in definition order). */
+ *  belongs to, and the varid of its placeholder there (the variable's place
+ *  among the group's variables). */
 RASTER_API int raster_var_parent(const raster_var *var);
 RASTER_API int raster_var_varid(const raster_var *var);
 

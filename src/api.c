@@ -235,14 +235,12 @@ int raster_var_find(const raster_file *f, const char *name, raster_var **out)
 
 /* ---- defining ----------------------------------------------------------- */
 
-int raster_def_var(raster_file *f, int parent, const char *name, int xtype,
-                   int ndims, const int *dimids, const size_t *chunk,
-                   const raster_mask *mask, raster_var **out)
+/* raster_def_var() and raster_adopt_var(): varid -1 creates the
+ * placeholder variable, >= 0 adopts it. */
+static int define(raster_file *f, int parent, int varid, const char *name,
+                  int xtype, int ndims, const int *dimids, const size_t *chunk,
+                  const raster_mask *mask, raster_var **out)
 {
-    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
-    *out = NULL;
-    RETURN_ERROR_IF(!f || !name || !dimids || !mask, RASTER_EINVAL,
-                    "NULL argument");
     RETURN_ERROR_IF(!f->writable, RASTER_EINVAL, "file is read-only");
     RETURN_ERROR_IF(meta_type_size(xtype) == 0, RASTER_EINVAL,
                     "type %d of %s is not a netCDF numeric type", xtype, name);
@@ -277,18 +275,6 @@ int raster_def_var(raster_file *f, int parent, const char *name, int xtype,
     RETURN_ERROR_IF(ch[ndims - 2] > ny || ch[ndims - 1] > nx, RASTER_EINVAL,
                     "%s: tile %zu x %zu is larger than the grid %zu x %zu",
                     name, ch[ndims - 2], ch[ndims - 1], ny, nx);
-    int other;
-    RETURN_ERROR_IF(nc_inq_varid(parent, name, &other) == NC_NOERR ||
-                    nc_inq_grp_ncid(parent, name, &other) == NC_NOERR,
-                    RASTER_EINVAL, "name %s is already in use", name);
-    /* its varid as a plain variable: after the plain and raster variables
-     * already in the group */
-    int nplain, varid;
-    RETURN_ERROR_IF(nc_inq_nvars(parent, &nplain) != NC_NOERR, RASTER_EINVAL,
-                    "bad group id %d", parent);
-    varid = nplain;
-    for (raster_var *o = f->vars; o; o = o->next)
-        varid += o->parent == parent;
     raster_var *v;
     int rc = meta_define(f, parent, varid, name, xtype, ndims, dimids, ch,
                          mask, &v);
@@ -301,6 +287,56 @@ int raster_def_var(raster_file *f, int parent, const char *name, int xtype,
     *out = v;
     return RASTER_OK;
 }
+
+int raster_def_var(raster_file *f, int parent, const char *name, int xtype,
+                   int ndims, const int *dimids, const size_t *chunk,
+                   const raster_mask *mask, raster_var **out)
+{
+    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    *out = NULL;
+    RETURN_ERROR_IF(!f || !name || !dimids || !mask, RASTER_EINVAL,
+                    "NULL argument");
+    int other;
+    RETURN_ERROR_IF(nc_inq_varid(parent, name, &other) == NC_NOERR ||
+                    nc_inq_grp_ncid(parent, name, &other) == NC_NOERR,
+                    RASTER_EINVAL, "name %s is already in use", name);
+    return define(f, parent, -1, name, xtype, ndims, dimids, chunk, mask,
+                  out);
+}
+
+int raster_adopt_var(raster_file *f, int parent, int varid,
+                     const size_t *chunk, const raster_mask *mask,
+                     raster_var **out)
+{
+    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    *out = NULL;
+    RETURN_ERROR_IF(!f || !mask, RASTER_EINVAL, "NULL argument");
+    char name[NC_MAX_NAME + 1];
+    int xtype, ndims, dimids[NC_MAX_VAR_DIMS];
+    int st = nc_inq_varndims(parent, varid, &ndims);
+    RETURN_ERROR_IF(st != NC_NOERR, RASTER_EINVAL, "variable %d: %s", varid,
+                    nc_strerror(st));
+    RETURN_ERROR_IF(ndims < 2 || ndims > RASTER_MAX_DIMS, RASTER_EINVAL,
+                    "variable %d has %d dimensions: raster needs 2 to %d",
+                    varid, ndims, RASTER_MAX_DIMS);
+    st = nc_inq_var(parent, varid, name, &xtype, NULL, dimids, NULL);
+    RETURN_ERROR_IF(st != NC_NOERR, RASTER_EINVAL, "variable %d: %s", varid,
+                    nc_strerror(st));
+    RETURN_ERROR_IF(raster_var_by_varid(f, parent, varid) != NULL,
+                    RASTER_EINVAL, "%s is a raster variable already", name);
+    return define(f, parent, varid, name, xtype, ndims, dimids, chunk, mask,
+                  out);
+}
+
+raster_var *raster_var_by_varid(const raster_file *f, int parent, int varid)
+{
+    for (raster_var *v = f ? f->vars : NULL; v; v = v->next)
+        if (v->parent == parent && v->varid == varid)
+            return v;
+    return NULL;
+}
+
+int raster_is_raster_group(int grpid) { return meta_is_raster_group(grpid); }
 
 int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,
                        const void *value)
@@ -321,7 +357,7 @@ int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,
         RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "%s: fill value: %s",
                         v->name, nc_strerror(st));
     }
-    st = nc_put_att(v->grpid, v->desc_var, name, xtype, len, value);
+    st = nc_put_att(v->parent, v->varid, name, xtype, len, value);
     RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "%s: attribute %s: %s",
                     v->name, name, nc_strerror(st));
     if (is_fill)
@@ -331,8 +367,8 @@ int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,
 
 void raster_var_attributes(const raster_var *v, int *grpid, int *varid)
 {
-    if (grpid) *grpid = v->grpid;
-    if (varid) *varid = v->desc_var;
+    if (grpid) *grpid = v->parent;
+    if (varid) *varid = v->varid;
 }
 
 const char *raster_var_name(const raster_var *v) { return v->name; }

@@ -330,6 +330,26 @@ static void abandon_group(int g, const char *name)
     }
 }
 
+/* Creates the variable's group, "raster_<name>", or with a number appended
+ * when a group of that name exists already. */
+static int define_group(raster_var *v, int parent, const char *name)
+{
+    char gname[NC_MAX_NAME + 1];
+    for (int i = 0; i < 1000; i++) {
+        if (i == 0)
+            snprintf(gname, sizeof gname, "raster_%.240s", name);
+        else
+            snprintf(gname, sizeof gname, "raster_%.240s_%d", name, i);
+        int other, st;
+        if (nc_inq_grp_ncid(parent, gname, &other) == NC_NOERR)
+            continue;
+        st = nc_def_grp(parent, gname, &v->grpid);
+        return st == NC_NOERR ? RASTER_OK
+                              : meta_ncfail(st, "defining the group of", name);
+    }
+    return raster_fail(RASTER_EINVAL, "%s: no free group name", name);
+}
+
 int meta_define(raster_file *f, int parent, int varid, const char *name,
                 int xtype, int ndims, const int *dimids, const size_t *chunk,
                 const raster_mask *mask, raster_var **out)
@@ -341,7 +361,7 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
         return rc;
     v->file = f;
     v->parent = parent;
-    v->varid = varid;
+    v->varid = varid; /* -1: the placeholder is created last, below */
     v->grpid = -1;
     /* everything that can fail for want of memory comes before the group
      * exists, so that failures after it are netCDF's alone */
@@ -371,13 +391,15 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
             strcat(dimnames, "/");
         strcat(dimnames, dn);
     }
-    NC_TRY(nc_def_grp(parent, name, &v->grpid), "defining the group of");
+    rc = define_group(v, parent, name);
+    if (rc)
+        goto fail;
+    NC_TRY(nc_put_att_text(v->grpid, NC_GLOBAL, ATT_VARIABLE, strlen(name),
+                           name), "describing");
     NC_TRY(put_int_att(v->grpid, NC_GLOBAL, ATT_VERSION,
                        RASTER_FORMAT_VERSION), "describing");
     NC_TRY(put_int_att(v->grpid, NC_GLOBAL, ATT_COMPLETE, 0), "describing");
     NC_TRY(put_int_att(v->grpid, NC_GLOBAL, "raster_type", xtype),
-           "describing");
-    NC_TRY(put_int_att(v->grpid, NC_GLOBAL, "raster_varid", v->varid),
            "describing");
     NC_TRY(nc_put_att_text(v->grpid, NC_GLOBAL, "raster_dims",
                            strlen(dimnames), dimnames), "describing");
@@ -389,18 +411,18 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
         ch[i] = chunk[i];
     NC_TRY(nc_put_att_ulonglong(v->grpid, NC_GLOBAL, "raster_chunk",
                                 NC_UINT64, (size_t)ndims, ch), "describing");
-    NC_TRY(nc_def_var(v->grpid, "variable", xtype, 0, NULL, &v->desc_var),
-           "defining the attribute carrier of");
-    NC_TRY(nc_def_var(v->grpid, "mask", NC_INT, 2, ymx, &varid),
+    int maskid;
+    NC_TRY(nc_def_var(v->grpid, "mask", NC_INT, 2, ymx, &maskid),
            "defining the mask of");
-    NC_TRY(nc_def_var_deflate(v->grpid, varid, 1, 1, 1), "compressing mask of");
-    NC_TRY(nc_put_att_text(v->grpid, varid, "long_name", 11, "region mask"),
+    NC_TRY(nc_def_var_deflate(v->grpid, maskid, 1, 1, 1),
+           "compressing mask of");
+    NC_TRY(nc_put_att_text(v->grpid, maskid, "long_name", 11, "region mask"),
            "describing the mask of");
     if (meanings) {
-        NC_TRY(nc_put_att_int(v->grpid, varid, "flag_values", NC_INT,
+        NC_TRY(nc_put_att_int(v->grpid, maskid, "flag_values", NC_INT,
                               mask->nnames, mask->name_ids),
                "naming the regions of");
-        NC_TRY(nc_put_att_text(v->grpid, varid, "flag_meanings",
+        NC_TRY(nc_put_att_text(v->grpid, maskid, "flag_meanings",
                                strlen(meanings), meanings),
                "naming the regions of");
     }
@@ -416,6 +438,21 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
     rc = define_mixed(v);
     if (rc)
         goto fail;
+    if (v->varid < 0) {
+        /* the placeholder: V itself, with its dimensions and the base chunk
+         * shape, never written; it carries V's attributes */
+        size_t pch[RASTER_MAX_DIMS];
+        for (int i = 0; i < ndims; i++) {
+            size_t len = 0;
+            nc_inq_dimlen(parent, dimids[i], &len);
+            pch[i] = meta_dim_unlimited(parent, dimids[i]) || chunk[i] <= len
+                         ? chunk[i] : len;
+        }
+        NC_TRY(nc_def_var(parent, name, xtype, ndims, dimids, &v->varid),
+               "defining the placeholder of");
+        NC_TRY(nc_def_var_chunking(parent, v->varid, NC_CHUNKED, pch),
+               "chunking the placeholder of");
+    }
     raster_free(meanings);
     v->dirty = 1;
     *out = v;
@@ -685,9 +722,15 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
 {
     *out = NULL;
     char name[NC_MAX_NAME + 1];
-    int st = nc_inq_grpname(g, name);
-    if (st != NC_NOERR)
-        return meta_ncfail(st, "naming group", "");
+    size_t nlen;
+    nc_type ntype;
+    RETURN_ERROR_IF(nc_inq_att(g, NC_GLOBAL, ATT_VARIABLE, &ntype, &nlen) !=
+                    NC_NOERR || ntype != NC_CHAR || nlen == 0 ||
+                    nlen > NC_MAX_NAME ||
+                    nc_get_att_text(g, NC_GLOBAL, ATT_VARIABLE, name) !=
+                    NC_NOERR, RASTER_EFORMAT, "raster group without a "
+                    "readable %s attribute", ATT_VARIABLE);
+    name[nlen] = '\0';
     int complete = 0;
     if (get_int_att(g, ATT_COMPLETE, &complete) != 0)
         complete = 0;
@@ -741,19 +784,23 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
         rc = raster_fail(RASTER_EFORMAT, "%s: no parent group", name);
         goto fail;
     }
-    if (get_int_att(g, "raster_varid", &v->varid) != 0 || v->varid < 0) {
-        rc = raster_fail(RASTER_EFORMAT, "%s: no raster_varid", name);
-        goto fail;
-    }
-    if (nc_inq_varid(g, "variable", &v->desc_var) != NC_NOERR) {
-        rc = raster_fail(RASTER_EFORMAT, "%s: no attribute carrier", name);
+    /* the placeholder variable: same name, type and dimensions */
+    int ptype, pndims, pdims[NC_MAX_VAR_DIMS];
+    if (nc_inq_varid(v->parent, name, &v->varid) != NC_NOERR ||
+        nc_inq_varndims(v->parent, v->varid, &pndims) != NC_NOERR ||
+        pndims != ndims ||
+        nc_inq_var(v->parent, v->varid, NULL, &ptype, NULL, pdims, NULL) !=
+            NC_NOERR || ptype != xtype ||
+        memcmp(pdims, dimids, (size_t)ndims * sizeof *pdims) != 0) {
+        rc = raster_fail(RASTER_EFORMAT, "%s: its placeholder variable is "
+                         "missing or of another type or shape", name);
         goto fail;
     }
     nc_type ftype;
     size_t flen;
-    if (nc_inq_att(g, v->desc_var, "_FillValue", &ftype, &flen) ==
+    if (nc_inq_att(v->parent, v->varid, "_FillValue", &ftype, &flen) ==
             NC_NOERR && ftype == xtype && flen == 1 &&
-        nc_get_att(g, v->desc_var, "_FillValue", v->fill) != NC_NOERR) {
+        nc_get_att(v->parent, v->varid, "_FillValue", v->fill) != NC_NOERR) {
         rc = raster_fail(RASTER_EFORMAT, "%s: unreadable fill value", name);
         goto fail;
     }

@@ -14,10 +14,12 @@
 /* Attribute names on the variable's group. */
 #define ATT_VERSION "raster_format_version"
 #define ATT_COMPLETE "raster_complete"
+#define ATT_VARIABLE "raster_variable"
 
-/* Defines the groups and variables of a new raster variable in group
- * `parent` of f, which as a plain variable would have had `varid`. Takes
- * ownership of nothing; copies the mask. */
+/* Defines the group and stores of a raster variable `name` of group
+ * `parent`. varid >= 0 adopts that existing, never-written variable as the
+ * placeholder; -1 creates the placeholder (last, so that a failure leaves
+ * only an abandoned group). Copies the mask. */
 int meta_define(raster_file *f, int parent, int varid, const char *name,
                 int xtype, int ndims, const int *dimids, const size_t *chunk,
                 const raster_mask *mask, raster_var **out);

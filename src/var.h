@@ -32,7 +32,9 @@ struct raster_var {
     unsigned char fill[8];     /* fill value, in the variable's type */
     raster_mask *mask;         /* the region mask, with its names */
     int parent;                /* group the variable belongs to */
-    int varid;                 /* its varid as a plain variable there */
+    int varid;                 /* its placeholder variable there: same name,
+                                  type and dimensions, never written, and
+                                  carrying the variable's attributes */
     raster_mesh *mesh;
     layout *lay;
     /* stores: 0..nregions-1 pure, nregions mixed; -1 when empty */
@@ -40,7 +42,6 @@ struct raster_var {
     int *store_var;
     size_t *store_cells;
     store_addr *addr;          /* per store, set when a read-only file loads */
-    int desc_var;              /* scalar variable carrying the attributes */
     int materialized;          /* mask and index tables written */
     int dirty;                 /* written since open: marker to rewrite */
     struct raster_var *next;

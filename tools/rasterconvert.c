@@ -536,17 +536,6 @@ static int convert(ctx *c, copy_out *out)
 
 /* ---- restore ----------------------------------------------------------- */
 
-static int is_raster_group(const ctx *c, int g)
-{
-    for (size_t i = 0; i < raster_file_nvars(c->rf); i++) {
-        int ag;
-        raster_var_attributes(raster_file_var(c->rf, i), &ag, NULL);
-        if (ag == g)
-            return 1;
-    }
-    return 0;
-}
-
 static int def_restored(ctx *c, raster_var *rv, int out)
 {
     int ndims = raster_var_ndims(rv), dimids[MAX_RASTER_DIMS];
@@ -598,47 +587,11 @@ static int restore_group(ctx *c, int in, int out)
         return -1;
     if ((st = nc_inq_nvars(in, &nplain)) != NC_NOERR)
         return copy_ncerr(st, "counting variables");
-    size_t nr = 0, nall = raster_file_nvars(c->rf);
-    for (size_t i = 0; i < nall; i++)
-        nr += raster_var_parent(raster_file_var(c->rf, i)) == in;
-    size_t total = (size_t)nplain + nr;
-    /* slot -> raster variable index, or -1 for the next plain variable */
-    long *slot = malloc((total ? total : 1) * sizeof *slot);
-    long *late = malloc((nr ? nr : 1) * sizeof *late);
-    size_t nlate = 0;
-    if (!slot || !late) {
-        free(slot);
-        free(late);
-        return copy_err("out of memory");
+    /* a raster variable's placeholder holds its place: restore it there */
+    for (int varid = 0; varid < nplain && rc == 0; varid++) {
+        raster_var *rv = raster_var_by_varid(c->rf, in, varid);
+        rc = rv ? def_restored(c, rv, out) : def_plain(c, in, varid, out);
     }
-    for (size_t s = 0; s < total; s++)
-        slot[s] = -1;
-    for (size_t i = 0; i < nall; i++) {
-        raster_var *rv = raster_file_var(c->rf, i);
-        if (raster_var_parent(rv) != in)
-            continue;
-        int pos = raster_var_varid(rv);
-        if (pos >= 0 && (size_t)pos < total && slot[pos] < 0)
-            slot[pos] = (long)i;
-        else
-            late[nlate++] = (long)i; /* inconsistent varid: append */
-    }
-    /* a slot past the plain variables and placed rasters goes to `late` */
-    int next_plain = 0;
-    size_t next_late = 0;
-    for (size_t s = 0; s < total && rc == 0; s++) {
-        if (slot[s] >= 0) {
-            rc = def_restored(c, raster_file_var(c->rf, (size_t)slot[s]), out);
-        } else if (next_plain < nplain) {
-            rc = def_plain(c, in, next_plain++, out);
-        } else if (next_late < nlate) {
-            rc = def_restored(c, raster_file_var(c->rf,
-                                                 (size_t)late[next_late++]),
-                              out);
-        }
-    }
-    free(slot);
-    free(late);
     if (rc)
         return rc;
     int *ids, n;
@@ -647,7 +600,7 @@ static int restore_group(ctx *c, int in, int out)
         return -1;
     }
     for (int i = 0; i < n && rc == 0; i++) {
-        if (is_raster_group(c, ids[i]))
+        if (raster_is_raster_group(ids[i]))
             continue;
         char name[NC_MAX_NAME + 1];
         int og;
