@@ -1,0 +1,147 @@
+/*
+ * config.c - environment settings and logging for the preload shim.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Thread_local int shim_depth;
+
+static shim_config config = {.log_level = LOG_WARN};
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+void shim_log(int level, const char *fmt, ...)
+{
+    if (level > config.log_level || config.log_level == LOG_OFF)
+        return;
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "raster: %s\n", line);
+}
+
+static void read_log_level(void)
+{
+    const char *s = getenv("RASTER_LOG");
+    if (!s || !*s || strcmp(s, "warn") == 0)
+        config.log_level = LOG_WARN;
+    else if (strcmp(s, "off") == 0)
+        config.log_level = LOG_OFF;
+    else if (strcmp(s, "info") == 0)
+        config.log_level = LOG_INFO;
+    else if (strcmp(s, "debug") == 0)
+        config.log_level = LOG_DEBUG;
+    else {
+        config.log_level = LOG_WARN;
+        shim_log(LOG_WARN, "RASTER_LOG=%s is not off|warn|info|debug; using "
+                 "warn", s);
+    }
+}
+
+static void read_vars(void)
+{
+    const char *s = getenv("RASTER_VARS");
+    if (!s || !*s)
+        return;
+    char *copy = strdup(s);
+    size_t n = 1;
+    for (const char *p = s; *p; p++)
+        n += *p == ',';
+    config.vars = calloc(n, sizeof *config.vars);
+    if (!copy || !config.vars) {
+        free(copy);
+        free(config.vars);
+        config.vars = NULL;
+        shim_log(LOG_WARN, "out of memory reading RASTER_VARS; ignoring it");
+        return;
+    }
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save))
+        config.vars[config.nvars++] = tok;
+    /* `copy` lives as long as the process: the names point into it */
+}
+
+static void read_chunk(void)
+{
+    const char *s = getenv("RASTER_CHUNK");
+    if (!s || !*s)
+        return;
+    const char *p = s;
+    int n = 0;
+    while (*p && n < 32) {
+        char *end;
+        unsigned long long v = strtoull(p, &end, 10);
+        if (end == p || v == 0 || (*end && *end != ',')) {
+            shim_log(LOG_WARN, "RASTER_CHUNK=%s is not a list of positive "
+                     "sizes; ignoring it", s);
+            config.nchunk = 0;
+            return;
+        }
+        config.chunk[n++] = (size_t)v;
+        p = *end ? end + 1 : end;
+    }
+    config.nchunk = n >= 2 ? n : 0;
+    if (n < 2)
+        shim_log(LOG_WARN, "RASTER_CHUNK=%s needs at least H,W; ignoring it",
+                 s);
+}
+
+static void read_mask(void)
+{
+    const char *s = getenv("RASTER_MASK");
+    if (!s || !*s)
+        return;
+    config.mask_spec = s;
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s || !colon[1]) {
+        shim_log(LOG_WARN, "RASTER_MASK=%s is not FILE:VAR; variables stay "
+                 "plain netCDF", s);
+        return;
+    }
+    char *file = strndup(s, (size_t)(colon - s));
+    if (!file)
+        return;
+    int rc = raster_mask_load(file, colon + 1, &config.mask);
+    if (rc != RASTER_OK) {
+        shim_log(LOG_WARN, "cannot use RASTER_MASK=%s (%s: %s); variables "
+                 "stay plain netCDF", s, raster_strerror(rc),
+                 raster_errmsg());
+        config.mask = NULL;
+    } else {
+        size_t ny, nx;
+        raster_mask_shape(config.mask, &ny, &nx);
+        shim_log(LOG_INFO, "mask %s: %zu x %zu", s, ny, nx);
+    }
+    free(file);
+}
+
+static void init(void)
+{
+    read_log_level();
+    read_vars();
+    read_chunk();
+    read_mask();
+}
+
+const shim_config *config_get(void)
+{
+    pthread_once(&once, init);
+    return &config;
+}
+
+int config_var_chosen(const shim_config *c, const char *name)
+{
+    if (!c->vars)
+        return 1;
+    for (size_t i = 0; i < c->nvars; i++)
+        if (strcmp(c->vars[i], name) == 0)
+            return 1;
+    return 0;
+}

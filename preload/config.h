@@ -1,0 +1,43 @@
+/*
+ * config.h - the shim's settings from the environment, read once:
+ *   RASTER_MASK=FILE:VAR   the region mask (zero-code mode)
+ *   RASTER_VARS=A,B        only these variables (default: every variable
+ *                          whose last two dimensions have the mask's shape)
+ *   RASTER_CHUNK=..,H,W    base chunk shape override (last sizes apply)
+ *   RASTER_LOG=off|warn|info|debug   (default warn)
+ */
+#ifndef RASTER_PRELOAD_CONFIG_H
+#define RASTER_PRELOAD_CONFIG_H
+
+#include <stddef.h>
+
+#include "raster.h"
+
+enum { LOG_OFF, LOG_WARN, LOG_INFO, LOG_DEBUG };
+
+typedef struct shim_config {
+    int log_level;
+    raster_mask *mask;      /* NULL without RASTER_MASK (or if unusable) */
+    const char *mask_spec;
+    char **vars;            /* NULL: every matching variable */
+    size_t nvars;
+    size_t chunk[32];       /* RASTER_CHUNK, nchunk sizes */
+    int nchunk;
+} shim_config;
+
+/* The settings, read on first use (thread-safe). The caller must hold the
+ * shim's depth guard: loading the mask calls netCDF. */
+const shim_config *config_get(void);
+
+/* 1 when RASTER_VARS allows variable `name`. */
+int config_var_chosen(const shim_config *c, const char *name);
+
+/* "raster: ..." on stderr when `level` is enabled. */
+void shim_log(int level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* The shim's thread-local re-entrancy depth: calls made while it is above 0
+ * (from inside netCDF or from libraster) pass straight through. */
+extern _Thread_local int shim_depth;
+
+#endif

@@ -1,0 +1,202 @@
+/*
+ * files.c - per-file state of the preload shim.
+ */
+#include "files.h"
+
+#include <netcdf.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+
+typedef struct pending {
+    int grpid, varid;
+    raster_mask *mask; /* owned; NULL: RASTER_MASK's */
+    size_t chunk[NC_MAX_VAR_DIMS];
+    int has_chunk;
+    struct pending *next;
+} pending;
+
+struct shim_file {
+    int root;
+    raster_file *rf;
+    pending *pend;
+    struct shim_file *next;
+};
+
+/* netCDF ids: the file in the high 16 bits, the group in the low ones. */
+#define ROOT_OF(ncid) ((ncid) & ~0xffff)
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static shim_file *files;
+
+int files_add(int ncid, raster_file *rf)
+{
+    shim_file *sf = calloc(1, sizeof *sf);
+    if (!sf)
+        return NC_ENOMEM;
+    sf->root = ROOT_OF(ncid);
+    sf->rf = rf;
+    pthread_mutex_lock(&lock);
+    sf->next = files;
+    files = sf;
+    pthread_mutex_unlock(&lock);
+    return NC_NOERR;
+}
+
+shim_file *files_find(int ncid)
+{
+    pthread_mutex_lock(&lock);
+    shim_file *sf = files;
+    while (sf && sf->root != ROOT_OF(ncid))
+        sf = sf->next;
+    pthread_mutex_unlock(&lock);
+    return sf;
+}
+
+static shim_file *unlink_file(int ncid)
+{
+    pthread_mutex_lock(&lock);
+    shim_file **p = &files;
+    while (*p && (*p)->root != ROOT_OF(ncid))
+        p = &(*p)->next;
+    shim_file *sf = *p;
+    if (sf)
+        *p = sf->next;
+    pthread_mutex_unlock(&lock);
+    return sf;
+}
+
+static void free_pending(pending *p)
+{
+    raster_mask_free(p->mask);
+    free(p);
+}
+
+int files_pend(shim_file *sf, int grpid, int varid, raster_mask *mask,
+               const size_t *chunk, int ndims)
+{
+    pending *p = calloc(1, sizeof *p);
+    if (!p) {
+        raster_mask_free(mask);
+        return NC_ENOMEM;
+    }
+    p->grpid = grpid;
+    p->varid = varid;
+    p->mask = mask;
+    if (chunk) {
+        memcpy(p->chunk, chunk, (size_t)ndims * sizeof *chunk);
+        p->has_chunk = 1;
+    }
+    /* a later spec for the same variable replaces an earlier one */
+    for (pending **q = &sf->pend; *q; q = &(*q)->next) {
+        if ((*q)->grpid == grpid && (*q)->varid == varid) {
+            pending *old = *q;
+            p->next = old->next;
+            *q = p;
+            free_pending(old);
+            return NC_NOERR;
+        }
+    }
+    p->next = sf->pend;
+    sf->pend = p;
+    return NC_NOERR;
+}
+
+/* The base chunk shape for a pending variable: the spec's, else
+ * RASTER_CHUNK's (aligned to the last dimensions), else the variable's own
+ * chunking, else raster's default (NULL). */
+static const size_t *base_chunk(const pending *p, int ndims, size_t *buf)
+{
+    const shim_config *c = config_get();
+    if (p->has_chunk)
+        return p->chunk;
+    if (c->nchunk > 0) {
+        for (int i = 0; i < ndims; i++) {
+            int k = c->nchunk - ndims + i;
+            buf[i] = k >= 0 ? c->chunk[k] : 1;
+        }
+        return buf;
+    }
+    int storage;
+    if (nc_inq_var_chunking(p->grpid, p->varid, &storage, buf) == NC_NOERR &&
+        storage == NC_CHUNKED)
+        return buf;
+    return NULL;
+}
+
+static void adopt_one(shim_file *sf, pending *p)
+{
+    const shim_config *c = config_get();
+    const raster_mask *mask = p->mask ? p->mask : c->mask;
+    char name[NC_MAX_NAME + 1] = "?";
+    int ndims = 0;
+    nc_inq_varname(p->grpid, p->varid, name);
+    nc_inq_varndims(p->grpid, p->varid, &ndims);
+    size_t buf[NC_MAX_VAR_DIMS];
+    const size_t *chunk = ndims > 0 && ndims <= NC_MAX_VAR_DIMS
+                              ? base_chunk(p, ndims, buf) : NULL;
+    raster_var *v;
+    int rc = mask ? raster_adopt_var(sf->rf, p->grpid, p->varid, chunk, mask,
+                                     &v)
+                  : RASTER_EMASK;
+    if (rc == RASTER_OK)
+        shim_log(LOG_INFO, "%s is stored region by region", name);
+    else
+        shim_log(LOG_WARN, "%s stays plain netCDF: %s: %s", name,
+                 raster_strerror(rc), mask ? raster_errmsg() : "no mask");
+}
+
+void files_adopt(shim_file *sf, int grpid, int varid)
+{
+    for (pending **q = &sf->pend; *q;) {
+        pending *p = *q;
+        if (varid >= 0 && (p->grpid != grpid || p->varid != varid)) {
+            q = &p->next;
+            continue;
+        }
+        *q = p->next;
+        adopt_one(sf, p);
+        free_pending(p);
+    }
+}
+
+raster_var *files_var(shim_file *sf, int grpid, int varid)
+{
+    if (sf->pend)
+        files_adopt(sf, grpid, varid);
+    return raster_var_by_varid(sf->rf, grpid, varid);
+}
+
+int files_close(int ncid)
+{
+    shim_file *sf = unlink_file(ncid);
+    if (!sf)
+        return NC_NOERR;
+    files_adopt(sf, 0, -1);
+    int rc = raster_close(sf->rf);
+    free(sf);
+    if (rc != RASTER_OK) {
+        shim_log(LOG_WARN, "finishing raster variables: %s: %s",
+                 raster_strerror(rc), raster_errmsg());
+        return NC_EHDFERR;
+    }
+    return NC_NOERR;
+}
+
+void files_forget(int ncid)
+{
+    shim_file *sf = unlink_file(ncid);
+    if (!sf)
+        return;
+    while (sf->pend) {
+        pending *p = sf->pend;
+        sf->pend = p->next;
+        free_pending(p);
+    }
+    /* raster_close would write markers: the file is being abandoned, and
+     * its variables stay without one, so readers refuse them */
+    raster_abandon(sf->rf);
+    free(sf);
+}

@@ -1,0 +1,46 @@
+/*
+ * files.h - what the shim knows about each open netCDF-4 file: its raster
+ * state (libraster's raster_file, attached to the program's ncid) and the
+ * variables waiting to become raster variables.
+ *
+ * A chosen variable is first defined by netCDF exactly as the program asked
+ * (it becomes the placeholder). It is handed to raster when its definition
+ * is final: at nc_enddef, at its first data access, or at nc_close, so the
+ * program's own chunking call (which comes after nc_def_var) is seen.
+ */
+#ifndef RASTER_PRELOAD_FILES_H
+#define RASTER_PRELOAD_FILES_H
+
+#include "raster.h"
+
+typedef struct shim_file shim_file;
+
+/* Registers file `ncid` (a root id). `rf` is owned from now on. */
+int files_add(int ncid, raster_file *rf);
+
+/* The state of the file holding group `ncid`, or NULL. */
+shim_file *files_find(int ncid);
+
+/* Finishes the file's raster work (pending variables, completeness markers)
+ * and forgets it; returns a netCDF status. */
+int files_close(int ncid);
+
+/* Drops the file's state without writing anything (nc_abort). */
+void files_forget(int ncid);
+
+/* Queues variable (grpid, varid) for raster. `mask` is owned (NULL: the
+ * RASTER_MASK one); `chunk` (may be NULL) is an explicit base chunk shape of
+ * ndims sizes. */
+int files_pend(shim_file *sf, int grpid, int varid, raster_mask *mask,
+               const size_t *chunk, int ndims);
+
+/* Hands pending variables to raster: one (varid >= 0) or every one of the
+ * group's file (varid < 0). A variable raster cannot take stays plain with
+ * one warning. */
+void files_adopt(shim_file *sf, int grpid, int varid);
+
+/* The raster variable behind (grpid, varid), adopting it first if pending;
+ * NULL for ordinary variables. */
+raster_var *files_var(shim_file *sf, int grpid, int varid);
+
+#endif

@@ -1,0 +1,498 @@
+/*
+ * shim.c - the LD_PRELOAD layer: netCDF-C entry points that hand chosen
+ * variables to libraster and pass everything else through unchanged.
+ *
+ * Every wrapper first asks whether the call is raster's business: the shim
+ * is active, the call does not come from inside netCDF or libraster (the
+ * thread-local depth guard), and the file or variable is one raster manages.
+ * If not, it calls the real function and returns its result untouched.
+ * Real functions are resolved once each, on first use.
+ */
+#include <netcdf.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "files.h"
+#include "ncapi.h"
+#include "raster.h"
+#include "resolve.h"
+
+#define SHIM_API __attribute__((visibility("default")))
+
+/* The Fortran interface's chunking call; libnetcdf exports it but netcdf.h
+ * does not declare it. */
+int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
+                             int *chunksizesp);
+
+/* ---- activation -------------------------------------------------------- */
+
+static int active = -1; /* -1 unknown, 0 pass-through, 1 active */
+static pthread_once_t activation = PTHREAD_ONCE_INIT;
+
+static void activate(void)
+{
+    char path[512];
+    shim_depth++;
+    if (!resolve_flavour_ok(path, sizeof path)) {
+        shim_log(LOG_WARN, "%s is not the netCDF flavour this shim was built "
+#ifdef RASTER_MPI
+                 "for (MPI); use libraster_preload.so. "
+#else
+                 "for (serial); use libraster_preload_mpi.so. "
+#endif
+                 "Passing everything through", path[0] ? path : "libnetcdf");
+        active = 0;
+    } else {
+        config_get(); /* reads the environment and the mask once */
+        active = 1;
+    }
+    shim_depth--;
+}
+
+/* 1 when this call may be raster's: shim active and not re-entered. */
+static int shim_on(void)
+{
+    if (shim_depth > 0)
+        return 0;
+    pthread_once(&activation, activate);
+    return active == 1;
+}
+
+/* The real function `name`, resolved once into *slot. */
+static void *real_fn(_Atomic(void *) *slot, const char *name, void *self)
+{
+    void *fn = atomic_load_explicit(slot, memory_order_acquire);
+    if (!fn) {
+        fn = resolve_real(name, self);
+        atomic_store_explicit(slot, fn, memory_order_release);
+    }
+    return fn;
+}
+
+/* Calls the real `name` with `args`, under the depth guard so that netCDF's
+ * calls to its own exported functions pass through. */
+#define CALL_REAL(name, args)                                                \
+    ({                                                                        \
+        static _Atomic(void *) slot_;                                         \
+        __typeof__(&name) fn_ = (__typeof__(&name))real_fn(                   \
+            &slot_, #name, (void *)&name);                                    \
+        int rc_ = NC_EINTERNAL;                                               \
+        if (fn_) {                                                            \
+            shim_depth++;                                                     \
+            rc_ = fn_ args;                                                   \
+            shim_depth--;                                                     \
+        }                                                                     \
+        rc_;                                                                  \
+    })
+
+/* ---- opening and closing ----------------------------------------------- */
+
+/* After a successful create/open: attach raster to netCDF-4 files. An open
+ * of a file whose raster variables cannot be served fails here, closed. */
+static int after_open(int status, int ncid, int writable, const char *path,
+                      int creating)
+{
+    if (status != NC_NOERR)
+        return status;
+    int format;
+    shim_depth++;
+    int st = nc_inq_format(ncid, &format);
+    shim_depth--;
+    if (st != NC_NOERR)
+        return status;
+    if (format != NC_FORMAT_NETCDF4) {
+        if (creating && config_get()->mask)
+            shim_log(LOG_WARN, "%s is not a netCDF-4 file (raster needs "
+                     "groups); its variables stay plain", path);
+        return status;
+    }
+    if (!writable && !creating) {
+        /* read-only files matter only when they hold raster variables */
+    }
+    raster_file *rf;
+    shim_depth++;
+    int rc = raster_attach(ncid, writable, &rf);
+    shim_depth--;
+    if (rc != RASTER_OK) {
+        shim_log(LOG_WARN, "%s: %s: %s", path, raster_strerror(rc),
+                 raster_errmsg());
+        CALL_REAL(nc_close, (ncid));
+        return rc == RASTER_EINCOMPLETE ? NC_EHDFERR : NC_ENOTNC;
+    }
+    if (!writable && raster_file_nvars(rf) == 0) {
+        shim_depth++;
+        raster_close(rf);
+        shim_depth--;
+        return status;
+    }
+    if (files_add(ncid, rf) != NC_NOERR) {
+        shim_depth++;
+        raster_close(rf);
+        shim_depth--;
+        shim_log(LOG_WARN, "%s: out of memory; raster variables unavailable",
+                 path);
+    }
+    return status;
+}
+
+SHIM_API int nc_create(const char *path, int cmode, int *ncidp)
+{
+    int st = CALL_REAL(nc_create, (path, cmode, ncidp));
+    return shim_on() ? after_open(st, *ncidp, 1, path, 1) : st;
+}
+
+SHIM_API int nc__create(const char *path, int cmode, size_t initialsz,
+                        size_t *chunksizehintp, int *ncidp)
+{
+    int st = CALL_REAL(nc__create, (path, cmode, initialsz, chunksizehintp,
+                                    ncidp));
+    return shim_on() ? after_open(st, *ncidp, 1, path, 1) : st;
+}
+
+SHIM_API int nc_open(const char *path, int mode, int *ncidp)
+{
+    int st = CALL_REAL(nc_open, (path, mode, ncidp));
+    return shim_on() ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
+                     : st;
+}
+
+SHIM_API int nc__open(const char *path, int mode, size_t *chunksizehintp,
+                      int *ncidp)
+{
+    int st = CALL_REAL(nc__open, (path, mode, chunksizehintp, ncidp));
+    return shim_on() ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
+                     : st;
+}
+
+SHIM_API int nc_close(int ncid)
+{
+    int st = NC_NOERR;
+    if (shim_on() && files_find(ncid)) {
+        shim_depth++;
+        st = files_close(ncid);
+        shim_depth--;
+    }
+    int real = CALL_REAL(nc_close, (ncid));
+    return real != NC_NOERR ? real : st;
+}
+
+SHIM_API int nc_abort(int ncid)
+{
+    if (shim_on() && files_find(ncid)) {
+        shim_depth++;
+        files_forget(ncid);
+        shim_depth--;
+    }
+    return CALL_REAL(nc_abort, (ncid));
+}
+
+/* Pending variables become raster ones before the definition ends. */
+static void adopt_all(int ncid)
+{
+    shim_file *sf = shim_on() ? files_find(ncid) : NULL;
+    if (sf) {
+        shim_depth++;
+        files_adopt(sf, 0, -1);
+        shim_depth--;
+    }
+}
+
+SHIM_API int nc_enddef(int ncid)
+{
+    adopt_all(ncid);
+    return CALL_REAL(nc_enddef, (ncid));
+}
+
+SHIM_API int nc__enddef(int ncid, size_t h_minfree, size_t v_align,
+                        size_t v_minfree, size_t r_align)
+{
+    adopt_all(ncid);
+    return CALL_REAL(nc__enddef, (ncid, h_minfree, v_align, v_minfree,
+                                  r_align));
+}
+
+SHIM_API int nc_sync(int ncid)
+{
+    adopt_all(ncid);
+    return CALL_REAL(nc_sync, (ncid));
+}
+
+/* ---- defining ----------------------------------------------------------- */
+
+/* 1 when variable varid of grpid fits RASTER_MASK: numeric, 2+ dims, the
+ * last two fixed and of the mask's shape, and allowed by RASTER_VARS. */
+static int eligible(int grpid, int varid, const raster_mask *mask)
+{
+    char name[NC_MAX_NAME + 1];
+    nc_type type;
+    int ndims, dimids[NC_MAX_VAR_DIMS];
+    size_t ny, nx, my, mx;
+    if (nc_inq_var(grpid, varid, name, &type, &ndims, NULL, NULL) !=
+            NC_NOERR || ndims < 2 || ndims > NC_MAX_VAR_DIMS ||
+        type < NC_BYTE || type > NC_UINT64 || type == NC_CHAR ||
+        type == NC_STRING ||
+        nc_inq_vardimid(grpid, varid, dimids) != NC_NOERR ||
+        nc_inq_dimlen(grpid, dimids[ndims - 2], &ny) != NC_NOERR ||
+        nc_inq_dimlen(grpid, dimids[ndims - 1], &nx) != NC_NOERR)
+        return 0;
+    raster_mask_shape(mask, &my, &mx);
+    return ny == my && nx == mx && config_var_chosen(config_get(), name);
+}
+
+SHIM_API int nc_def_var(int ncid, const char *name, nc_type xtype, int ndims,
+                        const int *dimidsp, int *varidp)
+{
+    int st = CALL_REAL(nc_def_var, (ncid, name, xtype, ndims, dimidsp,
+                                    varidp));
+    if (st != NC_NOERR || !shim_on())
+        return st;
+    shim_file *sf = files_find(ncid);
+    const raster_mask *mask = config_get()->mask;
+    if (sf && mask) {
+        shim_depth++;
+        if (eligible(ncid, *varidp, mask))
+            files_pend(sf, ncid, *varidp, NULL, NULL, 0);
+        shim_depth--;
+    }
+    return st;
+}
+
+/* A tagged chunk spec (include/raster.h): the grid shape, the base chunk
+ * shape, then the mask. `at(i)` reads entry i. Returns an NC status. */
+#define PARSE_SPEC(at)                                                        \
+    do {                                                                      \
+        int ndims_, dimids_[NC_MAX_VAR_DIMS];                                 \
+        size_t ny_, nx_;                                                      \
+        shim_depth++;                                                         \
+        int ok_ = nc_inq_varndims(ncid, varid, &ndims_) == NC_NOERR &&       \
+                  ndims_ >= 2 && ndims_ <= NC_MAX_VAR_DIMS &&                 \
+                  nc_inq_vardimid(ncid, varid, dimids_) == NC_NOERR &&        \
+                  nc_inq_dimlen(ncid, dimids_[ndims_ - 2], &ny_) ==           \
+                      NC_NOERR &&                                             \
+                  nc_inq_dimlen(ncid, dimids_[ndims_ - 1], &nx_) == NC_NOERR; \
+        shim_depth--;                                                         \
+        if (!ok_ || (size_t)(at(1)) != ny_ || (size_t)(at(2)) != nx_) {       \
+            shim_log(LOG_WARN, "chunk spec for variable %d does not match "   \
+                     "its grid; refused", varid);                             \
+            return NC_EBADCHUNK;                                              \
+        }                                                                     \
+        size_t chunk_[NC_MAX_VAR_DIMS];                                       \
+        for (int i_ = 0; i_ < ndims_; i_++)                                   \
+            chunk_[i_] = (size_t)(at(3 + i_));                                \
+        int32_t *ids_ = malloc(ny_ * nx_ * sizeof *ids_);                     \
+        if (!ids_)                                                            \
+            return NC_ENOMEM;                                                 \
+        for (size_t i_ = 0; i_ < ny_ * nx_; i_++)                             \
+            ids_[i_] = (int32_t)(ptrdiff_t)(at(3 + (size_t)ndims_ + i_));     \
+        return adopt_spec(ncid, varid, ids_, ny_, nx_, chunk_, ndims_);       \
+    } while (0)
+
+/* Queues a variable given a mask through its chunk spec; sets the
+ * placeholder's chunking to the base chunk shape. */
+static int adopt_spec(int ncid, int varid, int32_t *ids, size_t ny, size_t nx,
+                      const size_t *chunk, int ndims)
+{
+    raster_mask *mask = NULL;
+    int rc = raster_mask_wrap(ids, ny, nx, &mask);
+    free(ids);
+    if (rc != RASTER_OK)
+        return NC_ENOMEM;
+    shim_file *sf = files_find(ncid);
+    if (!sf) {
+        raster_mask_free(mask);
+        shim_log(LOG_WARN, "variable %d: raster needs a netCDF-4 file; chunk "
+                 "spec refused", varid);
+        return NC_EBADCHUNK;
+    }
+    int st = CALL_REAL(nc_def_var_chunking, (ncid, varid, NC_CHUNKED, chunk));
+    if (st != NC_NOERR) {
+        raster_mask_free(mask);
+        return st;
+    }
+    return files_pend(sf, ncid, varid, mask, chunk, ndims);
+}
+
+#define SPEC_AT(i) (chunksizesp[(i)])
+SHIM_API int nc_def_var_chunking(int ncid, int varid, int storage,
+                                 const size_t *chunksizesp)
+{
+    if (shim_on() && storage == NC_CHUNKED && chunksizesp &&
+        chunksizesp[0] == RASTER_CHUNKSPEC_TAG)
+        PARSE_SPEC(SPEC_AT);
+    return CALL_REAL(nc_def_var_chunking, (ncid, varid, storage,
+                                           chunksizesp));
+}
+
+#define SPEC_AT_INT(i) ((ptrdiff_t)chunksizesp[(i)])
+SHIM_API int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
+                                      int *chunksizesp)
+{
+    if (shim_on() && !contiguous && chunksizesp &&
+        chunksizesp[0] == RASTER_CHUNKSPEC_TAG_INT)
+        PARSE_SPEC(SPEC_AT_INT);
+    return CALL_REAL(nc_def_var_chunking_ints, (ncid, varid, contiguous,
+                                                chunksizesp));
+}
+
+/* ---- hiding raster's own groups ----------------------------------------- */
+
+static int hidden_group(int grpid)
+{
+    shim_depth++;
+    int h = raster_is_raster_group(grpid);
+    shim_depth--;
+    return h;
+}
+
+SHIM_API int nc_inq_grps(int ncid, int *numgrps, int *ncids)
+{
+    if (!shim_on() || !files_find(ncid))
+        return CALL_REAL(nc_inq_grps, (ncid, numgrps, ncids));
+    int n, st = CALL_REAL(nc_inq_grps, (ncid, &n, NULL));
+    if (st != NC_NOERR)
+        return st;
+    int *all = malloc((size_t)(n ? n : 1) * sizeof *all);
+    if (!all)
+        return NC_ENOMEM;
+    st = CALL_REAL(nc_inq_grps, (ncid, NULL, all));
+    int kept = 0;
+    for (int i = 0; st == NC_NOERR && i < n; i++) {
+        if (hidden_group(all[i]))
+            continue;
+        if (ncids)
+            ncids[kept] = all[i];
+        kept++;
+    }
+    free(all);
+    if (st == NC_NOERR && numgrps)
+        *numgrps = kept;
+    return st;
+}
+
+#define HIDE_GROUP_LOOKUP(fn, ncid, name, out)                                \
+    do {                                                                      \
+        int g_, st_ = CALL_REAL(fn, (ncid, name, &g_));                       \
+        if (st_ == NC_NOERR && shim_on() && files_find(ncid) &&               \
+            hidden_group(g_))                                                 \
+            return NC_ENOGRP;                                                 \
+        if (st_ == NC_NOERR && out)                                           \
+            *out = g_;                                                        \
+        return st_;                                                           \
+    } while (0)
+
+SHIM_API int nc_inq_grp_ncid(int ncid, const char *name, int *grp_ncid)
+{
+    HIDE_GROUP_LOOKUP(nc_inq_grp_ncid, ncid, name, grp_ncid);
+}
+
+SHIM_API int nc_inq_ncid(int ncid, const char *name, int *grp_ncid)
+{
+    HIDE_GROUP_LOOKUP(nc_inq_ncid, ncid, name, grp_ncid);
+}
+
+SHIM_API int nc_inq_grp_full_ncid(int ncid, const char *full_name,
+                                  int *grp_ncid)
+{
+    HIDE_GROUP_LOOKUP(nc_inq_grp_full_ncid, ncid, full_name, grp_ncid);
+}
+
+/* ---- attributes --------------------------------------------------------- */
+
+/* A new _FillValue of a raster variable must reach its stores too. */
+static raster_var *raster_target(int ncid, int varid)
+{
+    if (varid < 0 || !shim_on())
+        return NULL;
+    shim_file *sf = files_find(ncid);
+    if (!sf)
+        return NULL;
+    shim_depth++;
+    raster_var *v = files_var(sf, ncid, varid);
+    shim_depth--;
+    return v;
+}
+
+SHIM_API int nc_put_att(int ncid, int varid, const char *name, nc_type xtype,
+                        size_t len, const void *op)
+{
+    raster_var *v;
+    if (name && strcmp(name, "_FillValue") == 0 &&
+        (v = raster_target(ncid, varid)) != NULL) {
+        shim_depth++;
+        int rc = raster_var_put_att(v, name, xtype, len, op);
+        int st = rc == RASTER_OK ? NC_NOERR : raster_nc_status();
+        shim_depth--;
+        return st;
+    }
+    return CALL_REAL(nc_put_att, (ncid, varid, name, xtype, len, op));
+}
+
+/* ---- data: the generated family ----------------------------------------- */
+
+enum { NCAPI_WHOLE, NCAPI_ONE, NCAPI_BOX };
+
+/* One data call on raster variable v, in netCDF's terms. */
+static int data_call(raster_var *v, int put, int shape, const size_t *start,
+                     const size_t *count, const ptrdiff_t *stride,
+                     const ptrdiff_t *imap, void *buf, int memtype)
+{
+    size_t s[NC_MAX_VAR_DIMS], c[NC_MAX_VAR_DIMS];
+    int nd = raster_var_ndims(v);
+    shim_depth++;
+    int rc = RASTER_OK;
+    if (shape == NCAPI_WHOLE) {
+        memset(s, 0, sizeof s);
+        rc = raster_var_dims(v, NULL, c, NULL);
+        start = s;
+        count = c;
+    } else if (shape == NCAPI_ONE) {
+        for (int i = 0; i < nd; i++)
+            c[i] = 1;
+        count = c;
+    }
+    if (rc == RASTER_OK && (!start || !count))
+        rc = RASTER_EINVAL;
+    if (rc == RASTER_OK)
+        rc = put ? raster_var_put_typed(v, start, count, stride, imap, buf,
+                                        memtype)
+                 : raster_var_get_typed(v, start, count, stride, imap, buf,
+                                        memtype);
+    int st = rc == RASTER_OK ? raster_nc_status() : raster_nc_status();
+    if (rc != RASTER_OK && st == NC_NOERR)
+        st = NC_EHDFERR;
+    shim_depth--;
+    return st;
+}
+
+#define NCAPI_CONST_put const
+#define NCAPI_CONST_get
+
+#define NCAPI_DEFINE(dir, kind, sfx, ctype, memtype)                          \
+    SHIM_API int nc_##dir##_##kind##sfx(int ncid, int varid                   \
+                                        NCAPI_KIND_##kind##_PARAMS,           \
+                                        NCAPI_CONST_##dir ctype *data)        \
+    {                                                                         \
+        raster_var *v = raster_target(ncid, varid);                           \
+        if (v)                                                                \
+            return data_call(v, #dir[0] == 'p', NCAPI_KIND_##kind##_SHAPE,    \
+                             (void *)data, memtype);                          \
+        return CALL_REAL(nc_##dir##_##kind##sfx,                              \
+                         (ncid, varid NCAPI_KIND_##kind##_ARGS, data));       \
+    }
+
+#define NCAPI_PUT_KINDS(sfx, ctype, memtype)                                  \
+    NCAPI_DEFINE(put, var, sfx, ctype, memtype)                               \
+    NCAPI_DEFINE(put, var1, sfx, ctype, memtype)                              \
+    NCAPI_DEFINE(put, vara, sfx, ctype, memtype)                              \
+    NCAPI_DEFINE(put, vars, sfx, ctype, memtype)                              \
+    NCAPI_DEFINE(put, varm, sfx, ctype, memtype)                              \
+    NCAPI_DEFINE(get, var, sfx, ctype, memtype)                               \
+    NCAPI_DEFINE(get, var1, sfx, ctype, memtype)                              \
+    NCAPI_DEFINE(get, vara, sfx, ctype, memtype)                              \
+    NCAPI_DEFINE(get, vars, sfx, ctype, memtype)                              \
+    NCAPI_DEFINE(get, varm, sfx, ctype, memtype)
+
+NCAPI_MEMTYPES(NCAPI_PUT_KINDS)
