@@ -428,6 +428,43 @@ RASTER_API int raster_region_read(raster_var *var, const int32_t *ids,
                                   const size_t *ocount, int layout,
                                   void *out);
 
+/* ---- Passing a mask through nc_def_var_chunking ----------------------- */
+
+/* The paper's route, made safe: a program hands raster a mask by passing, as
+ * the `chunksizes` of nc_def_var_chunking(ncid, varid, NC_CHUNKED, spec),
+ * an array built by raster_chunkspec(): the tag, the grid shape, the base
+ * chunk shape, then the mask. Under the preload shim the variable becomes a
+ * raster variable; without it netCDF refuses the call (NC_EBADCHUNK: the tag
+ * is no possible chunk size) and writes nothing. Header-only: the program
+ * links nothing new. Layout: { TAG, ny, nx, chunk[0..ndims), mask[ny*nx] },
+ * mask ids stored as (size_t)(ptrdiff_t)id. */
+#define RASTER_CHUNKSPEC_TAG ((size_t)(ptrdiff_t)-0x52415354)
+/* The same tag in the int array of nc_def_var_chunking_ints (Fortran). */
+#define RASTER_CHUNKSPEC_TAG_INT (-0x52415354)
+
+/*! raster_chunkspec_len() : @return the entries of a chunk spec. */
+static inline size_t raster_chunkspec_len(int ndims, size_t ny, size_t nx)
+{
+    return 3 + (size_t)ndims + ny * nx;
+}
+
+/*! raster_chunkspec() :
+ *  Fills `spec` (raster_chunkspec_len() entries, caller's memory) for a
+ *  variable of `ndims` dimensions with base chunk shape `chunk` and the
+ *  row-major `ny` x `nx` region mask `mask`. */
+static inline void raster_chunkspec(size_t *spec, int ndims,
+                                    const size_t *chunk, const int *mask,
+                                    size_t ny, size_t nx)
+{
+    spec[0] = RASTER_CHUNKSPEC_TAG;
+    spec[1] = ny;
+    spec[2] = nx;
+    for (int i = 0; i < ndims; i++)
+        spec[3 + i] = chunk[i];
+    for (size_t i = 0; i < ny * nx; i++)
+        spec[3 + (size_t)ndims + i] = (size_t)(ptrdiff_t)mask[i];
+}
+
 #ifdef __cplusplus
 }
 #endif

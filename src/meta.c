@@ -322,6 +322,7 @@ fail:
 static void abandon_group(int g, const char *name)
 {
     nc_del_att(g, NC_GLOBAL, ATT_VERSION);
+    put_int_att(g, NC_GLOBAL, ATT_ABANDONED, 1); /* still raster's: hidden */
     for (int i = 0; i < 1000; i++) {
         char alias[NC_MAX_NAME + 1];
         snprintf(alias, sizeof alias, "raster_abandoned_%d_%.200s", i, name);
@@ -616,6 +617,14 @@ int meta_is_raster_group(int grpid)
     nc_type type;
     size_t len;
     return nc_inq_att(grpid, NC_GLOBAL, ATT_VERSION, &type, &len) ==
+           NC_NOERR;
+}
+
+int meta_is_abandoned_group(int grpid)
+{
+    nc_type type;
+    size_t len;
+    return nc_inq_att(grpid, NC_GLOBAL, ATT_ABANDONED, &type, &len) ==
            NC_NOERR;
 }
 

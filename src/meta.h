@@ -15,6 +15,7 @@
 #define ATT_VERSION "raster_format_version"
 #define ATT_COMPLETE "raster_complete"
 #define ATT_VARIABLE "raster_variable"
+#define ATT_ABANDONED "raster_abandoned"
 
 /* Defines the group and stores of a raster variable `name` of group
  * `parent`. varid >= 0 adopts that existing, never-written variable as the
@@ -41,6 +42,9 @@ int meta_dim_unlimited(int grpid, int dimid);
 
 /* 1 when group `grpid` holds a raster variable. */
 int meta_is_raster_group(int grpid);
+
+/* 1 when group `grpid` is a definition raster gave up (see abandon_group). */
+int meta_is_abandoned_group(int grpid);
 
 void meta_var_free(raster_var *v);
 
