@@ -88,6 +88,23 @@ RASTER_API const char *raster_strerror(int code);
  *  the thread's next failure. */
 RASTER_API const char *raster_errmsg(void);
 
+/*! raster_nc_status() :
+ *  @return the netCDF status (NC_NOERR or a negative NC_E* code of
+ *  netcdf.h) that a netCDF call would have returned for the calling
+ *  thread's most recent failed raster call, so that a shim answers like
+ *  netCDF: the status of the netCDF call that failed inside raster, the
+ *  status netCDF gives for the same bad request (NC_EINVALCOORDS, NC_EEDGE,
+ *  NC_ESTRIDE, NC_ECHAR, ...), or else the nearest one for the raster code
+ *  (RASTER_ENOMEM: NC_ENOMEM, RASTER_EINVAL: NC_EINVAL, RASTER_EIO: NC_EIO,
+ *  RASTER_ENOTFOUND: NC_ENOTVAR, RASTER_EFORMAT / RASTER_EINCOMPLETE:
+ *  NC_ENOTNC, RASTER_EUNSUPPORTED: NC_ENOTBUILT, RASTER_EHDF5: NC_EHDFERR).
+ *  A typed transfer (raster_var_put_typed(), raster_var_get_typed()) sets
+ *  it even when it succeeds: NC_NOERR, or NC_ERANGE when values were out of
+ *  range; after one, raster_nc_status() is exactly what netCDF returns for
+ *  the same call. NC_NOERR before any failure. Thread-local like
+ *  raster_errmsg(). */
+RASTER_API int raster_nc_status(void);
+
 /* ---- Masks ------------------------------------------------------------- */
 
 /* A 2-D region mask read from a netCDF file, with optional region names. */
@@ -275,6 +292,13 @@ RASTER_API int raster_attach(int ncid, int writable, raster_file **out);
  *  in any case). */
 RASTER_API int raster_close(raster_file *file);
 
+/*! raster_abandon() :
+ *  Frees the handle without writing anything more (no completeness marker:
+ *  variables written since opening stay refused by readers); aborts the
+ *  netCDF file if raster opened it. For a writer that gives up (nc_abort).
+ *  NULL is a no-op. */
+RASTER_API int raster_abandon(raster_file *file);
+
 /*! raster_file_ncid() : @return the netCDF id of the file's root group. */
 RASTER_API int raster_file_ncid(const raster_file *file);
 
@@ -373,7 +397,8 @@ RASTER_API const raster_mask *raster_var_mask(const raster_var *var);
  *  order, as nc_put_vars would. Unlimited dimensions grow; writing a place
  *  again replaces it.
  *  @return RASTER_OK, RASTER_EINVAL (out of range, read-only file),
- *  RASTER_ENETCDF, RASTER_ENOMEM. */
+ *  RASTER_ENETCDF, RASTER_ENOMEM; raster_nc_status() then says which, as
+ *  netCDF would (NC_ESTRIDE, NC_EINVALCOORDS, NC_EEDGE, NC_EPERM, ...). */
 RASTER_API int raster_var_put(raster_var *var, const size_t *start,
                               const size_t *count, const ptrdiff_t *stride,
                               const void *data);
@@ -385,6 +410,103 @@ RASTER_API int raster_var_put(raster_var *var, const size_t *start,
 RASTER_API int raster_var_get(raster_var *var, const size_t *start,
                               const size_t *count, const ptrdiff_t *stride,
                               void *data);
+
+/* ---- Typed transfers (netCDF semantics) ------------------------------- */
+
+/* Memory type of netCDF's _long functions (nc_put_var_long, ...): netCDF
+ * passes NC_INT (4) where long is as wide as int and NC_INT64 (10)
+ * elsewhere, i.e. NC_INT64 on LP64 systems (Linux x86-64, aarch64). */
+#define RASTER_NC_LONG (sizeof(long) == sizeof(int) ? 4 : 10)
+
+/*! raster_var_put_typed() :
+ *  Writes the box start/count/stride of the variable from `data`, values of
+ *  netCDF type `memtype`, with exactly the result netCDF-C (4.9) gives for
+ *  the same call on an ordinary netCDF-4 variable: the same values stored,
+ *  the same status (raster_nc_status()). The preload shim forwards every
+ *  nc_put_var* call on a raster variable here.
+ *
+ *  memtype, the netCDF type id of the values in memory, by netCDF function:
+ *  _schar NC_BYTE, _uchar and _ubyte NC_UBYTE, _short NC_SHORT, _ushort
+ *  NC_USHORT, _int NC_INT, _long RASTER_NC_LONG, _uint NC_UINT, _longlong
+ *  NC_INT64, _ulonglong NC_UINT64, _float NC_FLOAT, _double NC_DOUBLE,
+ *  _text NC_CHAR (always NC_ECHAR: raster variables are numeric), _string
+ *  NC_STRING (NC_EBADTYPE once the box checks pass; as in netCDF-4 a write
+ *  still lengthens the unlimited dimensions it reaches), and NC_NAT (0)
+ *  for the untyped calls (nc_put_vara ...): the variable's own type.
+ *
+ *  start is required (NULL: NC_EINVALCOORDS); count NULL means the current
+ *  shape and stride NULL all ones, as in netCDF.
+ *
+ *  imap NULL: the semantics of nc_put_vars, and so of nc_put_var, _var1 and
+ *  _vara (nc_put_vars with unit strides): strides must be >= 1
+ *  (NC_ESTRIDE), then dimension by dimension start (NC_EINVALCOORDS; equal
+ *  to the length only with count 0) and the last strided index (NC_EEDGE)
+ *  must lie within the length, unlimited dimensions excepted (they grow);
+ *  when any count is 0 only the starts are checked and nothing is written.
+ *  All of it before anything is written.
+ *  imap non-NULL: the semantics of nc_put_varm, imap[d] being the distance
+ *  in memory, in values of memtype, between consecutive elements along
+ *  dimension d (any sign; data points at element (0, .., 0)). netCDF checks
+ *  strides 1 .. 2^31 - 2, and start and start + count (not the strided
+ *  extent) against the current lengths, except for the first dimension
+ *  when it is the group's unlimited one (nc_inq_unlimdim); a zero count
+ *  then returns NC_NOERR. It then writes row by row:
+ *  when a stride carries rows past a fixed length, the rows inside are
+ *  written and the call fails with NC_EINVALCOORDS, which is reproduced.
+ *  nc_put_varm with imap NULL is nc_put_vara when all strides are 1, and
+ *  otherwise nc_put_varm with the row-major map (imap[d] = product of
+ *  count[d+1..]): a shim passes imap NULL in the first case and that map
+ *  in the second.
+ *
+ *  Conversion is netCDF-4's (nc4_convert_type): a C cast of every value.
+ *  Values out of range of the variable's type make the status NC_ERANGE
+ *  but are written all the same, converted as the cast converts them:
+ *  integers wrap; floating values are truncated toward zero, and NaN or
+ *  values beyond the 32-bit (to byte, short, int and their unsigned kinds)
+ *  or 64-bit (to uint, int64, uint64) integer range give that integer's
+ *  most negative value before the truncation to the narrower type, as the
+ *  x86-64 build of netCDF does (for instance NaN, 1e10 or -1e10 into an
+ *  int store -2147483648, into a short 0; 300.5 into a byte 44). Nothing is
+ *  clamped and the fill value is not substituted. The range test compares
+ *  the unrounded value with the type's limits (127.5 into a byte and -0.5
+ *  into an unsigned type are range errors; NaN is never one; +-Inf is
+ *  except into float or double; doubles beyond FLT_MAX into float are and
+ *  become +-Inf). In-range values are exact casts (float to int truncates).
+ *  Conversion keeps one buffer of the request in the variable's type
+ *  (none when memtype is the variable's type and the layout row-major).
+ *
+ *  @return RASTER_OK when netCDF would have written everything; then
+ *  raster_nc_status() is NC_NOERR, or NC_ERANGE when values were out of
+ *  range (netCDF's return value in that case, the transfer being done).
+ *  Otherwise RASTER_EINVAL with raster_nc_status() NC_ECHAR, NC_EBADTYPE,
+ *  NC_ESTRIDE, NC_EINVALCOORDS, NC_EEDGE, NC_EHDFERR (a read-only file:
+ *  netCDF-4 fails in HDF5's write), NC_EINVAL (NULL data); RASTER_ENOMEM
+ *  (NC_ENOMEM); RASTER_ENETCDF (the failed netCDF call's status);
+ *  RASTER_EIO. A shim returns raster_nc_status() after every call. */
+RASTER_API int raster_var_put_typed(raster_var *var, const size_t *start,
+                                    const size_t *count,
+                                    const ptrdiff_t *stride,
+                                    const ptrdiff_t *imap, const void *data,
+                                    int memtype);
+
+/*! raster_var_get_typed() :
+ *  Reads the box start/count/stride into `data` as values of `memtype`,
+ *  exactly as nc_get_vars (imap NULL; also nc_get_var, _var1, _vara) or
+ *  nc_get_varm (imap non-NULL) with that memory type would on an ordinary
+ *  netCDF-4 variable; arguments, conversions and statuses as in
+ *  raster_var_put_typed(), except that reads check every dimension,
+ *  unlimited ones against their current length (nc_get_varm in decreasing
+ *  dimension order; nc_get_vars checks the end of every dimension whose
+ *  count is not 0, even when another count is), and that cells never
+ *  written read as the fill value, converted like any value (a default int
+ *  fill read as short is a range error, as in netCDF). With imap, memory
+ *  elements that several box elements map to receive the last one in
+ *  row-major order. */
+RASTER_API int raster_var_get_typed(raster_var *var, const size_t *start,
+                                    const size_t *count,
+                                    const ptrdiff_t *stride,
+                                    const ptrdiff_t *imap, void *data,
+                                    int memtype);
 
 /* ---- Region reads ------------------------------------------------------ */
 

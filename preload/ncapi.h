@@ -39,29 +39,30 @@
     X(, void, NC_NAT) /* the untyped calls: the variable's own type */
 
 /* The five access kinds: their extra parameters after (ncid, varid), the
- * same as arguments, and how they become start/count/stride/imap. */
+ * same as arguments, and how they become shape, start, count, stride, imap
+ * and whether the call is a varm one. */
 #define NCAPI_KIND_var_PARAMS
 #define NCAPI_KIND_var_ARGS
-#define NCAPI_KIND_var_SHAPE NCAPI_WHOLE, NULL, NULL, NULL, NULL
+#define NCAPI_KIND_var_SHAPE NCAPI_WHOLE, NULL, NULL, NULL, NULL, 0
 
 #define NCAPI_KIND_var1_PARAMS , const size_t *indexp
 #define NCAPI_KIND_var1_ARGS , indexp
-#define NCAPI_KIND_var1_SHAPE NCAPI_ONE, indexp, NULL, NULL, NULL
+#define NCAPI_KIND_var1_SHAPE NCAPI_ONE, indexp, NULL, NULL, NULL, 0
 
 #define NCAPI_KIND_vara_PARAMS , const size_t *startp, const size_t *countp
 #define NCAPI_KIND_vara_ARGS , startp, countp
-#define NCAPI_KIND_vara_SHAPE NCAPI_BOX, startp, countp, NULL, NULL
+#define NCAPI_KIND_vara_SHAPE NCAPI_BOX, startp, countp, NULL, NULL, 0
 
 #define NCAPI_KIND_vars_PARAMS                                                \
     , const size_t *startp, const size_t *countp, const ptrdiff_t *stridep
 #define NCAPI_KIND_vars_ARGS , startp, countp, stridep
-#define NCAPI_KIND_vars_SHAPE NCAPI_BOX, startp, countp, stridep, NULL
+#define NCAPI_KIND_vars_SHAPE NCAPI_BOX, startp, countp, stridep, NULL, 0
 
 #define NCAPI_KIND_varm_PARAMS                                                \
     , const size_t *startp, const size_t *countp, const ptrdiff_t *stridep,  \
         const ptrdiff_t *imapp
 #define NCAPI_KIND_varm_ARGS , startp, countp, stridep, imapp
-#define NCAPI_KIND_varm_SHAPE NCAPI_BOX, startp, countp, stridep, imapp
+#define NCAPI_KIND_varm_SHAPE NCAPI_BOX, startp, countp, stridep, imapp, 1
 
 /* X(kind) over the five kinds */
 #define NCAPI_KINDS(X) X(var) X(var1) X(vara) X(vars) X(varm)

@@ -434,33 +434,43 @@ SHIM_API int nc_put_att(int ncid, int varid, const char *name, nc_type xtype,
 
 enum { NCAPI_WHOLE, NCAPI_ONE, NCAPI_BOX };
 
-/* One data call on raster variable v, in netCDF's terms. */
+/* One data call on raster variable v, in netCDF's terms: libraster's typed
+ * transfer follows netCDF's semantics and reports netCDF's status. */
 static int data_call(raster_var *v, int put, int shape, const size_t *start,
                      const size_t *count, const ptrdiff_t *stride,
-                     const ptrdiff_t *imap, void *buf, int memtype)
+                     const ptrdiff_t *imap, int varm, void *buf, int memtype)
 {
-    size_t s[NC_MAX_VAR_DIMS], c[NC_MAX_VAR_DIMS];
+    size_t zero[NC_MAX_VAR_DIMS] = {0}, ones[NC_MAX_VAR_DIMS];
+    ptrdiff_t map[NC_MAX_VAR_DIMS];
     int nd = raster_var_ndims(v);
     shim_depth++;
-    int rc = RASTER_OK;
     if (shape == NCAPI_WHOLE) {
-        memset(s, 0, sizeof s);
-        rc = raster_var_dims(v, NULL, c, NULL);
-        start = s;
-        count = c;
+        start = zero;  /* count NULL: the current shape */
     } else if (shape == NCAPI_ONE) {
         for (int i = 0; i < nd; i++)
-            c[i] = 1;
-        count = c;
+            ones[i] = 1;
+        count = ones;
     }
-    if (rc == RASTER_OK && (!start || !count))
-        rc = RASTER_EINVAL;
-    if (rc == RASTER_OK)
-        rc = put ? raster_var_put_typed(v, start, count, stride, imap, buf,
+    if (varm && !imap && stride && count) {
+        /* nc_put_varm without a map is nc_put_vara for unit strides, else
+         * a varm with the row-major map */
+        int unit = 1;
+        for (int i = 0; i < nd; i++)
+            unit &= stride[i] == 1;
+        if (!unit) {
+            ptrdiff_t m = 1;
+            for (int i = nd - 1; i >= 0; i--) {
+                map[i] = m;
+                m *= (ptrdiff_t)count[i];
+            }
+            imap = map;
+        }
+    }
+    int rc = put ? raster_var_put_typed(v, start, count, stride, imap, buf,
                                         memtype)
                  : raster_var_get_typed(v, start, count, stride, imap, buf,
                                         memtype);
-    int st = rc == RASTER_OK ? raster_nc_status() : raster_nc_status();
+    int st = raster_nc_status();
     if (rc != RASTER_OK && st == NC_NOERR)
         st = NC_EHDFERR;
     shim_depth--;

@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "chunkio.h"
+#include "convert.h"
 #include "error.h"
 #include "index.h"
 #include "meta.h"
@@ -22,8 +23,8 @@ static int scan_groups(raster_file *f, int g)
 {
     int n, st, rc;
     if ((st = nc_inq_grps(g, &n, NULL)) != NC_NOERR)
-        return raster_fail(RASTER_ENETCDF, "listing groups: %s",
-                           nc_strerror(st));
+        return raster_fail_nc(RASTER_ENETCDF, st, "listing groups: %s",
+                              nc_strerror(st));
     if (n == 0)
         return RASTER_OK;
     int *ids = raster_reallocarray(NULL, (size_t)n, sizeof *ids);
@@ -34,14 +35,19 @@ static int scan_groups(raster_file *f, int g)
         if (meta_is_raster_group(ids[i])) {
             raster_var *v;
             rc = meta_load(f, ids[i], 1, &v);
-            if (rc == RASTER_OK) {
+            if (rc == RASTER_OK &&
+                raster_var_by_varid(f, v->parent, v->varid)) {
+                rc = raster_fail(RASTER_EFORMAT, "two storage groups claim "
+                                 "variable %s", v->name);
+                meta_var_free(v);
+            } else if (rc == RASTER_OK) {
                 /* keep file order: append */
                 raster_var **tail = &f->vars;
                 while (*tail)
                     tail = &(*tail)->next;
                 *tail = v;
             }
-        } else {
+        } else if (!meta_is_abandoned_group(ids[i])) {
             rc = scan_groups(f, ids[i]);
         }
     }
@@ -88,8 +94,8 @@ int raster_create(const char *path, raster_file **out)
     *out = NULL;
     RETURN_ERROR_IF(!path, RASTER_EINVAL, "file name is NULL");
     int ncid, st = nc_create(path, NC_NETCDF4 | NC_CLOBBER, &ncid);
-    RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "creating %s: %s", path,
-                    nc_strerror(st));
+    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "creating %s: %s",
+                       path, nc_strerror(st));
     int rc = file_new(ncid, 1, 1, path, out);
     if (rc)
         nc_close(ncid);
@@ -122,8 +128,9 @@ int raster_open(const char *path, int mode, raster_file **out)
     int ncid, st = nc_open(path, mode == RASTER_WRITE ? NC_WRITE : NC_NOWRITE,
                            &ncid);
     if (st != NC_NOERR)
-        return raster_fail(st == ENOENT ? RASTER_ENOTFOUND : RASTER_ENETCDF,
-                           "opening %s: %s", path, nc_strerror(st));
+        return raster_fail_nc(st == ENOENT ? RASTER_ENOTFOUND
+                                           : RASTER_ENETCDF,
+                              st, "opening %s: %s", path, nc_strerror(st));
     raster_file *f;
     int rc = file_new(ncid, 1, mode == RASTER_WRITE, path, &f);
     if (rc) {
@@ -185,8 +192,8 @@ int raster_close(raster_file *f)
         /* data first, then the markers, so a marker never precedes data */
         int st = nc_sync(f->ncid);
         if (st != NC_NOERR)
-            rc = raster_fail(RASTER_ENETCDF, "flushing %s: %s",
-                             f->path ? f->path : "file", nc_strerror(st));
+            rc = raster_fail_nc(RASTER_ENETCDF, st, "flushing %s: %s",
+                                f->path ? f->path : "file", nc_strerror(st));
         for (raster_var *v = f->vars; v && rc == RASTER_OK; v = v->next)
             if (v->dirty)
                 rc = meta_mark_complete(v, 1);
@@ -194,8 +201,8 @@ int raster_close(raster_file *f)
     if (f->own_ncid) {
         int st = nc_close(f->ncid);
         if (st != NC_NOERR && rc == RASTER_OK)
-            rc = raster_fail(RASTER_ENETCDF, "closing %s: %s",
-                             f->path ? f->path : "file", nc_strerror(st));
+            rc = raster_fail_nc(RASTER_ENETCDF, st, "closing %s: %s",
+                                f->path ? f->path : "file", nc_strerror(st));
     }
     file_free(f);
     return rc;
@@ -275,6 +282,16 @@ static int define(raster_file *f, int parent, int varid, const char *name,
     RETURN_ERROR_IF(ch[ndims - 2] > ny || ch[ndims - 1] > nx, RASTER_EINVAL,
                     "%s: tile %zu x %zu is larger than the grid %zu x %zu",
                     name, ch[ndims - 2], ch[ndims - 1], ny, nx);
+    /* the placeholder is chunked so (fixed dimensions clipped): HDF5 takes
+     * chunks below 4 GiB only; checked before anything is created */
+    double chunk_bytes = (double)meta_type_size(xtype);
+    for (int i = 0; i < ndims; i++) {
+        int unlim = meta_dim_unlimited(parent, dimids[i]);
+        chunk_bytes *= (double)(unlim || ch[i] <= len[i] ? ch[i] : len[i]);
+    }
+    RETURN_ERROR_IF(chunk_bytes >= 4294967296.0, RASTER_EINVAL,
+                    "%s: base chunk of %.0f bytes is larger than HDF5's "
+                    "4 GiB chunk limit", name, chunk_bytes);
     raster_var *v;
     int rc = meta_define(f, parent, varid, name, xtype, ndims, dimids, ch,
                          mask, &v);
@@ -324,6 +341,9 @@ int raster_adopt_var(raster_file *f, int parent, int varid,
                     nc_strerror(st));
     RETURN_ERROR_IF(raster_var_by_varid(f, parent, varid) != NULL,
                     RASTER_EINVAL, "%s is a raster variable already", name);
+    RETURN_ERROR_IF(chunkio_has_data(parent, name) == 1, RASTER_EINVAL,
+                    "%s holds data already; raster takes only variables "
+                    "never written", name);
     return define(f, parent, varid, name, xtype, ndims, dimids, chunk, mask,
                   out);
 }
@@ -336,7 +356,25 @@ raster_var *raster_var_by_varid(const raster_file *f, int parent, int varid)
     return NULL;
 }
 
-int raster_is_raster_group(int grpid) { return meta_is_raster_group(grpid); }
+int raster_is_raster_group(int grpid)
+{
+    return meta_is_raster_group(grpid) || meta_is_abandoned_group(grpid);
+}
+
+int raster_abandon(raster_file *f)
+{
+    if (!f)
+        return RASTER_OK;
+    int rc = RASTER_OK;
+    if (f->own_ncid) {
+        int st = nc_abort(f->ncid);
+        if (st != NC_NOERR)
+            rc = raster_fail_nc(RASTER_ENETCDF, st, "abandoning %s: %s",
+                                f->path ? f->path : "file", nc_strerror(st));
+    }
+    file_free(f);
+    return rc;
+}
 
 int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,
                        const void *value)
@@ -354,12 +392,13 @@ int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,
             continue;
         st = nc_put_att(v->store_grp[s], v->store_var[s], "_FillValue",
                         xtype, 1, value);
-        RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "%s: fill value: %s",
-                        v->name, nc_strerror(st));
+        RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st,
+                           "%s: fill value: %s", v->name, nc_strerror(st));
     }
     st = nc_put_att(v->parent, v->varid, name, xtype, len, value);
-    RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "%s: attribute %s: %s",
-                    v->name, name, nc_strerror(st));
+    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st,
+                       "%s: attribute %s: %s", v->name, name,
+                       nc_strerror(st));
     if (is_fill)
         memcpy(v->fill, value, v->elem);
     return RASTER_OK;
@@ -390,8 +429,8 @@ int raster_var_dims(const raster_var *v, int *dimids, size_t *shape,
             chunk[i] = v->chunk[i];
         if (shape) {
             int st = nc_inq_dimlen(v->grpid, v->dimids[i], &shape[i]);
-            RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "%s: %s", v->name,
-                            nc_strerror(st));
+            RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "%s: %s",
+                               v->name, nc_strerror(st));
         }
     }
     return RASTER_OK;
@@ -399,14 +438,14 @@ int raster_var_dims(const raster_var *v, int *dimids, size_t *shape,
 
 /* ---- hyperslabs --------------------------------------------------------- */
 
-/* Checks start/count/stride against the current shape; writes may extend
- * unlimited dimensions. */
 /* Largest index a write may reach along an unlimited dimension: far beyond
  * any real file, and small enough that index arithmetic cannot wrap. */
 #define MAX_RECORD_INDEX ((size_t)1 << 48)
 
 /* Checks start/count/stride against the current shape; writes may extend
- * unlimited outer dimensions. Grid dimensions are bounded by the mask. */
+ * unlimited outer dimensions. Grid dimensions are bounded by the mask.
+ * Failures record netCDF's status for the same request (strides first, then
+ * dimension by dimension: NC_ESTRIDE, NC_EINVALCOORDS, NC_EEDGE). */
 static int check_box(const raster_var *v, const size_t *start,
                      const size_t *count, const ptrdiff_t *stride, int write)
 {
@@ -416,27 +455,31 @@ static int check_box(const raster_var *v, const size_t *start,
         return rc;
     shape[v->ndims - 2] = v->lay->ny;
     shape[v->ndims - 1] = v->lay->nx;
+    for (int i = 0; stride && i < v->ndims; i++)
+        RETURN_NC_ERROR_IF(stride[i] < 1, RASTER_EINVAL, NC_ESTRIDE,
+                           "%s: stride %td in dimension %d", v->name,
+                           stride[i], i);
     for (int i = 0; i < v->ndims; i++) {
         ptrdiff_t step = stride ? stride[i] : 1;
-        RETURN_ERROR_IF(step < 1, RASTER_EINVAL, "%s: stride %td in "
-                        "dimension %d", v->name, step, i);
         size_t limit = shape[i];
         if (write && i < v->ndims - 2 &&
             meta_dim_unlimited(v->grpid, v->dimids[i]))
             limit = MAX_RECORD_INDEX;
-        RETURN_ERROR_IF(start[i] > limit, RASTER_EINVAL, "%s: start %zu "
-                        "beyond length %zu in dimension %d", v->name,
-                        start[i], limit, i);
+        RETURN_NC_ERROR_IF(start[i] > limit || (start[i] == limit &&
+                                                count[i] > 0),
+                           RASTER_EINVAL, NC_EINVALCOORDS, "%s: start %zu "
+                           "beyond length %zu in dimension %d", v->name,
+                           start[i], limit, i);
         if (count[i] == 0)
             continue;
         /* last = start + (count - 1) * step, refusing any wrap-around */
         size_t span;
-        RETURN_ERROR_IF(raster_mul_overflows(count[i] - 1, (size_t)step,
-                                             &span) ||
-                        span >= limit - start[i], RASTER_EINVAL,
-                        "%s: start %zu count %zu stride %td run past length "
-                        "%zu in dimension %d", v->name, start[i], count[i],
-                        step, limit, i);
+        RETURN_NC_ERROR_IF(raster_mul_overflows(count[i] - 1, (size_t)step,
+                                                &span) ||
+                           span >= limit - start[i], RASTER_EINVAL, NC_EEDGE,
+                           "%s: start %zu count %zu stride %td run past "
+                           "length %zu in dimension %d", v->name, start[i],
+                           count[i], step, limit, i);
     }
     return RASTER_OK;
 }
@@ -490,8 +533,8 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
 {
     RETURN_ERROR_IF(!v || !start || !count || !data, RASTER_EINVAL,
                     "NULL argument");
-    RETURN_ERROR_IF(write && !v->file->writable, RASTER_EINVAL,
-                    "%s: file is read-only", v->name);
+    RETURN_NC_ERROR_IF(write && !v->file->writable, RASTER_EINVAL, NC_EPERM,
+                       "%s: file is read-only", v->name);
     int rc = check_box(v, start, count, stride, write);
     if (rc)
         return rc;
@@ -504,8 +547,9 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
         if (rc)
             return rc;
         int st = nc_sync(v->file->ncid);
-        RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "%s: flushing the "
-                        "completeness marker: %s", v->name, nc_strerror(st));
+        RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "%s: flushing "
+                           "the completeness marker: %s", v->name,
+                           nc_strerror(st));
         v->dirty = 1;
     }
     piece *p;
@@ -530,6 +574,248 @@ int raster_var_get(raster_var *v, const size_t *start, const size_t *count,
                    const ptrdiff_t *stride, void *data)
 {
     return var_io(v, start, count, stride, data, 0);
+}
+
+/* ---- typed transfers: netCDF's conversions and statuses ---------------- */
+
+/* A failed typed transfer: RASTER_EINVAL with netCDF's status. */
+#define TYPED_FAIL(ncst, ...)                                                 \
+    raster_fail_nc(RASTER_EINVAL, (ncst), __VA_ARGS__)
+
+/* netCDF's X_INT_MAX: nc_put_varm refuses strides from here on. */
+#define NC_VARM_STRIDE_LIMIT 2147483647UL
+
+/* 1 when dimension d of v is unlimited. */
+static int dim_unlimited(const raster_var *v, int d)
+{
+    return d < v->ndims - 2 && meta_dim_unlimited(v->grpid, v->dimids[d]);
+}
+
+/* 1 when a box of counts cnt laid out by imap is plain row-major. */
+static int imap_is_rowmajor(int nd, const size_t *cnt, const ptrdiff_t *imap)
+{
+    size_t run = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+        if (cnt[d] > 1 && (imap[d] < 0 || (size_t)imap[d] != run))
+            return 0;
+        run *= cnt[d];
+    }
+    return 1;
+}
+
+/* Bound checks of dimension d: start within the length (NC_EINVALCOORDS),
+ * then, when `check_end`, the end: the last strided index (NC4_put_vars,
+ * NC4_get_vars) or, for `varm`, start + count (NCDEFAULT_put_varm,
+ * NCDEFAULT_get_varm) within the length (NC_EEDGE). */
+static int check_dim(const raster_var *v, int d, size_t start, size_t cnt,
+                     ptrdiff_t step, size_t len, int check_end, int varm)
+{
+    RETURN_NC_ERROR_IF(start > len || (start == len && cnt > 0),
+                       RASTER_EINVAL, NC_EINVALCOORDS, "%s: start %zu beyond "
+                       "length %zu in dimension %d", v->name, start, len, d);
+    if (!check_end || cnt == 0)
+        return RASTER_OK;
+    size_t span;
+    int past = varm ? cnt > len - start
+                    : raster_mul_overflows(cnt - 1, (size_t)step, &span) ||
+                          span >= len - start;
+    RETURN_NC_ERROR_IF(past, RASTER_EINVAL, NC_EEDGE, "%s: start %zu count "
+                       "%zu stride %td run past length %zu in dimension %d",
+                       v->name, start, cnt, step, len, d);
+    return RASTER_OK;
+}
+
+/* netCDF-4's checks of nc_put_vars / nc_get_vars (NC4_put_vars,
+ * NC4_get_vars): every stride first, then dimension by dimension; a put
+ * skips unlimited dimensions and, when any count is 0, the edge checks. */
+static int check_vars(const raster_var *v, const size_t *start,
+                      const size_t *cnt, const ptrdiff_t *str,
+                      const size_t *shape, int zero, int write)
+{
+    for (int d = 0; d < v->ndims; d++)
+        RETURN_NC_ERROR_IF(str[d] <= 0, RASTER_EINVAL, NC_ESTRIDE,
+                           "%s: stride %td in dimension %d", v->name, str[d],
+                           d);
+    for (int d = 0; d < v->ndims; d++) {
+        if (write && dim_unlimited(v, d))
+            continue;
+        int rc = check_dim(v, d, start[d], cnt[d], str[d], shape[d],
+                           write ? !zero : 1, 0);
+        if (rc)
+            return rc;
+    }
+    return RASTER_OK;
+}
+
+/* netCDF's checks of nc_put_varm / nc_get_varm (NCDEFAULT_put_varm,
+ * NCDEFAULT_get_varm): strides 1 .. X_INT_MAX - 1, then start + count
+ * (not the strided extent) against the current lengths: a put in
+ * increasing dimension order skipping the record dimension, a get in
+ * decreasing order. */
+static int check_varm(const raster_var *v, const size_t *start,
+                      const size_t *cnt, const ptrdiff_t *str,
+                      const size_t *shape, int write)
+{
+    int nd = v->ndims, rc;
+    for (int d = 0; d < nd; d++)
+        RETURN_NC_ERROR_IF(str[d] == 0 || (unsigned long)str[d] >=
+                                              NC_VARM_STRIDE_LIMIT,
+                           RASTER_EINVAL, NC_ESTRIDE, "%s: stride %td in "
+                           "dimension %d", v->name, str[d], d);
+    if (write) {
+        /* NC_is_recvar: the first dimension is the group's unlimited one */
+        int unlimid = -1, isrec = 0;
+        if (nc_inq_unlimdim(v->parent, &unlimid) == NC_NOERR && unlimid >= 0)
+            isrec = v->dimids[0] == unlimid;
+        for (int d = isrec; d < nd; d++)
+            if ((rc = check_dim(v, d, start[d], cnt[d], str[d], shape[d], 1,
+                                1)))
+                return rc;
+    } else {
+        for (int d = nd - 1; d >= 0; d--)
+            if ((rc = check_dim(v, d, start[d], cnt[d], str[d], shape[d], 1,
+                                1)))
+                return rc;
+    }
+    return RASTER_OK;
+}
+
+/* netCDF-4 extends the unlimited dimensions a write reaches before it
+ * converts, so a string write that fails to convert still lengthens them.
+ * Writing the fill value at the box's last element does the same: that
+ * element lies beyond the old end, where every cell reads as fill. */
+static int string_put_extend(raster_var *v, const size_t *start,
+                             const size_t *cnt, const ptrdiff_t *str,
+                             const size_t *shape)
+{
+    size_t last[RASTER_MAX_DIMS], one[RASTER_MAX_DIMS];
+    int grow = 0;
+    for (int d = 0; d < v->ndims; d++) {
+        if (cnt[d] == 0)
+            return RASTER_OK;
+        last[d] = start[d] + (cnt[d] - 1) * (size_t)str[d];
+        one[d] = 1;
+        grow |= dim_unlimited(v, d) && last[d] >= shape[d];
+    }
+    return grow ? var_io(v, last, one, NULL, v->fill, 1) : RASTER_OK;
+}
+
+static int typed_io(raster_var *v, const size_t *start, const size_t *count,
+                    const ptrdiff_t *stride, const ptrdiff_t *imap,
+                    void *data, int memtype, int write)
+{
+    RETURN_NC_ERROR_IF(!v, RASTER_EINVAL, NC_EINVAL, "NULL variable");
+    /* NC_check_nulls, before the dispatch layer looks at types */
+    RETURN_NC_ERROR_IF(!start, RASTER_EINVAL, NC_EINVALCOORDS,
+                       "%s: no start given", v->name);
+    int nd = v->ndims, rc;
+    if (memtype == NC_NAT)
+        memtype = v->xtype;
+    RETURN_NC_ERROR_IF(memtype == NC_CHAR, RASTER_EINVAL, NC_ECHAR,
+                       "%s: text cannot be converted to or from numbers",
+                       v->name);
+    RETURN_NC_ERROR_IF(memtype != NC_STRING && convert_type_size(memtype) == 0,
+                       RASTER_EINVAL, NC_EBADTYPE, "%s: memory type %d is not "
+                       "a netCDF atomic type", v->name, memtype);
+    size_t shape[RASTER_MAX_DIMS], cnt[RASTER_MAX_DIMS];
+    ptrdiff_t str[RASTER_MAX_DIMS];
+    if ((rc = raster_var_dims(v, NULL, shape, NULL)))
+        return rc;
+    int zero = 0, clipped = 0;
+    for (int d = 0; d < nd; d++) {
+        cnt[d] = count ? count[d] : shape[d]; /* NC_check_nulls */
+        str[d] = stride ? stride[d] : 1;
+        zero |= cnt[d] == 0;
+    }
+    if (!imap) {
+        if ((rc = check_vars(v, start, cnt, str, shape, zero, write)))
+            return rc;
+    } else {
+        if ((rc = check_varm(v, start, cnt, str, shape, write)))
+            return rc;
+        if (zero) { /* nc_put_varm / nc_get_varm stop here */
+            raster_nc_status_set(NC_NOERR);
+            return RASTER_OK;
+        }
+        /* nc_*_varm then moves row by row, each row checked on its own:
+         * rows a stride carries past a (fixed, or for a get any) length
+         * fail with NC_EINVALCOORDS, the others are transferred. */
+        for (int d = 0; d < nd; d++) {
+            if (write && dim_unlimited(v, d))
+                continue;
+            size_t ok = start[d] >= shape[d] ? 0
+                        : (shape[d] - start[d] - 1) / (size_t)str[d] + 1;
+            if (ok < cnt[d]) {
+                cnt[d] = ok;
+                clipped = 1;
+            }
+        }
+    }
+    if (memtype == NC_STRING) {
+        if (write && v->file->writable && (rc = string_put_extend(v, start,
+                                                                  cnt, str,
+                                                                  shape)))
+            return rc;
+        return TYPED_FAIL(clipped ? NC_EINVALCOORDS : NC_EBADTYPE,
+                          "%s: strings cannot be converted to or from "
+                          "numbers", v->name);
+    }
+    /* netCDF-4 finds out only when HDF5 refuses the write */
+    if (write && !v->file->writable)
+        return TYPED_FAIL(clipped ? NC_EINVALCOORDS : NC_EHDFERR,
+                          "%s: file is read-only", v->name);
+
+    size_t total = 1, bad = 0;
+    for (int d = 0; d < nd; d++)
+        RETURN_NC_ERROR_IF(raster_mul_overflows(total, cnt[d], &total),
+                           RASTER_ENOMEM, NC_ENOMEM, "%s: request too large",
+                           v->name);
+    if (total > 0) {
+        RETURN_NC_ERROR_IF(!data, RASTER_EINVAL, NC_EINVAL,
+                           "%s: NULL data", v->name);
+        if (memtype == v->xtype &&
+            (!imap || imap_is_rowmajor(nd, cnt, imap))) {
+            rc = var_io(v, start, cnt, str, data, write);
+        } else {
+            void *tmp = raster_reallocarray(NULL, total, v->elem);
+            RETURN_NC_ERROR_IF(!tmp, RASTER_ENOMEM, NC_ENOMEM, "%s: out of "
+                               "memory converting %zu values", v->name,
+                               total);
+            if (write) {
+                bad = convert_box(nd, cnt, imap, data, memtype, tmp, v->xtype,
+                                  1);
+                rc = var_io(v, start, cnt, str, tmp, 1);
+            } else {
+                rc = var_io(v, start, cnt, str, tmp, 0);
+                if (rc == RASTER_OK)
+                    bad = convert_box(nd, cnt, imap, data, memtype, tmp,
+                                      v->xtype, 0);
+            }
+            raster_free(tmp);
+        }
+        if (rc)
+            return rc;
+    }
+    if (clipped)
+        return TYPED_FAIL(NC_EINVALCOORDS, "%s: a stride carries the request "
+                          "past a dimension's length; the rows inside it were "
+                          "transferred", v->name);
+    raster_nc_status_set(bad ? NC_ERANGE : NC_NOERR);
+    return RASTER_OK;
+}
+
+int raster_var_put_typed(raster_var *v, const size_t *start,
+                         const size_t *count, const ptrdiff_t *stride,
+                         const ptrdiff_t *imap, const void *data, int memtype)
+{
+    return typed_io(v, start, count, stride, imap, (void *)data, memtype, 1);
+}
+
+int raster_var_get_typed(raster_var *v, const size_t *start,
+                         const size_t *count, const ptrdiff_t *stride,
+                         const ptrdiff_t *imap, void *data, int memtype)
+{
+    return typed_io(v, start, count, stride, imap, data, memtype, 0);
 }
 
 /* ---- regions ------------------------------------------------------------ */

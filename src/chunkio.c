@@ -279,8 +279,8 @@ static int xfer_netcdf(xfer *x, const span *s, const size_t *start,
             if (no > 0)
                 scount[no - 1] = exist;
             st = nc_get_vara(g, id, sstart, scount, x->tmp);
-            RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "reading %s: %s",
-                            v->name, nc_strerror(st));
+            RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st,
+                               "reading %s: %s", v->name, nc_strerror(st));
             if (no > 0)
                 scount[no - 1] = nb;
         }
@@ -301,8 +301,8 @@ static int xfer_netcdf(xfer *x, const span *s, const size_t *start,
     }
     if (write) {
         st = nc_put_vara(g, id, sstart, scount, x->tmp);
-        RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "writing %s: %s",
-                        v->name, nc_strerror(st));
+        RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st,
+                           "writing %s: %s", v->name, nc_strerror(st));
     }
     return RASTER_OK;
 }
@@ -395,4 +395,47 @@ done:
     raster_free(x.iov);
     raster_free(spans);
     return rc;
+}
+
+int chunkio_has_data(int grpid, const char *varname)
+{
+    size_t plen, glen;
+    char path[4096], dset[4096];
+    if (nc_inq_path(grpid, &plen, NULL) != NC_NOERR || plen == 0 ||
+        plen >= sizeof path || nc_inq_path(grpid, NULL, path) != NC_NOERR ||
+        nc_inq_grpname_full(grpid, &glen, NULL) != NC_NOERR ||
+        glen + strlen(varname) + 2 > sizeof dset ||
+        nc_inq_grpname_full(grpid, NULL, dset) != NC_NOERR)
+        return -1;
+    path[plen] = '\0';
+    if (strcmp(dset, "/") != 0)
+        strcat(dset, "/");
+    strcat(dset, varname);
+    H5E_auto2_t efunc;
+    void *edata;
+    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    int result = -1;
+    /* the file is open in netCDF already: HDF5 shares it, so what netCDF
+     * wrote but did not flush is seen too */
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fid = -1;
+    if (fapl >= 0) {
+        H5Pset_fclose_degree(fapl, H5F_CLOSE_SEMI);
+        fid = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+        if (fid < 0) {
+            H5Pset_fclose_degree(fapl, H5F_CLOSE_WEAK);
+            fid = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+        }
+        H5Pclose(fapl);
+    }
+    if (fid >= 0) {
+        hid_t did = H5Dopen2(fid, dset, H5P_DEFAULT);
+        if (did >= 0) {
+            result = H5Dget_storage_size(did) > 0;
+            H5Dclose(did);
+        }
+        H5Fclose(fid);
+    }
+    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    return result;
 }

@@ -35,6 +35,11 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
  * share it without locking. */
 void chunkio_prepare(raster_var *v);
 
+/* 1 when variable `varname` of netCDF group `grpid` has storage in the
+ * file (data written), 0 when it has none, -1 when HDF5 cannot tell (no
+ * path, in-memory file). */
+int chunkio_has_data(int grpid, const char *varname);
+
 /* Releases per-file resources of the fast path (HDF5 handle, fd). */
 void chunkio_file_close(raster_file *f);
 

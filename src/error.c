@@ -4,10 +4,12 @@
  */
 #include "error.h"
 
+#include <netcdf.h>
 #include <stdarg.h>
 #include <stdio.h>
 
 static _Thread_local char last_msg[512];
+static _Thread_local int last_nc = NC_NOERR;
 
 static const char *const descriptions[RASTER_ERROR_MAX + 1] = {
     [RASTER_OK] = "success",
@@ -36,12 +38,44 @@ const char *raster_errmsg(void) { return last_msg; }
 
 void raster_errmsg_clear(void) { last_msg[0] = '\0'; }
 
+int raster_nc_status_of(int code)
+{
+    switch (code) {
+    case RASTER_OK: return NC_NOERR;
+    case RASTER_ENOMEM: return NC_ENOMEM;
+    case RASTER_ENETCDF: return NC_EHDFERR; /* when the call's own is lost */
+    case RASTER_EHDF5: return NC_EHDFERR;
+    case RASTER_EIO: return NC_EIO;
+    case RASTER_ENOTFOUND: return NC_ENOTVAR;
+    case RASTER_EFORMAT: return NC_ENOTNC;
+    case RASTER_EINCOMPLETE: return NC_ENOTNC;
+    case RASTER_EUNSUPPORTED: return NC_ENOTBUILT;
+    case RASTER_EINTERNAL: return NC_EINTERNAL;
+    default: return NC_EINVAL; /* EINVAL, EOVERFLOW, EMASK, unknown */
+    }
+}
+
+int raster_nc_status(void) { return last_nc; }
+
+void raster_nc_status_set(int nc_status) { last_nc = nc_status; }
+
 int raster_fail(int code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(last_msg, sizeof last_msg, fmt, ap);
     va_end(ap);
+    last_nc = raster_nc_status_of(code);
+    return code;
+}
+
+int raster_fail_nc(int code, int nc_status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_msg, sizeof last_msg, fmt, ap);
+    va_end(ap);
+    last_nc = nc_status;
     return code;
 }
 

@@ -31,8 +31,8 @@
 
 static int meta_ncfail(int st, const char *what, const char *name)
 {
-    return raster_fail(RASTER_ENETCDF, "%s %s: %s", what, name,
-                       nc_strerror(st));
+    return raster_fail_nc(RASTER_ENETCDF, st, "%s %s: %s", what, name,
+                          nc_strerror(st));
 }
 
 /* Evaluates a netCDF call; on failure records what failed and jumps to
@@ -342,7 +342,9 @@ static int define_group(raster_var *v, int parent, const char *name)
         else
             snprintf(gname, sizeof gname, "raster_%.240s_%d", name, i);
         int other, st;
-        if (nc_inq_grp_ncid(parent, gname, &other) == NC_NOERR)
+        /* groups, variables and types share one namespace */
+        if (nc_inq_grp_ncid(parent, gname, &other) == NC_NOERR ||
+            nc_inq_varid(parent, gname, &other) == NC_NOERR)
             continue;
         st = nc_def_grp(parent, gname, &v->grpid);
         return st == NC_NOERR ? RASTER_OK
@@ -367,6 +369,16 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
     /* everything that can fail for want of memory comes before the group
      * exists, so that failures after it are netCDF's alone */
     char *meanings = NULL;
+    /* an adopted placeholder may carry a fill value already */
+    nc_type ftype;
+    size_t flen;
+    if (varid >= 0 &&
+        nc_inq_att(parent, varid, "_FillValue", &ftype, &flen) == NC_NOERR &&
+        ftype == xtype && flen == 1 &&
+        nc_get_att(parent, varid, "_FillValue", v->fill) != NC_NOERR) {
+        rc = raster_fail(RASTER_ENETCDF, "%s: unreadable _FillValue", name);
+        goto fail;
+    }
     if (mask->nnames > 0) {
         size_t len = 1;
         for (size_t i = 0; i < mask->nnames; i++)

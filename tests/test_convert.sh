@@ -1,9 +1,12 @@
 #!/bin/sh
 # Integration test of rasterconvert: a CESM-like file converted to the raster
 # layout and restored must give back the same netCDF file (ncdump and exact
-# values), with storage settings of plain variables kept; --vars, --chunk,
-# every numeric type, a netCDF-3 input, small buffers; input errors (exit 1,
-# no output left behind) and usage errors (exit 2).
+# values), with storage settings of plain variables kept; the converted
+# layout (each variable its never-written placeholder, its data in the
+# storage group raster_<name> beside it, docs/FORMAT.md); --vars, --chunk,
+# every numeric type, a netCDF-3 input, a group already named raster_<name>,
+# small buffers; input errors (exit 1, no output left behind) and usage
+# errors (exit 2).
 # usage: test_convert.sh RASTERCONVERT   (env: NCGEN, NCDUMP, PYTHON)
 # Needs a python3 with numpy and netCDF4 (skips, exit 77, without one).
 set -u
@@ -110,12 +113,24 @@ elif kind == "types":
                                  fill_value=vals.flat[0])
             v.setncattr("one", dt.type(1))
             v[:] = vals
+elif kind == "collide":  # a user group already named raster_TEMP
+    with netCDF4.Dataset(out, "w") as d:
+        d.createDimension("time", None); d.createDimension("nlat", ny)
+        d.createDimension("nlon", nx)
+        T = d.createVariable("TEMP", "f4", ("time", "nlat", "nlon"),
+                             fill_value=np.float32(-1))
+        T.units = "K"
+        T[:] = rng.standard_normal((2, ny, nx)).astype(np.float32)
+        R = d.createVariable("REGION_MASK", "i4", ("nlat", "nlon")); R[:] = mask
+        g = d.createGroup("raster_TEMP"); g.note = "the user's"
+        v = g.createVariable("counts", "i4", ("nlat",)); v[:] = np.arange(ny)
 PY
 "$PY" "$tmp/gen.py" "$tmp/cesm.nc" cesm || exit 1
 "$PY" "$tmp/gen.py" "$tmp/mask.nc" mask || exit 1
 "$PY" "$tmp/gen.py" "$tmp/small.nc" smallmask || exit 1
 "$PY" "$tmp/gen.py" "$tmp/types.nc" types || exit 1
 "$PY" "$tmp/gen.py" "$tmp/shadow.nc" shadow || exit 1
+"$PY" "$tmp/gen.py" "$tmp/collide.nc" collide || exit 1
 
 # compare.py A B: every variable of A equals B's exactly (type, dims,
 # attributes, values bit for bit), in every group, in the same order.
@@ -155,26 +170,71 @@ expect 0 "convert cesm" "$rc" --mask "$tmp/cesm.nc:REGION_MASK" \
     "$tmp/cesm.nc" "$tmp/cesm.rast.nc"
 [ -s "$tmp/err" ] && fail "convert printed on stderr (not a terminal)"
 [ -f "$tmp/cesm.rast.nc" ] || fail "convert wrote no output"
-if "$PY" - "$tmp/cesm.rast.nc" <<'PY'
-import sys, netCDF4
-d = netCDF4.Dataset(sys.argv[1])
-# converted: groups with raster descriptions; kept: plain variables
-for g, names in [(d, ["TEMP", "SSH", "KMT"]), (d["diag"], ["HMXL"]),
-                 (d["diag/deeper"], ["EDGE"])]:
+if "$PY" - "$tmp/cesm.rast.nc" "$tmp/cesm.nc" <<'PY'
+import sys, numpy as np, netCDF4
+d, i = netCDF4.Dataset(sys.argv[1]), netCDF4.Dataset(sys.argv[2])
+nctype = {"f4": 5, "f8": 6, "i2": 3}
+# converted: each variable stays where it was as its placeholder (same
+# varid, type, dimensions, attributes; never written), and its data goes to
+# the storage group raster_<name> beside it
+for path, names in [("", ["TEMP", "SSH", "KMT"]), ("diag", ["HMXL"]),
+                    ("diag/deeper", ["EDGE"])]:
+    g, gi = (d[path], i[path]) if path else (d, i)
     for n in names:
-        assert n in g.groups and n not in g.variables, n
-        assert g[n].raster_format_version == 1 and g[n].raster_complete == 1
-assert list(d.variables) == ["time", "z_t", "ztrans", "nofill",
-                             "REGION_MASK", "label"], list(d.variables)
-assert list(d["diag"].variables) == ["counts", "names"]
-t = d["TEMP"]
-assert list(t.raster_chunk) == [1, 1, 8, 8], t.raster_chunk  # input chunking
-assert t.raster_varid == 2 and d["SSH"].raster_varid == 3
-assert d["KMT"].raster_varid == 6 and d["diag/HMXL"].raster_varid == 1
-assert t.raster_dims == "time/z_t/nlat/nlon"
-assert t["variable"].units == "degC" and t["variable"]._FillValue > 9e36
+        p, s = g[n], g.groups["raster_" + n]
+        assert n not in g.groups, n
+        assert p._varid == gi[n]._varid, (n, p._varid, gi[n]._varid)
+        assert p.dtype == gi[n].dtype and p.dimensions == gi[n].dimensions, n
+        assert p.ncattrs() == gi[n].ncattrs(), (n, p.ncattrs())
+        for k in p.ncattrs():
+            a, b = np.asarray(p.getncattr(k)), np.asarray(gi[n].getncattr(k))
+            assert a.dtype == b.dtype and np.array_equal(a, b), (n, k)
+        assert p.chunking() == [int(c) for c in s.raster_chunk], (n, p.chunking())
+        p.set_auto_maskandscale(False)
+        fill = p._FillValue if "_FillValue" in p.ncattrs() else \
+            netCDF4.default_fillvals[p.dtype.str[1:]]
+        assert (p[...] == np.asarray(fill, p.dtype)).all(), n  # fill only
+        assert sorted(s.ncattrs()) == sorted([
+            "raster_format_version", "raster_variable", "raster_complete",
+            "raster_type", "raster_dims", "raster_dimids", "raster_chunk"]), \
+            (n, s.ncattrs())  # no raster_varid any more
+        assert s.raster_format_version == 1 and s.raster_complete == 1
+        assert s.raster_variable == n
+        assert s.raster_type == nctype[p.dtype.str[1:]], (n, s.raster_type)
+        assert s.raster_dims == "/".join(p.dimensions), (n, s.raster_dims)
+        ids = [g.dimensions[k]._dimid if k in g.dimensions else
+               d.dimensions[k]._dimid for k in p.dimensions]
+        assert list(np.atleast_1d(s.raster_dimids)) == ids, (n, s.raster_dimids)
+        assert list(s.variables) == ["mask"], (n, list(s.variables))
+        assert list(s.groups) == ["region_m5", "region_0", "region_1",
+                                  "region_2", "region_6", "region_10",
+                                  "Mixed_Chunks"], (n, list(s.groups))
+        assert (s["mask"][:] == i["REGION_MASK"][:]).all()
+        for k in s.groups:
+            assert "raster_format_version" not in s[k].ncattrs(), (n, k)
+# the variables of every group in their order, the groups after them
+assert list(d.variables) == list(i.variables), list(d.variables)
+assert list(d["diag"].variables) == list(i["diag"].variables)
+assert list(d["diag/deeper"].variables) == ["EDGE"]
+# the input's groups in their order; storage groups beside them (where
+# among them is no part of the format)
+def groups(g, raster):
+    return [n for n, s in g.groups.items()
+            if ("raster_format_version" in s.ncattrs()) == raster]
+assert groups(d, False) == ["diag"] and groups(d["diag"], False) == ["deeper"]
+assert groups(d["diag/deeper"], False) == []
+assert sorted(groups(d, True)) == ["raster_KMT", "raster_SSH", "raster_TEMP"]
+assert groups(d["diag"], True) == ["raster_HMXL"]
+assert groups(d["diag/deeper"], True) == ["raster_EDGE"]
+assert [d[n]._varid for n in ["TEMP", "SSH", "KMT"]] == [2, 3, 6]
+assert d["diag/HMXL"]._varid == 1
+assert d["TEMP"].chunking() == [1, 1, 8, 8]  # input chunking
+assert d["TEMP"].units == "degC" and d["TEMP"]._FillValue > 9e36
 assert d.title == "CESM-like test" and d["diag"].note == "subgroup"
 assert len(d.dimensions["time"]) == 4 and d.dimensions["time"].isunlimited()
+# plain variables are plain: data, no storage group
+for n in ["time", "z_t", "ztrans", "nofill", "REGION_MASK", "label"]:
+    assert "raster_" + n not in d.groups, n
 PY
 then ok; else fail "converted layout"; fi
 # plain variables keep chunking, compression, checksum, endianness, no-fill
@@ -200,14 +260,21 @@ expect 0 "--vars TEMP --chunk" "$rc" --mask "$tmp/mask.nc:REGION_MASK" \
     --vars TEMP,/diag/HMXL --chunk 2,1,6,9 --buffer 1K \
     "$tmp/cesm.nc" "$tmp/vars.nc"
 if "$PY" - "$tmp/vars.nc" <<'PY'
-import sys, netCDF4
+import sys, numpy as np, netCDF4
 d = netCDF4.Dataset(sys.argv[1])
-assert list(d.groups) == ["TEMP", "diag"], list(d.groups)
-assert list(d["TEMP"].raster_chunk) == [2, 1, 6, 9]
+assert sorted(d.groups) == ["diag", "raster_TEMP"], list(d.groups)
+assert sorted(d["diag"].groups) == ["deeper", "raster_HMXL"]
+assert list(d["diag/deeper"].groups) == []
+assert list(d["raster_TEMP"].raster_chunk) == [2, 1, 6, 9]
+assert d["TEMP"].chunking() == [2, 1, 6, 9]
 # a 3-D variable takes the last three sizes
-assert list(d["diag/HMXL"].raster_chunk) == [1, 6, 9]
-assert "SSH" in d.variables and "KMT" in d.variables
-assert "REGION_MASK" in d.variables
+assert list(d["diag/raster_HMXL"].raster_chunk) == [1, 6, 9]
+assert d["diag/HMXL"].chunking() == [1, 6, 9]
+# the others stay plain, with their data
+assert list(d.variables) == ["time", "z_t", "TEMP", "SSH", "ztrans", "nofill",
+                             "KMT", "REGION_MASK", "label"], list(d.variables)
+for n in ["SSH", "KMT", "REGION_MASK"]:
+    assert not np.ma.getmaskarray(d[n][...]).all(), n
 PY
 then ok; else fail "--vars layout"; fi
 expect 0 "restore --vars" "$rc" --restore --buffer 700 "$tmp/vars.nc" "$tmp/vars.back.nc"
@@ -227,7 +294,7 @@ same_dump "$tmp/cesm.nc" "$tmp/hw.back.nc" "--chunk H,W round trip"
 # the mask variable is kept plain unless named
 expect 0 "mask named" "$rc" --mask "$tmp/cesm.nc:REGION_MASK" --vars REGION_MASK \
     "$tmp/cesm.nc" "$tmp/rm.nc"
-"$PY" -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1]); assert list(d.groups)==['REGION_MASK','diag']" \
+"$PY" -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1]); assert sorted(d.groups)==['diag','raster_REGION_MASK']; assert d['raster_REGION_MASK'].raster_variable=='REGION_MASK'" \
     "$tmp/rm.nc" && ok || fail "--vars REGION_MASK"
 
 # every numeric type, unlimited time, fill values
@@ -236,6 +303,33 @@ expect 0 "convert types" "$rc" --mask "$tmp/mask.nc:REGION_MASK" --chunk 1,5,5 \
 expect 0 "restore types" "$rc" --restore "$tmp/types.rast.nc" "$tmp/types.back.nc"
 same_dump "$tmp/types.nc" "$tmp/types.back.nc" "types round trip"
 "$PY" "$tmp/compare.py" "$tmp/types.nc" "$tmp/types.back.nc" && ok || fail "types values"
+
+# a user group named raster_TEMP beside TEMP: the storage group takes the
+# next free name, the user's group is kept and restored as it was
+# Regression (fixed): tools/rasterconvert.c convert_group() defines the variables (and so
+# the storage group raster_TEMP) before it copies the input's groups, so
+# copying the user's raster_TEMP fails: exit 1, "copying group raster_TEMP:
+# NetCDF: String match to name in use".
+expect 0 "convert beside a group raster_TEMP" "$rc" \
+    --mask "$tmp/collide.nc:REGION_MASK" "$tmp/collide.nc" "$tmp/collide.rast.nc"
+if [ -f "$tmp/collide.rast.nc" ]; then
+    if "$PY" - "$tmp/collide.rast.nc" <<'PY'
+import sys, netCDF4
+d = netCDF4.Dataset(sys.argv[1])
+u = d["raster_TEMP"]
+assert u.ncattrs() == ["note"] and u.note == "the user's", u.ncattrs()
+assert list(u.variables) == ["counts"] and list(u.groups) == []
+s = [g for g in d.groups.values() if "raster_format_version" in g.ncattrs()]
+assert [g.name for g in s] == ["raster_TEMP_1"], [g.name for g in s]
+assert s[0].raster_variable == "TEMP" and s[0].raster_complete == 1
+PY
+    then ok; else fail "layout beside a group raster_TEMP"; fi
+    expect 0 "restore beside a group raster_TEMP" "$rc" --restore \
+        "$tmp/collide.rast.nc" "$tmp/collide.back.nc"
+    same_dump "$tmp/collide.nc" "$tmp/collide.back.nc" "raster_TEMP round trip"
+    "$PY" "$tmp/compare.py" "$tmp/collide.nc" "$tmp/collide.back.nc" && ok ||
+        fail "raster_TEMP round trip values"
+fi
 
 # a netCDF-3 classic input
 cat > "$tmp/classic.cdl" <<'CDL'

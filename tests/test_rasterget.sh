@@ -184,10 +184,13 @@ elif [ -d /proc/self ]; then  # root writes anywhere but in /proc
 fi
 chmod 755 "$tmp/ro"
 expect 1 "output is a directory" "$rg" "$tmp/r.nc" --var TEMP --region 6 -o "$tmp"
-# an incomplete raster file (its writer never closed it) is refused
+# an incomplete raster file (its writer never closed it) is refused: the
+# marker is on TEMP's storage group raster_TEMP (TEMP is its placeholder)
 cp "$tmp/r.nc" "$tmp/inc.nc"
-"$PY" -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1],'a'); d['TEMP'].raster_complete=0; d.close()" "$tmp/inc.nc"
+"$PY" -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1],'a'); g=d.groups['raster_TEMP']; assert g.raster_variable=='TEMP' and g.raster_complete==1 and 'raster_complete' not in d['TEMP'].ncattrs(); g.raster_complete=0; d.close()" "$tmp/inc.nc" ||
+    fail "no raster_TEMP group with a completeness marker"
 expect 1 "incomplete file" "$rg" "$tmp/inc.nc" --var TEMP --region 6 -o "$tmp/bad.nc"
+grep -q 'completeness marker' "$tmp/err" || fail "incomplete file message"
 no_output "$tmp/bad.nc" "incomplete file"
 
 # ---- bad usage: exit 2 -------------------------------------------------------

@@ -2,13 +2,19 @@
  * test_storage_errors.c - bad input to the region storage core gives a
  * clear status code and a non-empty raster_errmsg(), never a crash, a leak
  * or a half-written file:
- *  - raster_def_var: mask shape, rank, type, chunk/tile, names in use,
- *    read-only files, NULL arguments; a failed definition leaves nothing;
+ *  - raster_def_var: mask shape, rank, type, chunk/tile, names in use (a
+ *    variable, a group, a storage group), read-only files, NULL arguments;
+ *    a failed definition leaves nothing but an abandoned group
+ *    (raster_abandoned_<k>_V) that readers ignore;
+ *  - raster_adopt_var: wrong grid, rank, type, unlimited grid, unknown
+ *    variables, chunks, adopting twice, written variables, read-only files;
  *  - raster_var_put / raster_var_get: boxes out of range, bad strides,
  *    writes to read-only files, a _FillValue after data;
  *  - region reads: unknown ids, layouts, outer boxes, empty id sets;
  *  - raster_open: missing, non-netCDF, plain netCDF, incomplete (marker
- *    cleared, writer killed before closing), truncated and corrupted files,
+ *    cleared, writer killed before closing), truncated and corrupted files
+ *    (the storage group's description and tables, the placeholder missing
+ *    or of another type or shape, two storage groups for one placeholder),
  *    newer format versions; no descriptor is leaked on failure;
  *  - allocation failure injection (src/alloc.h) over opening, reading and
  *    writing.
@@ -343,15 +349,38 @@ static void test_def_var_errors(void **state)
     assert_true(raster_errmsg()[0] != '\0');
     assert_null(v);
 
-    /* none of the failures defined anything: "a" is still free */
+    /* none of the failures defined anything: no variable, no group (not
+     * even an abandoned one), and "a" is still free */
     assert_int_equal(raster_file_nvars(f), 0);
+    int nvars, ngrps;
+    NC(nc_inq_nvars(ncid, &nvars));
+    assert_int_equal(nvars, 1); /* plainvar */
+    NC(nc_inq_grps(ncid, &ngrps, NULL));
+    assert_int_equal(ngrps, 1); /* agroup */
     RS(raster_def_var(f, ncid, "a", NC_FLOAT, 4, d, chunk, m, &v));
     assert_non_null(v);
+    /* its placeholder and its storage group */
+    int aid, ag;
+    NC(nc_inq_varid(ncid, "a", &aid));
+    assert_int_equal(aid, 1);
+    assert_int_equal(raster_var_varid(v), aid);
+    NC(nc_inq_grp_ncid(ncid, "raster_a", &ag));
+    assert_int_equal(raster_storage_grp(ncid, "a"), ag);
     /* and now "a" is taken, by a raster variable */
     raster_var *v2 = SENTINEL_VAR;
     EXPECT_ERR(RASTER_EINVAL, raster_def_var(f, ncid, "a", NC_DOUBLE, 4, d,
                                              chunk, m, &v2));
     assert_null(v2);
+    /* so is "raster_a", by its storage group */
+    v2 = SENTINEL_VAR;
+    EXPECT_ERR(RASTER_EINVAL, raster_def_var(f, ncid, "raster_a", NC_FLOAT, 4,
+                                             d, chunk, m, &v2));
+    assert_null(v2);
+    NC(nc_inq_nvars(ncid, &nvars));
+    assert_int_equal(nvars, 2);
+    NC(nc_inq_grps(ncid, &ngrps, NULL));
+    assert_int_equal(ngrps, 2);
+    assert_int_equal(raster_file_nvars(f), 1);
     /* _FillValue of the wrong type or length */
     double dfill = 1.0;
     float ffill[2] = {1.0f, 2.0f};
@@ -392,6 +421,421 @@ static void test_def_var_errors(void **state)
     raster_mask_free(m_transposed);
     unlink(path);
     unlink(ro);
+}
+
+/* ---- raster_adopt_var ----------------------------------------------------------- */
+
+static void test_adopt_var_errors(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "adopt_err.nc");
+    int32_t mvals[NY * NX], big[(NY + 1) * NX];
+    std_mask(mvals);
+    memset(big, 0, sizeof big);
+    raster_mask *m, *m_tall, *m_transposed;
+    RS(raster_mask_wrap(mvals, NY, NX, &m));
+    RS(raster_mask_wrap(big, NY + 1, NX, &m_tall));
+    RS(raster_mask_wrap(mvals, NX, NY, &m_transposed));
+
+    raster_file *f;
+    RS(raster_create(path, &f));
+    int ncid = raster_file_ncid(f), d[4], other;
+    NC(nc_def_dim(ncid, "time", NC_UNLIMITED, &d[0]));
+    NC(nc_def_dim(ncid, "z", Z, &d[1]));
+    NC(nc_def_dim(ncid, "y", NY, &d[2]));
+    NC(nc_def_dim(ncid, "x", NX, &d[3]));
+    NC(nc_def_dim(ncid, "other", 7, &other));
+    int good, spare, wrong_grid, one_d, text, str, ugrid;
+    NC(nc_def_var(ncid, "good", NC_FLOAT, 4, d, &good));
+    NC(nc_put_att_text(ncid, good, "units", 1, "K"));
+    NC(nc_def_var(ncid, "spare", NC_INT, 2, &d[2], &spare));
+    int dw[3] = {d[0], other, d[3]};
+    NC(nc_def_var(ncid, "wrong_grid", NC_FLOAT, 3, dw, &wrong_grid));
+    NC(nc_def_var(ncid, "one_d", NC_FLOAT, 1, &d[3], &one_d));
+    NC(nc_def_var(ncid, "text", NC_CHAR, 2, &d[2], &text));
+    NC(nc_def_var(ncid, "str", NC_STRING, 2, &d[2], &str));
+    int du[3] = {d[1], d[0], d[3]}; /* grid (time, x): time unlimited */
+    NC(nc_def_var(ncid, "ugrid", NC_FLOAT, 3, du, &ugrid));
+    int nvars0;
+    NC(nc_inq_nvars(ncid, &nvars0));
+    size_t chunk[4] = {1, 1, 4, 5};
+    raster_var *v = SENTINEL_VAR;
+
+    /* the grid is not the mask's */
+    EXPECT_ERR(RASTER_EMASK, raster_adopt_var(f, ncid, good, chunk, m_tall,
+                                              &v));
+    assert_null(v);
+    v = SENTINEL_VAR;
+    EXPECT_ERR(RASTER_EMASK, raster_adopt_var(f, ncid, good, chunk,
+                                              m_transposed, &v));
+    assert_null(v);
+    EXPECT_ERR(RASTER_EMASK, raster_adopt_var(f, ncid, wrong_grid, NULL, m,
+                                              &v));
+    /* rank (HDF5 holds no more than 32 dimensions, raster's limit too),
+     * type, an unlimited grid dimension */
+    EXPECT_ERR(RASTER_EINVAL, raster_adopt_var(f, ncid, one_d, NULL, m, &v));
+    EXPECT_ERR(RASTER_EINVAL, raster_adopt_var(f, ncid, text, NULL, m, &v));
+    EXPECT_ERR(RASTER_EINVAL, raster_adopt_var(f, ncid, str, NULL, m, &v));
+    EXPECT_ERR(RASTER_EINVAL, raster_adopt_var(f, ncid, ugrid, NULL, m, &v));
+    /* no such variable, no such group */
+    EXPECT_ERR(RASTER_EINVAL, raster_adopt_var(f, ncid, 99, NULL, m, &v));
+    EXPECT_ERR(RASTER_EINVAL, raster_adopt_var(f, ncid, -1, NULL, m, &v));
+    EXPECT_ERR(RASTER_EINVAL, raster_adopt_var(f, ncid, NC_GLOBAL, NULL, m,
+                                               &v));
+    raster_errmsg_clear();
+    int rc = raster_adopt_var(f, ncid + 12345, good, chunk, m, &v);
+    assert_true(rc == RASTER_EINVAL || rc == RASTER_ENETCDF);
+    assert_true(raster_errmsg()[0] != '\0');
+    /* chunks: zero, tile larger than the grid */
+    size_t bad_chunks[4][4] = {
+        {0, 1, 4, 5}, {1, 1, 0, 5}, {1, 1, NY + 1, 5}, {1, 1, 4, NX + 1},
+    };
+    for (int i = 0; i < 4; i++)
+        EXPECT_ERR(RASTER_EINVAL, raster_adopt_var(f, ncid, good,
+                                                   bad_chunks[i], m, &v));
+    /* NULL arguments */
+    EXPECT_ERR(RASTER_EINVAL, raster_adopt_var(NULL, ncid, good, chunk, m,
+                                               &v));
+    EXPECT_ERR(RASTER_EINVAL, raster_adopt_var(f, ncid, good, chunk, NULL,
+                                               &v));
+    EXPECT_ERR(RASTER_EINVAL, raster_adopt_var(f, ncid, good, chunk, m,
+                                               NULL));
+    assert_null(v);
+
+    /* none of that changed anything: no raster variable, no group, every
+     * variable where it was, good's attribute alone */
+    assert_int_equal(raster_file_nvars(f), 0);
+    assert_null(raster_var_by_varid(f, ncid, good));
+    int nvars, ngrps, natts;
+    NC(nc_inq_nvars(ncid, &nvars));
+    assert_int_equal(nvars, nvars0);
+    NC(nc_inq_grps(ncid, &ngrps, NULL));
+    assert_int_equal(ngrps, 0);
+    NC(nc_inq_varnatts(ncid, good, &natts));
+    assert_int_equal(natts, 1);
+
+    /* adopted once; a second time, or by name, is refused */
+    RS(raster_adopt_var(f, ncid, good, chunk, m, &v));
+    assert_ptr_equal(raster_var_by_varid(f, ncid, good), v);
+    raster_var *v2 = SENTINEL_VAR;
+    EXPECT_ERR(RASTER_EINVAL, raster_adopt_var(f, ncid, good, chunk, m, &v2));
+    assert_null(v2);
+    v2 = SENTINEL_VAR;
+    EXPECT_ERR(RASTER_EINVAL, raster_adopt_var(f, ncid, good, NULL, m, &v2));
+    assert_null(v2);
+    EXPECT_ERR(RASTER_EINVAL, raster_def_var(f, ncid, "good", NC_FLOAT, 4, d,
+                                             chunk, m, &v2));
+    assert_int_equal(raster_file_nvars(f), 1);
+    NC(nc_inq_grps(ncid, &ngrps, NULL));
+    assert_int_equal(ngrps, 1);
+    float *data = malloc(sizeof(float) * T * Z * NY * NX);
+    assert_non_null(data);
+    for (size_t i = 0; i < (size_t)T * Z * NY * NX; i++)
+        data[i] = std_value(i);
+    size_t st[4] = {0, 0, 0, 0}, ct[4] = {T, Z, NY, NX};
+    RS(raster_var_put(v, st, ct, NULL, data));
+    free(data);
+    RS(raster_close(f));
+
+    /* reopened: adopting the raster variable again is refused, for
+     * reading anything is */
+    RS(raster_open(path, RASTER_WRITE, &f));
+    ncid = raster_file_ncid(f);
+    v2 = SENTINEL_VAR;
+    EXPECT_ERR(RASTER_EINVAL, raster_adopt_var(f, ncid, good, chunk, m, &v2));
+    assert_null(v2);
+    assert_int_equal(raster_file_nvars(f), 1);
+    RS(raster_close(f));
+    RS(raster_open(path, RASTER_READ, &f));
+    ncid = raster_file_ncid(f);
+    v2 = SENTINEL_VAR;
+    EXPECT_ERR(RASTER_EINVAL, raster_adopt_var(f, ncid, spare, NULL, m, &v2));
+    assert_null(v2);
+    RS(raster_var_find(f, "good", &v));
+    assert_int_equal(raster_var_varid(v), good);
+    RS(raster_close(f));
+    /* and the file is as it was */
+    RS(raster_open(path, RASTER_READ, &f));
+    assert_int_equal(raster_file_nvars(f), 1);
+    RS(raster_var_find(f, "good", &v));
+    float *got = malloc(sizeof(float) * T * Z * NY * NX);
+    assert_non_null(got);
+    RS(raster_var_get(v, st, ct, NULL, got));
+    for (size_t i = 0; i < (size_t)T * Z * NY * NX; i++)
+        assert_true(got[i] == std_value(i));
+    free(got);
+    RS(raster_close(f));
+
+    raster_mask_free(m);
+    raster_mask_free(m_tall);
+    raster_mask_free(m_transposed);
+    unlink(path);
+}
+
+/* A variable that already holds data cannot become a placeholder (which
+ * is never written): adopting it is refused, and it stays as it was. */
+static void test_adopt_written_var(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "adopt_written.nc");
+    int32_t mvals[NY * NX];
+    std_mask(mvals);
+    raster_mask *m;
+    RS(raster_mask_wrap(mvals, NY, NX, &m));
+    raster_file *f;
+    raster_var *v = SENTINEL_VAR;
+    RS(raster_create(path, &f));
+    int ncid = raster_file_ncid(f), d[2], w;
+    NC(nc_def_dim(ncid, "y", NY, &d[0]));
+    NC(nc_def_dim(ncid, "x", NX, &d[1]));
+    NC(nc_def_var(ncid, "w", NC_INT, 2, d, &w));
+    int vals[NY * NX], plain[NY * NX], viaraster[NY * NX];
+    for (int i = 0; i < NY * NX; i++)
+        vals[i] = i + 1;
+    NC(nc_put_var_int(ncid, w, vals));
+    raster_errmsg_clear();
+    int rc = raster_adopt_var(f, ncid, w, NULL, m, &v);
+    raster_mask_free(m);
+    size_t differ = 0;
+    if (rc == RASTER_OK) {
+        size_t st[2] = {0, 0}, ct[2] = {NY, NX};
+        RS(raster_var_get(v, st, ct, NULL, viaraster));
+        NC(nc_get_var_int(ncid, w, plain));
+        for (int i = 0; i < NY * NX; i++)
+            differ += plain[i] != viaraster[i];
+    }
+    RS(raster_close(f));
+    unlink(path);
+    /* Regression (fixed): src/api.c raster_adopt_var() never checks that the variable was
+     * never written (include/raster.h requires it, as it requires the
+     * checked type, rank and grid): a written variable is adopted with
+     * RASTER_OK, and from then on raster reads fill values where plain
+     * netCDF reads the data still stored in the placeholder (all NY*NX
+     * cells differ here). HDF5 can tell: H5Dget_space_status() /
+     * H5Dget_storage_size() of the variable's dataset. */
+    if (rc != RASTER_EINVAL)
+        fail_msg("adopting a written variable: %d (%s); %zu cells then read "
+                 "differently through raster and plain netCDF", rc,
+                 raster_strerror(rc), differ);
+    assert_true(raster_errmsg()[0] != '\0');
+    assert_true(v == NULL);
+}
+
+/* ---- definitions that fail half-way ------------------------------------------------ */
+
+/* Names of the groups of g that are not user groups in `keep`: every one
+ * must be an abandoned definition of `var` ("raster_abandoned_<k>_<var>",
+ * without raster_format_version); returns how many there are. */
+static int abandoned_groups(int g, const char *var, const char *keep)
+{
+    int n, ids[16], found = 0;
+    NC(nc_inq_grps(g, &n, NULL));
+    assert_true(n <= 16);
+    NC(nc_inq_grps(g, NULL, ids));
+    for (int i = 0; i < n; i++) {
+        char name[NC_MAX_NAME + 1], want[NC_MAX_NAME + 1];
+        nc_type type;
+        size_t len;
+        NC(nc_inq_grpname(ids[i], name));
+        if (keep && strcmp(name, keep) == 0)
+            continue;
+        snprintf(want, sizeof want, "raster_abandoned_%d_%s", found, var);
+        if (strcmp(name, want) != 0)
+            fail_msg("group %s, expected %s", name, want);
+        assert_int_equal(nc_inq_att(ids[i], NC_GLOBAL,
+                                    "raster_format_version", &type, &len),
+                         NC_ENOTATT);
+        found++;
+    }
+    return found;
+}
+
+/* A definition that fails after its storage group exists (the placeholder's
+ * name is taken by a user-defined type: raster_def_var looks at variable
+ * and group names only, so netCDF refuses the placeholder last): the group
+ * is renamed raster_abandoned_<k>_V, loses its version, readers ignore it;
+ * nothing else is left and other variables are fine. Refusing the name up
+ * front (nothing built) passes too. */
+static void test_failed_definition_abandoned(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "abandoned.nc");
+    int32_t mvals[NY * NX];
+    std_mask(mvals);
+    raster_mask *m;
+    RS(raster_mask_wrap(mvals, NY, NX, &m));
+    raster_file *f;
+    raster_var *v = SENTINEL_VAR;
+    RS(raster_create(path, &f));
+    int ncid = raster_file_ncid(f), d[2], tid, one = 1;
+    NC(nc_def_dim(ncid, "y", NY, &d[0]));
+    NC(nc_def_dim(ncid, "x", NX, &d[1]));
+    NC(nc_def_enum(ncid, NC_INT, "v", &tid));
+    NC(nc_insert_enum(ncid, tid, "one", &one));
+    size_t chunk[2] = {4, 5};
+    for (int k = 0; k < 2; k++) {
+        raster_errmsg_clear();
+        int rc = raster_def_var(f, ncid, "v", NC_FLOAT, 2, d, chunk, m, &v);
+        if (rc != RASTER_EINVAL && rc != RASTER_ENETCDF)
+            fail_msg("raster_def_var of a name a type has: %d (%s)", rc,
+                     raster_strerror(rc));
+        assert_true(raster_errmsg()[0] != '\0');
+        assert_null(v);
+        assert_int_equal(raster_file_nvars(f), 0);
+        int nvars;
+        NC(nc_inq_nvars(ncid, &nvars));
+        assert_int_equal(nvars, 0);
+        /* either nothing was made, or one more abandoned group */
+        int na = abandoned_groups(ncid, "v", NULL);
+        assert_true(na == 0 || na == k + 1);
+    }
+    raster_var *a;
+    RS(raster_def_var(f, ncid, "a", NC_FLOAT, 2, d, chunk, m, &a));
+    float vals[NY * NX], got[NY * NX];
+    for (int i = 0; i < NY * NX; i++)
+        vals[i] = (float)i - 7.5f;
+    size_t st[2] = {0, 0}, ct[2] = {NY, NX};
+    RS(raster_var_put(a, st, ct, NULL, vals));
+    RS(raster_close(f));
+    raster_mask_free(m);
+    for (int mode = 0; mode < 2; mode++) {
+        RS(raster_open(path, mode ? RASTER_WRITE : RASTER_READ, &f));
+        assert_int_equal(raster_file_nvars(f), 1);
+        RS(raster_var_find(f, "a", &a));
+        RS(raster_var_get(a, st, ct, NULL, got));
+        assert_memory_equal(got, vals, sizeof vals);
+        ncid = raster_file_ncid(f);
+        int na = abandoned_groups(ncid, "v", "raster_a");
+        assert_true(na == 0 || na == 2);
+        RS(raster_close(f));
+    }
+    unlink(path);
+}
+
+/* A definition whose placeholder netCDF refuses to chunk (an unlimited
+ * outer dimension's chunk size makes a chunk larger than HDF5's 4 GiB):
+ * it fails, and leaves the name free, so a retry with a good chunk shape
+ * works and the file has one v. */
+static void test_failed_placeholder_leaves_name(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "bad_placeholder.nc");
+    int32_t mvals[NY * NX];
+    std_mask(mvals);
+    raster_mask *m;
+    RS(raster_mask_wrap(mvals, NY, NX, &m));
+    raster_file *f;
+    raster_var *v = SENTINEL_VAR;
+    RS(raster_create(path, &f));
+    int ncid = raster_file_ncid(f), d[4];
+    NC(nc_def_dim(ncid, "time", NC_UNLIMITED, &d[0]));
+    NC(nc_def_dim(ncid, "z", Z, &d[1]));
+    NC(nc_def_dim(ncid, "y", NY, &d[2]));
+    NC(nc_def_dim(ncid, "x", NX, &d[3]));
+    size_t huge[4] = {(size_t)1 << 40, 1, 4, 5}, chunk[4] = {1, 1, 4, 5};
+    raster_errmsg_clear();
+    int rc = raster_def_var(f, ncid, "v", NC_FLOAT, 4, d, huge, m, &v);
+    assert_int_not_equal(rc, RASTER_OK);
+    assert_true(raster_errmsg()[0] != '\0');
+    assert_null(v);
+    assert_int_equal(raster_file_nvars(f), 0);
+    int nvars_after_failure;
+    NC(nc_inq_nvars(ncid, &nvars_after_failure));
+    int na = abandoned_groups(ncid, "v", NULL);
+    assert_true(na <= 1);
+    raster_errmsg_clear();
+    int rc2 = raster_def_var(f, ncid, "v", NC_FLOAT, 4, d, chunk, m, &v);
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", raster_errmsg());
+    size_t bad = SIZE_MAX;
+    if (rc2 == RASTER_OK) {
+        float *data = malloc(sizeof(float) * T * Z * NY * NX);
+        assert_non_null(data);
+        for (size_t i = 0; i < (size_t)T * Z * NY * NX; i++)
+            data[i] = std_value(i);
+        size_t st[4] = {0, 0, 0, 0}, ct[4] = {T, Z, NY, NX};
+        RS(raster_var_put(v, st, ct, NULL, data));
+        free(data);
+    }
+    RS(raster_close(f));
+    if (rc2 == RASTER_OK) {
+        RS(raster_open(path, RASTER_READ, &f));
+        bad = std_mismatches(f);
+        RS(raster_close(f));
+    }
+    raster_mask_free(m);
+    unlink(path);
+    /* Regression (fixed): src/meta.c meta_define() creates the placeholder (nc_def_var)
+     * and only then chunks it (nc_def_var_chunking); when the chunking is
+     * refused (NC_EBADCHUNK here: outer chunk sizes of unlimited
+     * dimensions are not clipped) the group is abandoned but the
+     * placeholder stays, a plain variable v full of fill values: the name
+     * is taken for good ("name v is already in use") and the file carries
+     * a variable nobody defined. */
+    if (nvars_after_failure != 0 || rc2 != RASTER_OK)
+        fail_msg("after a failed definition the file has %d variable(s); "
+                 "redefining v gives %d (%s: %s)", nvars_after_failure, rc2,
+                 raster_strerror(rc2), msg);
+    assert_int_equal(bad, 0);
+}
+
+/* Two storage groups that both name the same placeholder: refused as
+ * corrupt (the variable would be listed twice and one store lost). */
+static void test_two_groups_one_placeholder(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "two_claims.nc");
+    int32_t mvals[NY * NX];
+    std_mask(mvals);
+    raster_mask *m;
+    RS(raster_mask_wrap(mvals, NY, NX, &m));
+    raster_file *f;
+    raster_var *a, *b;
+    RS(raster_create(path, &f));
+    int ncid = raster_file_ncid(f), d[2];
+    NC(nc_def_dim(ncid, "y", NY, &d[0]));
+    NC(nc_def_dim(ncid, "x", NX, &d[1]));
+    size_t chunk[2] = {4, 5};
+    RS(raster_def_var(f, ncid, "a", NC_FLOAT, 2, d, chunk, m, &a));
+    RS(raster_def_var(f, ncid, "b", NC_FLOAT, 2, d, chunk, m, &b));
+    raster_mask_free(m);
+    float va[NY * NX], vb[NY * NX];
+    for (int i = 0; i < NY * NX; i++) {
+        va[i] = (float)i;
+        vb[i] = -(float)i;
+    }
+    size_t st[2] = {0, 0}, ct[2] = {NY, NX};
+    RS(raster_var_put(a, st, ct, NULL, va));
+    RS(raster_var_put(b, st, ct, NULL, vb));
+    RS(raster_close(f));
+    int nc, g;
+    NC(nc_open(path, NC_WRITE, &nc));
+    NC(nc_inq_grp_ncid(nc, "raster_b", &g));
+    NC(nc_put_att_text(g, NC_GLOBAL, "raster_variable", 1, "a"));
+    NC(nc_close(nc));
+    int rc[2];
+    char msg[2][512];
+    for (int mode = 0; mode < 2; mode++) {
+        rc[mode] = open_fails(path, mode);
+        snprintf(msg[mode], sizeof msg[mode], "%s", raster_errmsg());
+    }
+    unlink(path);
+    /* Regression (fixed): src/meta.c meta_load() / src/api.c scan_groups() never check
+     * that a placeholder is claimed by one storage group only: the file
+     * opens with two raster variables named "a" (raster_var_find and
+     * raster_var_by_varid see the first only), b's placeholder is left
+     * a plain variable of fill values and b's data is unreachable. */
+    for (int mode = 0; mode < 2; mode++)
+        if (rc[mode] != RASTER_EFORMAT)
+            fail_msg("two storage groups for one placeholder (%s): "
+                     "raster_open gave %d (%s: %s), expected %d",
+                     mode ? "write" : "read", rc[mode],
+                     raster_strerror(rc[mode]), msg[mode], RASTER_EFORMAT);
 }
 
 /* ---- raster_var_put / raster_var_get -------------------------------------------- */
@@ -826,13 +1270,14 @@ static void test_open_bad_files(void **state)
     unlink(classic);
 }
 
-/* Sets an int attribute of group "v" (or of a subgroup of it). */
+/* Sets an attribute of "raster_v", the storage group of v (or of a subgroup
+ * of it). */
 static void set_group_att(const char *path, const char *sub, const char *att,
                           nc_type type, size_t len, const void *value)
 {
     int ncid, g;
     NC(nc_open(path, NC_WRITE, &ncid));
-    NC(nc_inq_grp_ncid(ncid, "v", &g));
+    NC(nc_inq_grp_ncid(ncid, "raster_v", &g));
     if (sub)
         NC(nc_inq_grp_ncid(g, sub, &g));
     NC(nc_put_att(g, NC_GLOBAL, att, type, len, value));
@@ -855,7 +1300,7 @@ static void test_incomplete_marker(void **state)
     EXPECT_OPEN(RASTER_EINCOMPLETE, path);
     int ncid, g;
     NC(nc_open(path, NC_WRITE, &ncid));
-    NC(nc_inq_grp_ncid(ncid, "v", &g));
+    NC(nc_inq_grp_ncid(ncid, "raster_v", &g));
     NC(nc_del_att(g, NC_GLOBAL, "raster_complete"));
     NC(nc_close(ncid));
     EXPECT_OPEN(RASTER_EINCOMPLETE, path);
@@ -1224,22 +1669,134 @@ static void c_dimids_deleted(int g)
     NC(nc_del_att(g, NC_GLOBAL, "raster_dimids"));
 }
 
-static void c_varid(int g)
-{
-    int id = -3;
-    NC(nc_put_att_int(g, NC_GLOBAL, "raster_varid", NC_INT, 1, &id));
-}
-
 static void c_version_text(int g)
 {
     NC(nc_put_att_text(g, NC_GLOBAL, "raster_format_version", 1, "1"));
 }
 
-static void c_carrier_renamed(int g)
+/* The placeholder: v in the storage group's parent. */
+
+static int parent_of(int g)
 {
-    int varid;
-    NC(nc_inq_varid(g, "variable", &varid));
-    NC(nc_rename_var(g, varid, "attributes"));
+    int p;
+    NC(nc_inq_grp_parent(g, &p));
+    return p;
+}
+
+/* Renames the placeholder out of the way; returns the parent. */
+static int move_placeholder(int g, const char *to)
+{
+    int p = parent_of(g), varid;
+    NC(nc_inq_varid(p, "v", &varid));
+    NC(nc_rename_var(p, varid, to));
+    return p;
+}
+
+/* Replaces the placeholder by a new variable v of `type` over the
+ * dimensions named in dims[0..ndims). */
+static void replace_placeholder(int g, nc_type type, int ndims,
+                                const char *const *dims)
+{
+    int p = move_placeholder(g, "v_old"), ids[4], varid;
+    for (int i = 0; i < ndims; i++)
+        NC(nc_inq_dimid(p, dims[i], &ids[i]));
+    NC(nc_def_var(p, "v", type, ndims, ids, &varid));
+}
+
+static const char *const std_dims[4] = {"time", "z", "y", "x"};
+
+static void c_placeholder_renamed(int g) { move_placeholder(g, "w"); }
+
+static void c_placeholder_group(int g) /* v is now a group, not a variable */
+{
+    int p = move_placeholder(g, "w"), ng;
+    NC(nc_def_grp(p, "v", &ng));
+}
+
+static void c_placeholder_type(int g)
+{
+    replace_placeholder(g, NC_DOUBLE, 4, std_dims);
+}
+
+static void c_placeholder_type_int(int g) /* same size, other type */
+{
+    replace_placeholder(g, NC_INT, 4, std_dims);
+}
+
+static void c_placeholder_grid_swapped(int g)
+{
+    static const char *const dims[4] = {"time", "z", "x", "y"};
+    replace_placeholder(g, NC_FLOAT, 4, dims);
+}
+
+static void c_placeholder_fewer_dims(int g)
+{
+    static const char *const dims[3] = {"time", "y", "x"};
+    replace_placeholder(g, NC_FLOAT, 3, dims);
+}
+
+static void c_placeholder_other_dim(int g) /* a dimension of equal length */
+{
+    int p = parent_of(g), z2;
+    NC(nc_def_dim(p, "z2", Z, &z2));
+    static const char *const dims[4] = {"time", "z2", "y", "x"};
+    replace_placeholder(g, NC_FLOAT, 4, dims);
+}
+
+static void c_variable_deleted(int g)
+{
+    NC(nc_del_att(g, NC_GLOBAL, "raster_variable"));
+}
+
+static void c_variable_missing(int g) /* names no variable */
+{
+    NC(nc_put_att_text(g, NC_GLOBAL, "raster_variable", 1, "w"));
+}
+
+static void c_variable_plain(int g) /* names a plain variable of another shape */
+{
+    int p = parent_of(g), d[2], varid;
+    NC(nc_inq_dimid(p, "y", &d[0]));
+    NC(nc_inq_dimid(p, "x", &d[1]));
+    NC(nc_def_var(p, "plain", NC_FLOAT, 2, d, &varid));
+    NC(nc_put_att_text(g, NC_GLOBAL, "raster_variable", 5, "plain"));
+}
+
+static void c_variable_empty(int g)
+{
+    NC(nc_put_att_text(g, NC_GLOBAL, "raster_variable", 0, ""));
+}
+
+static void c_variable_int(int g)
+{
+    int one = 1;
+    NC(nc_put_att_int(g, NC_GLOBAL, "raster_variable", NC_INT, 1, &one));
+}
+
+static void c_variable_long(int g) /* longer than any netCDF name */
+{
+    char name[NC_MAX_NAME + 40];
+    memset(name, 'v', sizeof name);
+    NC(nc_put_att_text(g, NC_GLOBAL, "raster_variable", sizeof name, name));
+}
+
+static void c_dimids_short(int g)
+{
+    int ids[4];
+    NC(nc_get_att_int(g, NC_GLOBAL, "raster_dimids", ids));
+    NC(nc_put_att_int(g, NC_GLOBAL, "raster_dimids", NC_INT, 3, ids + 1));
+}
+
+/* raster_dims and raster_dimids agree with each other, on a dimension of
+ * the right length, but not with the placeholder */
+static void c_dims_not_placeholder(int g)
+{
+    int p = parent_of(g), z2, ids[4];
+    NC(nc_def_dim(p, "z2", Z, &z2));
+    NC(nc_get_att_int(g, NC_GLOBAL, "raster_dimids", ids));
+    ids[1] = z2;
+    NC(nc_put_att_int(g, NC_GLOBAL, "raster_dimids", NC_INT, 4, ids));
+    NC(nc_put_att_text(g, NC_GLOBAL, "raster_dims", 11, "time/z2/y/x"));
 }
 
 static void test_corrupt_metadata(void **state)
@@ -1271,9 +1828,26 @@ static void test_corrupt_metadata(void **state)
         {"raster_dimids unknown id", c_dimids_bad, RASTER_EFORMAT},
         {"raster_dimids swapped", c_dimids_swapped, RASTER_EFORMAT},
         {"raster_dimids deleted", c_dimids_deleted, RASTER_EFORMAT},
-        {"raster_varid negative", c_varid, RASTER_EFORMAT},
+        {"raster_dimids too short", c_dimids_short, RASTER_EFORMAT},
+        {"raster_dims/dimids not the placeholder's", c_dims_not_placeholder,
+         RASTER_EFORMAT},
         {"format version as text", c_version_text, RASTER_EFORMAT},
-        {"attribute carrier renamed", c_carrier_renamed, RASTER_EFORMAT},
+        {"placeholder renamed", c_placeholder_renamed, RASTER_EFORMAT},
+        {"placeholder now a group", c_placeholder_group, RASTER_EFORMAT},
+        {"placeholder double", c_placeholder_type, RASTER_EFORMAT},
+        {"placeholder int", c_placeholder_type_int, RASTER_EFORMAT},
+        {"placeholder grid swapped", c_placeholder_grid_swapped,
+         RASTER_EFORMAT},
+        {"placeholder 3-D", c_placeholder_fewer_dims, RASTER_EFORMAT},
+        {"placeholder other dimension", c_placeholder_other_dim,
+         RASTER_EFORMAT},
+        {"raster_variable deleted", c_variable_deleted, RASTER_EFORMAT},
+        {"raster_variable names nothing", c_variable_missing, RASTER_EFORMAT},
+        {"raster_variable names a plain variable", c_variable_plain,
+         RASTER_EFORMAT},
+        {"raster_variable empty", c_variable_empty, RASTER_EFORMAT},
+        {"raster_variable an int", c_variable_int, RASTER_EFORMAT},
+        {"raster_variable too long", c_variable_long, RASTER_EFORMAT},
     };
     char path[600];
     tmpdir_path(path, sizeof path, "corrupt.nc");
@@ -1282,7 +1856,7 @@ static void test_corrupt_metadata(void **state)
             make_raster_file(path, unlim);
             int ncid, g;
             NC(nc_open(path, NC_WRITE, &ncid));
-            NC(nc_inq_grp_ncid(ncid, "v", &g));
+            NC(nc_inq_grp_ncid(ncid, "raster_v", &g));
             cases[i].fn(g);
             NC(nc_close(ncid));
             for (int mode = 0; mode < 2; mode++) {
@@ -1498,6 +2072,16 @@ static void test_alloc_failures_write(void **state)
                          n, orc, raster_strerror(orc), raster_errmsg());
             check_std_data(g);
             RS(raster_close(g));
+            /* one variable, its placeholder v, and one storage group,
+             * raster_v; any other group is an abandoned definition */
+            int nc, nv, sg;
+            NC(nc_open(path, NC_NOWRITE, &nc));
+            NC(nc_inq_nvars(nc, &nv));
+            assert_int_equal(nv, 1);
+            NC(nc_inq_grp_ncid(nc, "raster_v", &sg));
+            assert_int_equal(raster_storage_grp(nc, "v"), sg);
+            (void)abandoned_groups(nc, "v", "raster_v");
+            NC(nc_close(nc));
         }
         if (!failed && made < n)
             break; /* nothing failed any more */
@@ -1521,6 +2105,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_def_var_errors),
+        cmocka_unit_test(test_adopt_var_errors),
+        cmocka_unit_test(test_adopt_written_var),
+        cmocka_unit_test(test_failed_definition_abandoned),
+        cmocka_unit_test(test_failed_placeholder_leaves_name),
         cmocka_unit_test(test_put_get_errors),
         cmocka_unit_test(test_stride_overflow),
         cmocka_unit_test(test_put_unlimited_wraps),
@@ -1533,6 +2121,7 @@ int main(void)
         cmocka_unit_test(test_writer_died_unsynced),
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_corrupt_metadata),
+        cmocka_unit_test(test_two_groups_one_placeholder),
         cmocka_unit_test(test_newer_format),
         cmocka_unit_test(test_alloc_failures_read),
         cmocka_unit_test(test_alloc_failures_write),

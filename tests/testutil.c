@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,68 @@ void write_raster_file(const char *path, int xtype, int ndims,
     size_t start[8] = {0};
     RS(raster_var_put(v, start, shape, NULL, data));
     RS(raster_close(f));
+}
+
+/* ---- the raster layout (docs/FORMAT.md) --------------------------------- */
+
+int raster_storage_grp(int parent, const char *var)
+{
+    int n, found = -1, nfound = 0;
+    NC(nc_inq_grps(parent, &n, NULL));
+    int *ids = malloc((n ? (size_t)n : 1) * sizeof *ids);
+    assert_non_null(ids);
+    NC(nc_inq_grps(parent, NULL, ids));
+    for (int i = 0; i < n; i++) {
+        int version = 0;
+        nc_type type;
+        size_t len;
+        char name[NC_MAX_NAME + 1];
+        if (nc_inq_att(ids[i], NC_GLOBAL, "raster_format_version", &type,
+                       &len) != NC_NOERR)
+            continue;
+        assert_int_equal(type, NC_INT);
+        assert_int_equal(len, 1);
+        NC(nc_get_att_int(ids[i], NC_GLOBAL, "raster_format_version",
+                          &version));
+        assert_int_equal(version, 1);
+        get_text_att(ids[i], NC_GLOBAL, "raster_variable", name, sizeof name);
+        if (strcmp(name, var) == 0) {
+            found = ids[i];
+            nfound++;
+        }
+    }
+    free(ids);
+    if (nfound != 1)
+        fail_msg("%d raster storage groups hold variable %s", nfound, var);
+    return found;
+}
+
+void get_text_att(int grpid, int varid, const char *att, char *buf,
+                  size_t len)
+{
+    nc_type type;
+    size_t n;
+    NC(nc_inq_att(grpid, varid, att, &type, &n));
+    if (type != NC_CHAR || n >= len)
+        fail_msg("attribute %s: type %d, length %zu", att, (int)type, n);
+    NC(nc_get_att_text(grpid, varid, att, buf));
+    buf[n] = '\0';
+}
+
+unsigned long long h5_storage_size(const char *path, const char *dataset)
+{
+    hid_t fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (fid < 0)
+        fail_msg("H5Fopen(%s) failed", path);
+    hid_t did = H5Dopen2(fid, dataset, H5P_DEFAULT);
+    if (did < 0) {
+        H5Fclose(fid);
+        fail_msg("H5Dopen2(%s, %s) failed", path, dataset);
+    }
+    unsigned long long size = H5Dget_storage_size(did);
+    H5Dclose(did);
+    H5Fclose(fid);
+    return size;
 }
 
 /* ---- masks -------------------------------------------------------------- */

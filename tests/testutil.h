@@ -1,8 +1,10 @@
 /*
  * testutil.h - helpers shared by the CMocka test programs (testutil.c):
  * a private temporary directory, status checks of netCDF and raster calls,
- * a seeded PRNG, a netCDF mask file writer, and checks of masks, meshes
- * and region statistics. Helpers used by one program stay in its file.
+ * a seeded PRNG, a netCDF mask file writer, lookups in the raster layout
+ * (storage groups, text attributes, HDF5 storage of a dataset), and checks
+ * of masks, meshes and region statistics. Helpers used by one program stay
+ * in its file.
  */
 #ifndef RASTER_TESTUTIL_H
 #define RASTER_TESTUTIL_H
@@ -80,6 +82,22 @@ void write_raster_file(const char *path, int xtype, int ndims,
                        const char *const *names, const size_t *shape,
                        int unlim, const size_t *chunk, const int32_t *mask,
                        const void *data);
+
+/* ---- the raster layout (docs/FORMAT.md) --------------------------------- */
+
+/* The storage group of raster variable `var` of netCDF group `parent`: the
+ * one group there whose raster_format_version is 1 and whose
+ * raster_variable names `var` (the test fails unless exactly one does). */
+int raster_storage_grp(int parent, const char *var);
+
+/* Text attribute `att` of (grpid, varid) as a NUL-terminated string in buf
+ * (the test fails unless it is a text attribute that fits). */
+void get_text_att(int grpid, int varid, const char *att, char *buf,
+                  size_t len);
+
+/* Bytes HDF5 allocated for dataset `dataset` (an HDF5 path such as "/v" or
+ * "/ocean/v") of the closed file `path`: 0 for a variable never written. */
+unsigned long long h5_storage_size(const char *path, const char *dataset);
 
 /* ---- masks -------------------------------------------------------------- */
 

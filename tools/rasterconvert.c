@@ -357,30 +357,36 @@ static int convert_group(ctx *c, int in, int out)
     if (copy_dims(in, out, &c->dims) != 0 ||
         copy_atts(in, NC_GLOBAL, out, NC_GLOBAL, NULL) != 0)
         return -1;
-    if ((st = nc_inq_nvars(in, &nvars)) != NC_NOERR)
-        return copy_ncerr(st, "counting variables");
-    for (int v = 0; v < nvars; v++) {
-        int sel = select_var(c, in, v);
-        if (sel < 0)
-            return -1;
-        if ((sel ? def_raster(c, in, v, out) : def_plain(c, in, v, out)) != 0)
-            return -1;
-    }
+    /* the input's subgroups are created before any raster variable, whose
+     * storage group must not take a name one of them has */
     int *ids, n, rc = 0;
     if (subgroups(in, &ids, &n) != 0) {
         free(ids);
         return -1;
     }
+    int *out_ids = malloc((size_t)(n ? n : 1) * sizeof *out_ids);
+    if (!out_ids) {
+        free(ids);
+        return copy_err("out of memory");
+    }
     for (int i = 0; i < n && rc == 0; i++) {
         char name[NC_MAX_NAME + 1];
-        int og;
         if ((st = nc_inq_grpname(ids[i], name)) != NC_NOERR ||
-            (st = nc_def_grp(out, name, &og)) != NC_NOERR)
+            (st = nc_def_grp(out, name, &out_ids[i])) != NC_NOERR)
             rc = copy_ncerr(st, "copying group %s", name);
-        else
-            rc = convert_group(c, ids[i], og);
     }
+    if (rc == 0 && (st = nc_inq_nvars(in, &nvars)) != NC_NOERR)
+        rc = copy_ncerr(st, "counting variables");
+    for (int v = 0; rc == 0 && v < nvars; v++) {
+        int sel = select_var(c, in, v);
+        if (sel < 0 ||
+            (sel ? def_raster(c, in, v, out) : def_plain(c, in, v, out)) != 0)
+            rc = -1;
+    }
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = convert_group(c, ids[i], out_ids[i]);
     free(ids);
+    free(out_ids);
     return rc;
 }
 
