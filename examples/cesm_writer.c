@@ -61,7 +61,7 @@ int main(int argc, char **argv)
     CHECK(nc_def_dim(ncid, "nlat", ny, &dy));
     CHECK(nc_def_dim(ncid, "nlon", nx, &dx));
     CHECK(nc_def_var(ncid, "time", NC_DOUBLE, 1, &dt, &vtime));
-    CHECK(nc_put_att_text(ncid, vtime, "units", 20, "days since 0001-01-01"));
+    CHECK(nc_put_att_text(ncid, vtime, "units", 21, "days since 0001-01-01"));
     CHECK(nc_def_var(ncid, "z_t", NC_FLOAT, 1, &dz, &vz));
     int d4[4] = {dt, dz, dy, dx};
     CHECK(nc_def_var(ncid, "TEMP", NC_FLOAT, 4, d4, &vtemp));
