@@ -285,6 +285,14 @@ RASTER_API int raster_open(const char *path, int mode, raster_file **out);
  *  refused as in raster_open(). */
 RASTER_API int raster_attach(int ncid, int writable, raster_file **out);
 
+/*! raster_file_for_ncid() :
+ *  @return the raster_file attached (raster_attach(), which the preload shim
+ *  uses at nc_open/nc_create) to the netCDF file that group `ncid` belongs
+ *  to, or NULL. A program running under the shim opens a file with nc_open
+ *  and reaches its raster variables with this, sharing the shim's state.
+ *  Valid until that file is closed. */
+RASTER_API raster_file *raster_file_for_ncid(int ncid);
+
 /*! raster_close() :
  *  Writes what is pending (mask, index tables, completeness markers, last),
  *  closes the file if raster opened it and frees every handle of it. NULL is

@@ -15,6 +15,7 @@ typedef struct pending {
     raster_mask *mask; /* owned; NULL: RASTER_MASK's */
     size_t chunk[NC_MAX_VAR_DIMS];
     int has_chunk;
+    int own_chunking; /* the program called nc_def_var_chunking on it */
     struct pending *next;
 } pending;
 
@@ -105,8 +106,10 @@ int files_pend(shim_file *sf, int grpid, int varid, raster_mask *mask,
 }
 
 /* The base chunk shape for a pending variable: the spec's, else
- * RASTER_CHUNK's (aligned to the last dimensions), else the variable's own
- * chunking, else raster's default (NULL). */
+ * RASTER_CHUNK's (aligned to the last dimensions), else the chunking the
+ * program set itself, else raster's default (NULL: 1 per outer dimension,
+ * tiles of 50 x 50). netCDF's own default chunking is not used: it often
+ * covers the whole grid, which would leave raster nothing to gain. */
 static const size_t *base_chunk(const pending *p, int ndims, size_t *buf)
 {
     const shim_config *c = config_get();
@@ -120,7 +123,8 @@ static const size_t *base_chunk(const pending *p, int ndims, size_t *buf)
         return buf;
     }
     int storage;
-    if (nc_inq_var_chunking(p->grpid, p->varid, &storage, buf) == NC_NOERR &&
+    if (p->own_chunking &&
+        nc_inq_var_chunking(p->grpid, p->varid, &storage, buf) == NC_NOERR &&
         storage == NC_CHUNKED)
         return buf;
     return NULL;
@@ -160,6 +164,13 @@ void files_adopt(shim_file *sf, int grpid, int varid)
         adopt_one(sf, p);
         free_pending(p);
     }
+}
+
+void files_note_chunking(shim_file *sf, int grpid, int varid)
+{
+    for (pending *p = sf->pend; p; p = p->next)
+        if (p->grpid == grpid && p->varid == varid)
+            p->own_chunking = 1;
 }
 
 raster_var *files_var(shim_file *sf, int grpid, int varid)

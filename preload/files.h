@@ -39,6 +39,10 @@ int files_pend(shim_file *sf, int grpid, int varid, raster_mask *mask,
  * one warning. */
 void files_adopt(shim_file *sf, int grpid, int varid);
 
+/* Records that the program set the chunking of pending (grpid, varid)
+ * itself: its sizes become the base chunk shape. */
+void files_note_chunking(shim_file *sf, int grpid, int varid);
+
 /* The raster variable behind (grpid, varid), adopting it first if pending;
  * NULL for ordinary variables. */
 raster_var *files_var(shim_file *sf, int grpid, int varid);

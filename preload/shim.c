@@ -319,22 +319,36 @@ static int adopt_spec(int ncid, int varid, int32_t *ids, size_t ny, size_t nx,
 SHIM_API int nc_def_var_chunking(int ncid, int varid, int storage,
                                  const size_t *chunksizesp)
 {
-    if (shim_on() && storage == NC_CHUNKED && chunksizesp &&
+    if (!shim_on())
+        return CALL_REAL(nc_def_var_chunking, (ncid, varid, storage,
+                                               chunksizesp));
+    if (storage == NC_CHUNKED && chunksizesp &&
         chunksizesp[0] == RASTER_CHUNKSPEC_TAG)
         PARSE_SPEC(SPEC_AT);
-    return CALL_REAL(nc_def_var_chunking, (ncid, varid, storage,
-                                           chunksizesp));
+    int st = CALL_REAL(nc_def_var_chunking, (ncid, varid, storage,
+                                             chunksizesp));
+    shim_file *sf = files_find(ncid);
+    if (st == NC_NOERR && sf)
+        files_note_chunking(sf, ncid, varid);
+    return st;
 }
 
 #define SPEC_AT_INT(i) ((ptrdiff_t)chunksizesp[(i)])
 SHIM_API int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
                                       int *chunksizesp)
 {
-    if (shim_on() && !contiguous && chunksizesp &&
+    if (!shim_on())
+        return CALL_REAL(nc_def_var_chunking_ints, (ncid, varid, contiguous,
+                                                    chunksizesp));
+    if (!contiguous && chunksizesp &&
         chunksizesp[0] == RASTER_CHUNKSPEC_TAG_INT)
         PARSE_SPEC(SPEC_AT_INT);
-    return CALL_REAL(nc_def_var_chunking_ints, (ncid, varid, contiguous,
-                                                chunksizesp));
+    int st = CALL_REAL(nc_def_var_chunking_ints, (ncid, varid, contiguous,
+                                                  chunksizesp));
+    shim_file *sf = files_find(ncid);
+    if (st == NC_NOERR && sf)
+        files_note_chunking(sf, ncid, varid);
+    return st;
 }
 
 /* ---- hiding raster's own groups ----------------------------------------- */

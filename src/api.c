@@ -4,6 +4,7 @@
  * Chunk Data Handler.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -55,8 +56,37 @@ static int scan_groups(raster_file *f, int g)
     return rc;
 }
 
+/* Files attached to an ncid, so that a program using the region-read API
+ * finds the state the shim (or another part of it) attached. */
+static pthread_mutex_t attached_lock = PTHREAD_MUTEX_INITIALIZER;
+static raster_file *attached;
+
+static void attached_remove(raster_file *f)
+{
+    pthread_mutex_lock(&attached_lock);
+    for (raster_file **p = &attached; *p; p = &(*p)->next_attached) {
+        if (*p == f) {
+            *p = f->next_attached;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&attached_lock);
+}
+
+raster_file *raster_file_for_ncid(int ncid)
+{
+    pthread_mutex_lock(&attached_lock);
+    raster_file *f = attached;
+    while (f && (f->ncid & ~0xffff) != (ncid & ~0xffff))
+        f = f->next_attached;
+    pthread_mutex_unlock(&attached_lock);
+    return f;
+}
+
 static void file_free(raster_file *f)
 {
+    if (!f->own_ncid)
+        attached_remove(f);
     while (f->vars) {
         raster_var *next = f->vars->next;
         meta_var_free(f->vars);
@@ -172,6 +202,10 @@ int raster_attach(int ncid, int writable, raster_file **out)
         file_free(f);
         return rc;
     }
+    pthread_mutex_lock(&attached_lock);
+    f->next_attached = attached;
+    attached = f;
+    pthread_mutex_unlock(&attached_lock);
     *out = f;
     return RASTER_OK;
 }

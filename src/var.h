@@ -54,6 +54,7 @@ struct raster_file {
     int fd;           /* for pread, -1 until needed */
     char *path;
     raster_var *vars;
+    struct raster_file *next_attached; /* registry of raster_attach() */
 };
 
 /* Outer dimension lengths of v right now (unlimited ones grow). */

@@ -16,6 +16,17 @@ trap 'rm -rf "$tmp"' EXIT
 LD_PRELOAD="$preload" /bin/sh -c 'echo shell ok' > "$tmp/sh.out"
 grep -qx 'shell ok' "$tmp/sh.out" || { echo "FAIL: shell under the preload"; exit 1; }
 
+if [ "$flavour" = mpi ]; then
+    # the MPI shim in a program linked to serial netCDF: one warning, then
+    # everything passes through
+    printf 'netcdf t {\ndimensions: x = 3 ;\nvariables: int v(x) ;\ndata: v = 1, 2, 3 ;\n}\n' > "$tmp/t.cdl"
+    "$NCGEN" -4 -o "$tmp/t.nc" "$tmp/t.cdl"
+    "$NCDUMP" "$tmp/t.nc" > "$tmp/plain.txt"
+    LD_PRELOAD="$preload" "$NCDUMP" "$tmp/t.nc" > "$tmp/preload.txt" 2> "$tmp/err"
+    cmp -s "$tmp/plain.txt" "$tmp/preload.txt" || { echo "FAIL: mpi shim changed ncdump"; exit 1; }
+    [ "$(grep -c '^raster: .*not the netCDF flavour' "$tmp/err")" = 1 ] ||
+        { echo "FAIL: flavour mismatch not warned once:"; cat "$tmp/err"; exit 1; }
+fi
 if [ "$flavour" = serial ]; then
     cat > "$tmp/in.cdl" <<'CDL'
 netcdf in {

@@ -55,6 +55,11 @@ expect 0 "region reader" "$ex/region_reader" "$tmp/raster.nc" TEMP Atlantic_Ocea
 grep -q "TEMP region 6: 12107 cells x 6 records" "$tmp/out" && ok ||
     fail "region reader: $(cat "$tmp/out")"
 
+# under the shim the reader shares the shim's open-file state
+expect 0 "region reader under the shim" under "$ex/region_reader" "$tmp/raster.nc" TEMP Atlantic_Ocean
+grep -q "TEMP region 6: 12107 cells x 6 records.*(state shared with the shim)" "$tmp/out" && ok ||
+    fail "region reader under the shim: $(cat "$tmp/out")"
+
 # RASTER_VARS narrows the choice
 RASTER_MASK="$basins:REGION_MASK" RASTER_VARS=SALT expect 0 "RASTER_VARS" \
     under "$ex/cesm_writer" "$basins" "$tmp/vars.nc" 2 3
