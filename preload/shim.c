@@ -9,6 +9,7 @@
  * Real functions are resolved once each, on first use.
  */
 #include <netcdf.h>
+#include <netcdf_mem.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -109,9 +110,6 @@ static int after_open(int status, int ncid, int writable, const char *path,
                      "groups); its variables stay plain", path);
         return status;
     }
-    if (!writable && !creating) {
-        /* read-only files matter only when they hold raster variables */
-    }
     raster_file *rf;
     shim_depth++;
     int rc = raster_attach(ncid, writable, &rf);
@@ -163,6 +161,47 @@ SHIM_API int nc__open(const char *path, int mode, size_t *chunksizehintp,
                       int *ncidp)
 {
     int st = CALL_REAL(nc__open, (path, mode, chunksizehintp, ncidp));
+    return shim_on() ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
+                     : st;
+}
+
+SHIM_API int nc__create_mp(const char *path, int cmode, size_t initialsz,
+                           int basepe, size_t *chunksizehintp, int *ncidp)
+{
+    int st = CALL_REAL(nc__create_mp, (path, cmode, initialsz, basepe,
+                                       chunksizehintp, ncidp));
+    return shim_on() ? after_open(st, *ncidp, 1, path, 1) : st;
+}
+
+SHIM_API int nc__open_mp(const char *path, int mode, int basepe,
+                         size_t *chunksizehintp, int *ncidp)
+{
+    int st = CALL_REAL(nc__open_mp, (path, mode, basepe, chunksizehintp,
+                                     ncidp));
+    return shim_on() ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
+                     : st;
+}
+
+/* In-memory files: raster works through netCDF there (no byte offsets). */
+SHIM_API int nc_create_mem(const char *path, int mode, size_t initialsize,
+                           int *ncidp)
+{
+    int st = CALL_REAL(nc_create_mem, (path, mode, initialsize, ncidp));
+    return shim_on() ? after_open(st, *ncidp, 1, path, 1) : st;
+}
+
+SHIM_API int nc_open_mem(const char *path, int mode, size_t size,
+                         void *memory, int *ncidp)
+{
+    int st = CALL_REAL(nc_open_mem, (path, mode, size, memory, ncidp));
+    return shim_on() ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
+                     : st;
+}
+
+SHIM_API int nc_open_memio(const char *path, int mode, NC_memio *info,
+                           int *ncidp)
+{
+    int st = CALL_REAL(nc_open_memio, (path, mode, info, ncidp));
     return shim_on() ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
                      : st;
 }

@@ -185,7 +185,12 @@ int raster_attach(int ncid, int writable, raster_file **out)
     *out = NULL;
     size_t len;
     char *path = NULL;
-    if (nc_inq_path(ncid, &len, NULL) == NC_NOERR) {
+    int fmt, mode = 0;
+    /* in-memory and diskless files have a name but no file behind it: no
+     * path, so no pread of whatever file bears that name */
+    int in_memory = nc_inq_format_extended(ncid, &fmt, &mode) != NC_NOERR ||
+                    (mode & (NC_INMEMORY | NC_DISKLESS)) != 0;
+    if (!in_memory && nc_inq_path(ncid, &len, NULL) == NC_NOERR) {
         path = raster_malloc(len + 1);
         RETURN_ERROR_IF(!path, RASTER_ENOMEM, "out of memory attaching");
         if (nc_inq_path(ncid, &len, path) != NC_NOERR)
