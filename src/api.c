@@ -141,8 +141,11 @@ static int file_load(raster_file *f)
     if (!f->writable && f->path) {
         f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
         /* without an fd the netCDF path serves every read */
-        for (raster_var *v = f->vars; v && f->fd >= 0; v = v->next)
-            chunkio_prepare(v);
+        for (raster_var *v = f->vars; v && f->fd >= 0; v = v->next) {
+            int rc = chunkio_prepare(v);
+            if (rc)
+                return rc;
+        }
     }
     return RASTER_OK;
 }

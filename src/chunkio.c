@@ -87,13 +87,77 @@ static void fill_cells(unsigned char *dst, size_t n, const unsigned char *fill,
 
 /* ---- byte addresses of contiguous stores (read-only files) ------------ */
 
+/* A chunked store whose chunks hold whole rows of cells: records every
+ * chunk's byte offset (one HDF5 call per chunk, once per open), so reads
+ * need no HDF5 call. Anything unexpected leaves the store to netCDF. */
+static int prepare_chunks(raster_var *v, size_t s, hid_t did, hid_t dcpl)
+{
+    int no = var_nouter(v);
+    hsize_t ck[RASTER_MAX_DIMS + 1], dims[RASTER_MAX_DIMS + 1];
+    hid_t space = H5Dget_space(did);
+    int rank = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+    if (rank != no + 1 || H5Pget_chunk(dcpl, rank, ck) != rank ||
+        H5Sget_simple_extent_dims(space, dims, NULL) != rank ||
+        ck[no] != dims[no]) {
+        if (space >= 0)
+            H5Sclose(space);
+        return RASTER_OK;
+    }
+    store_addr *a = &v->addr[s];
+    size_t total = 1;
+    for (int i = 0; i < no; i++) {
+        a->ck[i] = (size_t)ck[i];
+        a->nck[i] = (size_t)((dims[i] + ck[i] - 1) / ck[i]);
+        total *= a->nck[i];
+    }
+    a->addr = raster_reallocarray(NULL, total ? total : 1, sizeof *a->addr);
+    if (!a->addr) {
+        H5Sclose(space);
+        return raster_fail(RASTER_ENOMEM, "out of memory indexing the chunks "
+                           "of %s", v->name);
+    }
+    hsize_t nchunks = 0;
+    if (H5Dget_num_chunks(did, space, &nchunks) < 0) {
+        raster_free(a->addr);
+        a->addr = NULL;
+        H5Sclose(space);
+        return RASTER_OK;
+    }
+    for (size_t i = 0; i < total; i++)
+        a->addr[i] = -1;
+    int good = 1;
+    for (hsize_t i = 0; i < nchunks && good; i++) {
+        hsize_t off[RASTER_MAX_DIMS + 1], size;
+        haddr_t addr;
+        unsigned mask;
+        good = H5Dget_chunk_info(did, space, i, off, &mask, &addr, &size) >=
+               0 && mask == 0;
+        size_t lin = 0;
+        for (int d = 0; d < no && good; d++)
+            lin = lin * a->nck[d] + (size_t)(off[d] / ck[d]);
+        if (good && lin < total)
+            a->addr[lin] = (int64_t)addr;
+    }
+    H5Sclose(space);
+    if (!good) {
+        raster_free(a->addr);
+        a->addr = NULL;
+        return RASTER_OK;
+    }
+    a->ok = 1;
+    a->chunked = 1;
+    return RASTER_OK;
+}
+
 /* Opens the file with HDF5 and records, per store, whether it can be read
- * with pread and where. Errors only disable the fast path. */
-void chunkio_prepare(raster_var *v)
+ * with pread and where. HDF5 errors only disable the fast path; running out
+ * of memory is an error. */
+int chunkio_prepare(raster_var *v)
 {
     raster_file *f = v->file;
+    int rc = RASTER_OK;
     if (f->writable || f->fd < 0 || !f->path)
-        return;
+        return RASTER_OK;
     H5E_auto2_t efunc;
     void *edata;
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
@@ -111,7 +175,8 @@ void chunkio_prepare(raster_var *v)
         }
         H5Pclose(fapl);
     }
-    for (size_t s = 0; fid >= 0 && s <= v->lay->nregions; s++) {
+    for (size_t s = 0; fid >= 0 && s <= v->lay->nregions && rc == RASTER_OK;
+         s++) {
         if (v->store_var[s] < 0)
             continue;
         size_t len;
@@ -128,12 +193,16 @@ void chunkio_prepare(raster_var *v)
         hid_t type = H5Dget_type(did);
         hid_t native = type >= 0 ? H5Tget_native_type(type, H5T_DIR_ASCEND)
                                  : -1;
-        if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
-            H5Pget_nfilters(dcpl) == 0 && native >= 0 &&
-            H5Tequal(type, native) > 0 && H5Tget_size(type) == v->elem) {
+        int plain = dcpl >= 0 && H5Pget_nfilters(dcpl) == 0 && native >= 0 &&
+                    H5Tequal(type, native) > 0 &&
+                    H5Tget_size(type) == v->elem;
+        H5D_layout_t layout = plain ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
+        if (layout == H5D_CONTIGUOUS) {
             haddr_t a = H5Dget_offset(did);
             v->addr[s].ok = 1;
             v->addr[s].base = a == HADDR_UNDEF ? -1 : (int64_t)a;
+        } else if (layout == H5D_CHUNKED) {
+            rc = prepare_chunks(v, s, did, dcpl);
         }
         if (native >= 0) H5Tclose(native);
         if (type >= 0) H5Tclose(type);
@@ -143,6 +212,7 @@ void chunkio_prepare(raster_var *v)
     if (fid >= 0)
         H5Fclose(fid);
     H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    return rc;
 }
 
 void chunkio_file_close(raster_file *f)
@@ -208,6 +278,32 @@ static unsigned char *plane_ptr(const xfer *x, size_t plane, uint64_t cell)
     return x->buf + (plane * x->plane_cells + cell) * x->v->elem;
 }
 
+/* Byte offset of cell `cell` of the record with flat outer index `flat`,
+ * or -1 when its chunk was never written. */
+static off_t store_offset(const xfer *x, const store_addr *a, size_t cells,
+                          size_t flat, uint64_t cell)
+{
+    size_t elem = x->v->elem;
+    if (!a->chunked)
+        return (off_t)a->base + (off_t)((flat * cells + cell) * elem);
+    int no = var_nouter(x->v);
+    size_t coord[RASTER_MAX_DIMS], lin = 0, inner = 0;
+    for (int d = no - 1; d >= 0; d--) {
+        coord[d] = flat % x->full[d];
+        flat /= x->full[d];
+    }
+    for (int d = 0; d < no; d++) {
+        /* a store written less far than the dimension: fill beyond */
+        if (coord[d] / a->ck[d] >= a->nck[d])
+            return -1;
+        lin = lin * a->nck[d] + coord[d] / a->ck[d];
+        inner = inner * a->ck[d] + coord[d] % a->ck[d];
+    }
+    if (a->addr[lin] < 0)
+        return -1;
+    return (off_t)a->addr[lin] + (off_t)((inner * cells + cell) * elem);
+}
+
 /* Fast-path read of span s for planes [plane0, plane0+nb) whose store
  * records start at flat outer index `flat`. */
 static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
@@ -238,9 +334,14 @@ static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
                                             p->len * elem};
             cursor = p->soff + p->len;
         }
-        off_t off = (off_t)a->base +
-                    (off_t)(((flat + b) * v->store_cells[s->store] + s->lo) *
-                            elem);
+        off_t off = store_offset(x, a, v->store_cells[s->store], flat + b,
+                                 s->lo);
+        if (off < 0) { /* a chunk never written: fill */
+            for (size_t i = s->p0; i < s->p1; i++)
+                fill_cells(plane_ptr(x, plane0 + b, x->pieces[i].uoff),
+                           x->pieces[i].len, v->fill, elem);
+            continue;
+        }
         int rc = preadv_all(v->file->fd, x->iov, niov, off, v->name);
         if (rc)
             return rc;

@@ -32,8 +32,8 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
 
 /* Finds which stores of v can be read with preadv and their byte offsets
  * (read-only files with an fd). Called once when a file is loaded, so reads
- * share it without locking. */
-void chunkio_prepare(raster_var *v);
+ * share it without locking. RASTER_OK, or RASTER_ENOMEM. */
+int chunkio_prepare(raster_var *v);
 
 /* 1 when variable `varname` of netCDF group `grpid` has storage in the
  * file (data written), 0 when it has none, -1 when HDF5 cannot tell (no

@@ -26,7 +26,10 @@
 #define CHUNK_FIELDS 8 /* chunk_id y0 x0 h w mixed offset cells */
 #define MIXED_FIELDS 5 /* chunk_id y0 x0 h w */
 #define SHARE_FIELDS 4 /* chunk_id region_id cells offset */
-#define STORE_CHUNK_BYTES ((size_t)4 << 20)
+/* Chunks of stores with unlimited dimensions: at most this many bytes, so
+ * that one record of even a very large region stays one chunk wide (rows
+ * of cells are never split; the pread fast path relies on it). */
+#define STORE_CHUNK_BYTES ((size_t)64 << 20)
 #define MIXED_GROUP "Mixed_Chunks"
 
 static int meta_ncfail(int st, const char *what, const char *name)
@@ -116,6 +119,9 @@ void meta_var_free(raster_var *v)
 {
     if (!v)
         return;
+    for (size_t s = 0; v->addr && v->lay && s <= v->lay->nregions; s++)
+        raster_free(v->addr[s].addr);
+    raster_free(v->addr);
     raster_free(v->name);
     raster_mask_free(v->mask);
     raster_mesh_free(v->mesh);
@@ -123,7 +129,6 @@ void meta_var_free(raster_var *v)
     raster_free(v->store_grp);
     raster_free(v->store_var);
     raster_free(v->store_cells);
-    raster_free(v->addr);
     raster_free(v);
 }
 

@@ -16,8 +16,16 @@
 
 /* Where a store's bytes lie, for the pread fast path. */
 typedef struct store_addr {
-    int ok;              /* 1: contiguous, uncompressed, native order */
-    int64_t base;        /* byte offset of element 0; -1: never written */
+    int ok;              /* 1: readable with pread (uncompressed, native
+                            order, contiguous or chunked whole-row) */
+    int64_t base;        /* contiguous: byte offset of element 0; -1: never
+                            written */
+    /* chunked stores: chunks span all cells; ck[] is the chunk shape over
+     * the outer dimensions, nck[] the chunks along each, addr[] the byte
+     * offset of each chunk (row-major over the chunk grid; -1 unwritten) */
+    int chunked;
+    size_t ck[RASTER_MAX_DIMS], nck[RASTER_MAX_DIMS];
+    int64_t *addr;
 } store_addr;
 
 struct raster_var {

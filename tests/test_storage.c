@@ -986,10 +986,10 @@ static void case_verify(scase *c, int nslabs)
         assert_memory_equal(raster_mask_values(raster_var_mask(v)), c->mask,
                             c->ny * c->nx * sizeof(int32_t));
         check_whole(c, v, mode);
-        /* fixed outer dimensions: contiguous stores, read with preadv when
-         * read-only; unlimited ones are chunked and go through netCDF, as
-         * does everything in a writable file */
-        check_fast_path(c, v, mi == 0 && !c->unlim);
+        /* read-only: every store is read with preadv (contiguous ones at
+         * one offset, chunked ones -- unlimited outer dimensions -- chunk
+         * by chunk); a writable file goes through netCDF */
+        check_fast_path(c, v, mi == 0);
         check_slabs(c, v, 1, mode, nslabs);
         check_regions(c, v, mode);
         RS(raster_close(f));
@@ -1564,14 +1564,20 @@ static void test_fast_vs_netcdf(void **state)
         RS(raster_region_read(vars[1], set, nids, os, oc, lkind, b));
         assert_memory_equal(a, b, cells * oc[0] * oc[1] * sizeof(double));
     }
-    /* the fixed file went through preadv, the unlimited one did not */
+    /* both went through preadv: the fixed file's contiguous stores at one
+     * offset each, the unlimited one's chunked stores chunk by chunk */
     for (size_t s = 0; s <= vars[0]->lay->nregions; s++)
         if (vars[0]->store_var[s] >= 0) {
             assert_true(vars[0]->addr[s].ok);
+            assert_false(vars[0]->addr[s].chunked);
             assert_true(vars[0]->addr[s].base >= 0);
         }
     for (size_t s = 0; s <= vars[1]->lay->nregions; s++)
-        assert_false(vars[1]->addr[s].ok);
+        if (vars[1]->store_var[s] >= 0) {
+            assert_true(vars[1]->addr[s].ok);
+            assert_true(vars[1]->addr[s].chunked);
+            assert_non_null(vars[1]->addr[s].addr);
+        }
     /* and both agree with the input */
     size_t st[4] = {0, 0, 0, 0};
     for (int u = 0; u < 2; u++) {
