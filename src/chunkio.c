@@ -116,27 +116,21 @@ static int prepare_chunks(raster_var *v, size_t s, hid_t did, hid_t dcpl)
         return raster_fail(RASTER_ENOMEM, "out of memory indexing the chunks "
                            "of %s", v->name);
     }
-    hsize_t nchunks = 0;
-    if (H5Dget_num_chunks(did, space, &nchunks) < 0) {
-        raster_free(a->addr);
-        a->addr = NULL;
-        H5Sclose(space);
-        return RASTER_OK;
-    }
-    for (size_t i = 0; i < total; i++)
-        a->addr[i] = -1;
+    /* by coordinate: a B-tree lookup each (by index is a scan each) */
     int good = 1;
-    for (hsize_t i = 0; i < nchunks && good; i++) {
-        hsize_t off[RASTER_MAX_DIMS + 1], size;
-        haddr_t addr;
-        unsigned mask;
-        good = H5Dget_chunk_info(did, space, i, off, &mask, &addr, &size) >=
-               0 && mask == 0;
-        size_t lin = 0;
-        for (int d = 0; d < no && good; d++)
-            lin = lin * a->nck[d] + (size_t)(off[d] / ck[d]);
-        if (good && lin < total)
-            a->addr[lin] = (int64_t)addr;
+    hsize_t off[RASTER_MAX_DIMS + 1] = {0};
+    for (size_t lin = 0; lin < total && good; lin++) {
+        size_t rest = lin;
+        for (int d = no - 1; d >= 0; d--) {
+            off[d] = (hsize_t)((rest % a->nck[d]) * a->ck[d]);
+            rest /= a->nck[d];
+        }
+        haddr_t addr = HADDR_UNDEF;
+        hsize_t size = 0;
+        unsigned mask = 0;
+        good = H5Dget_chunk_info_by_coord(did, off, &mask, &addr, &size) >= 0 &&
+               mask == 0;
+        a->addr[lin] = addr == HADDR_UNDEF ? -1 : (int64_t)addr;
     }
     H5Sclose(space);
     if (!good) {
