@@ -138,7 +138,7 @@ static int file_load(raster_file *f)
     int rc = scan_groups(f, f->ncid);
     if (rc)
         return rc;
-    if (!f->writable && f->path) {
+    if (!f->writable && f->path && f->vars) {
         f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
         /* without an fd the netCDF path serves every read */
         for (raster_var *v = f->vars; v && f->fd >= 0; v = v->next) {
