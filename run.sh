@@ -11,7 +11,7 @@ cd "$top"
 
 # Debian packages the build, the tests and the demo need.
 packages=(meson ninja-build pkg-config gcc libc6-dev
-          libnetcdf-dev libhdf5-dev libcmocka-dev uthash-dev
+          libnetcdf-dev libhdf5-dev libcmocka-dev uthash-dev libpng-dev
           netcdf-bin python3 python3-numpy python3-netcdf4)
 
 say() { printf 'run.sh: %s\n' "$*" >&2; }

@@ -1,15 +1,21 @@
 /*
  * rasterstat - per-region statistics of a region mesh: how many chunks each
  * region needs and how much less it reads than a chunked netCDF read of its
- * bounding box (the data reduction rate, RASTER paper Eq. 1).
+ * bounding box (the data reduction rate, RASTER paper Eq. 1); optionally the
+ * mesh as a picture (--plot) and each region's predicted I/O speedup from
+ * this machine's read bandwidths (--measure-bw, --bw; paper Eq. 2).
  */
 #include <getopt.h>
 #include <netcdf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "bandwidth.h"
 #include "cli.h"
+#include "copy.h"
+#include "plot.h"
 #include "raster.h"
 
 static void usage(FILE *f)
@@ -36,6 +42,22 @@ static void usage(FILE *f)
 "  --var V           second form: only raster variable V\n"
 "  --chunks          also list the chunks (with --region, only theirs)\n"
 "  --json            print one JSON object instead of tables\n"
+"  --plot FILE.png   draw the mesh as a PNG: regions in colour (land/0\n"
+"                    grey), thin dark lines along chunk boundaries, mixed\n"
+"                    chunks hatched, region names or ids where they fit,\n"
+"                    a legend (id, name, share of cells). Row 0 of the mask\n"
+"                    is at the BOTTOM (latitude up). Small grids get a few\n"
+"                    px per cell, large ones one px per k x k cells (the\n"
+"                    most frequent id). With several raster variables, one\n"
+"                    picture each, named FILE_VAR.png\n"
+"  --measure-bw      measure this machine's cold sequential (4 MiB reads)\n"
+"                    and random (one tile's bytes, at least 4 KiB, at\n"
+"                    random aligned offsets) read bandwidth on a scratch\n"
+"                    file, and print beside each region's DRR the paper's\n"
+"                    Eq. 2 predicted I/O speedup = DRR x seq/rand. The file:\n"
+"                    RASTER_BW_MB MiB (default 256) in RASTER_BW_DIR, else\n"
+"                    $TMPDIR, else /tmp, removed after; a few seconds\n"
+"  --bw SEQ,RAND     the same prediction from given bandwidths (MB/s)\n"
 "  --help            this text\n"
 "  --version         print raster's version\n"
 "\n"
@@ -44,7 +66,8 @@ static void usage(FILE *f)
 "cells in; its exact bounding box [y0,y1) x [x0,x1); bbox_tile_cells, the\n"
 "cells a tile-chunked read of that box touches; read_cells, the cells of its\n"
 "pure chunks plus the mixed chunks it touches; DRR = bbox_tile_cells /\n"
-"read_cells.\n"
+"read_cells; pred_x (with --measure-bw or --bw) = DRR x seq/rand. MB is\n"
+"10^6 bytes.\n"
 "\n"
 "Exit status: 0 ok, 1 bad input or I/O error, 2 bad usage.\n", f);
 }
@@ -56,6 +79,11 @@ typedef struct options {
     char **regions;
     size_t nregions;
     int list_chunks, json;
+    const char *plot;   /* --plot FILE */
+    int measure_bw;     /* --measure-bw */
+    int given_bw;       /* --bw SEQ,RAND */
+    bw_figures bw;      /* the figures, once known */
+    size_t bw_block;    /* random read size they were measured with */
 } options;
 
 /* What one report is about: a mask (first form) or a raster variable. */
@@ -65,6 +93,9 @@ typedef struct view {
     const raster_mesh *mesh;
     size_t records; /* product of the outer dimensions; 0 in the first form */
     size_t elem;    /* bytes per value; 0 in the first form */
+    const char *plot; /* where its picture went, or NULL */
+    plot_info pinfo;
+    const bw_figures *bw; /* bandwidths for Eq. 2, or NULL */
 } view;
 
 /* Resolves --region arguments to ids; 0 on success. */
@@ -122,6 +153,36 @@ static void print_json(const options *o, const view *vw, const int32_t *ids)
         printf(",\"records\":%zu,\"value_bytes\":%zu", vw->records,
                vw->elem);
     printf(",\"nchunks\":%zu", raster_mesh_nchunks(mesh));
+    if (vw->plot) {
+        printf(",\n \"plot\":{\"file\":");
+        cli_json_string(stdout, vw->plot);
+        const plot_info *p = &vw->pinfo;
+        printf(",\"width\":%zu,\"height\":%zu,\"map_px\":{\"x\":%zu,"
+               "\"y\":%zu,\"w\":%zu,\"h\":%zu},\"px_per_cell\":%zu,"
+               "\"cells_per_px\":%zu,\"outlines\":%s,\"labels\":%zu,"
+               "\"row0\":\"bottom\"}", p->width, p->height, p->map_x,
+               p->map_y, p->map_w, p->map_h, p->px_per_cell, p->cells_per_px,
+               p->outlines ? "true" : "false", p->labelled);
+    }
+    const bw_figures *bw = vw->bw;
+    if (bw) {
+        printf(",\n \"seq_bw_mbs\":%.3f,\"rand_bw_mbs\":%.3f,"
+               "\"bw_ratio\":%.6f,\"bandwidth\":{\"source\":\"%s\"",
+               bw->seq_mbs, bw->rand_mbs, bw->seq_mbs / bw->rand_mbs,
+               bw->measured ? "measured" : "given");
+        if (bw->measured) {
+            printf(",\"dir\":");
+            cli_json_string(stdout, bw->dir);
+            printf(",\"file_bytes\":%zu,\"seq_read_bytes\":%zu,"
+                   "\"rand_read_bytes\":%zu,\"rand_reads\":%zu,"
+                   "\"seq_secs\":%.6f,\"rand_secs\":%.6f,"
+                   "\"cached_after_eviction\":%.4f,\"in_memory\":%s",
+                   bw->file_bytes, bw->seq_read_bytes, bw->rand_read_bytes,
+                   bw->rand_reads, bw->seq_secs, bw->rand_secs, bw->resident,
+                   bw->in_memory ? "true" : "false");
+        }
+        printf("}");
+    }
     if (o->list_chunks) {
         printf(",\n \"chunks\":[");
         const char *sep = "";
@@ -164,6 +225,9 @@ static void print_json(const options *o, const view *vw, const int32_t *ids)
                s.cells, s.pure_chunks, s.mixed_chunks, s.bbox_y0, s.bbox_x0,
                s.bbox_y1, s.bbox_x1, s.bbox_cells, s.bbox_tile_cells,
                s.read_cells, s.data_reduction_rate);
+        if (bw)
+            printf(",\"predicted_speedup\":%.6f",
+                   s.data_reduction_rate * bw->seq_mbs / bw->rand_mbs);
         if (vw->elem) {
             size_t per = vw->records * vw->elem;
             printf(",\"region_bytes\":%zu,\"raster_read_bytes\":%zu,"
@@ -177,6 +241,54 @@ static void print_json(const options *o, const view *vw, const int32_t *ids)
         sep = ",";
     }
     printf("]}\n");
+}
+
+/* The caveats of a measurement, one line each, after `prefix`. */
+static void print_bw_note(FILE *f, const bw_figures *bw, const char *prefix)
+{
+    if (bw->in_memory)
+        fprintf(f, "%s%s is in memory (tmpfs): these are memory, not disk, "
+                "figures; set RASTER_BW_DIR to a disk directory\n", prefix,
+                bw->dir);
+    else if (bw->resident > 0.05)
+        fprintf(f, "%sposix_fadvise(DONTNEED) left %.0f%% of the scratch "
+                "file cached: the figures are partly warm\n", prefix,
+                100.0 * bw->resident);
+    fprintf(f, "%scold = fdatasync + posix_fadvise(DONTNEED) in this kernel; "
+            "a VM or container host may still cache the file below it, "
+            "in which case both figures are optimistic\n", prefix);
+}
+
+static void print_plot_line(const view *vw)
+{
+    const plot_info *p = &vw->pinfo;
+    printf("plot    %s: %zu x %zu px, ", vw->plot, p->width, p->height);
+    if (p->cells_per_px > 1)
+        printf("1 px = %zu x %zu cells", p->cells_per_px, p->cells_per_px);
+    else
+        printf("%zu x %zu px per cell", p->px_per_cell, p->px_per_cell);
+    printf(", row 0 at the bottom\n");
+}
+
+static void print_bw_lines(const bw_figures *bw)
+{
+    if (!bw->measured) {
+        printf("bw      sequential %.1f MB/s, random %.1f MB/s (given): "
+               "seq/rand %.3f\n", bw->seq_mbs, bw->rand_mbs,
+               bw->seq_mbs / bw->rand_mbs);
+        return;
+    }
+    printf("bw      sequential %.1f MB/s (%zu MiB reads), random %.1f MB/s "
+           "(%zu reads of %zu bytes): seq/rand %.3f\n", bw->seq_mbs,
+           bw->seq_read_bytes >> 20, bw->rand_mbs, bw->rand_reads,
+           bw->rand_read_bytes, bw->seq_mbs / bw->rand_mbs);
+    printf("        measured cold on a %zu MiB scratch file in %s (removed)",
+           bw->file_bytes >> 20, bw->dir);
+    if (bw->resident >= 0)
+        printf("; %.1f%% of it still cached after eviction",
+               100.0 * bw->resident);
+    printf("\n");
+    print_bw_note(stdout, bw, "note    ");
 }
 
 static void print_tables(const options *o, const view *vw, const int32_t *ids)
@@ -199,12 +311,19 @@ static void print_tables(const options *o, const view *vw, const int32_t *ids)
                vw->records, vw->elem);
     printf("tiles   %zu x %zu: %zu tiles, %zu mixed (%.1f%%)\n", th, tw, ntiles,
            mixed, 100.0 * (double)mixed / (double)ntiles);
-    printf("chunks  %zu: %zu pure (merged runs), %zu mixed\n\n", n, n - mixed,
+    printf("chunks  %zu: %zu pure (merged runs), %zu mixed\n", n, n - mixed,
            mixed);
+    if (vw->plot)
+        print_plot_line(vw);
+    const bw_figures *bw = vw->bw;
+    if (bw)
+        print_bw_lines(bw);
+    printf("\n");
 
-    printf("%6s %-28s %10s %6s %6s %6s %-24s %12s %12s %7s\n", "id", "name",
+    printf("%6s %-28s %10s %6s %6s %6s %-24s %12s %12s %7s", "id", "name",
            "cells", "share%", "pure", "mixed", "bbox [y0,y1)x[x0,x1)",
            "bbox_tile", "read_cells", "DRR");
+    printf(bw ? " %8s\n" : "\n", "pred_x");
     for (size_t i = 0; i < raster_mesh_nregions(mesh); i++) {
         raster_region_stats s;
         raster_mesh_region(mesh, i, &s);
@@ -214,12 +333,20 @@ static void print_tables(const options *o, const view *vw, const int32_t *ids)
         char box[64];
         snprintf(box, sizeof box, "[%zu,%zu)x[%zu,%zu)", s.bbox_y0, s.bbox_y1,
                  s.bbox_x0, s.bbox_x1);
-        printf("%6d %-28s %10zu %6.2f %6zu %6zu %-24s %12zu %12zu %7.3f\n",
+        printf("%6d %-28s %10zu %6.2f %6zu %6zu %-24s %12zu %12zu %7.3f",
                (int)s.id, name ? name : "-", s.cells,
                100.0 * (double)s.cells / ((double)ny * (double)nx),
                s.pure_chunks, s.mixed_chunks, box, s.bbox_tile_cells,
                s.read_cells, s.data_reduction_rate);
+        if (bw)
+            printf(" %8.3f", s.data_reduction_rate * bw->seq_mbs /
+                   bw->rand_mbs);
+        printf("\n");
     }
+    if (bw)
+        printf("(pred_x: predicted I/O speedup of the region read over a "
+               "chunked netCDF read, paper Eq. 2 = DRR x %.3f)\n",
+               bw->seq_mbs / bw->rand_mbs);
     if (vw->elem) {
         size_t per = vw->records * vw->elem;
         printf("\n%6s %14s %14s %14s %8s %8s\n", "id", "region_bytes",
@@ -264,6 +391,9 @@ static int parse_args(int argc, char **argv, options *o)
         {"chunks", no_argument, NULL, 'C'},
         {"var", required_argument, NULL, 'v'},
         {"json", no_argument, NULL, 'j'},
+        {"plot", required_argument, NULL, 'p'},
+        {"measure-bw", no_argument, NULL, 'M'},
+        {"bw", required_argument, NULL, 'b'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -298,6 +428,22 @@ static int parse_args(int argc, char **argv, options *o)
         case 'C': o->list_chunks = 1; break;
         case 'v': o->var = optarg; break;
         case 'j': o->json = 1; break;
+        case 'p':
+            if (optarg[0] == '\0') {
+                fprintf(stderr, "rasterstat: --plot wants a file name\n");
+                return CLI_EUSAGE;
+            }
+            o->plot = optarg;
+            break;
+        case 'M': o->measure_bw = 1; break;
+        case 'b':
+            if (bw_parse(optarg, &o->bw) != 0) {
+                fprintf(stderr, "rasterstat: --bw wants SEQ,RAND (MB/s, "
+                        "positive numbers), got '%s'\n", optarg);
+                return CLI_EUSAGE;
+            }
+            o->given_bw = 1;
+            break;
         case 'h': usage(stdout); return -1;
         case 'V': printf("rasterstat (raster) %s\n", raster_version_string());
                   return -1;
@@ -320,6 +466,10 @@ static int parse_args(int argc, char **argv, options *o)
                 "(or a raster file; try --help)\n");
         return CLI_EUSAGE;
     }
+    if (o->measure_bw && o->given_bw) {
+        fprintf(stderr, "rasterstat: give --measure-bw or --bw, not both\n");
+        return CLI_EUSAGE;
+    }
     if (o->var && !o->raster_file) {
         fprintf(stderr, "rasterstat: --var goes with a raster file\n");
         return CLI_EUSAGE;
@@ -327,11 +477,38 @@ static int parse_args(int argc, char **argv, options *o)
     return CLI_OK;
 }
 
-/* Prints one view; CLI_* status. */
-static int report(const options *o, const view *vw, int32_t *ids)
+/* Prints one view, after drawing it (--plot, to `plot`) and knowing the
+ * bandwidths (--measure-bw: measured once per random read size); CLI_*
+ * status. */
+static int report(options *o, view *vw, int32_t *ids, const char *plot)
 {
     if (resolve_regions(o, vw->mask, vw->mesh, ids) != 0)
         return CLI_EINPUT;
+    if (plot) {
+        char title[1024];
+        snprintf(title, sizeof title, "%s:%s", vw->file, vw->var);
+        if (plot_mesh_png(plot, title, vw->mask, vw->mesh, &vw->pinfo) != 0)
+            return CLI_EINPUT;
+        vw->plot = plot;
+    }
+    if (o->measure_bw) {
+        size_t th, tw;
+        raster_mesh_shape(vw->mesh, NULL, NULL, &th, &tw);
+        size_t block = th * tw * (vw->elem ? vw->elem : 4);
+        if (o->bw_block != block) {
+            if (isatty(STDERR_FILENO))
+                fprintf(stderr, "rasterstat: measuring read bandwidth "
+                        "(cold sequential, then random %zu-byte reads)...\n",
+                        block);
+            if (bw_measure(block, &o->bw) != 0)
+                return CLI_EINPUT;
+            o->bw_block = block;
+            if (o->json)
+                print_bw_note(stderr, &o->bw, "rasterstat: note: ");
+        }
+    }
+    if (o->measure_bw || o->given_bw)
+        vw->bw = &o->bw;
     if (o->json)
         print_json(o, vw, ids);
     else
@@ -343,8 +520,22 @@ static int report(const options *o, const view *vw, int32_t *ids)
     return CLI_OK;
 }
 
+/* FILE.png with "_VAR" before the extension (or at the end). */
+static char *plot_name(const char *path, const char *var)
+{
+    const char *slash = strrchr(path, '/');
+    const char *dot = strrchr(path, '.');
+    size_t stem = dot && dot > (slash ? slash + 1 : path) ? (size_t)(dot - path)
+                                                          : strlen(path);
+    size_t len = strlen(path) + strlen(var) + 2;
+    char *out = malloc(len);
+    if (out)
+        snprintf(out, len, "%.*s_%s%s", (int)stem, path, var, path + stem);
+    return out;
+}
+
 /* Second form: every raster variable of a raster file (or --var). */
-static int report_file(const options *o, int32_t *ids)
+static int report_file(options *o, int32_t *ids)
 {
     raster_file *f;
     int rc = raster_open(o->raster_file, RASTER_READ, &f);
@@ -375,9 +566,18 @@ static int report_file(const options *o, int32_t *ids)
                    .mask = raster_var_mask(v), .mesh = raster_var_mesh(v),
                    .records = records,
                    .elem = elem};
+        /* one picture per variable when there are several */
+        char *plot = NULL;
+        if (o->plot && !o->var && raster_file_nvars(f) > 1 &&
+            !(plot = plot_name(o->plot, vw.var))) {
+            fprintf(stderr, "rasterstat: out of memory\n");
+            status = CLI_EINPUT;
+            break;
+        }
         if (found++)
             printf(o->json ? "," : "\n");
-        status = report(o, &vw, ids);
+        status = report(o, &vw, ids, plot ? plot : o->plot);
+        free(plot);
     }
     if (o->json && !o->var)
         printf("]\n");
@@ -393,6 +593,7 @@ static int report_file(const options *o, int32_t *ids)
 int main(int argc, char **argv)
 {
     options o = {0};
+    copy_set_prog("rasterstat");
     /* at most one --region per argument */
     o.regions = calloc((size_t)argc, sizeof *o.regions);
     int32_t *ids = calloc((size_t)argc, sizeof *ids);
@@ -429,7 +630,7 @@ int main(int argc, char **argv)
     }
     view vw = {.file = o.mask_file, .var = o.mask_var, .mask = mask,
                .mesh = mesh};
-    status = report(&o, &vw, ids);
+    status = report(&o, &vw, ids, o.plot);
 done:
     raster_mesh_free(mesh);
     raster_mask_free(mask);
