@@ -17,12 +17,15 @@
 #include "copy.h"
 #include "plot.h"
 #include "raster.h"
+#include "suggest.h"
 
 static void usage(FILE *f)
 {
     fputs(
 "usage: rasterstat --mask FILE:VAR --chunk H,W [options]\n"
 "       rasterstat RASTERFILE [--var V] [options]\n"
+"       rasterstat --mask FILE:VAR --suggest-tile [--chunk H,W] [--region R]\n"
+"                  [--overhead BYTES] [--json]   (or RASTERFILE --suggest-tile)\n"
 "\n"
 "First form: cuts the 2-D region mask VAR of netCDF file FILE into H x W\n"
 "tiles, builds the RASTER chunks (same-region pure tiles of a tile-row\n"
@@ -58,6 +61,20 @@ static void usage(FILE *f)
 "                    RASTER_BW_MB MiB (default 256) in RASTER_BW_DIR, else\n"
 "                    $TMPDIR, else /tmp, removed after; a few seconds\n"
 "  --bw SEQ,RAND     the same prediction from given bandwidths (MB/s)\n"
+"  --suggest-tile    compare candidate tile shapes for the mask (squares,\n"
+"                    1:2 and 2:1 rectangles from 2 to 256 cells a side, tiles\n"
+"                    dividing the grid, the current --chunk or the file's\n"
+"                    tile; clipped to the grid, at most 65536 tiles each)\n"
+"                    and print them best first, the recommendation marked\n"
+"                    '*', the current tile '='. --region scores only those\n"
+"                    regions. With --chunk, outer sizes before H,W (e.g.\n"
+"                    1,60,50,50) count in the chunk's bytes; values are 4\n"
+"                    bytes in the mask form, the variable's in a file.\n"
+"                    Not with --plot, --chunks, --measure-bw, --bw\n"
+"  --overhead BYTES  --suggest-tile: what one chunk request costs, in bytes\n"
+"                    of transfer (latency x bandwidth; K, M, G suffixes);\n"
+"                    default 64K (NVMe-class; a parallel file system or a\n"
+"                    disk: 1M or more)\n"
 "  --help            this text\n"
 "  --version         print raster's version\n"
 "\n"
@@ -69,6 +86,27 @@ static void usage(FILE *f)
 "read_cells; pred_x (with --measure-bw or --bw) = DRR x seq/rand. MB is\n"
 "10^6 bytes.\n"
 "\n"
+"--suggest-tile score. raster itself reads a region as two contiguous runs\n"
+"per record (its pure store and its share of the mixed store), so its own\n"
+"bytes do not depend on the tile; a chunk costs it one index row and\n"
+"bookkeeping. The tile matters to readers that go chunk by chunk: netCDF\n"
+"(the same data chunked the same way; one chunk lookup and one request per\n"
+"chunk) and the paper's chunk-granular read (pure chunks + whole mixed\n"
+"chunks). Per region r, charging every chunk read the overhead O:\n"
+"  effDRR_r = (bbox_tile_bytes + netcdf chunks x O) /\n"
+"             (read_bytes + chunks read x O)\n"
+"i.e. the data reduction rate with request costs on both sides; small tiles\n"
+"raise DRR but multiply chunks, large tiles make more cells mixed.\n"
+"score = (cell-weighted geometric mean of effDRR_r) x min(1, chunk bytes /\n"
+"O): tiles whose chunk is smaller than O are penalised, since there every\n"
+"netCDF read (whole fields, hyperslabs) costs more in per-chunk overhead\n"
+"than in transfer. The recommendation is thus about the smallest tile that\n"
+"keeps chunks above O with the best DRR. The table also gives chunks,\n"
+"mixed shares of tiles and cells, index rows, DRR (weighted geometric mean\n"
+"and worst region) and per-record bytes. JSON: {\"candidates\":[...],\n"
+"\"recommended\":{\"tile\":[h,w],...}, \"current\":{...}}. A grid where\n"
+"fewer than two tile shapes fit (1 x 1) is an input error.\n"
+"\n"
 "Exit status: 0 ok, 1 bad input or I/O error, 2 bad usage.\n", f);
 }
 
@@ -76,6 +114,7 @@ typedef struct options {
     char *mask_file, *mask_var;
     const char *raster_file, *var;
     size_t tile_h, tile_w;
+    size_t outer_chunk; /* product of --chunk's sizes before the last two */
     char **regions;
     size_t nregions;
     int list_chunks, json;
@@ -84,6 +123,8 @@ typedef struct options {
     int given_bw;       /* --bw SEQ,RAND */
     bw_figures bw;      /* the figures, once known */
     size_t bw_block;    /* random read size they were measured with */
+    int suggest;        /* --suggest-tile */
+    size_t overhead;    /* --overhead BYTES (0: not given) */
 } options;
 
 /* What one report is about: a mask (first form) or a raster variable. */
@@ -96,6 +137,8 @@ typedef struct view {
     const char *plot; /* where its picture went, or NULL */
     plot_info pinfo;
     const bw_figures *bw; /* bandwidths for Eq. 2, or NULL */
+    int tiled;      /* the mesh's tile is the current one (not a stand-in) */
+    size_t outer;   /* values per cell in one chunk (outer chunk sizes) */
 } view;
 
 /* Resolves --region arguments to ids; 0 on success. */
@@ -394,6 +437,8 @@ static int parse_args(int argc, char **argv, options *o)
         {"plot", required_argument, NULL, 'p'},
         {"measure-bw", no_argument, NULL, 'M'},
         {"bw", required_argument, NULL, 'b'},
+        {"suggest-tile", no_argument, NULL, 'S'},
+        {"overhead", required_argument, NULL, 'O'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -421,6 +466,9 @@ static int parse_args(int argc, char **argv, options *o)
             }
             o->tile_h = sizes[nsizes - 2];
             o->tile_w = sizes[nsizes - 1];
+            o->outer_chunk = 1;
+            for (size_t k = 0; k + 2 < nsizes; k++)
+                o->outer_chunk *= sizes[k];
             break;
         case 'r':
             o->regions[o->nregions++] = optarg;
@@ -444,6 +492,14 @@ static int parse_args(int argc, char **argv, options *o)
             }
             o->given_bw = 1;
             break;
+        case 'S': o->suggest = 1; break;
+        case 'O':
+            if (cli_parse_bytes(optarg, &o->overhead) != 0) {
+                fprintf(stderr, "rasterstat: --overhead wants a byte count "
+                        "(K, M or G suffix allowed), got '%s'\n", optarg);
+                return CLI_EUSAGE;
+            }
+            break;
         case 'h': usage(stdout); return -1;
         case 'V': printf("rasterstat (raster) %s\n", raster_version_string());
                   return -1;
@@ -461,9 +517,19 @@ static int parse_args(int argc, char **argv, options *o)
                 "--chunk, not both\n");
         return CLI_EUSAGE;
     }
-    if (!o->raster_file && (!o->mask_file || !o->tile_h)) {
+    if (!o->raster_file && (!o->mask_file || (!o->tile_h && !o->suggest))) {
         fprintf(stderr, "rasterstat: --mask and --chunk are required "
                 "(or a raster file; try --help)\n");
+        return CLI_EUSAGE;
+    }
+    if (o->suggest && (o->plot || o->list_chunks || o->measure_bw ||
+                       o->given_bw)) {
+        fprintf(stderr, "rasterstat: --suggest-tile does not go with "
+                "--plot, --chunks, --measure-bw or --bw\n");
+        return CLI_EUSAGE;
+    }
+    if (o->overhead && !o->suggest) {
+        fprintf(stderr, "rasterstat: --overhead goes with --suggest-tile\n");
         return CLI_EUSAGE;
     }
     if (o->measure_bw && o->given_bw) {
@@ -484,6 +550,24 @@ static int report(options *o, view *vw, int32_t *ids, const char *plot)
 {
     if (resolve_regions(o, vw->mask, vw->mesh, ids) != 0)
         return CLI_EINPUT;
+    if (o->suggest) {
+        size_t th = 0, tw = 0;
+        if (vw->tiled)
+            raster_mesh_shape(vw->mesh, NULL, NULL, &th, &tw);
+        suggest_opts so = {.file = vw->file, .var = vw->var,
+                           .is_file = vw->elem != 0, .base_h = th,
+                           .outer = vw->outer ? vw->outer : 1,
+                           .base_w = tw, .elem = vw->elem ? vw->elem : 4,
+                           .overhead = o->overhead ? o->overhead
+                                                   : SUGGEST_DEFAULT_OVERHEAD,
+                           .ids = ids, .nids = o->nregions, .json = o->json};
+        int st = suggest_tile(vw->mask, &so);
+        if (st == CLI_OK && (fflush(stdout) != 0 || ferror(stdout))) {
+            perror("rasterstat: writing output");
+            st = CLI_EINPUT;
+        }
+        return st;
+    }
     if (plot) {
         char title[1024];
         snprintf(title, sizeof title, "%s:%s", vw->file, vw->var);
@@ -560,12 +644,16 @@ static int report_file(options *o, int32_t *ids)
             status = CLI_EINPUT;
             break;
         }
-        for (int d = 0; d < nd - 2; d++)
+        size_t chunk[32], outer = 1;
+        raster_var_dims(v, NULL, NULL, chunk);
+        for (int d = 0; d < nd - 2; d++) {
             records *= shape[d];
+            outer *= chunk[d];
+        }
         view vw = {.file = o->raster_file, .var = raster_var_name(v),
                    .mask = raster_var_mask(v), .mesh = raster_var_mesh(v),
                    .records = records,
-                   .elem = elem};
+                   .elem = elem, .tiled = 1, .outer = outer};
         /* one picture per variable when there are several */
         char *plot = NULL;
         if (o->plot && !o->var && raster_file_nvars(f) > 1 &&
@@ -619,8 +707,11 @@ int main(int argc, char **argv)
     if (rc == RASTER_OK) {
         size_t ny, nx;
         raster_mask_shape(mask, &ny, &nx);
-        rc = raster_mesh_build(raster_mask_values(mask), ny, nx, o.tile_h,
-                               o.tile_w, &mesh);
+        /* --suggest-tile without --chunk: one whole-grid tile, only to
+         * check the --region arguments */
+        rc = raster_mesh_build(raster_mask_values(mask), ny, nx,
+                               o.tile_h ? o.tile_h : ny,
+                               o.tile_h ? o.tile_w : nx, &mesh);
     }
     if (rc != RASTER_OK) {
         fprintf(stderr, "rasterstat: %s: %s\n", raster_strerror(rc),
@@ -629,7 +720,8 @@ int main(int argc, char **argv)
         goto done;
     }
     view vw = {.file = o.mask_file, .var = o.mask_var, .mask = mask,
-               .mesh = mesh};
+               .mesh = mesh, .tiled = o.tile_h != 0,
+               .outer = o.outer_chunk};
     status = report(&o, &vw, ids, o.plot);
 done:
     raster_mesh_free(mesh);
