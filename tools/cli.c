@@ -22,6 +22,19 @@ int cli_split_spec(const char *spec, char **file, char **var)
     return 0;
 }
 
+int cli_mask_option(const char *prog, const char *arg, char **file,
+                    char **var)
+{
+    free(*file);
+    free(*var);
+    *file = *var = NULL;
+    if (cli_split_spec(arg, file, var) != 0) {
+        fprintf(stderr, "%s: --mask wants FILE:VAR, got '%s'\n", prog, arg);
+        return CLI_EUSAGE;
+    }
+    return CLI_OK;
+}
+
 int cli_parse_sizes(const char *text, size_t *out, size_t max, size_t *n)
 {
     *n = 0;

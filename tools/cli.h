@@ -18,6 +18,11 @@
  * -1 when either part is empty or memory runs out. */
 int cli_split_spec(const char *spec, char **file, char **var);
 
+/* The --mask FILE:VAR option of tool `prog`: replaces *file and *var (freeing
+ * the old ones); CLI_OK, or CLI_EUSAGE with a message on stderr. */
+int cli_mask_option(const char *prog, const char *arg, char **file,
+                    char **var);
+
 /* Parses "A,B,..." of positive sizes into out[0..max); stores the count in
  * *n; 0 on success, -1 on syntax error, zero, or more than max values. */
 int cli_parse_sizes(const char *text, size_t *out, size_t max, size_t *n);

@@ -689,14 +689,9 @@ static int parse_args(int argc, char **argv, options *o)
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (opt) {
         case 'm':
-            free(o->mask_file);
-            free(o->mask_var);
-            o->mask_file = o->mask_var = NULL;
-            if (cli_split_spec(optarg, &o->mask_file, &o->mask_var) != 0) {
-                fprintf(stderr, "rasterconvert: --mask wants FILE:VAR, got "
-                        "'%s'\n", optarg);
+            if (cli_mask_option("rasterconvert", optarg, &o->mask_file,
+                                &o->mask_var) != CLI_OK)
                 return CLI_EUSAGE;
-            }
             break;
         case 'v':
             if (o->vars) {

@@ -471,14 +471,9 @@ static int parse_args(int argc, char **argv, options *o)
             }
             break;
         case 'm':
-            free(o->mask_file);
-            free(o->mask_var);
-            o->mask_file = o->mask_var = NULL;
-            if (cli_split_spec(optarg, &o->mask_file, &o->mask_var) != 0) {
-                fprintf(stderr, PROG ": --mask wants FILE:VAR, got '%s'\n",
-                        optarg);
+            if (cli_mask_option(PROG, optarg, &o->mask_file,
+                                &o->mask_var) != CLI_OK)
                 return CLI_EUSAGE;
-            }
             o->mask_spec = optarg;
             break;
         case 's':
