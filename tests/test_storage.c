@@ -76,32 +76,7 @@ static const int all_types[10] = {NC_BYTE, NC_UBYTE, NC_SHORT, NC_USHORT,
                                   NC_INT, NC_UINT, NC_INT64, NC_UINT64,
                                   NC_FLOAT, NC_DOUBLE};
 
-static size_t type_size(int xtype)
-{
-    switch (xtype) {
-    case NC_BYTE: case NC_UBYTE: return 1;
-    case NC_SHORT: case NC_USHORT: return 2;
-    case NC_INT: case NC_UINT: case NC_FLOAT: return 4;
-    default: return 8;
-    }
-}
 
-static const char *type_name(int xtype)
-{
-    switch (xtype) {
-    case NC_BYTE: return "byte";
-    case NC_UBYTE: return "ubyte";
-    case NC_SHORT: return "short";
-    case NC_USHORT: return "ushort";
-    case NC_INT: return "int";
-    case NC_UINT: return "uint";
-    case NC_INT64: return "int64";
-    case NC_UINT64: return "uint64";
-    case NC_FLOAT: return "float";
-    case NC_DOUBLE: return "double";
-    default: return "?";
-    }
-}
 
 /* A value of `xtype` from random bits, never the type's default fill nor
  * the user fill chosen below. Floating values are exactly representable. */

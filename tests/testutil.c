@@ -253,3 +253,30 @@ void assert_region_chunks(const raster_mesh *m, int32_t id,
     for (size_t k = 0; k < n; k++)
         assert_int_equal(list[k], expect[k]);
 }
+
+size_t type_size(int xtype)
+{
+    switch (xtype) {
+    case NC_BYTE: case NC_UBYTE: case NC_CHAR: return 1;
+    case NC_SHORT: case NC_USHORT: return 2;
+    case NC_INT: case NC_UINT: case NC_FLOAT: return 4;
+    default: return 8;
+    }
+}
+
+const char *type_name(int xtype)
+{
+    switch (xtype) {
+    case NC_BYTE: return "byte";
+    case NC_UBYTE: return "ubyte";
+    case NC_SHORT: return "short";
+    case NC_USHORT: return "ushort";
+    case NC_INT: return "int";
+    case NC_UINT: return "uint";
+    case NC_INT64: return "int64";
+    case NC_UINT64: return "uint64";
+    case NC_FLOAT: return "float";
+    case NC_DOUBLE: return "double";
+    default: return "?";
+    }
+}

@@ -135,4 +135,9 @@ void assert_share(const raster_mesh *m, size_t chunk, size_t k, int32_t id,
 void assert_region_chunks(const raster_mesh *m, int32_t id,
                           const size_t *expect, size_t n);
 
+/* Bytes of one value (NC_CHAR included), and the CDL name, of a netCDF
+ * numeric type. */
+size_t type_size(int xtype);
+const char *type_name(int xtype);
+
 #endif
