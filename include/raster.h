@@ -363,6 +363,14 @@ RASTER_API raster_var *raster_var_by_varid(const raster_file *file, int parent,
  *  (a raster variable's), which tools that copy or list a file skip. */
 RASTER_API int raster_is_raster_group(int grpid);
 
+/*! raster_var_rename() :
+ *  Renames the variable (its placeholder, as nc_rename_var would) and keeps
+ *  its storage group pointing at it; the group keeps its name.
+ *  @return RASTER_OK, RASTER_EINVAL (read-only file, empty name),
+ *  RASTER_ENETCDF (netCDF refused the name: raster_nc_status() says why),
+ *  RASTER_ENOMEM. */
+RASTER_API int raster_var_rename(raster_var *var, const char *name);
+
 /*! raster_var_put_att() :
  *  Sets attribute `name` of the variable (as nc_put_att would); a
  *  `_FillValue` must have the variable's type and come before any data. */

@@ -483,6 +483,19 @@ SHIM_API int nc_put_att(int ncid, int varid, const char *name, nc_type xtype,
     return CALL_REAL(nc_put_att, (ncid, varid, name, xtype, len, op));
 }
 
+/* A renamed raster variable keeps its storage group pointing at it. */
+SHIM_API int nc_rename_var(int ncid, int varid, const char *name)
+{
+    raster_var *v = raster_target(ncid, varid);
+    if (!v)
+        return CALL_REAL(nc_rename_var, (ncid, varid, name));
+    shim_depth++;
+    int rc = raster_var_rename(v, name);
+    int st = rc == RASTER_OK ? NC_NOERR : raster_nc_status();
+    shim_depth--;
+    return st;
+}
+
 /* ---- data: the generated family ----------------------------------------- */
 
 enum { NCAPI_WHOLE, NCAPI_ONE, NCAPI_BOX };

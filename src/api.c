@@ -418,6 +418,29 @@ int raster_abandon(raster_file *f)
     return rc;
 }
 
+int raster_var_rename(raster_var *v, const char *name)
+{
+    RETURN_ERROR_IF(!v || !name || !*name, RASTER_EINVAL, "NULL argument");
+    RETURN_ERROR_IF(!v->file->writable, RASTER_EINVAL, "%s: file is "
+                    "read-only", v->name);
+    char *copy = raster_strdup(name);
+    RETURN_ERROR_IF(!copy, RASTER_ENOMEM, "out of memory renaming %s",
+                    v->name);
+    /* the placeholder first: netCDF checks the new name */
+    int st = nc_rename_var(v->parent, v->varid, name);
+    if (st == NC_NOERR)
+        st = nc_put_att_text(v->grpid, NC_GLOBAL, ATT_VARIABLE, strlen(name),
+                             name);
+    if (st != NC_NOERR) {
+        raster_free(copy);
+        return raster_fail_nc(RASTER_ENETCDF, st, "renaming %s to %s: %s",
+                              v->name, name, nc_strerror(st));
+    }
+    raster_free(v->name);
+    v->name = copy;
+    return RASTER_OK;
+}
+
 int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,
                        const void *value)
 {

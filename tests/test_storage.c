@@ -1622,6 +1622,47 @@ static void check_var_lookups(raster_file *f, int ncid, int ocean,
     assert_int_equal(raster_is_raster_group(-1), 0);
 }
 
+/* A renamed raster variable is found under its new name after reopening,
+ * its storage group still pointing at it, and the data unchanged. */
+static void test_rename(void **state)
+{
+    (void)state;
+    char path[4096];
+    tmpdir_path(path, sizeof path, "rename.nc");
+    int32_t mask[3 * 4] = {1, 1, 2, 2, 1, 1, 2, 2, 0, 0, 0, 0};
+    float data[2 * 3 * 4];
+    for (int i = 0; i < 24; i++)
+        data[i] = (float)i * 0.5f;
+    raster_mask *m;
+    raster_file *f;
+    raster_var *v;
+    RS(raster_mask_wrap(mask, 3, 4, &m));
+    RS(raster_create(path, &f));
+    int ncid = raster_file_ncid(f), d[3];
+    NC(nc_def_dim(ncid, "t", 2, &d[0]));
+    NC(nc_def_dim(ncid, "y", 3, &d[1]));
+    NC(nc_def_dim(ncid, "x", 4, &d[2]));
+    size_t chunk[3] = {1, 2, 2}, start[3] = {0, 0, 0}, count[3] = {2, 3, 4};
+    RS(raster_def_var(f, ncid, "v", NC_FLOAT, 3, d, chunk, m, &v));
+    RS(raster_var_put(v, start, count, NULL, data));
+    RS(raster_var_rename(v, "w"));
+    assert_string_equal(raster_var_name(v), "w");
+    assert_int_equal(raster_var_rename(v, ""), RASTER_EINVAL);
+    RS(raster_close(f));
+    raster_mask_free(m);
+
+    RS(raster_open(path, RASTER_READ, &f));
+    assert_int_equal(raster_var_find(f, "v", &v), RASTER_ENOTFOUND);
+    RS(raster_var_find(f, "w", &v));
+    float got[24];
+    RS(raster_var_get(v, start, count, NULL, got));
+    assert_memory_equal(got, data, sizeof data);
+    int g = raster_storage_grp(ncid = raster_file_ncid(f), "w");
+    assert_true(g >= 0);
+    assert_int_equal(raster_var_rename(v, "z"), RASTER_EINVAL); /* read-only */
+    RS(raster_close(f));
+}
+
 static void test_two_vars_and_plain(void **state)
 {
     (void)state;
@@ -2495,6 +2536,7 @@ int main(void)
         cmocka_unit_test(test_never_written),
         cmocka_unit_test(test_fast_vs_netcdf),
         cmocka_unit_test(test_two_vars_and_plain),
+        cmocka_unit_test(test_rename),
         cmocka_unit_test(test_define_after_write_and_attach),
         cmocka_unit_test(test_subgroup_shadowed_dimension),
         cmocka_unit_test(test_placeholder_plain_read),
