@@ -104,6 +104,16 @@ static int load_values(int ncid, int varid, const char *var, raster_mask *m)
     return rc;
 }
 
+/* An int32 mask needs no conversion or check: read it as it is (the common
+ * case, and the one of raster's own stored masks). */
+static int load_ints(int ncid, int varid, const char *var, raster_mask *m)
+{
+    int st = nc_get_var_int(ncid, varid, m->values);
+    RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "reading mask %s: %s",
+                    var, nc_strerror(st));
+    return RASTER_OK;
+}
+
 /* Region names from CF flag_values / flag_meanings; absent or inconsistent
  * attributes simply leave the mask unnamed. */
 static int load_names(int ncid, int varid, raster_mask *m)
@@ -184,7 +194,8 @@ int mask_read_ncid(int ncid, int varid, const char *label, raster_mask **out)
     raster_mask *m = NULL;
     int rc = new_mask(dims[0], dims[1], &m);
     if (rc == RASTER_OK)
-        rc = load_values(ncid, varid, var, m);
+        rc = type == NC_INT ? load_ints(ncid, varid, var, m)
+                            : load_values(ncid, varid, var, m);
     if (rc == RASTER_OK)
         rc = load_names(ncid, varid, m);
     if (rc) {
