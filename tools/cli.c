@@ -35,7 +35,9 @@ int cli_mask_option(const char *prog, const char *arg, char **file,
     return CLI_OK;
 }
 
-int cli_parse_sizes(const char *text, size_t *out, size_t max, size_t *n)
+/* "A,B,..." of whole numbers of at least `min` into out[0..max). */
+static int parse_list(const char *text, unsigned long long min, size_t *out,
+                      size_t max, size_t *n)
 {
     *n = 0;
     const char *p = text;
@@ -45,7 +47,7 @@ int cli_parse_sizes(const char *text, size_t *out, size_t max, size_t *n)
         if (*p < '0' || *p > '9')
             return -1;
         unsigned long long v = strtoull(p, &end, 10);
-        if (errno || v == 0 || v > SIZE_MAX || *n == max)
+        if (errno || v < min || v > SIZE_MAX || *n == max)
             return -1;
         out[(*n)++] = (size_t)v;
         if (*end == '\0')
@@ -56,25 +58,14 @@ int cli_parse_sizes(const char *text, size_t *out, size_t max, size_t *n)
     }
 }
 
+int cli_parse_sizes(const char *text, size_t *out, size_t max, size_t *n)
+{
+    return parse_list(text, 1, out, max, n);
+}
+
 int cli_parse_indices(const char *text, size_t *out, size_t max, size_t *n)
 {
-    *n = 0;
-    const char *p = text;
-    for (;;) {
-        char *end;
-        errno = 0;
-        if (*p < '0' || *p > '9')
-            return -1;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (errno || v > SIZE_MAX || *n == max)
-            return -1;
-        out[(*n)++] = (size_t)v;
-        if (*end == '\0')
-            return 0;
-        if (*end != ',')
-            return -1;
-        p = end + 1;
-    }
+    return parse_list(text, 0, out, max, n);
 }
 
 int cli_parse_bytes(const char *text, size_t *out)
