@@ -246,9 +246,28 @@ static int put_int_att(int g, int varid, const char *name, int value)
     return nc_put_att_int(g, varid, name, NC_INT, 1, &value);
 }
 
+/* Defines an int64 index table `name`(`rows` x `fields`) in group g, with
+ * its dimensions `rowdim` and `<rowdim>_field` and a `columns` attribute. */
+static int define_table(raster_var *v, int g, const char *name,
+                        const char *rowdim, size_t rows, size_t fields,
+                        const char *columns)
+{
+    int rc = RASTER_OK, dims[2], varid;
+    char fielddim[NC_MAX_NAME + 1];
+    snprintf(fielddim, sizeof fielddim, "%s_field", rowdim);
+    NC_TRY(nc_def_dim(g, rowdim, rows, &dims[0]), "defining an index of");
+    NC_TRY(nc_def_dim(g, fielddim, fields, &dims[1]), "defining an index of");
+    NC_TRY(nc_def_var(g, name, NC_INT64, 2, dims, &varid),
+           "defining an index of");
+    NC_TRY(nc_put_att_text(g, varid, "columns", strlen(columns), columns),
+           "describing an index of");
+fail:
+    return rc;
+}
+
 static int define_region(raster_var *v, size_t r)
 {
-    int rc = RASTER_OK, g, dims[2], varid;
+    int rc = RASTER_OK, g;
     char gname[32];
     const layout *lay = v->lay;
     size_t nlist;
@@ -267,14 +286,10 @@ static int define_region(raster_var *v, size_t r)
                                 &counts[1]), "describing region of");
     NC_TRY(nc_put_att_ulonglong(g, NC_GLOBAL, "mixed_offset", NC_UINT64, 1,
                                 &counts[2]), "describing region of");
-    NC_TRY(nc_def_dim(g, "chunk", nlist, &dims[0]), "defining index of");
-    NC_TRY(nc_def_dim(g, "chunk_field", CHUNK_FIELDS, &dims[1]),
-           "defining index of");
-    NC_TRY(nc_def_var(g, "chunks", NC_INT64, 2, dims, &varid),
-           "defining index of");
-    NC_TRY(nc_put_att_text(g, varid, "columns", 38,
-                           "chunk_id y0 x0 h w mixed offset cells"),
-           "describing index of");
+    rc = define_table(v, g, "chunks", "chunk", nlist, CHUNK_FIELDS,
+                      "chunk_id y0 x0 h w mixed offset cells");
+    if (rc)
+        goto fail;
     if (lay->pure_cells[r] > 0)
         rc = define_store(v, g, r);
     else
@@ -285,7 +300,7 @@ fail:
 
 static int define_mixed(raster_var *v)
 {
-    int rc = RASTER_OK, g, dims[2], varid;
+    int rc = RASTER_OK, g;
     size_t nmixed = 0, nshares = 0;
     for (size_t c = 0; c < v->mesh->nchunks; c++) {
         if (v->mesh->chunks[c].mixed) {
@@ -301,22 +316,13 @@ static int define_mixed(raster_var *v)
     v->store_grp[ms] = g;
     if (nmixed == 0)
         return RASTER_OK;
-    NC_TRY(nc_def_dim(g, "chunk", nmixed, &dims[0]), "defining index of");
-    NC_TRY(nc_def_dim(g, "chunk_field", MIXED_FIELDS, &dims[1]),
-           "defining index of");
-    NC_TRY(nc_def_var(g, "chunks", NC_INT64, 2, dims, &varid),
-           "defining index of");
-    NC_TRY(nc_put_att_text(g, varid, "columns", 19, "chunk_id y0 x0 h w"),
-           "describing index of");
-    NC_TRY(nc_def_dim(g, "share", nshares, &dims[0]), "defining shares of");
-    NC_TRY(nc_def_dim(g, "share_field", SHARE_FIELDS, &dims[1]),
-           "defining shares of");
-    NC_TRY(nc_def_var(g, "shares", NC_INT64, 2, dims, &varid),
-           "defining shares of");
-    NC_TRY(nc_put_att_text(g, varid, "columns", 32,
-                           "chunk_id region_id cells offset"),
-           "describing shares of");
-    rc = define_store(v, g, ms);
+    rc = define_table(v, g, "chunks", "chunk", nmixed, MIXED_FIELDS,
+                      "chunk_id y0 x0 h w");
+    if (rc == RASTER_OK)
+        rc = define_table(v, g, "shares", "share", nshares, SHARE_FIELDS,
+                          "chunk_id region_id cells offset");
+    if (rc == RASTER_OK)
+        rc = define_store(v, g, ms);
 fail:
     return rc;
 }
