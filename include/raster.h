@@ -137,7 +137,11 @@ RASTER_API void raster_mask_shape(const raster_mask *mask, size_t *ny,
                                   size_t *nx);
 
 /*! raster_mask_values() :
- *  @return the mask's ny*nx row-major ids, owned by the mask. */
+ *  The mask of a variable of a read-only file (raster_var_mask()) keeps no
+ *  values in memory after raster_open(); the first call reads them back
+ *  from the file (thread-safe), so call it only while the file is open.
+ *  @return the mask's ny*nx row-major ids, owned by the mask, or NULL when
+ *  they could not be read back (out of memory, netCDF error). */
 RASTER_API const int32_t *raster_mask_values(const raster_mask *mask);
 
 /*! raster_mask_region_name() :

@@ -5,11 +5,20 @@
 #ifndef RASTER_MASK_H
 #define RASTER_MASK_H
 
+#include <pthread.h>
+
 #include "raster.h"
 
 struct raster_mask {
     size_t ny, nx;
-    int32_t *values;
+    int32_t *values;    /* NULL while dropped (see mask_drop_values) */
+    /* where dropped values are read back from: a mask of a read-only file
+     * keeps no values resident (they cost 4 bytes a cell, more than all
+     * else an open file holds); the first raster_mask_values() call
+     * reloads them */
+    int src_grp, src_var;
+    pthread_mutex_t lock;
+    int has_lock;
     size_t nnames;      /* CF flag names, when the source had them */
     int32_t *name_ids;
     char **names;
@@ -18,6 +27,10 @@ struct raster_mask {
 /* Reads 2-D variable `varid` of an open netCDF group as a mask; `label`
  * names the file in messages. Same checks as raster_mask_load(). */
 int mask_read_ncid(int ncid, int varid, const char *label, raster_mask **out);
+
+/* Drops the values of a mask read from (grp, var) of a file that stays
+ * open and unchanged; raster_mask_values() reads them back on demand. */
+void mask_drop_values(raster_mask *m, int grp, int var);
 
 /* Deep copy of a mask, names included. */
 int mask_clone(const raster_mask *src, raster_mask **out);

@@ -132,10 +132,11 @@ void meta_var_free(raster_var *v)
     raster_free(v);
 }
 
-/* Allocates v with its mesh and layout built from mask values (copied). */
+/* Allocates v with its mesh and layout built from mask values: copied, or
+ * taken over when *take is set (then *take is cleared: v owns the mask). */
 static int var_new(const char *name, int xtype, int ndims, const int *dimids,
-                   const size_t *chunk, const raster_mask *mask,
-                   raster_var **out)
+                   const size_t *chunk, raster_mask **take,
+                   const raster_mask *mask, raster_var **out)
 {
     *out = NULL;
     raster_var *v = raster_calloc(1, sizeof *v);
@@ -147,9 +148,12 @@ static int var_new(const char *name, int xtype, int ndims, const int *dimids,
         rc = raster_fail(RASTER_ENOMEM, "out of memory defining %s", name);
         goto fail;
     }
-    rc = mask_clone(mask, &v->mask);
-    if (rc)
+    if (take) {
+        v->mask = *take;
+        *take = NULL;
+    } else if ((rc = mask_clone(mask, &v->mask)) != RASTER_OK) {
         goto fail;
+    }
     v->xtype = xtype;
     v->elem = meta_type_size(xtype);
     v->ndims = ndims;
@@ -364,13 +368,28 @@ static int define_group(raster_var *v, int parent, const char *name)
     return raster_fail(RASTER_EINVAL, "%s: no free group name", name);
 }
 
+/* NC_BYTE, NC_SHORT or NC_INT: the narrowest type holding every id. */
+static nc_type mask_store_type(const raster_mask *mask)
+{
+    int32_t lo = 0, hi = 0;
+    size_t n = mask->ny * mask->nx;
+    for (size_t i = 0; i < n; i++) {
+        int32_t id = mask->values[i];
+        lo = id < lo ? id : lo;
+        hi = id > hi ? id : hi;
+    }
+    if (lo >= -128 && hi <= 127)
+        return NC_BYTE;
+    return lo >= -32768 && hi <= 32767 ? NC_SHORT : NC_INT;
+}
+
 int meta_define(raster_file *f, int parent, int varid, const char *name,
                 int xtype, int ndims, const int *dimids, const size_t *chunk,
                 const raster_mask *mask, raster_var **out)
 {
     *out = NULL;
     raster_var *v;
-    int rc = var_new(name, xtype, ndims, dimids, chunk, mask, &v);
+    int rc = var_new(name, xtype, ndims, dimids, chunk, NULL, mask, &v);
     if (rc)
         return rc;
     v->file = f;
@@ -435,11 +454,13 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
         ch[i] = chunk[i];
     NC_TRY(nc_put_att_ulonglong(v->grpid, NC_GLOBAL, "raster_chunk",
                                 NC_UINT64, (size_t)ndims, ch), "describing");
+    /* the narrowest integer type of the ids, uncompressed and contiguous:
+     * every open reads the whole mask, and this is its fastest form */
     int maskid;
-    NC_TRY(nc_def_var(v->grpid, "mask", NC_INT, 2, ymx, &maskid),
-           "defining the mask of");
-    NC_TRY(nc_def_var_deflate(v->grpid, maskid, 1, 1, 1),
-           "compressing mask of");
+    NC_TRY(nc_def_var(v->grpid, "mask", mask_store_type(mask), 2, ymx,
+                      &maskid), "defining the mask of");
+    NC_TRY(nc_def_var_chunking(v->grpid, maskid, NC_CONTIGUOUS, NULL),
+           "laying out the mask of");
     NC_TRY(nc_put_att_text(v->grpid, maskid, "long_name", 11, "region mask"),
            "describing the mask of");
     if (meanings) {
@@ -805,8 +826,8 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
                            "the stored mask or are unlimited", name);
     }
     raster_var *v;
-    rc = var_new(name, xtype, ndims, dimids, chunk, mask, &v);
-    raster_mask_free(mask);
+    rc = var_new(name, xtype, ndims, dimids, chunk, &mask, mask, &v);
+    raster_mask_free(mask); /* NULL when v took it */
     if (rc)
         return rc;
     v->file = f;
@@ -860,6 +881,10 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
         rc = tables_io(v, 0);
     if (rc)
         goto fail;
+    /* mesh and layout hold all a read needs; a file that cannot change
+     * gives the mask back on demand */
+    if (!f->writable)
+        mask_drop_values(v->mask, g, maskid);
     *out = v;
     return RASTER_OK;
 fail:

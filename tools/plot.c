@@ -637,7 +637,10 @@ int plot_mesh_png(const char *path, const char *title,
     mixed = calloc(npx, 1);
     if (!pid || !mixed)
         goto oom;
-    if (map_regions(&s, raster_mask_values(mask), reg, nreg, pid) != 0 ||
+    const int32_t *ids = raster_mask_values(mask);
+    if (!ids)
+        goto oom;
+    if (map_regions(&s, ids, reg, nreg, pid) != 0 ||
         find_poles(&s, pid, reg, nreg) != 0)
         goto done;
     size_t nmixed = 0;
