@@ -407,9 +407,23 @@ RASTER_API int raster_var_dims(const raster_var *var, int *dimids,
                                size_t *shape, size_t *chunk);
 
 /*! raster_var_mesh(), raster_var_mask() : the variable's mesh and mask,
- *  owned by the variable. */
+ *  owned by the variable. A file opened read-only loads neither the mask's
+ *  values nor the mesh (reads need only each region's runs): the first
+ *  raster_var_mesh() call builds the mesh from the stored mask and checks
+ *  every stored table against it (as raster_var_check()); it returns NULL
+ *  when that fails (raster_errmsg() says why). Not thread-safe against
+ *  other calls on the same file, like netCDF itself. */
 RASTER_API const raster_mesh *raster_var_mesh(const raster_var *var);
 RASTER_API const raster_mask *raster_var_mask(const raster_var *var);
+
+/*! raster_var_check() :
+ *  Checks everything stored for `var` against its stored mask: the region
+ *  groups, every index table (chunks, shares, runs) and the store shapes.
+ *  raster_open() checks what reads use as they first use it; this is the
+ *  whole check, for tools and for the paranoid.
+ *  @return RASTER_OK, RASTER_EFORMAT (a table disagrees with the mask),
+ *  RASTER_ENOMEM or RASTER_ENETCDF. */
+RASTER_API int raster_var_check(raster_var *var);
 
 /*! raster_var_put() :
  *  Writes the hyperslab start/count/stride (one entry per dimension; stride

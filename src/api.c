@@ -15,6 +15,7 @@
 #include "error.h"
 #include "index.h"
 #include "meta.h"
+#include "regions.h"
 
 #define DEFAULT_TILE 50
 
@@ -452,7 +453,7 @@ int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,
     int st;
     /* A fill value goes to the stores first: they refuse it once they hold
      * data, and then the variable must keep its old one. */
-    for (size_t s = 0; is_fill && s <= v->lay->nregions; s++) {
+    for (size_t s = 0; is_fill && s <= v->nregions; s++) {
         if (v->store_var[s] < 0)
             continue;
         st = nc_put_att(v->store_grp[s], v->store_var[s], "_FillValue",
@@ -480,8 +481,20 @@ int raster_var_type(const raster_var *v) { return v->xtype; }
 int raster_var_ndims(const raster_var *v) { return v->ndims; }
 int raster_var_varid(const raster_var *v) { return v->varid; }
 int raster_var_parent(const raster_var *v) { return v->parent; }
-const raster_mesh *raster_var_mesh(const raster_var *v) { return v->mesh; }
+const raster_mesh *raster_var_mesh(const raster_var *v)
+{
+    /* read-only files load without a mesh: build it on first request */
+    if (!v || meta_ensure_layout((raster_var *)v) != RASTER_OK)
+        return NULL;
+    return v->mesh;
+}
 const raster_mask *raster_var_mask(const raster_var *v) { return v->mask; }
+
+int raster_var_check(raster_var *v)
+{
+    RETURN_ERROR_IF(!v, RASTER_EINVAL, "NULL variable");
+    return meta_ensure_layout(v);
+}
 
 int raster_var_dims(const raster_var *v, int *dimids, size_t *shape,
                     size_t *chunk)
@@ -518,8 +531,8 @@ static int check_box(const raster_var *v, const size_t *start,
     int rc = raster_var_dims(v, NULL, shape, NULL);
     if (rc)
         return rc;
-    shape[v->ndims - 2] = v->lay->ny;
-    shape[v->ndims - 1] = v->lay->nx;
+    shape[v->ndims - 2] = v->ny;
+    shape[v->ndims - 1] = v->nx;
     for (int i = 0; stride && i < v->ndims; i++)
         RETURN_NC_ERROR_IF(stride[i] < 1, RASTER_EINVAL, NC_ESTRIDE,
                            "%s: stride %td in dimension %d", v->name,
@@ -549,44 +562,76 @@ static int check_box(const raster_var *v, const size_t *start,
     return RASTER_OK;
 }
 
-/* Pieces mapping the grid rectangle of a hyperslab to the stores; the
- * caller's plane is count[y] x count[x]. */
-static int hyperslab_pieces(const raster_var *v, const size_t *start,
+/* First run of `runs` (grid order) on row y or later. */
+static size_t first_run_from(const region_run *runs, size_t n, size_t y)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (runs[mid].y < y)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static int push_piece(piece **p, size_t *cap, size_t *np, piece pc)
+{
+    int rc = raster_grow(p, cap, *np + 1, sizeof **p);
+    if (rc == RASTER_OK)
+        (*p)[(*np)++] = pc;
+    return rc;
+}
+
+/* Pieces mapping the grid rectangle of a hyperslab to the stores, from
+ * every region's runs; the caller's plane is count[y] x count[x]. */
+static int hyperslab_pieces(raster_var *v, const size_t *start,
                             const size_t *count, const ptrdiff_t *stride,
                             piece **out, size_t *n)
 {
-    const layout *lay = v->lay;
-    int dy = v->ndims - 2, dx = v->ndims - 1;
+    int dy = v->ndims - 2, dx = v->ndims - 1, rc = RASTER_OK;
     size_t ys = start[dy], cy = count[dy], xs = start[dx], cx = count[dx];
     size_t sy = stride ? (size_t)stride[dy] : 1;
     size_t sx = stride ? (size_t)stride[dx] : 1;
     size_t xend = cx ? xs + (cx - 1) * sx + 1 : xs;
+    size_t yend = cy ? ys + (cy - 1) * sy + 1 : ys;
     size_t cap = 0, np = 0;
     piece *p = NULL;
     *out = NULL;
     *n = 0;
-    for (size_t i = 0; i < cy; i++) {
-        size_t y = ys + i * sy;
-        for (size_t k = lay->row_seg[y]; k < lay->row_seg[y + 1]; k++) {
-            const layout_seg *s = &lay->segs[k];
-            size_t a = s->x > xs ? s->x : xs;
-            size_t b = s->x + s->len < xend ? s->x + s->len : xend;
+    for (size_t r = 0; r < v->nregions && rc == RASTER_OK && cx > 0; r++) {
+        const region_run *runs;
+        size_t nr;
+        if ((rc = regions_runs(v, r, &runs, &nr)) != RASTER_OK)
+            break;
+        const size_t *box = v->regions[r].box;
+        if (box[0] >= yend || box[2] <= ys || box[1] >= xend || box[3] <= xs)
+            continue;
+        for (size_t k = first_run_from(runs, nr, ys);
+             k < nr && runs[k].y < yend && rc == RASTER_OK; k++) {
+            const region_run *u = &runs[k];
+            if ((u->y - ys) % sy != 0)
+                continue;
+            size_t i = (u->y - ys) / sy;
+            size_t a = u->x > xs ? u->x : xs;
+            size_t b = u->x + u->len < xend ? u->x + u->len : xend;
             if (a >= b)
                 continue;
             if (sx > 1) /* first wanted column at or after a */
                 a = xs + (a - xs + sx - 1) / sx * sx;
-            for (; a < b; a += (sx > 1 ? sx : b - a)) {
+            for (; a < b && rc == RASTER_OK; a += (sx > 1 ? sx : b - a)) {
                 size_t len = sx > 1 ? 1 : b - a;
-                int rc = raster_grow(&p, &cap, np + 1, sizeof *p);
-                if (rc) {
-                    raster_free(p);
-                    return rc;
-                }
-                p[np++] = (piece){.soff = s->off + (a - s->x),
-                                  .uoff = i * cx + (a - xs) / sx,
-                                  .store = s->store, .len = (uint32_t)len};
+                rc = push_piece(&p, &cap, &np, (piece){
+                    .soff = u->off + (a - u->x),
+                    .uoff = i * cx + (a - xs) / sx, .store = u->store,
+                    .len = (uint32_t)len});
             }
         }
+    }
+    if (rc) {
+        raster_free(p);
+        return rc;
     }
     *out = p;
     *n = np;
@@ -891,35 +936,45 @@ int raster_region_lookup(const raster_var *v, const char *text, int32_t *id)
     char *end;
     long long n = strtoll(text, &end, 10);
     if (end != text && *end == '\0' && n >= INT32_MIN && n <= INT32_MAX) {
-        RETURN_ERROR_IF(layout_region_pos(v->lay, (int32_t)n) < 0,
-                        RASTER_ENOTFOUND, "%s has no region %lld", v->name, n);
+        RETURN_ERROR_IF(regions_pos(v, (int32_t)n) < 0, RASTER_ENOTFOUND,
+                        "%s has no region %lld", v->name, n);
         *id = (int32_t)n;
         return RASTER_OK;
     }
     int rc = raster_mask_region_by_name(v->mask, text, id);
-    if (rc == RASTER_OK && layout_region_pos(v->lay, *id) < 0)
+    if (rc == RASTER_OK && regions_pos(v, *id) < 0)
         rc = raster_fail(RASTER_ENOTFOUND, "region '%s' (%d) has no cells "
                          "in %s", text, (int)*id, v->name);
     return rc;
 }
 
-/* Marks the chosen regions in sel[nregions] (caller frees). */
+/* Marks the chosen regions in sel[nregions] (caller frees) and, with
+ * `runs` set, makes sure their runs (and so their boxes) are known. */
 static int select_regions(const raster_var *v, const int32_t *ids,
-                          size_t nids, unsigned char **sel)
+                          size_t nids, int runs, unsigned char **sel)
 {
     *sel = NULL;
     RETURN_ERROR_IF(!v || !ids || nids == 0, RASTER_EINVAL,
                     "no region given");
-    unsigned char *s = raster_calloc(v->lay->nregions, 1);
+    unsigned char *s = raster_calloc(v->nregions, 1);
     RETURN_ERROR_IF(!s, RASTER_ENOMEM, "out of memory selecting regions");
     for (size_t i = 0; i < nids; i++) {
-        long pos = layout_region_pos(v->lay, ids[i]);
+        long pos = regions_pos(v, ids[i]);
         if (pos < 0) {
             raster_free(s);
             return raster_fail(RASTER_ENOTFOUND, "%s has no region %d",
                                v->name, (int)ids[i]);
         }
         s[pos] = 1;
+    }
+    for (size_t r = 0; runs && r < v->nregions; r++) {
+        const region_run *u;
+        size_t n;
+        int rc = s[r] ? regions_runs((raster_var *)v, r, &u, &n) : RASTER_OK;
+        if (rc) {
+            raster_free(s);
+            return rc;
+        }
     }
     *sel = s;
     return RASTER_OK;
@@ -930,24 +985,66 @@ static void sel_bbox(const raster_var *v, const unsigned char *sel,
 {
     box[0] = box[1] = SIZE_MAX;
     box[2] = box[3] = 0;
-    for (size_t r = 0; r < v->lay->nregions; r++) {
+    for (size_t r = 0; r < v->nregions; r++) {
         if (!sel[r])
             continue;
-        const raster_region_stats *st = region_index_at(v->mesh, r);
-        if (st->bbox_y0 < box[0]) box[0] = st->bbox_y0;
-        if (st->bbox_x0 < box[1]) box[1] = st->bbox_x0;
-        if (st->bbox_y1 > box[2]) box[2] = st->bbox_y1;
-        if (st->bbox_x1 > box[3]) box[3] = st->bbox_x1;
+        const size_t *b = v->regions[r].box;
+        if (b[0] < box[0]) box[0] = b[0];
+        if (b[1] < box[1]) box[1] = b[1];
+        if (b[2] > box[2]) box[2] = b[2];
+        if (b[3] > box[3]) box[3] = b[3];
     }
 }
 
 static size_t sel_cells(const raster_var *v, const unsigned char *sel)
 {
     size_t n = 0;
-    for (size_t r = 0; r < v->lay->nregions; r++)
+    for (size_t r = 0; r < v->nregions; r++)
         if (sel[r])
-            n += region_index_at(v->mesh, r)->cells;
+            n += v->regions[r].pure_cells + v->regions[r].mixed_cells;
     return n;
+}
+
+/* Walks the runs of the selected regions (runs loaded) in grid order,
+ * calling visit(run, arg) for each: a merge of the regions' lists. */
+static int walk_runs(const raster_var *v, const unsigned char *sel,
+                     void (*visit)(const region_run *, void *), void *arg)
+{
+    size_t k = 0, *head = raster_calloc(v->nregions, sizeof *head);
+    RETURN_ERROR_IF(!head, RASTER_ENOMEM, "out of memory ordering regions");
+    size_t *list = raster_calloc(v->nregions, sizeof *list);
+    if (!list) {
+        raster_free(head);
+        return raster_fail(RASTER_ENOMEM, "out of memory ordering regions");
+    }
+    for (size_t r = 0; r < v->nregions; r++)
+        if (sel[r])
+            list[k++] = r;
+    for (;;) {
+        const region_run *best = NULL;
+        size_t bi = 0;
+        for (size_t i = 0; i < k; i++) {
+            const region_info *ri = &v->regions[list[i]];
+            if (head[i] == ri->nruns)
+                continue;
+            const region_run *u = &ri->runs[head[i]];
+            if (!best || u->y < best->y || (u->y == best->y && u->x < best->x)) {
+                best = u;
+                bi = i;
+            }
+        }
+        if (!best)
+            break;
+        /* one region alone: the rest of its row, with no comparisons */
+        const region_info *ri = &v->regions[list[bi]];
+        do {
+            visit(&ri->runs[head[bi]], arg);
+            head[bi]++;
+        } while (k == 1 && head[bi] < ri->nruns);
+    }
+    raster_free(head);
+    raster_free(list);
+    return RASTER_OK;
 }
 
 int raster_region_bbox(const raster_var *v, const int32_t *ids, size_t nids,
@@ -955,7 +1052,7 @@ int raster_region_bbox(const raster_var *v, const int32_t *ids, size_t nids,
 {
     RETURN_ERROR_IF(!box, RASTER_EINVAL, "NULL box");
     unsigned char *sel;
-    int rc = select_regions(v, ids, nids, &sel);
+    int rc = select_regions(v, ids, nids, 1, &sel);
     if (rc)
         return rc;
     sel_bbox(v, sel, box);
@@ -968,7 +1065,8 @@ int raster_region_size(const raster_var *v, const int32_t *ids, size_t nids,
 {
     RETURN_ERROR_IF(!cells, RASTER_EINVAL, "NULL output");
     unsigned char *sel;
-    int rc = select_regions(v, ids, nids, &sel);
+    int rc = select_regions(v, ids, nids, layout_kind == RASTER_LAYOUT_BBOX,
+                            &sel);
     if (rc)
         return rc;
     size_t box[4];
@@ -978,7 +1076,7 @@ int raster_region_size(const raster_var *v, const int32_t *ids, size_t nids,
         sel_bbox(v, sel, box);
         *cells = (box[2] - box[0]) * (box[3] - box[1]);
         break;
-    case RASTER_LAYOUT_FULL: *cells = v->lay->ny * v->lay->nx; break;
+    case RASTER_LAYOUT_FULL: *cells = v->ny * v->nx; break;
     default:
         rc = raster_fail(RASTER_EINVAL, "unknown layout %d", layout_kind);
     }
@@ -986,26 +1084,49 @@ int raster_region_size(const raster_var *v, const int32_t *ids, size_t nids,
     return rc;
 }
 
+typedef struct cells_walk {
+    size_t *ys, *xs, k;
+} cells_walk;
+
+static void visit_cells(const region_run *u, void *arg)
+{
+    cells_walk *w = arg;
+    for (uint32_t j = 0; j < u->len; j++, w->k++) {
+        w->ys[w->k] = u->y;
+        w->xs[w->k] = u->x + j;
+    }
+}
+
 int raster_region_cells(const raster_var *v, const int32_t *ids, size_t nids,
                         size_t *ys, size_t *xs)
 {
     RETURN_ERROR_IF(!ys || !xs, RASTER_EINVAL, "NULL output");
     unsigned char *sel;
-    int rc = select_regions(v, ids, nids, &sel);
+    int rc = select_regions(v, ids, nids, 1, &sel);
     if (rc)
         return rc;
-    size_t k = 0;
-    for (size_t i = 0; i < v->lay->nsegs; i++) {
-        const layout_seg *s = &v->lay->segs[i];
-        if (!sel[s->region])
-            continue;
-        for (uint32_t j = 0; j < s->len; j++, k++) {
-            ys[k] = s->y;
-            xs[k] = s->x + j;
-        }
-    }
+    cells_walk w = {ys, xs, 0};
+    rc = walk_runs(v, sel, visit_cells, &w);
     raster_free(sel);
-    return RASTER_OK;
+    return rc;
+}
+
+typedef struct pieces_walk {
+    piece *p;
+    size_t np;
+    uint64_t cursor;  /* packed: cells so far */
+    int packed;
+    size_t box0, box1, bw;
+} pieces_walk;
+
+static void visit_pieces(const region_run *u, void *arg)
+{
+    pieces_walk *w = arg;
+    uint64_t uoff = w->packed ? w->cursor
+                              : (u->y - w->box0) * w->bw + (u->x - w->box1);
+    w->p[w->np++] = (piece){.soff = u->off, .uoff = uoff, .store = u->store,
+                            .len = u->len};
+    w->cursor += u->len;
 }
 
 int raster_region_read(raster_var *v, const int32_t *ids, size_t nids,
@@ -1014,10 +1135,10 @@ int raster_region_read(raster_var *v, const int32_t *ids, size_t nids,
 {
     RETURN_ERROR_IF(!v || !out || (var_nouter(v) > 0 && (!ostart || !ocount)),
                     RASTER_EINVAL, "NULL argument");
-    size_t plane;
-    int rc = raster_region_size(v, ids, nids, layout_kind, &plane);
-    if (rc)
-        return rc;
+    RETURN_ERROR_IF(layout_kind != RASTER_LAYOUT_PACKED &&
+                    layout_kind != RASTER_LAYOUT_BBOX &&
+                    layout_kind != RASTER_LAYOUT_FULL, RASTER_EINVAL,
+                    "unknown layout %d", layout_kind);
     /* the outer box, checked as a hyperslab over the whole grid */
     size_t start[RASTER_MAX_DIMS] = {0}, count[RASTER_MAX_DIMS];
     int no = var_nouter(v);
@@ -1025,18 +1146,22 @@ int raster_region_read(raster_var *v, const int32_t *ids, size_t nids,
         start[i] = ostart[i];
         count[i] = ocount[i];
     }
-    count[no] = v->lay->ny;
-    count[no + 1] = v->lay->nx;
-    rc = check_box(v, start, count, NULL, 0);
+    count[no] = v->ny;
+    count[no + 1] = v->nx;
+    int rc = check_box(v, start, count, NULL, 0);
     if (rc)
         return rc;
     unsigned char *sel;
-    rc = select_regions(v, ids, nids, &sel);
+    rc = select_regions(v, ids, nids, 1, &sel);
     if (rc)
         return rc;
-    size_t box[4] = {0, 0, v->lay->ny, v->lay->nx};
-    if (layout_kind == RASTER_LAYOUT_BBOX)
+    size_t box[4] = {0, 0, v->ny, v->nx}, plane = v->ny * v->nx;
+    if (layout_kind == RASTER_LAYOUT_BBOX) {
         sel_bbox(v, sel, box);
+        plane = (box[2] - box[0]) * (box[3] - box[1]);
+    } else if (layout_kind == RASTER_LAYOUT_PACKED) {
+        plane = sel_cells(v, sel);
+    }
     size_t planes = 1;
     for (int i = 0; i < no; i++)
         planes *= ocount[i];
@@ -1044,33 +1169,24 @@ int raster_region_read(raster_var *v, const int32_t *ids, size_t nids,
         for (size_t i = 0; i < planes * plane; i++)
             memcpy((unsigned char *)out + i * v->elem, v->fill, v->elem);
 
-    size_t np = 0, cursor = 0, bw = box[3] - box[1];
-    for (size_t i = 0; i < v->lay->nsegs; i++)
-        np += sel[v->lay->segs[i].region];
-    piece *p = raster_reallocarray(NULL, np ? np : 1, sizeof *p);
-    if (!p) {
+    size_t np = 0;
+    for (size_t r = 0; r < v->nregions; r++)
+        np += sel[r] ? v->regions[r].nruns : 0;
+    pieces_walk w = {.p = raster_reallocarray(NULL, np ? np : 1,
+                                              sizeof *w.p),
+                     .packed = layout_kind == RASTER_LAYOUT_PACKED,
+                     .box0 = box[0], .box1 = box[1], .bw = box[3] - box[1]};
+    if (!w.p) {
         raster_free(sel);
         return raster_fail(RASTER_ENOMEM, "out of memory reading %s",
                            v->name);
     }
-    np = 0;
-    for (size_t i = 0; i < v->lay->nsegs; i++) {
-        const layout_seg *s = &v->lay->segs[i];
-        if (!sel[s->region])
-            continue;
-        uint64_t uoff = layout_kind == RASTER_LAYOUT_PACKED
-                            ? cursor
-                            : (s->y - box[0]) * bw + (s->x - box[1]);
-        p[np++] = (piece){.soff = s->off, .uoff = uoff, .store = s->store,
-                          .len = s->len};
-        cursor += s->len;
-    }
+    rc = walk_runs(v, sel, visit_pieces, &w);
     raster_free(sel);
-    if (!v->materialized && (rc = meta_materialize(v)) != RASTER_OK) {
-        raster_free(p);
-        return rc;
-    }
-    rc = chunkio_xfer(v, p, np, start, count, NULL, out, plane, 0);
-    raster_free(p);
+    if (rc == RASTER_OK && !v->materialized)
+        rc = meta_materialize(v);
+    if (rc == RASTER_OK)
+        rc = chunkio_xfer(v, w.p, w.np, start, count, NULL, out, plane, 0);
+    raster_free(w.p);
     return rc;
 }

@@ -169,7 +169,7 @@ int chunkio_prepare(raster_var *v)
         }
         H5Pclose(fapl);
     }
-    for (size_t s = 0; fid >= 0 && s <= v->lay->nregions && rc == RASTER_OK;
+    for (size_t s = 0; fid >= 0 && s <= v->nregions && rc == RASTER_OK;
          s++) {
         if (v->store_var[s] < 0)
             continue;

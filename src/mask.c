@@ -266,6 +266,42 @@ int mask_read_ncid(int ncid, int varid, const char *label, raster_mask **out)
     return RASTER_OK;
 }
 
+int mask_describe_ncid(int ncid, int varid, const char *label,
+                       raster_mask **out)
+{
+    int ndims, dimids[NC_MAX_VAR_DIMS], st;
+    nc_type type;
+    *out = NULL;
+    if ((st = nc_inq_var(ncid, varid, NULL, &type, &ndims, dimids, NULL)) !=
+        NC_NOERR)
+        return nc_fail(st, "describing the stored mask of", label);
+    RETURN_ERROR_IF(ndims != 2 || (type != NC_BYTE && type != NC_UBYTE &&
+                                   type != NC_SHORT && type != NC_USHORT &&
+                                   type != NC_INT), RASTER_EFORMAT,
+                    "%s: the stored mask is not a 2-D integer variable",
+                    label);
+    raster_mask *m = raster_calloc(1, sizeof *m);
+    RETURN_ERROR_IF(!m, RASTER_ENOMEM, "out of memory describing a mask");
+    int rc = RASTER_OK;
+    for (int i = 0; i < 2 && rc == RASTER_OK; i++)
+        if ((st = nc_inq_dimlen(ncid, dimids[i], i ? &m->nx : &m->ny)) !=
+            NC_NOERR)
+            rc = nc_fail(st, "reading mask dimensions of", label);
+    if (rc == RASTER_OK)
+        rc = load_names(ncid, varid, m);
+    size_t cells;
+    if (rc == RASTER_OK && (raster_mul_overflows(m->ny, m->nx, &cells) ||
+                            cells > SIZE_MAX / sizeof(int32_t)))
+        rc = raster_fail(RASTER_EFORMAT, "%s: mask too large", label);
+    if (rc) {
+        raster_mask_free(m);
+        return rc;
+    }
+    mask_drop_values(m, ncid, varid);
+    *out = m;
+    return RASTER_OK;
+}
+
 int raster_mask_load(const char *path, const char *var, raster_mask **out)
 {
     RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");

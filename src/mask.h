@@ -28,6 +28,11 @@ struct raster_mask {
  * names the file in messages. Same checks as raster_mask_load(). */
 int mask_read_ncid(int ncid, int varid, const char *label, raster_mask **out);
 
+/* A mask stored by raster (2-D, integer) without its values: shape and
+ * names now, values on the first raster_mask_values() call. */
+int mask_describe_ncid(int ncid, int varid, const char *label,
+                       raster_mask **out);
+
 /* Drops the values of a mask read from (grp, var) of a file that stays
  * open and unchanged; raster_mask_values() reads them back on demand. */
 void mask_drop_values(raster_mask *m, int grp, int var);

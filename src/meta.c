@@ -22,6 +22,7 @@
 #include "error.h"
 #include "index.h"
 #include "mask.h"
+#include "regions.h"
 
 #define CHUNK_FIELDS 8 /* chunk_id y0 x0 h w mixed offset cells */
 #define MIXED_FIELDS 5 /* chunk_id y0 x0 h w */
@@ -80,14 +81,6 @@ static void default_fill(int xtype, unsigned char *out)
     }
 }
 
-static void region_group_name(int32_t id, char *buf, size_t len)
-{
-    if (id < 0)
-        snprintf(buf, len, "region_m%" PRId64, -(int64_t)id);
-    else
-        snprintf(buf, len, "region_%" PRId32, id);
-}
-
 /* 1 when dimension `dimid` (visible from grpid) is unlimited. */
 int meta_dim_unlimited(int grpid, int dimid)
 {
@@ -119,17 +112,43 @@ void meta_var_free(raster_var *v)
 {
     if (!v)
         return;
-    for (size_t s = 0; v->addr && v->lay && s <= v->lay->nregions; s++)
+    for (size_t s = 0; v->addr && s <= v->nregions; s++)
         raster_free(v->addr[s].addr);
     raster_free(v->addr);
     raster_free(v->name);
     raster_mask_free(v->mask);
     raster_mesh_free(v->mesh);
     layout_free(v->lay);
+    regions_free(v);
     raster_free(v->store_grp);
     raster_free(v->store_var);
     raster_free(v->store_cells);
     raster_free(v);
+}
+
+/* The per-store arrays of v, for its regions (v->regions) plus the mixed
+ * store. */
+static int alloc_stores(raster_var *v)
+{
+    size_t nstores = v->nregions + 1;
+    v->store_grp = raster_reallocarray(NULL, nstores, sizeof(int));
+    v->store_var = raster_reallocarray(NULL, nstores, sizeof(int));
+    v->store_cells = raster_reallocarray(NULL, nstores, sizeof(size_t));
+    v->addr = raster_calloc(nstores, sizeof *v->addr);
+    RETURN_ERROR_IF(!v->store_grp || !v->store_var || !v->store_cells ||
+                    !v->addr, RASTER_ENOMEM, "out of memory defining %s",
+                    v->name);
+    size_t mixed = 0;
+    for (size_t s = 0; s < nstores; s++) {
+        v->store_grp[s] = v->store_var[s] = -1;
+        if (s < v->nregions) {
+            v->store_cells[s] = v->regions[s].pure_cells;
+            mixed += v->regions[s].mixed_cells;
+        } else {
+            v->store_cells[s] = mixed;
+        }
+    }
+    return RASTER_OK;
 }
 
 /* Allocates v with its mesh and layout built from mask values: copied, or
@@ -164,22 +183,12 @@ static int var_new(const char *name, int xtype, int ndims, const int *dimids,
                            chunk[ndims - 1], &v->mesh);
     if (rc == RASTER_OK)
         rc = layout_build(v->mesh, mask->values, &v->lay);
+    if (rc == RASTER_OK)
+        rc = regions_from_layout(v);
+    if (rc == RASTER_OK)
+        rc = alloc_stores(v);
     if (rc)
         goto fail;
-    size_t nstores = v->lay->nregions + 1;
-    v->store_grp = raster_reallocarray(NULL, nstores, sizeof(int));
-    v->store_var = raster_reallocarray(NULL, nstores, sizeof(int));
-    v->store_cells = raster_reallocarray(NULL, nstores, sizeof(size_t));
-    v->addr = raster_calloc(nstores, sizeof *v->addr);
-    if (!v->store_grp || !v->store_var || !v->store_cells || !v->addr) {
-        rc = raster_fail(RASTER_ENOMEM, "out of memory defining %s", name);
-        goto fail;
-    }
-    for (size_t s = 0; s < nstores; s++) {
-        v->store_grp[s] = v->store_var[s] = -1;
-        v->store_cells[s] = s < v->lay->nregions ? v->lay->pure_cells[s]
-                                                 : v->lay->mixed_total;
-    }
     *out = v;
     return RASTER_OK;
 fail:
@@ -278,7 +287,7 @@ static int define_region(raster_var *v, size_t r)
     const size_t *list;
     int32_t id = lay->ids[r];
     raster_mesh_region_chunks(v->mesh, id, &list, &nlist);
-    region_group_name(id, gname, sizeof gname);
+    regions_group_name(id, gname, sizeof gname);
     NC_TRY(nc_def_grp(v->grpid, gname, &g), "defining region group of");
     NC_TRY(put_int_att(g, NC_GLOBAL, "region_id", id),
            "describing region of");
@@ -292,6 +301,9 @@ static int define_region(raster_var *v, size_t r)
                                 &counts[2]), "describing region of");
     rc = define_table(v, g, "chunks", "chunk", nlist, CHUNK_FIELDS,
                       "chunk_id y0 x0 h w mixed offset cells");
+    if (rc == RASTER_OK)
+        rc = define_table(v, g, "runs", "run", v->regions[r].nruns,
+                          REGIONS_RUN_FIELDS, "y x len offset");
     if (rc)
         goto fail;
     if (lay->pure_cells[r] > 0)
@@ -392,6 +404,7 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
     int rc = var_new(name, xtype, ndims, dimids, chunk, NULL, mask, &v);
     if (rc)
         return rc;
+    v->format = RASTER_FORMAT_VERSION;
     v->file = f;
     v->parent = parent;
     v->varid = varid; /* -1: the placeholder is created last, below */
@@ -594,6 +607,25 @@ static int table_io(raster_var *v, int g, const char *name, size_t n,
     return RASTER_OK;
 }
 
+/* Writes or verifies the runs table of region r (format 2). */
+static int runs_io(raster_var *v, size_t r, int write)
+{
+    const region_run *runs;
+    size_t n;
+    int rc = regions_runs(v, r, &runs, &n);
+    if (rc)
+        return rc;
+    long long *rows = raster_reallocarray(NULL, n * REGIONS_RUN_FIELDS,
+                                          sizeof *rows);
+    RETURN_ERROR_IF(!rows, RASTER_ENOMEM, "out of memory indexing %s",
+                    v->name);
+    regions_table_rows(v, r, rows);
+    rc = table_io(v, v->store_grp[r], "runs", n, REGIONS_RUN_FIELDS, rows,
+                  write);
+    raster_free(rows);
+    return rc;
+}
+
 /* Writes or verifies every index table of v. */
 static int tables_io(raster_var *v, int write)
 {
@@ -615,6 +647,8 @@ static int tables_io(raster_var *v, int write)
         region_rows(v, r, rows);
         rc = table_io(v, v->store_grp[r], "chunks", n, CHUNK_FIELDS, rows,
                       write);
+        if (rc == RASTER_OK && v->format >= 2)
+            rc = runs_io(v, r, write);
     }
     size_t nmixed = 0, nms = 0;
     for (size_t c = 0; c < m->nchunks; c++)
@@ -710,15 +744,18 @@ static int load_store(raster_var *v, int g, size_t s)
 }
 
 /* Reads the description attributes of group g into the arguments. */
-static int load_description(int g, const char *name, int *xtype, int *ndims,
-                            int *dimids, size_t *chunk)
+static int load_description(int g, const char *name, int *format,
+                            int *xtype, int *ndims, int *dimids,
+                            size_t *chunk)
 {
     int version;
     RETURN_ERROR_IF(get_int_att(g, ATT_VERSION, &version) != 0,
                     RASTER_EFORMAT, "%s: unreadable format version", name);
-    RETURN_ERROR_IF(version != RASTER_FORMAT_VERSION, RASTER_EUNSUPPORTED,
-                    "%s: raster format version %d (this raster reads %d)",
-                    name, version, RASTER_FORMAT_VERSION);
+    RETURN_ERROR_IF(version < 1 || version > RASTER_FORMAT_VERSION,
+                    RASTER_EUNSUPPORTED, "%s: raster format version %d (this "
+                    "raster reads 1 to %d)", name, version,
+                    RASTER_FORMAT_VERSION);
+    *format = version;
     RETURN_ERROR_IF(get_int_att(g, "raster_type", xtype) != 0 ||
                     meta_type_size(*xtype) == 0, RASTER_EFORMAT,
                     "%s: missing or unsupported value type", name);
@@ -771,6 +808,91 @@ static int load_description(int g, const char *name, int *xtype, int *ndims,
     return RASTER_OK;
 }
 
+/* Children of g that carry a region_id: region groups. */
+static size_t count_region_groups(int g)
+{
+    int n = 0;
+    nc_type type;
+    size_t len, count = 0;
+    if (nc_inq_grps(g, &n, NULL) != NC_NOERR)
+        return SIZE_MAX;
+    int *ids = raster_reallocarray(NULL, n > 0 ? (size_t)n : 1, sizeof *ids);
+    if (!ids || nc_inq_grps(g, NULL, ids) != NC_NOERR)
+        count = SIZE_MAX;
+    for (int i = 0; i < n && count != SIZE_MAX; i++)
+        count += nc_inq_att(ids[i], NC_GLOBAL, "region_id", &type, &len) ==
+                 NC_NOERR;
+    raster_free(ids);
+    return count;
+}
+
+/* 1 when region group rg's cell counts are those of the layout's ri. */
+static int same_counts(int rg, const region_info *ri)
+{
+    static const char *const names[3] = {"pure_cells", "mixed_cells",
+                                         "mixed_offset"};
+    size_t want[3] = {ri->pure_cells, ri->mixed_cells, ri->mixed_off};
+    for (int i = 0; i < 3; i++) {
+        nc_type type;
+        size_t len;
+        unsigned long long got;
+        if (nc_inq_att(rg, NC_GLOBAL, names[i], &type, &len) != NC_NOERR ||
+            type != NC_UINT64 || len != 1 ||
+            nc_get_att_ulonglong(rg, NC_GLOBAL, names[i], &got) != NC_NOERR ||
+            got != want[i])
+            return 0;
+    }
+    return 1;
+}
+
+/* A read-only variable of format 2: regions from the region groups' attributes,
+ * runs left on disk, no mask values, no mesh. */
+static int var_lazy(const char *name, int g, int maskid, int xtype, int ndims,
+                    const int *dimids, const size_t *chunk, size_t ny,
+                    size_t nx, raster_var **out)
+{
+    *out = NULL;
+    raster_var *v = raster_calloc(1, sizeof *v);
+    RETURN_ERROR_IF(!v, RASTER_ENOMEM, "out of memory loading %s", name);
+    int rc = RASTER_OK, *grps = NULL, n = 0;
+    v->name = raster_strdup(name);
+    if (!v->name) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory loading %s", name);
+        goto fail;
+    }
+    v->xtype = xtype;
+    v->elem = meta_type_size(xtype);
+    v->ndims = ndims;
+    memcpy(v->dimids, dimids, (size_t)ndims * sizeof *dimids);
+    memcpy(v->chunk, chunk, (size_t)ndims * sizeof *chunk);
+    default_fill(xtype, v->fill);
+    v->ny = ny;
+    v->nx = nx;
+    rc = mask_describe_ncid(g, maskid, name, &v->mask);
+    if (rc == RASTER_OK && nc_inq_grps(g, &n, NULL) != NC_NOERR)
+        rc = raster_fail(RASTER_EFORMAT, "%s: unreadable groups", name);
+    if (rc)
+        goto fail;
+    grps = raster_reallocarray(NULL, n > 0 ? (size_t)n : 1, sizeof *grps);
+    if (!grps) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory loading %s", name);
+        goto fail;
+    }
+    rc = regions_from_file(v, g, grps);
+    if (rc == RASTER_OK)
+        rc = alloc_stores(v);
+    for (size_t r = 0; rc == RASTER_OK && r < v->nregions; r++)
+        v->store_grp[r] = grps[r];
+    raster_free(grps);
+    if (rc)
+        goto fail;
+    *out = v;
+    return RASTER_OK;
+fail:
+    meta_var_free(v);
+    return rc;
+}
+
 int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
 {
     *out = NULL;
@@ -790,46 +912,55 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
     RETURN_ERROR_IF(need_complete && complete != 1, RASTER_EINCOMPLETE,
                     "%s: the file was not closed after writing (no "
                     "completeness marker); refusing to serve it", name);
-    int xtype = 0, ndims = 0, dimids[RASTER_MAX_DIMS], maskid;
+    int xtype = 0, ndims = 0, dimids[RASTER_MAX_DIMS], maskid, format = 0;
     size_t chunk[RASTER_MAX_DIMS];
-    int rc = load_description(g, name, &xtype, &ndims, dimids, chunk);
+    int rc = load_description(g, name, &format, &xtype, &ndims, dimids,
+                              chunk);
     if (rc)
         return rc;
     RETURN_ERROR_IF(nc_inq_varid(g, "mask", &maskid) != NC_NOERR,
                     RASTER_EFORMAT, "%s: no stored mask", name);
-    raster_mask *mask;
-    rc = mask_read_ncid(g, maskid, name, &mask);
-    if (rc == RASTER_EMASK) {
-        char why[256];
-        snprintf(why, sizeof why, "%s", raster_errmsg());
-        return raster_fail(RASTER_EFORMAT, "%s: stored mask unusable: %s",
-                           name, why);
-    }
-    if (rc)
-        return rc;
-    int mdims[2];
-    if (nc_inq_vardimid(g, maskid, mdims) != NC_NOERR ||
-        mdims[0] != dimids[ndims - 2] || mdims[1] != dimids[ndims - 1] ||
-        chunk[ndims - 2] > mask->ny || chunk[ndims - 1] > mask->nx) {
-        raster_mask_free(mask);
-        return raster_fail(RASTER_EFORMAT, "%s: stored mask does not match "
-                           "the variable's grid or tile", name);
-    }
+    int mdims[2], mnd;
     size_t gy = 0, gx = 0;
-    if (nc_inq_dimlen(g, dimids[ndims - 2], &gy) != NC_NOERR ||
-        nc_inq_dimlen(g, dimids[ndims - 1], &gx) != NC_NOERR ||
-        gy != mask->ny || gx != mask->nx ||
-        meta_dim_unlimited(g, dimids[ndims - 2]) ||
-        meta_dim_unlimited(g, dimids[ndims - 1])) {
-        raster_mask_free(mask);
-        return raster_fail(RASTER_EFORMAT, "%s: grid dimensions differ from "
-                           "the stored mask or are unlimited", name);
-    }
+    RETURN_ERROR_IF(nc_inq_varndims(g, maskid, &mnd) != NC_NOERR ||
+                    mnd != 2 || nc_inq_vardimid(g, maskid, mdims) !=
+                    NC_NOERR || mdims[0] != dimids[ndims - 2] ||
+                    mdims[1] != dimids[ndims - 1] ||
+                    nc_inq_dimlen(g, dimids[ndims - 2], &gy) != NC_NOERR ||
+                    nc_inq_dimlen(g, dimids[ndims - 1], &gx) != NC_NOERR ||
+                    gy == 0 || gx == 0 ||
+                    chunk[ndims - 2] > gy || chunk[ndims - 1] > gx ||
+                    gy > UINT32_MAX || gx > UINT32_MAX ||
+                    meta_dim_unlimited(g, dimids[ndims - 2]) ||
+                    meta_dim_unlimited(g, dimids[ndims - 1]),
+                    RASTER_EFORMAT, "%s: stored mask does not match the "
+                    "variable's grid or tile, or the grid is unlimited",
+                    name);
     raster_var *v;
-    rc = var_new(name, xtype, ndims, dimids, chunk, &mask, mask, &v);
-    raster_mask_free(mask); /* NULL when v took it */
+    /* read-only files of format 2 are served from the regions' runs: no
+     * mask to read, no mesh to build; the tables are checked as they are
+     * first used */
+    int lazy = !f->writable && format >= 2;
+    if (lazy) {
+        rc = var_lazy(name, g, maskid, xtype, ndims, dimids, chunk, gy, gx,
+                      &v);
+    } else {
+        raster_mask *mask;
+        rc = mask_read_ncid(g, maskid, name, &mask);
+        if (rc == RASTER_EMASK) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", raster_errmsg());
+            return raster_fail(RASTER_EFORMAT, "%s: stored mask unusable: %s",
+                               name, why);
+        }
+        if (rc)
+            return rc;
+        rc = var_new(name, xtype, ndims, dimids, chunk, &mask, mask, &v);
+        raster_mask_free(mask); /* NULL when v took it */
+    }
     if (rc)
         return rc;
+    v->format = format;
     v->file = f;
     v->grpid = g;
     v->materialized = 1;
@@ -857,12 +988,13 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
         rc = raster_fail(RASTER_EFORMAT, "%s: unreadable fill value", name);
         goto fail;
     }
-    for (size_t r = 0; r < v->lay->nregions && rc == RASTER_OK; r++) {
+    for (size_t r = 0; r < v->nregions && rc == RASTER_OK; r++) {
         char gname[32];
-        int rg, id;
-        region_group_name(v->lay->ids[r], gname, sizeof gname);
-        if (nc_inq_grp_ncid(g, gname, &rg) != NC_NOERR ||
-            get_int_att(rg, "region_id", &id) != 0 || id != v->lay->ids[r]) {
+        int rg = v->store_grp[r], id;
+        regions_group_name(v->regions[r].id, gname, sizeof gname);
+        if ((!lazy && (nc_inq_grp_ncid(g, gname, &rg) != NC_NOERR ||
+                       !same_counts(rg, &v->regions[r]))) ||
+            get_int_att(rg, "region_id", &id) != 0 || id != v->regions[r].id) {
             rc = raster_fail(RASTER_EFORMAT, "%s: region group %s missing or "
                              "inconsistent", name, gname);
             break;
@@ -875,19 +1007,68 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
             rc = raster_fail(RASTER_EFORMAT, "%s: no %s group", name,
                              MIXED_GROUP);
         else
-            rc = load_store(v, mg, v->lay->nregions);
+            rc = load_store(v, mg, v->nregions);
     }
-    if (rc == RASTER_OK)
+    if (rc == RASTER_OK && !lazy && count_region_groups(g) != v->nregions)
+        rc = raster_fail(RASTER_EFORMAT, "%s: more region groups than the "
+                         "mask has regions", name);
+    if (rc == RASTER_OK && !lazy)
         rc = tables_io(v, 0);
     if (rc)
         goto fail;
     /* mesh and layout hold all a read needs; a file that cannot change
      * gives the mask back on demand */
-    if (!f->writable)
+    if (!f->writable && !lazy)
         mask_drop_values(v->mask, g, maskid);
     *out = v;
     return RASTER_OK;
 fail:
     meta_var_free(v);
     return rc;
+}
+
+int meta_ensure_layout(raster_var *v)
+{
+    if (v->lay)
+        return RASTER_OK;
+    const int32_t *ids = raster_mask_values(v->mask);
+    RETURN_ERROR_IF(!ids, RASTER_ENOMEM, "%s: cannot read its mask back",
+                    v->name);
+    int rc = raster_mesh_build(ids, v->ny, v->nx, v->chunk[v->ndims - 2],
+                               v->chunk[v->ndims - 1], &v->mesh);
+    if (rc == RASTER_OK)
+        rc = layout_build(v->mesh, ids, &v->lay);
+    /* the region table from the layout must equal the one loaded */
+    region_info *old = v->regions;
+    size_t nold = v->nregions;
+    v->regions = NULL;
+    v->nregions = 0;
+    if (rc == RASTER_OK)
+        rc = regions_from_layout(v);
+    if (rc == RASTER_OK && v->nregions != nold)
+        rc = raster_fail(RASTER_EFORMAT, "%s: %zu region groups, the mask has "
+                         "%zu regions", v->name, nold, v->nregions);
+    for (size_t r = 0; rc == RASTER_OK && r < nold; r++) {
+        const region_info *a = &old[r], *b = &v->regions[r];
+        if (a->id != b->id || a->pure_cells != b->pure_cells ||
+            a->mixed_cells != b->mixed_cells || a->mixed_off != b->mixed_off)
+            rc = raster_fail(RASTER_EFORMAT, "%s: region %d does not match "
+                             "the stored mask", v->name, (int)a->id);
+    }
+    if (rc == RASTER_OK)
+        rc = tables_io(v, 0);
+    if (rc) { /* back to the loaded table: reads from runs still work */
+        regions_free(v);
+        v->regions = old;
+        v->nregions = nold;
+        layout_free(v->lay);
+        raster_mesh_free(v->mesh);
+        v->lay = NULL;
+        v->mesh = NULL;
+        return rc;
+    }
+    for (size_t r = 0; r < nold; r++)
+        raster_free(old[r].runs);
+    raster_free(old);
+    return RASTER_OK;
 }

@@ -9,7 +9,7 @@
 
 #include "var.h"
 
-#define RASTER_FORMAT_VERSION 1
+#define RASTER_FORMAT_VERSION 2
 
 /* Attribute names on the variable's group. */
 #define ATT_VERSION "raster_format_version"
@@ -33,6 +33,11 @@ int meta_materialize(raster_var *v);
  * and layout from the stored mask and checking every stored table against
  * them. `need_complete`: refuse a variable without the completeness marker. */
 int meta_load(raster_file *f, int grpid, int need_complete, raster_var **out);
+
+/* Builds the mesh and layout of a variable loaded without them (a
+ * read-only file of format 2) from its stored mask, and checks every
+ * stored table against them. */
+int meta_ensure_layout(raster_var *v);
 
 /* Sets (1) or clears (0) the completeness marker. */
 int meta_mark_complete(raster_var *v, int complete);

@@ -7,6 +7,7 @@
 #define RASTER_VAR_H
 
 #include <netcdf.h>
+#include <stdint.h>
 
 #include "layout.h"
 #include "mask.h"
@@ -28,6 +29,24 @@ typedef struct store_addr {
     int64_t *addr;
 } store_addr;
 
+/* `len` cells of grid row y from column x on: store cells off.. of store
+ * `store` (the region's pure store, or the mixed store). */
+typedef struct region_run {
+    uint32_t y, x, len, store;
+    uint64_t off;
+} region_run;
+
+/* One region of a variable (src/regions.h). */
+typedef struct region_info {
+    int32_t id;
+    size_t pure_cells;   /* cells of its pure store */
+    size_t mixed_cells;  /* cells of its run in the mixed store */
+    size_t mixed_off;    /* where that run starts */
+    size_t nruns;        /* known once defined or loaded */
+    region_run *runs;    /* grid order; NULL until first needed */
+    size_t box[4];       /* y0 x0 y1 x1 of its cells, once runs are known */
+} region_info;
+
 struct raster_var {
     raster_file *file;
     char *name;
@@ -43,6 +62,12 @@ struct raster_var {
     int varid;                 /* its placeholder variable there: same name,
                                   type and dimensions, never written, and
                                   carrying the variable's attributes */
+    size_t ny, nx;             /* the grid */
+    size_t nregions;
+    region_info *regions;      /* ascending ids */
+    /* mesh and layout: built from the mask when a variable is defined or
+     * a writable file is opened; in read-only files only on demand
+     * (raster_var_mesh()), since reads need only the regions' runs */
     raster_mesh *mesh;
     layout *lay;
     /* stores: 0..nregions-1 pure, nregions mixed; -1 when empty */
@@ -50,6 +75,7 @@ struct raster_var {
     int *store_var;
     size_t *store_cells;
     store_addr *addr;          /* per store, set when a read-only file loads */
+    int format;                /* format version of its tables */
     int materialized;          /* mask and index tables written */
     int dirty;                 /* written since open: marker to rewrite */
     struct raster_var *next;

@@ -198,7 +198,7 @@ for path, names in [("", ["TEMP", "SSH", "KMT"]), ("diag", ["HMXL"]),
             "raster_format_version", "raster_variable", "raster_complete",
             "raster_type", "raster_dims", "raster_dimids", "raster_chunk"]), \
             (n, s.ncattrs())  # no raster_varid any more
-        assert s.raster_format_version == 1 and s.raster_complete == 1
+        assert s.raster_format_version == 2 and s.raster_complete == 1
         assert s.raster_variable == n
         assert s.raster_type == nctype[p.dtype.str[1:]], (n, s.raster_type)
         assert s.raster_dims == "/".join(p.dimensions), (n, s.raster_dims)
@@ -210,6 +210,21 @@ for path, names in [("", ["TEMP", "SSH", "KMT"]), ("diag", ["HMXL"]),
                                   "region_2", "region_6", "region_10",
                                   "Mixed_Chunks"], (n, list(s.groups))
         assert (s["mask"][:] == i["REGION_MASK"][:]).all()
+        assert s["mask"].dtype == np.int8, s["mask"].dtype  # narrowest type
+        # each region's runs: its cells in grid order, nothing else
+        m = np.asarray(i["REGION_MASK"][:])
+        for k, rg in s.groups.items():
+            if k == "Mixed_Chunks":
+                continue
+            runs = np.asarray(rg["runs"][:])
+            ys = np.repeat(runs[:, 0], runs[:, 2])
+            xs = np.concatenate([np.arange(x, x + l) for x, l in
+                                 zip(runs[:, 1], runs[:, 2])])
+            wy, wx = np.nonzero(m == rg.region_id)
+            assert (ys == wy).all() and (xs == wx).all(), (n, k)
+            cells = rg.pure_cells + rg.mixed_cells
+            assert sorted(np.concatenate([np.arange(o, o + l) for o, l in
+                          zip(runs[:, 3], runs[:, 2])])) == list(range(cells))
         for k in s.groups:
             assert "raster_format_version" not in s[k].ncattrs(), (n, k)
 # the variables of every group in their order, the groups after them

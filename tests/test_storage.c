@@ -782,7 +782,7 @@ static void check_regions(scase *c, raster_var *v, const char *mode)
 /* Whether the stores of v were read with pread: every store that exists. */
 static void check_fast_path(scase *c, raster_var *v, int expect_fast)
 {
-    for (size_t s = 0; s <= v->lay->nregions; s++) {
+    for (size_t s = 0; s <= v->nregions; s++) {
         if (v->store_var[s] < 0)
             continue;
         if (v->addr[s].ok != expect_fast)
@@ -865,7 +865,7 @@ static void check_file_layout(scase *c)
     }
     int ival, ids[MAXD];
     NC(nc_get_att_int(g, NC_GLOBAL, "raster_format_version", &ival));
-    assert_int_equal(ival, 1);
+    assert_int_equal(ival, 2);
     get_text_att(g, NC_GLOBAL, "raster_variable", text, sizeof text);
     assert_string_equal(text, "v");
     NC(nc_get_att_int(g, NC_GLOBAL, "raster_complete", &ival));
@@ -1541,13 +1541,13 @@ static void test_fast_vs_netcdf(void **state)
     }
     /* both went through preadv: the fixed file's contiguous stores at one
      * offset each, the unlimited one's chunked stores chunk by chunk */
-    for (size_t s = 0; s <= vars[0]->lay->nregions; s++)
+    for (size_t s = 0; s <= vars[0]->nregions; s++)
         if (vars[0]->store_var[s] >= 0) {
             assert_true(vars[0]->addr[s].ok);
             assert_false(vars[0]->addr[s].chunked);
             assert_true(vars[0]->addr[s].base >= 0);
         }
-    for (size_t s = 0; s <= vars[1]->lay->nregions; s++)
+    for (size_t s = 0; s <= vars[1]->nregions; s++)
         if (vars[1]->store_var[s] >= 0) {
             assert_true(vars[1]->addr[s].ok);
             assert_true(vars[1]->addr[s].chunked);

@@ -216,6 +216,31 @@ static long file_size(const char *path)
 
 /* raster_open(path) must fail with `code` (or any of the alternatives when
  * `alt` is non-zero), leave *out NULL, a message, and no descriptor open. */
+/* Uses every variable of f as a reader would: a whole-variable read
+ * (every region's runs) and the full check. The first failure's code. */
+static int use_all(raster_file *f)
+{
+    int rc = RASTER_OK;
+    for (size_t i = 0; rc == RASTER_OK && i < raster_file_nvars(f); i++) {
+        raster_var *v = raster_file_var(f, i);
+        size_t shape[8], start[8] = {0}, n = 1, elem;
+        int nd = raster_var_ndims(v);
+        NC(nc_inq_type(raster_file_ncid(f), raster_var_type(v), NULL, &elem));
+        RS(raster_var_dims(v, NULL, shape, NULL));
+        for (int d = 0; d < nd; d++)
+            n *= shape[d];
+        void *buf = malloc(n * elem + 1);
+        assert_non_null(buf);
+        rc = raster_var_get(v, start, shape, NULL, buf);
+        free(buf);
+        if (rc == RASTER_OK)
+            rc = raster_var_check(v);
+    }
+    return rc;
+}
+
+/* raster_open of a damaged file, then (read-only) a reader's first uses:
+ * the damage must be refused before any of it is served. */
 static int open_fails(const char *path, int mode)
 {
     int fds = count_fds();
@@ -223,8 +248,12 @@ static int open_fails(const char *path, int mode)
     raster_errmsg_clear();
     int rc = raster_open(path, mode, &f);
     if (rc == RASTER_OK) {
+        rc = use_all(f);
+        if (rc != RASTER_OK && raster_errmsg()[0] == '\0')
+            fail_msg("%s: code %d but no message", path, rc);
         raster_close(f);
-        return RASTER_OK;
+        assert_int_equal(count_fds(), fds);
+        return rc;
     }
     assert_null(f);
     if (raster_errmsg()[0] == '\0')
@@ -1546,6 +1575,56 @@ static void c_region_chunks_huge(int g) { put_table_value(g, "region_0", "chunks
 static void c_mixed_chunks(int g) { put_table_value(g, "Mixed_Chunks", "chunks", 0, 1, 4); }
 static void c_mixed_shares(int g) { put_table_value(g, "Mixed_Chunks", "shares", 1, 2, 1); }
 
+/* the runs table (format 2): y x len offset per row */
+static void c_runs_offset_high(int g) { put_table_value(g, "region_3", "runs", 0, 3, 1LL << 40); }
+static void c_runs_offset_neg(int g) { put_table_value(g, "region_6", "runs", 1, 3, -(1LL << 40)); }
+static void c_runs_overlap(int g) { put_table_value(g, "region_3", "runs", 1, 3, -1); }
+static void c_runs_len(int g) { put_table_value(g, "region_0", "runs", 0, 2, 1); }
+static void c_runs_len_zero(int g) { put_table_value(g, "region_m5", "runs", 0, 2, -1000); }
+static void c_runs_y_out(int g) { put_table_value(g, "region_6", "runs", 0, 0, 1LL << 33); }
+static void c_runs_x_out(int g) { put_table_value(g, "region_3", "runs", 0, 1, 1000); }
+static void c_runs_order(int g) /* first run moved below the second */
+{
+    int rg, varid;
+    NC(nc_inq_grp_ncid(g, "region_0", &rg));
+    NC(nc_inq_varid(rg, "runs", &varid));
+    long long a[4], b[4];
+    size_t s0[2] = {0, 0}, s1[2] = {1, 0}, c[2] = {1, 4};
+    NC(nc_get_vara_longlong(rg, varid, s0, c, a));
+    NC(nc_get_vara_longlong(rg, varid, s1, c, b));
+    NC(nc_put_vara_longlong(rg, varid, s0, c, b));
+    NC(nc_put_vara_longlong(rg, varid, s1, c, a));
+}
+static void c_runs_deleted(int g) /* renamed away: no runs table */
+{
+    int rg, varid;
+    NC(nc_inq_grp_ncid(g, "region_6", &rg));
+    NC(nc_inq_varid(rg, "runs", &varid));
+    NC(nc_rename_var(rg, varid, "gone"));
+}
+static void c_pure_cells(int g)
+{
+    int rg;
+    unsigned long long n;
+    NC(nc_inq_grp_ncid(g, "region_3", &rg));
+    NC(nc_get_att_ulonglong(rg, NC_GLOBAL, "pure_cells", &n));
+    n += 1;
+    NC(nc_put_att_ulonglong(rg, NC_GLOBAL, "pure_cells", NC_UINT64, 1, &n));
+}
+static void c_mixed_offset(int g)
+{
+    int rg;
+    unsigned long long n = 1ULL << 62;
+    NC(nc_inq_grp_ncid(g, "region_6", &rg));
+    NC(nc_put_att_ulonglong(rg, NC_GLOBAL, "mixed_offset", NC_UINT64, 1, &n));
+}
+static void c_region_duplicated(int g) /* a second group claims region 3 */
+{
+    int rg, id = 3;
+    NC(nc_def_grp(g, "region_33", &rg));
+    NC(nc_put_att_int(rg, NC_GLOBAL, "region_id", NC_INT, 1, &id));
+}
+
 static void c_region_id(int g)
 {
     int rg, id = 4;
@@ -1809,6 +1888,18 @@ static void test_corrupt_metadata(void **state)
         {"region chunks huge h", c_region_chunks_huge, RASTER_EFORMAT},
         {"Mixed_Chunks chunks", c_mixed_chunks, RASTER_EFORMAT},
         {"Mixed_Chunks shares", c_mixed_shares, RASTER_EFORMAT},
+        {"runs offset huge", c_runs_offset_high, RASTER_EFORMAT},
+        {"runs offset negative", c_runs_offset_neg, RASTER_EFORMAT},
+        {"runs overlapping", c_runs_overlap, RASTER_EFORMAT},
+        {"runs length", c_runs_len, RASTER_EFORMAT},
+        {"runs length negative", c_runs_len_zero, RASTER_EFORMAT},
+        {"runs row outside", c_runs_y_out, RASTER_EFORMAT},
+        {"runs column outside", c_runs_x_out, RASTER_EFORMAT},
+        {"runs out of order", c_runs_order, RASTER_EFORMAT},
+        {"runs table missing", c_runs_deleted, RASTER_EFORMAT},
+        {"pure_cells changed", c_pure_cells, RASTER_EFORMAT},
+        {"mixed_offset huge", c_mixed_offset, RASTER_EFORMAT},
+        {"region group duplicated", c_region_duplicated, RASTER_EFORMAT},
         {"region_id changed", c_region_id, RASTER_EFORMAT},
         {"region_id as text", c_region_id_text, RASTER_EFORMAT},
         {"region group renamed", c_region_renamed, RASTER_EFORMAT},
@@ -1879,8 +1970,8 @@ static void test_newer_format(void **state)
     char path[600];
     tmpdir_path(path, sizeof path, "v2.nc");
     make_raster_file(path, 1);
-    int two = 2;
-    set_group_att(path, NULL, "raster_format_version", NC_INT, 1, &two);
+    int three = 3;
+    set_group_att(path, NULL, "raster_format_version", NC_INT, 1, &three);
     EXPECT_OPEN(RASTER_EUNSUPPORTED, path);
     assert_int_equal(open_fails(path, RASTER_WRITE), RASTER_EUNSUPPORTED);
     int zero = 0;

@@ -132,7 +132,7 @@ int raster_storage_grp(int parent, const char *var)
         assert_int_equal(len, 1);
         NC(nc_get_att_int(ids[i], NC_GLOBAL, "raster_format_version",
                           &version));
-        assert_int_equal(version, 1);
+        assert_int_equal(version, 2);
         get_text_att(ids[i], NC_GLOBAL, "raster_variable", name, sizeof name);
         if (strcmp(name, var) == 0) {
             found = ids[i];

@@ -1,0 +1,318 @@
+/*
+ * regions.c - Region table of a reorganised variable and each region's runs
+ * (see regions.h). Runs loaded from a file are checked before any use: in
+ * the grid, in strict grid order, and covering the region's store cells
+ * exactly once, so a damaged table can neither address memory outside the
+ * caller's buffer nor leave cells of it unwritten.
+ */
+#include "regions.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "error.h"
+#include "index.h"
+
+#define RUN_FIELDS REGIONS_RUN_FIELDS
+
+void regions_group_name(int32_t id, char *buf, size_t len)
+{
+    if (id < 0)
+        snprintf(buf, len, "region_m%lld", -(long long)id);
+    else
+        snprintf(buf, len, "region_%d", (int)id);
+}
+
+void regions_free(raster_var *v)
+{
+    for (size_t r = 0; v->regions && r < v->nregions; r++)
+        raster_free(v->regions[r].runs);
+    raster_free(v->regions);
+    v->regions = NULL;
+    v->nregions = 0;
+}
+
+long regions_pos(const raster_var *v, int32_t id)
+{
+    size_t lo = 0, hi = v->nregions;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (v->regions[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < v->nregions && v->regions[lo].id == id ? (long)lo : -1;
+}
+
+int regions_from_layout(raster_var *v)
+{
+    const layout *lay = v->lay;
+    v->ny = lay->ny;
+    v->nx = lay->nx;
+    v->regions = raster_calloc(lay->nregions, sizeof *v->regions);
+    RETURN_ERROR_IF(!v->regions, RASTER_ENOMEM, "out of memory indexing "
+                    "regions of %s", v->name);
+    v->nregions = lay->nregions;
+    for (size_t r = 0; r < lay->nregions; r++) {
+        region_info *ri = &v->regions[r];
+        const raster_region_stats *st = region_index_at(v->mesh, r);
+        ri->id = lay->ids[r];
+        ri->pure_cells = lay->pure_cells[r];
+        ri->mixed_cells = lay->mixed_cells[r];
+        ri->mixed_off = lay->mixed_off[r];
+        ri->box[0] = st->bbox_y0;
+        ri->box[1] = st->bbox_x0;
+        ri->box[2] = st->bbox_y1;
+        ri->box[3] = st->bbox_x1;
+    }
+    for (size_t i = 0; i < lay->nsegs; i++)
+        v->regions[lay->segs[i].region].nruns++;
+    return RASTER_OK;
+}
+
+static int get_count(int g, const char *name, size_t *out)
+{
+    nc_type type;
+    size_t len;
+    unsigned long long value;
+    if (nc_inq_att(g, NC_GLOBAL, name, &type, &len) != NC_NOERR ||
+        type != NC_UINT64 || len != 1 ||
+        nc_get_att_ulonglong(g, NC_GLOBAL, name, &value) != NC_NOERR ||
+        value > SIZE_MAX / 2)
+        return -1;
+    *out = (size_t)value;
+    return 0;
+}
+
+static int cmp_region(const void *a, const void *b)
+{
+    const region_info *p = a, *q = b;
+    return (p->id > q->id) - (p->id < q->id);
+}
+
+int regions_from_file(raster_var *v, int g, int *grps)
+{
+    int n, st;
+    RETURN_NC_ERROR_IF((st = nc_inq_grps(g, &n, NULL)) != NC_NOERR,
+                       RASTER_ENETCDF, st, "%s: listing region groups: %s",
+                       v->name, nc_strerror(st));
+    int *ids = raster_reallocarray(NULL, n > 0 ? (size_t)n : 1, sizeof *ids);
+    v->regions = raster_calloc(n > 0 ? (size_t)n : 1, sizeof *v->regions);
+    int rc = RASTER_OK;
+    if (!ids || !v->regions) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory indexing regions of "
+                         "%s", v->name);
+        goto done;
+    }
+    if (n > 0 && (st = nc_inq_grps(g, NULL, ids)) != NC_NOERR) {
+        rc = raster_fail_nc(RASTER_ENETCDF, st, "%s: listing region groups: "
+                            "%s", v->name, nc_strerror(st));
+        goto done;
+    }
+    /* the region groups are the children carrying region_id; their
+     * group ids ride along in mixed_off until sorted */
+    size_t nr = 0;
+    for (int i = 0; i < n; i++) {
+        nc_type type;
+        size_t len;
+        int id;
+        if (nc_inq_att(ids[i], NC_GLOBAL, "region_id", &type, &len) !=
+            NC_NOERR)
+            continue;
+        region_info *ri = &v->regions[nr];
+        char want[32], got[NC_MAX_NAME + 1];
+        if (type != NC_INT || len != 1 ||
+            nc_get_att_int(ids[i], NC_GLOBAL, "region_id", &id) != NC_NOERR ||
+            nc_inq_grpname(ids[i], got) != NC_NOERR ||
+            (regions_group_name(id, want, sizeof want), strcmp(want, got)) ||
+            get_count(ids[i], "pure_cells", &ri->pure_cells) != 0 ||
+            get_count(ids[i], "mixed_cells", &ri->mixed_cells) != 0 ||
+            get_count(ids[i], "mixed_offset", &ri->mixed_off) != 0 ||
+            ri->pure_cells + ri->mixed_cells == 0) {
+            rc = raster_fail(RASTER_EFORMAT, "%s: region group %d is "
+                             "unreadable or inconsistent", v->name, i);
+            goto done;
+        }
+        ri->id = id;
+        ri->nruns = (size_t)ids[i]; /* group id, until sorted */
+        nr++;
+    }
+    v->nregions = nr;
+    qsort(v->regions, nr, sizeof *v->regions, cmp_region);
+    size_t total = 0, mixed = 0;
+    for (size_t r = 0; r < nr; r++) {
+        region_info *ri = &v->regions[r];
+        grps[r] = (int)ri->nruns;
+        ri->nruns = 0;
+        if ((r > 0 && ri->id == v->regions[r - 1].id) ||
+            ri->mixed_off != mixed) {
+            rc = raster_fail(RASTER_EFORMAT, "%s: region %d is stored twice "
+                             "or its mixed cells are misplaced", v->name,
+                             (int)ri->id);
+            goto done;
+        }
+        mixed += ri->mixed_cells;
+        total += ri->pure_cells + ri->mixed_cells;
+        if (total > v->ny * v->nx)
+            break;
+    }
+    if (nr == 0 || total != v->ny * v->nx)
+        rc = raster_fail(RASTER_EFORMAT, "%s: its regions do not cover the "
+                         "%zu x %zu grid exactly", v->name, v->ny, v->nx);
+done:
+    raster_free(ids);
+    return rc;
+}
+
+/* Runs of region r from the layout's segments (writers). */
+static int runs_from_layout(raster_var *v, size_t r)
+{
+    region_info *ri = &v->regions[r];
+    region_run *runs = raster_reallocarray(NULL, ri->nruns ? ri->nruns : 1,
+                                           sizeof *runs);
+    RETURN_ERROR_IF(!runs, RASTER_ENOMEM, "out of memory listing region %d "
+                    "of %s", (int)ri->id, v->name);
+    size_t k = 0;
+    for (size_t i = 0; i < v->lay->nsegs; i++) {
+        const layout_seg *s = &v->lay->segs[i];
+        if (s->region == r)
+            runs[k++] = (region_run){s->y, s->x, s->len, s->store, s->off};
+    }
+    ri->runs = runs;
+    return RASTER_OK;
+}
+
+/* Marks bits [a, a+n) of map; 0 when one was set already. */
+static int mark_range(uint64_t *map, size_t a, size_t n)
+{
+    for (size_t i = a; i < a + n;) {
+        size_t w = i / 64, b = i % 64, take = 64 - b;
+        if (take > a + n - i)
+            take = a + n - i;
+        uint64_t bits = (take == 64 ? ~0ULL : ((1ULL << take) - 1)) << b;
+        if (map[w] & bits)
+            return 0;
+        map[w] |= bits;
+        i += take;
+    }
+    return 1;
+}
+
+/* Checks and converts the `runs` table rows of region r. */
+static int check_runs(raster_var *v, size_t r, const long long *rows,
+                      size_t n, region_run *runs)
+{
+    region_info *ri = &v->regions[r];
+    size_t cells = ri->pure_cells + ri->mixed_cells, sum = 0;
+    uint64_t *map = raster_calloc((cells + 63) / 64, sizeof *map);
+    RETURN_ERROR_IF(!map, RASTER_ENOMEM, "out of memory checking region %d "
+                    "of %s", (int)ri->id, v->name);
+    size_t box[4] = {SIZE_MAX, SIZE_MAX, 0, 0};
+    long long py = -1, pend = 0;
+    int rc = RASTER_OK;
+    for (size_t i = 0; i < n; i++) {
+        const long long *f = rows + i * RUN_FIELDS;
+        long long y = f[0], x = f[1], len = f[2], off = f[3];
+        int bad = y < 0 || (unsigned long long)y >= v->ny || x < 0 ||
+                  (unsigned long long)x >= v->nx || len < 1 ||
+                  (unsigned long long)len > v->nx - (size_t)x || off < 0 ||
+                  (unsigned long long)off >= cells ||
+                  (unsigned long long)len > cells - (size_t)off ||
+                  y < py || (y == py && x < pend);
+        /* a run lies in the pure store or in the mixed run, not both */
+        bad = bad || ((size_t)off < ri->pure_cells &&
+                      (size_t)(off + len) > ri->pure_cells);
+        if (bad || !mark_range(map, (size_t)off, (size_t)len)) {
+            rc = raster_fail(RASTER_EFORMAT, "%s: run %zu of region %d is "
+                             "out of range, out of order or overlapping",
+                             v->name, i, (int)ri->id);
+            break;
+        }
+        py = y;
+        pend = x + len;
+        sum += (size_t)len;
+        int pure = (size_t)off < ri->pure_cells;
+        runs[i] = (region_run){
+            .y = (uint32_t)y, .x = (uint32_t)x, .len = (uint32_t)len,
+            .store = pure ? (uint32_t)r : (uint32_t)v->nregions,
+            .off = pure ? (uint64_t)off
+                        : ri->mixed_off + (uint64_t)off - ri->pure_cells};
+        if ((size_t)y < box[0]) box[0] = (size_t)y;
+        if ((size_t)x < box[1]) box[1] = (size_t)x;
+        if ((size_t)y + 1 > box[2]) box[2] = (size_t)y + 1;
+        if ((size_t)(x + len) > box[3]) box[3] = (size_t)(x + len);
+    }
+    raster_free(map);
+    if (rc == RASTER_OK && sum != cells)
+        rc = raster_fail(RASTER_EFORMAT, "%s: the runs of region %d cover "
+                         "%zu of its %zu cells", v->name, (int)ri->id, sum,
+                         cells);
+    if (rc == RASTER_OK)
+        memcpy(ri->box, box, sizeof box);
+    return rc;
+}
+
+static int runs_from_file(raster_var *v, size_t r)
+{
+    region_info *ri = &v->regions[r];
+    int g = v->store_grp[r], varid, ndims, dimids[2], st;
+    nc_type type;
+    size_t n = 0, fields = 0, cells = ri->pure_cells + ri->mixed_cells;
+    if (nc_inq_varid(g, "runs", &varid) != NC_NOERR ||
+        nc_inq_var(g, varid, NULL, &type, &ndims, dimids, NULL) != NC_NOERR ||
+        type != NC_INT64 || ndims != 2 ||
+        nc_inq_dimlen(g, dimids[0], &n) != NC_NOERR ||
+        nc_inq_dimlen(g, dimids[1], &fields) != NC_NOERR ||
+        fields != RUN_FIELDS || n == 0 || n > cells)
+        return raster_fail(RASTER_EFORMAT, "%s: runs of region %d missing or "
+                           "of the wrong type or shape", v->name, (int)ri->id);
+    long long *rows = raster_reallocarray(NULL, n * RUN_FIELDS, sizeof *rows);
+    region_run *runs = raster_reallocarray(NULL, n, sizeof *runs);
+    int rc = RASTER_OK;
+    if (!rows || !runs)
+        rc = raster_fail(RASTER_ENOMEM, "out of memory reading region %d of "
+                         "%s", (int)ri->id, v->name);
+    else if ((st = nc_get_var_longlong(g, varid, rows)) != NC_NOERR)
+        rc = raster_fail_nc(RASTER_ENETCDF, st, "%s: reading runs of region "
+                            "%d: %s", v->name, (int)ri->id, nc_strerror(st));
+    else
+        rc = check_runs(v, r, rows, n, runs);
+    raster_free(rows);
+    if (rc) {
+        raster_free(runs);
+        return rc;
+    }
+    ri->runs = runs;
+    ri->nruns = n;
+    return RASTER_OK;
+}
+
+int regions_runs(raster_var *v, size_t r, const region_run **runs, size_t *n)
+{
+    region_info *ri = &v->regions[r];
+    if (!ri->runs) {
+        int rc = v->lay ? runs_from_layout(v, r) : runs_from_file(v, r);
+        if (rc)
+            return rc;
+    }
+    *runs = ri->runs;
+    *n = ri->nruns;
+    return RASTER_OK;
+}
+
+void regions_table_rows(const raster_var *v, size_t r, long long *rows)
+{
+    const region_info *ri = &v->regions[r];
+    for (size_t i = 0; i < ri->nruns; i++) {
+        const region_run *u = &ri->runs[i];
+        /* offsets in the region's own cell numbering: its pure store, then
+         * its run of the mixed store */
+        uint64_t off = u->store == r ? u->off
+                                     : ri->pure_cells + u->off - ri->mixed_off;
+        long long f[RUN_FIELDS] = {u->y, u->x, u->len, (long long)off};
+        memcpy(rows + i * RUN_FIELDS, f, sizeof f);
+    }
+}

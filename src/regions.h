@@ -1,0 +1,50 @@
+/*
+ * regions.h - Region table of a reorganised variable: its regions (ids,
+ * cell counts, where each one's cells lie in the stores) and, per region,
+ * its runs: the region's cells in grid order as row runs mapped to store
+ * cells.
+ *
+ * Runs are all a read needs. A writer derives them from the layout; a
+ * read-only file loads each region's `runs` table from the file only when a
+ * read first touches that region, checking it before use, so opening a file
+ * reads no mask and builds no mesh (docs/FORMAT.md, "runs").
+ */
+#ifndef RASTER_REGIONS_H
+#define RASTER_REGIONS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "var.h"
+
+/* Fills v's region table from its layout (v->lay, v->mesh): writers, and
+ * files without runs tables. */
+int regions_from_layout(raster_var *v);
+
+/* Fills v's region table from the region groups among the children of
+ * the variable's group g (attributes only; runs stay on disk until first
+ * needed) and stores each region's group id in grps[] (room for every
+ * child group). v->ny and v->nx must be set. Checks ids, counts, offsets. */
+int regions_from_file(raster_var *v, int g, int *grps);
+
+/* Position of region `id` in v's ascending table, or -1. */
+long regions_pos(const raster_var *v, int32_t id);
+
+/* The runs of region at position r in grid order, derived or loaded (and
+ * checked) on first use, then kept. */
+int regions_runs(raster_var *v, size_t r, const region_run **runs,
+                 size_t *n);
+
+/* Fields of a row of a region's `runs` table: y x len offset, the offset
+ * counting the region's pure store cells first, then its mixed run. */
+#define REGIONS_RUN_FIELDS 4
+
+/* Rows of region r's `runs` table (runs known) into rows[nruns * 4]. */
+void regions_table_rows(const raster_var *v, size_t r, long long *rows);
+
+/* Name of the group of region `id`: region_<id>, region_m<-id>. */
+void regions_group_name(int32_t id, char *buf, size_t len);
+
+void regions_free(raster_var *v);
+
+#endif
