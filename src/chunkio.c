@@ -28,6 +28,11 @@
 
 /* Largest hole (in bytes) read through rather than split around. */
 #define GAP_BYTES 4096
+/* Fast path: spans whose pieces average fewer bytes than this are read
+ * through a staging buffer of STAGE_BYTES (cache-sized) instead of with
+ * one iovec per piece. */
+#define STAGE_PIECE_BYTES 16384
+#define STAGE_BYTES ((size_t)1 << 20)
 /* Upper bound on the scratch buffer of one netCDF call. */
 #define SCRATCH_BYTES ((size_t)32 << 20)
 
@@ -264,6 +269,7 @@ typedef struct xfer {
     struct iovec *iov;
     size_t iov_cap;
     unsigned char *junk;
+    unsigned char *stage; /* read_staged's buffer, STAGE_BYTES */
     size_t full[RASTER_MAX_DIMS]; /* outer shape, for the fast path */
 } xfer;
 
@@ -298,6 +304,57 @@ static off_t store_offset(const xfer *x, const store_addr *a, size_t cells,
     return (off_t)a->addr[lin] + (off_t)((inner * cells + cell) * elem);
 }
 
+/* pread of exactly `len` bytes at `off` (EINTR and short reads retried). */
+static int pread_all(int fd, unsigned char *buf, size_t len, off_t off,
+                     const char *name)
+{
+    while (len > 0) {
+        ssize_t got = pread(fd, buf, len, off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        RETURN_ERROR_IF(got < 0, RASTER_EIO, "reading %s: %s", name,
+                        strerror(errno));
+        RETURN_ERROR_IF(got == 0, RASTER_EIO, "reading %s: file ends early "
+                        "(truncated?)", name);
+        buf += got;
+        len -= (size_t)got;
+        off += got;
+    }
+    return RASTER_OK;
+}
+
+/* Span s of one plane through a small staging buffer: long reads of the
+ * store, then the pieces copied out. For short pieces this beats a preadv
+ * with one iovec per piece, whose per-segment cost in the kernel exceeds
+ * the copy itself. `off` is the byte offset of store cell s->lo. */
+static int read_staged(xfer *x, const span *s, size_t plane, off_t off)
+{
+    raster_var *v = x->v;
+    size_t elem = v->elem, cap = STAGE_BYTES / elem, i = s->p0;
+    uint64_t lo = s->lo;
+    while (i < s->p1) {
+        const piece *p = &x->pieces[i];
+        if (p->soff > lo) /* skip a hole before the next piece */
+            lo = p->soff;
+        uint64_t hi = lo + cap < s->hi ? lo + cap : s->hi;
+        int rc = pread_all(v->file->fd, x->stage, (size_t)(hi - lo) * elem,
+                           off + (off_t)((lo - s->lo) * elem), v->name);
+        if (rc)
+            return rc;
+        for (; i < s->p1 && x->pieces[i].soff < hi; i++) {
+            p = &x->pieces[i];
+            uint64_t a = p->soff > lo ? p->soff : lo;
+            uint64_t b = p->soff + p->len < hi ? p->soff + p->len : hi;
+            memcpy(plane_ptr(x, plane, p->uoff + (a - p->soff)),
+                   x->stage + (a - lo) * elem, (size_t)(b - a) * elem);
+            if (p->soff + p->len > hi)
+                break; /* the rest of this piece comes with the next read */
+        }
+        lo = hi;
+    }
+    return RASTER_OK;
+}
+
 /* Fast-path read of span s for planes [plane0, plane0+nb) whose store
  * records start at flat outer index `flat`. */
 static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
@@ -311,6 +368,20 @@ static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
             for (size_t i = s->p0; i < s->p1; i++)
                 fill_cells(plane_ptr(x, plane0 + b, x->pieces[i].uoff),
                            x->pieces[i].len, v->fill, elem);
+            continue;
+        }
+        off_t off = store_offset(x, a, v->store_cells[s->store], flat + b,
+                                 s->lo);
+        if (off < 0) { /* a chunk never written: fill */
+            for (size_t i = s->p0; i < s->p1; i++)
+                fill_cells(plane_ptr(x, plane0 + b, x->pieces[i].uoff),
+                           x->pieces[i].len, v->fill, elem);
+            continue;
+        }
+        if (s->covered * elem < STAGE_PIECE_BYTES * (s->p1 - s->p0)) {
+            int rc = read_staged(x, s, plane0 + b, off);
+            if (rc)
+                return rc;
             continue;
         }
         size_t niov = 0;
@@ -327,14 +398,6 @@ static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
             x->iov[niov++] = (struct iovec){plane_ptr(x, plane0 + b, p->uoff),
                                             p->len * elem};
             cursor = p->soff + p->len;
-        }
-        off_t off = store_offset(x, a, v->store_cells[s->store], flat + b,
-                                 s->lo);
-        if (off < 0) { /* a chunk never written: fill */
-            for (size_t i = s->p0; i < s->p1; i++)
-                fill_cells(plane_ptr(x, plane0 + b, x->pieces[i].uoff),
-                           x->pieces[i].len, v->fill, elem);
-            continue;
         }
         int rc = preadv_all(v->file->fd, x->iov, niov, off, v->name);
         if (rc)
@@ -439,7 +502,8 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     x.tmp_bytes = widest * v->elem * batch;
     x.tmp = raster_malloc(x.tmp_bytes);
     x.junk = raster_malloc(GAP_BYTES + 64);
-    if (!x.tmp || !x.junk) {
+    x.stage = write ? NULL : raster_malloc(STAGE_BYTES);
+    if (!x.tmp || !x.junk || (!write && !x.stage)) {
         rc = raster_fail(RASTER_ENOMEM, "out of memory moving data of %s",
                          v->name);
         goto done;
@@ -487,6 +551,7 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
 done:
     raster_free(x.tmp);
     raster_free(x.junk);
+    raster_free(x.stage);
     raster_free(x.iov);
     raster_free(spans);
     return rc;

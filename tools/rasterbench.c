@@ -1,292 +1,473 @@
 /*
- * rasterbench - region reads measured side by side on the same data:
- *   netcdf  the plain chunked file: nc_get_vara of the region's bounding box
- *           over the outer records, then the mask applied to keep the
- *           region's values (what a user does today; netCDF's default
- *           chunk cache);
- *   raster  the raster file: raster_region_read, packed layout;
- *   floor   pread of exactly the region's bytes from one contiguous file
- *           (written once, beside the raster file): the physical limit.
- * Each measurement runs in a child process, so its peak memory (wait4
- * rusage) is its own; the bytes it read come from /proc/self/io (rchar).
- * Warm runs read once before timing; cold runs evict the files with
- * posix_fadvise(POSIX_FADV_DONTNEED) before each repetition. Medians.
+ * rasterbench - raster against netCDF and against the physical floor, on
+ * the same data in one run (definitions in docs/PERFORMANCE.md):
+ *   region cases  netcdf (plain file: nc_get_vara of the regions' bounding
+ *                 box, then the mask applied), raster (raster_region_read,
+ *                 packed), floor (pread of exactly the regions' bytes from
+ *                 one contiguous file);
+ *   shim cases    a whole-variable read, a thin column band and a
+ *                 record-by-record write, each by an ordinary netCDF call
+ *                 sequence, once on the plain file and once through the
+ *                 preload shim on the raster file.
+ * Every measurement runs in a worker: rasterbench executes itself with
+ * --worker, so a method's peak memory (wait4) and bytes read (rchar) are its
+ * own. With no file arguments it generates (once, cached) a CESM-like
+ * dataset with rastergen and converts it with rasterconvert.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <limits.h>
+#include <math.h>
 #include <netcdf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "benchwork.h"
 #include "cli.h"
 #include "raster.h"
 
-#define MAX_REPS 101
-#define MAX_IDS 16
+#define PROG "rasterbench"
+#define MAX_CASES 64
+#define MAX_RESULTS 512
+
+static char exe_path[PATH_MAX], exe_dir[PATH_MAX];
 
 typedef struct options {
-    const char *plain, *raster, *var, *json;
-    char *cases[64];
-    int ncases;
-    int reps, cold;
+    const char *plain, *raster, *var, *json, *dir, *mask, *size, *chunk;
+    const char *preload;
+    char *cases[MAX_CASES];
+    int ncases, reps, warm, cold, shim, write;
+    size_t thin;
 } options;
 
-typedef struct result {
-    double seconds[MAX_REPS];
-    long long rchar; /* bytes read by the last repetition */
-    long peak_kb;
-    int ok;
-} result;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static long long rchar(void)
-{
-    FILE *f = fopen("/proc/self/io", "r");
-    long long v = -1;
-    char key[64];
-    long long val;
-    while (f && fscanf(f, "%63s %lld", key, &val) == 2)
-        if (strcmp(key, "rchar:") == 0)
-            v = val;
-    if (f)
-        fclose(f);
-    return v;
-}
-
-static void evict(const char *path)
-{
-    int fd = open(path, O_RDONLY);
-    if (fd >= 0) {
-        fdatasync(fd);
-        posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-        close(fd);
-    }
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n)
-{
-    double s[MAX_REPS];
-    memcpy(s, v, (size_t)n * sizeof *v);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
-
-/* What one case reads: the regions, their bounding box, the records. */
+/* One region case: the regions, what they cover. */
 typedef struct region_case {
-    int32_t ids[MAX_IDS];
-    size_t nids, cells, box[4], records;
-    int ndims;
-    size_t shape[32];
-    size_t elem;
+    char label[128];
+    int32_t ids[BENCH_MAX_IDS];
+    size_t nids, cells, box[4];
+    int multi;
 } region_case;
 
-/* ---- the three methods (run in a child) --------------------------------- */
+/* One measured line of the report. */
+typedef struct record {
+    char kase[128];
+    const char *method, *cache, *kind; /* kind: single, multi, full, ... */
+    double median;
+    long long bytes;
+    long peak;
+    size_t region_bytes;
+} record;
 
-static int read_netcdf(const options *o, const region_case *c,
-                       const int32_t *mask, size_t nx)
+static record results[MAX_RESULTS];
+static size_t nresults;
+
+/* ---- running workers ------------------------------------------------------ */
+
+static const char *method_name[BENCH_NMETHODS] = {"netcdf", "raster", "floor",
+                                                  "read", "write"};
+
+static void join_sizes(char *buf, size_t len, const size_t *v, size_t n)
 {
-    int ncid, varid;
-    if (nc_open(o->plain, NC_NOWRITE, &ncid) != NC_NOERR ||
-        nc_inq_varid(ncid, o->var, &varid) != NC_NOERR)
-        return -1;
-    size_t start[32] = {0}, count[32];
-    int nd = c->ndims;
-    for (int i = 0; i < nd - 2; i++)
-        count[i] = c->shape[i];
-    start[nd - 2] = c->box[0];
-    start[nd - 1] = c->box[1];
-    count[nd - 2] = c->box[2] - c->box[0];
-    count[nd - 1] = c->box[3] - c->box[1];
-    size_t bcells = count[nd - 2] * count[nd - 1];
-    unsigned char *box = malloc(c->records * bcells * c->elem);
-    unsigned char *out = malloc(c->records * c->cells * c->elem);
-    int rc = -1;
-    if (box && out && nc_get_vara(ncid, varid, start, count, box) == NC_NOERR) {
-        /* keep the region's values: the mask applied to the box */
-        size_t k = 0;
-        for (size_t r = 0; r < c->records; r++)
-            for (size_t y = c->box[0]; y < c->box[2]; y++)
-                for (size_t x = c->box[1]; x < c->box[3]; x++) {
-                    int32_t id = mask[y * nx + x];
-                    int in = 0;
-                    for (size_t i = 0; i < c->nids; i++)
-                        in |= id == c->ids[i];
-                    if (in)
-                        memcpy(out + k++ * c->elem,
-                               box + (r * bcells +
-                                      (y - c->box[0]) * count[nd - 1] +
-                                      (x - c->box[1])) * c->elem,
-                               c->elem);
-                }
-        rc = k == c->records * c->cells ? 0 : -1;
-    }
-    free(box);
-    free(out);
-    nc_close(ncid);
-    return rc;
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%zu", i ? "," : "",
+                                 v[i]);
 }
 
-static int read_raster(const options *o, const region_case *c)
+/* Runs job j in a worker (with LD_PRELOAD = preload when set, and the
+ * RASTER_* settings of env[]); fills *res, peak memory included. */
+static int run_worker(const bench_job *j, const char *preload,
+                      char *const *env, bench_result *res)
 {
-    raster_file *f;
-    raster_var *v;
-    if (raster_open(o->raster, RASTER_READ, &f) != RASTER_OK)
-        return -1;
-    int rc = -1;
-    size_t ostart[32] = {0};
-    void *out = malloc(c->records * c->cells * c->elem);
-    if (out && raster_var_find(f, o->var, &v) == RASTER_OK &&
-        raster_region_read(v, c->ids, c->nids, ostart, c->shape,
-                           RASTER_LAYOUT_PACKED, out) == RASTER_OK)
-        rc = 0;
-    free(out);
-    raster_close(f);
-    return rc;
-}
-
-static int read_floor(const char *path, const region_case *c)
-{
-    size_t bytes = c->records * c->cells * c->elem;
-    unsigned char *out = malloc(bytes);
-    int fd = open(path, O_RDONLY);
-    int rc = -1;
-    if (out && fd >= 0) {
-        size_t got = 0;
-        while (got < bytes) {
-            ssize_t n = pread(fd, out + got, bytes - got, (off_t)got);
-            if (n <= 0)
-                break;
-            got += (size_t)n;
-        }
-        rc = got == bytes ? 0 : -1;
-    }
-    if (fd >= 0)
-        close(fd);
-    free(out);
-    return rc;
-}
-
-/* Runs one method `reps` times in a child; fills *res. */
-static void measure(const options *o, const region_case *c, int method,
-                    const int32_t *mask, size_t nx, const char *floor_path,
-                    result *res)
-{
+    char m[8], ids[256] = "", box[128], cells[32], hyper[128], shape[128],
+        chunk[128], elem[16], reps[16], cold[4];
+    snprintf(m, sizeof m, "%d", (int)j->method);
+    for (size_t i = 0, used = 0; i < j->nids; i++)
+        used += (size_t)snprintf(ids + used, sizeof ids - used, "%s%d",
+                                 i ? "," : "", (int)j->ids[i]);
+    if (j->nids == 0)
+        snprintf(ids, sizeof ids, "-");
+    join_sizes(box, sizeof box, j->box, 4);
+    join_sizes(hyper, sizeof hyper, j->hyper, 4);
+    join_sizes(shape, sizeof shape, j->shape, 4);
+    join_sizes(chunk, sizeof chunk, j->chunk, 4);
+    snprintf(cells, sizeof cells, "%zu", j->cells);
+    snprintf(elem, sizeof elem, "%zu", j->elem);
+    snprintf(reps, sizeof reps, "%d", j->reps);
+    snprintf(cold, sizeof cold, "%d", j->cold);
+    char *argv[] = {exe_path, "--worker", m, (char *)j->file, (char *)j->var,
+                    (char *)(j->mask_file ? j->mask_file : "-"),
+                    (char *)(j->mask_var ? j->mask_var : "-"), ids, box,
+                    cells, hyper, shape, chunk, elem, reps, cold, NULL};
     int fds[2];
     memset(res, 0, sizeof *res);
     if (pipe(fds) != 0)
-        return;
+        return -1;
+    fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
-        result r;
-        memset(&r, 0, sizeof r);
-        const char *file = method == 0 ? o->plain
-                           : method == 1 ? o->raster : floor_path;
-        int ok = 1;
-        for (int i = -1; i < o->reps && ok; i++) { /* i = -1: warm-up */
-            if (o->cold)
-                evict(file);
-            long long before = rchar();
-            double t0 = now();
-            int st = method == 0 ? read_netcdf(o, c, mask, nx)
-                     : method == 1 ? read_raster(o, c)
-                                   : read_floor(floor_path, c);
-            double dt = now() - t0;
-            ok = st == 0;
-            if (i >= 0)
-                r.seconds[i] = dt;
-            r.rchar = rchar() - before;
-        }
-        r.ok = ok;
-        ssize_t w = write(fds[1], &r, sizeof r);
-        _exit(w == (ssize_t)sizeof r ? 0 : 1);
+        if (dup2(fds[1], STDOUT_FILENO) < 0)
+            _exit(127);
+        unsetenv("LD_PRELOAD");
+        unsetenv("RASTER_MASK");
+        unsetenv("RASTER_VARS");
+        unsetenv("RASTER_CHUNK");
+        if (preload)
+            setenv("LD_PRELOAD", preload, 1);
+        for (size_t i = 0; env && env[i]; i++)
+            putenv(env[i]);
+        execv(exe_path, argv);
+        _exit(127);
     }
     close(fds[1]);
     if (pid < 0) {
         close(fds[0]);
-        return;
+        return -1;
     }
-    ssize_t n = read(fds[0], res, sizeof *res);
+    char text[8192];
+    size_t got = 0;
+    ssize_t n;
+    while (got < sizeof text - 1 &&
+           (n = read(fds[0], text + got, sizeof text - 1 - got)) > 0)
+        got += (size_t)n;
+    text[got] = '\0';
     close(fds[0]);
     int status;
     struct rusage ru;
-    if (wait4(pid, &status, 0, &ru) == pid) {
-        res->peak_kb = ru.ru_maxrss;
-        if (n != (ssize_t)sizeof *res || !WIFEXITED(status) ||
-            WEXITSTATUS(status) != 0)
-            res->ok = 0;
+    if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0)
+        return -1;
+    res->peak_kb = ru.ru_maxrss;
+    /* "ok RCHAR t0 t1 ..." */
+    char *p = text, *end;
+    if (strncmp(p, "ok ", 3) != 0)
+        return -1;
+    p += 3;
+    res->rchar = strtoll(p, &end, 10);
+    for (int i = 0; i < j->reps; i++) {
+        p = end;
+        res->seconds[i] = strtod(p, &end);
+        if (end == p)
+            return -1;
     }
+    res->ok = 1;
+    return 0;
 }
 
-/* ---- driver -------------------------------------------------------------- */
-
-static void usage(FILE *f)
+/* --worker METHOD FILE VAR MASKFILE MASKVAR IDS BOX CELLS HYPER SHAPE CHUNK
+ *          ELEM REPS COLD */
+static int worker_main(int argc, char **argv)
 {
-    fputs(
-"usage: rasterbench --plain PLAIN.nc --raster RASTER.nc --var V\n"
-"                   [--case R[+R...]]... [--reps N] [--cold] [--json FILE]\n"
-"\n"
-"Reads regions of variable V three ways on the same data, each in its own\n"
-"process, and prints median times, bytes read and peak memory:\n"
-"  netcdf  PLAIN.nc (chunked netCDF-4): nc_get_vara of the bounding box of\n"
-"          the regions over all records, then the mask applied (netCDF's\n"
-"          default chunk cache);\n"
-"  raster  RASTER.nc (rasterconvert of PLAIN.nc): raster_region_read,\n"
-"          packed;\n"
-"  floor   pread of exactly the regions' bytes from one contiguous file,\n"
-"          written once beside RASTER.nc (the physical limit).\n"
-"\n"
-"  --case R+R   a region or a set of regions (ids or names); repeatable;\n"
-"               default: every region with at least 1% of the cells\n"
-"  --reps N     timed repetitions after one warm-up (default 5)\n"
-"  --cold       evict the files (posix_fadvise DONTNEED) before each read\n"
-"  --json FILE  also write the results as JSON\n"
-"\n"
-"Exit status: 0 ok, 1 bad input or a failed read, 2 bad usage.\n", f);
+    if (argc != 16)
+        return CLI_EUSAGE;
+    bench_job j = {.method = (bench_method)atoi(argv[2]), .file = argv[3],
+                   .var = argv[4],
+                   .mask_file = strcmp(argv[5], "-") ? argv[5] : NULL,
+                   .mask_var = strcmp(argv[6], "-") ? argv[6] : NULL};
+    size_t n;
+    if (strcmp(argv[7], "-") != 0) {
+        char *save = NULL;
+        for (char *t = strtok_r(argv[7], ",", &save); t;
+             t = strtok_r(NULL, ",", &save)) {
+            if (j.nids == BENCH_MAX_IDS || cli_parse_int32(t, &j.ids[j.nids]))
+                return CLI_EUSAGE;
+            j.nids++;
+        }
+    }
+    if (cli_parse_indices(argv[8], j.box, 4, &n) ||
+        cli_parse_indices(argv[9], &j.cells, 1, &n) ||
+        cli_parse_indices(argv[10], j.hyper, 4, &n) ||
+        cli_parse_indices(argv[11], j.shape, 4, &n) ||
+        cli_parse_indices(argv[12], j.chunk, 4, &n) ||
+        cli_parse_indices(argv[13], &j.elem, 1, &n))
+        return CLI_EUSAGE;
+    j.reps = atoi(argv[14]);
+    j.cold = atoi(argv[15]);
+    if (j.method >= BENCH_NMETHODS || j.reps < 1 ||
+        j.reps >= BENCH_MAX_REPS)
+        return CLI_EUSAGE;
+    bench_result r;
+    if (bench_run(&j, &r) != 0)
+        return CLI_EINPUT;
+    printf("ok %lld", r.rchar);
+    for (int i = 0; i < j.reps; i++)
+        printf(" %.9f", r.seconds[i]);
+    printf("\n");
+    return fflush(stdout) == 0 ? CLI_OK : CLI_EINPUT;
 }
 
-static int parse_case(raster_var *v, char *text, region_case *c)
+/* ---- the dataset ---------------------------------------------------------- */
+
+static int file_exists(const char *path)
 {
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Runs a sibling tool (rastergen, rasterconvert) with its arguments. */
+static int run_tool(char *const *argv)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execv(argv[0], argv);
+        fprintf(stderr, PROG ": cannot run %s: %s\n", argv[0],
+                strerror(errno));
+        _exit(127);
+    }
+    int status;
+    return pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+                   WEXITSTATUS(status) == 0
+               ? 0
+               : -1;
+}
+
+static int make_dir(const char *dir)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+/* The bundled mask, from a build tree or an installed prefix. */
+static const char *default_mask(void)
+{
+    static char path[PATH_MAX + 64];
+    static const char *const where[] = {
+        "%s/../../datasets/masks/pop_basins_2400x3600.nc",
+        "%s/../share/raster/masks/pop_basins_2400x3600.nc"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, where[i], exe_dir);
+        if (file_exists(path)) {
+            strcat(path, ":REGION_MASK");
+            return path;
+        }
+    }
+    return NULL;
+}
+
+static const char *default_preload(void)
+{
+    static char path[PATH_MAX + 64];
+    static const char *const where[] = {
+        "%s/../preload/libraster_preload.so",
+        "%s/../lib/libraster_preload.so",
+        "%s/../lib/x86_64-linux-gnu/libraster_preload.so"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, where[i], exe_dir);
+        if (file_exists(path))
+            return path;
+    }
+    return NULL;
+}
+
+/* Generates (once) the plain and raster files of the dataset in o->dir. */
+static int prepare_dataset(options *o, char *plain, char *raster, size_t len)
+{
+    static char cache[PATH_MAX];
+    if (!o->dir) {
+        const char *env = getenv("RASTER_BENCH_DIR");
+        const char *xdg = getenv("XDG_CACHE_HOME");
+        const char *home = getenv("HOME");
+        if (env && *env)
+            snprintf(cache, sizeof cache, "%s", env);
+        else if (xdg && *xdg)
+            snprintf(cache, sizeof cache, "%s/raster/bench", xdg);
+        else
+            snprintf(cache, sizeof cache, "%s/.cache/raster/bench",
+                     home ? home : "/tmp");
+        o->dir = cache;
+    }
+    if (!o->mask && !(o->mask = default_mask())) {
+        fprintf(stderr, PROG ": the bundled mask was not found; give "
+                "--mask FILE:VAR\n");
+        return -1;
+    }
+    if (make_dir(o->dir) != 0) {
+        fprintf(stderr, PROG ": cannot create %s: %s\n", o->dir,
+                strerror(errno));
+        return -1;
+    }
+    /* the file name says what made it */
+    char tag[256], chunk[64];
+    const char *base = strrchr(o->mask, '/');
+    base = base ? base + 1 : o->mask;
+    snprintf(chunk, sizeof chunk, "%s", o->chunk ? o->chunk : "default");
+    for (char *p = chunk; *p; p++)
+        if (*p == ',')
+            *p = 'x';
+    snprintf(tag, sizeof tag, "cesm_%s_%.*s_%s", o->size,
+             (int)strcspn(base, ".:"), base, chunk);
+    snprintf(plain, len, "%s/%s.nc", o->dir, tag);
+    snprintf(raster, len, "%s/%s.raster.nc", o->dir, tag);
+    char tool[PATH_MAX + 32], tmp[2 * PATH_MAX], maskspec[2 * PATH_MAX];
+    if (!file_exists(plain)) {
+        printf("generating %s (once; cached in %s)\n", plain, o->dir);
+        snprintf(tool, sizeof tool, "%s/rastergen", exe_dir);
+        snprintf(tmp, sizeof tmp, "%s.tmp", plain);
+        char *argv[12] = {tool, "--kind", "cesm", "--mask", (char *)o->mask,
+                          "--size", (char *)o->size, tmp, NULL};
+        if (o->chunk) {
+            argv[7] = "--chunk";
+            argv[8] = (char *)o->chunk;
+            argv[9] = tmp;
+            argv[10] = NULL;
+        }
+        if (run_tool(argv) != 0 || rename(tmp, plain) != 0) {
+            fprintf(stderr, PROG ": generating %s failed\n", plain);
+            unlink(tmp);
+            return -1;
+        }
+    }
+    if (!file_exists(raster)) {
+        printf("converting to %s\n", raster);
+        snprintf(tool, sizeof tool, "%s/rasterconvert", exe_dir);
+        snprintf(maskspec, sizeof maskspec, "%s:REGION_MASK", plain);
+        char *argv[] = {tool, "--mask", maskspec, "--vars", "TEMP", plain,
+                        raster, NULL};
+        if (run_tool(argv) != 0) {
+            fprintf(stderr, PROG ": converting %s failed\n", plain);
+            return -1;
+        }
+    }
+    o->plain = plain;
+    o->raster = raster;
+    o->var = "TEMP";
+    return 0;
+}
+
+/* ---- cases ---------------------------------------------------------------- */
+
+static const char *const basins[5] = {"Southern_Ocean", "Pacific_Ocean",
+                                      "Indian_Ocean", "Atlantic_Ocean",
+                                      "Arctic_Ocean"};
+/* the paper's three-region sets, as positions in basins[] */
+static const int paper_sets[5][3] = {
+    {4, 1, 2}, {1, 2, 3}, {2, 3, 0}, {3, 1, 0}, {0, 1, 4}};
+
+static void short_name(const raster_var *v, int32_t id, char *buf, size_t len)
+{
+    const char *name = raster_mask_region_name(raster_var_mask(v), id);
+    if (!name) {
+        snprintf(buf, len, "%d", (int)id);
+        return;
+    }
+    size_t n = strcspn(name, "_ ");
+    snprintf(buf, len, "%.*s", (int)n, name);
+}
+
+static int finish_case(raster_var *v, region_case *c)
+{
+    c->label[0] = '\0';
+    for (size_t i = 0; i < c->nids; i++) {
+        char s[64];
+        short_name(v, c->ids[i], s, sizeof s);
+        size_t used = strlen(c->label);
+        snprintf(c->label + used, sizeof c->label - used, "%s%s",
+                 i ? "+" : "", s);
+    }
+    c->multi = c->nids > 1;
+    return raster_region_size(v, c->ids, c->nids, RASTER_LAYOUT_PACKED,
+                              &c->cells) == RASTER_OK &&
+                   raster_region_bbox(v, c->ids, c->nids, c->box) ==
+                       RASTER_OK
+               ? 0
+               : -1;
+}
+
+/* The five basins and the paper's sets when the mask names them; else the
+ * five largest regions (id 0, land, aside) and consecutive triples. */
+static int default_cases(raster_var *v, region_case *cases, int *n)
+{
+    int32_t single[5];
+    int found = 0;
+    for (int i = 0; i < 5; i++)
+        found += raster_region_lookup(v, basins[i], &single[found]) ==
+                 RASTER_OK;
+    if (found < 5) {
+        const raster_mesh *mesh = raster_var_mesh(v);
+        if (!mesh)
+            return -1;
+        found = 0;
+        for (int k = 0; k < 5; k++) {
+            size_t best = 0;
+            int32_t id = 0;
+            for (size_t i = 0; i < raster_mesh_nregions(mesh); i++) {
+                raster_region_stats s;
+                raster_mesh_region(mesh, i, &s);
+                int taken = s.id == 0;
+                for (int m = 0; m < found; m++)
+                    taken |= single[m] == s.id;
+                if (!taken && s.cells > best) {
+                    best = s.cells;
+                    id = s.id;
+                }
+            }
+            if (best == 0)
+                break;
+            single[found++] = id;
+        }
+    }
+    *n = 0;
+    for (int i = 0; i < found; i++) {
+        cases[*n].ids[0] = single[i];
+        cases[*n].nids = 1;
+        if (finish_case(v, &cases[(*n)++]) != 0)
+            return -1;
+    }
+    for (int s = 0; found == 5 && s < 5; s++) {
+        for (int k = 0; k < 3; k++)
+            cases[*n].ids[k] = single[paper_sets[s][k]];
+        cases[*n].nids = 3;
+        if (finish_case(v, &cases[(*n)++]) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int parse_case(raster_var *v, const char *text, region_case *c)
+{
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", text);
     char *save = NULL;
     c->nids = 0;
-    for (char *tok = strtok_r(text, "+", &save); tok;
+    for (char *tok = strtok_r(buf, "+", &save); tok;
          tok = strtok_r(NULL, "+", &save)) {
-        if (c->nids == MAX_IDS ||
+        if (c->nids == BENCH_MAX_IDS ||
             raster_region_lookup(v, tok, &c->ids[c->nids]) != RASTER_OK) {
-            fprintf(stderr, "rasterbench: no region '%s'\n", tok);
+            fprintf(stderr, PROG ": no region '%s'\n", tok);
             return -1;
         }
         c->nids++;
     }
-    return c->nids ? 0 : -1;
+    return c->nids ? finish_case(v, c) : -1;
 }
 
-/* Writes the case's packed data into `path`: the floor's contiguous file. */
-static int write_floor(raster_var *v, const region_case *c, const char *path)
+/* The case's packed data, written once as the floor's contiguous file. */
+static int write_floor(raster_var *v, const region_case *c, size_t records,
+                       size_t elem, const size_t *shape, const char *path)
 {
-    size_t bytes = c->records * c->cells * c->elem, ostart[32] = {0};
+    size_t bytes = records * c->cells * elem, ostart[32] = {0};
     void *buf = malloc(bytes ? bytes : 1);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644), rc = -1;
     if (buf && fd >= 0 &&
-        raster_region_read(v, c->ids, c->nids, ostart, c->shape,
+        raster_region_read(v, c->ids, c->nids, ostart, shape,
                            RASTER_LAYOUT_PACKED, buf) == RASTER_OK &&
         write(fd, buf, bytes) == (ssize_t)bytes && fsync(fd) == 0)
         rc = 0;
@@ -296,8 +477,374 @@ static int write_floor(raster_var *v, const region_case *c, const char *path)
     return rc;
 }
 
+static void add_record(const char *kase, const char *method,
+                       const char *cache, const char *kind,
+                       const bench_result *r, int reps, size_t region_bytes)
+{
+    if (nresults == MAX_RESULTS)
+        return;
+    record *x = &results[nresults++];
+    snprintf(x->kase, sizeof x->kase, "%s", kase);
+    x->method = method;
+    x->cache = cache;
+    x->kind = kind;
+    x->median = bench_median(r->seconds, reps);
+    x->bytes = r->rchar;
+    x->peak = r->peak_kb * 1024L;
+    x->region_bytes = region_bytes;
+}
+
+static const record *find(const char *kase, const char *method,
+                          const char *cache)
+{
+    for (size_t i = 0; i < nresults; i++)
+        if (strcmp(results[i].kase, kase) == 0 &&
+            strcmp(results[i].method, method) == 0 &&
+            strcmp(results[i].cache, cache) == 0)
+            return &results[i];
+    return NULL;
+}
+
+/* ---- summary -------------------------------------------------------------- */
+
+typedef struct summary {
+    double single, multi, floor_max, cold_single, cold_floor_max, mem_max,
+        full, thin, write;
+} summary;
+
+static double ratio_of(const char *kase, const char *a, const char *b,
+                       const char *cache)
+{
+    const record *x = find(kase, a, cache), *y = find(kase, b, cache);
+    return x && y && y->median > 0 ? x->median / y->median : NAN;
+}
+
+static summary summarize(void)
+{
+    summary s = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    double lsum[2][2] = {{0, 0}, {0, 0}}; /* [cold][multi] */
+    int ln[2][2] = {{0, 0}, {0, 0}};
+    for (size_t i = 0; i < nresults; i++) {
+        const record *x = &results[i];
+        int multi = strcmp(x->kind, "multi") == 0;
+        if (strcmp(x->method, "raster") != 0 ||
+            (!multi && strcmp(x->kind, "single") != 0))
+            continue;
+        int cold = strcmp(x->cache, "cold") == 0;
+        double sp = ratio_of(x->kase, "netcdf", "raster", x->cache);
+        double fl = ratio_of(x->kase, "raster", "floor", x->cache);
+        if (!isnan(sp)) {
+            lsum[cold][multi] += log(sp);
+            ln[cold][multi]++;
+        }
+        if (!multi && !isnan(fl)) {
+            double *m = cold ? &s.cold_floor_max : &s.floor_max;
+            if (isnan(*m) || fl > *m)
+                *m = fl;
+        }
+        double mem = (double)x->peak /
+                     ((double)x->region_bytes + 32.0 * 1048576.0);
+        if (isnan(s.mem_max) || mem > s.mem_max)
+            s.mem_max = mem;
+    }
+    if (ln[0][0]) s.single = exp(lsum[0][0] / ln[0][0]);
+    if (ln[0][1]) s.multi = exp(lsum[0][1] / ln[0][1]);
+    if (ln[1][0]) s.cold_single = exp(lsum[1][0] / ln[1][0]);
+    s.full = ratio_of("full variable", "plain", "shim", "warm");
+    s.thin = ratio_of("thin column band", "plain", "shim", "warm");
+    s.write = ratio_of("record-by-record write", "plain", "shim", "warm");
+    return s;
+}
+
+static void json_number(FILE *f, double v)
+{
+    if (isnan(v))
+        fputs("null", f);
+    else
+        fprintf(f, "%.6g", v);
+}
+
+static void print_summary(const summary *s)
+{
+    struct { const char *name; double v, target; int at_least; } rows[] = {
+        {"single_speedup_geomean", s->single, 8, 1},
+        {"multi_speedup_geomean", s->multi, 8, 1},
+        {"floor_ratio_max", s->floor_max, 1.5, 0},
+        {"cold_speedup_geomean", s->cold_single, 2.5, 1},
+        {"cold_floor_ratio_max", s->cold_floor_max, 1.5, 0},
+        {"packed_mem_ratio_max", s->mem_max, 1.1, 0},
+        {"full_read_ratio", s->full, 1.0, 1},
+        {"thin_hyperslab_ratio", s->thin, 1.0, 1},
+        {"write_ratio", s->write, 1.0, 1},
+    };
+    printf("\nsummary                        value   target\n");
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const char *mark = isnan(rows[i].v) ? "not measured"
+                           : (rows[i].at_least ? rows[i].v >= rows[i].target
+                                               : rows[i].v <= rows[i].target)
+                               ? "met"
+                               : "MISSED";
+        printf("%-26s %9.3f   %s %-4g %s\n", rows[i].name, rows[i].v,
+               rows[i].at_least ? ">=" : "<=", rows[i].target, mark);
+    }
+}
+
+static int write_json(const options *o, const summary *s, const size_t *shape,
+                      int nd, size_t elem)
+{
+    FILE *f = fopen(o->json, "w");
+    if (!f) {
+        fprintf(stderr, PROG ": %s: %s\n", o->json, strerror(errno));
+        return -1;
+    }
+    fputs("{\"dataset\":{\"plain\":", f);
+    cli_json_string(f, o->plain);
+    fputs(",\"raster\":", f);
+    cli_json_string(f, o->raster);
+    fputs(",\"var\":", f);
+    cli_json_string(f, o->var);
+    fputs(",\"shape\":[", f);
+    size_t bytes = elem;
+    for (int i = 0; i < nd; i++) {
+        fprintf(f, "%s%zu", i ? "," : "", shape[i]);
+        bytes *= shape[i];
+    }
+    fprintf(f, "],\"bytes\":%zu,\"reps\":%d,\"cpus\":%ld}", bytes, o->reps,
+            sysconf(_SC_NPROCESSORS_ONLN));
+    fputs(",\"cases\":[", f);
+    for (size_t i = 0; i < nresults; i++) {
+        const record *x = &results[i];
+        fputs(i ? ",{\"case\":" : "{\"case\":", f);
+        cli_json_string(f, x->kase);
+        fprintf(f, ",\"kind\":\"%s\",\"method\":\"%s\",\"cache\":\"%s\","
+                "\"median_s\":%.6f,\"bytes_read\":%lld,\"peak_rss\":%ld,"
+                "\"region_bytes\":%zu}", x->kind, x->method, x->cache,
+                x->median, x->bytes, x->peak, x->region_bytes);
+    }
+    fputs("],\"summary\":{", f);
+    const char *names[9] = {"single_speedup_geomean", "multi_speedup_geomean",
+                            "floor_ratio_max", "cold_speedup_geomean",
+                            "cold_floor_ratio_max", "packed_mem_ratio_max",
+                            "full_read_ratio", "thin_hyperslab_ratio",
+                            "write_ratio"};
+    double vals[9] = {s->single, s->multi, s->floor_max, s->cold_single,
+                      s->cold_floor_max, s->mem_max, s->full, s->thin,
+                      s->write};
+    for (int i = 0; i < 9; i++) {
+        fprintf(f, "%s\"%s\":", i ? "," : "", names[i]);
+        json_number(f, vals[i]);
+    }
+    fputs("}}\n", f);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+/* ---- driver --------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+    fputs(
+"usage: rasterbench [--dir DIR] [--mask FILE:VAR] [--size SIZE] [--chunk C]\n"
+"                   [--case R[+R...]]... [--reps N] [--warm|--cold]\n"
+"                   [--no-shim] [--no-write] [--thin W] [--json FILE]\n"
+"       rasterbench --plain PLAIN.nc --raster RASTER.nc --var V [options]\n"
+"\n"
+"Measures, on the same data in one run, each in its own process (median\n"
+"time, bytes read, peak memory):\n"
+"  region cases  netcdf: nc_get_vara of the regions' bounding box over all\n"
+"                records, then the mask applied (netCDF's default chunk\n"
+"                cache); raster: raster_region_read, packed; floor: pread\n"
+"                of exactly the regions' bytes from one contiguous file\n"
+"  full variable, thin column band (W columns, all rows), record-by-record\n"
+"                write: the same netCDF calls on the plain file and through\n"
+"                the preload shim on the raster file\n"
+"\n"
+"Without --plain/--raster it generates (once, cached in DIR) a CESM-like\n"
+"file with rastergen on the mask (default: the bundled 2400 x 3600 POP\n"
+"basins, size medium, ~1 GB, chunks 1 x depth x 50 x 50) and converts it.\n"
+"\n"
+"  --dir DIR      cache (default $RASTER_BENCH_DIR, else\n"
+"                 $XDG_CACHE_HOME/raster/bench or ~/.cache/raster/bench)\n"
+"  --mask F:V     region mask of the generated data\n"
+"  --size SIZE    tiny, small, medium (default) or paper (rastergen)\n"
+"  --chunk C      rastergen's --chunk (e.g. 30,50,50)\n"
+"  --case R+R     a region or a set of regions (ids or names); repeatable.\n"
+"                 Default: the five basins and the paper's three-region\n"
+"                 sets, or the five largest regions\n"
+"  --reps N       timed repetitions (default 5; warm runs read once first)\n"
+"  --warm/--cold  only page-cache-hot, or only evicted (POSIX_FADV_DONTNEED\n"
+"                 before each repetition), runs; default both\n"
+"  --no-shim      skip the shim cases; --no-write skips the write only\n"
+"  --preload SO   the shim (default: found beside the tools)\n"
+"  --thin W       width of the thin column band (default 1)\n"
+"  --json FILE    also write the results and the summary as JSON\n"
+"\n"
+"Exit status: 0 ok, 1 bad input or a failed measurement, 2 bad usage.\n",
+        f);
+}
+
+static int measure_regions(const options *o, raster_var *v,
+                           const region_case *cases, int ncases,
+                           size_t records, size_t elem, const size_t *shape,
+                           const char *mask_file, const char *mask_var)
+{
+    char floor_path[PATH_MAX + 16];
+    snprintf(floor_path, sizeof floor_path, "%s.floor", o->raster);
+    printf("%-24s %5s %9s %8s %8s %8s %7s %6s %12s %12s %7s\n", "regions",
+           "cache", "cells", "netcdf_s", "raster_s", "floor_s", "speedup",
+           "floor", "netcdf_B", "raster_B", "mem");
+    int status = 0;
+    for (int k = 0; k < ncases && status == 0; k++) {
+        const region_case *c = &cases[k];
+        if (write_floor(v, c, records, elem, shape, floor_path) != 0) {
+            fprintf(stderr, PROG ": %s: writing the floor file failed\n",
+                    c->label);
+            status = -1;
+            break;
+        }
+        size_t region_bytes = records * c->cells * elem;
+        for (int cold = 0; cold < 2 && status == 0; cold++) {
+            if ((cold && !o->cold) || (!cold && !o->warm))
+                continue;
+            const char *cache = cold ? "cold" : "warm";
+            bench_result r[3];
+            for (int m = 0; m < 3 && status == 0; m++) {
+                bench_job j = {.method = (bench_method)m,
+                               .file = m == 0 ? o->plain
+                                       : m == 1 ? o->raster : floor_path,
+                               .var = o->var, .mask_file = mask_file,
+                               .mask_var = mask_var, .nids = c->nids,
+                               .cells = c->cells, .elem = elem,
+                               .reps = o->reps, .cold = cold};
+                memcpy(j.ids, c->ids, sizeof j.ids);
+                memcpy(j.box, c->box, sizeof j.box);
+                if (run_worker(&j, NULL, NULL, &r[m]) != 0) {
+                    fprintf(stderr, PROG ": %s: the %s read failed\n",
+                            c->label, method_name[m]);
+                    status = -1;
+                    break;
+                }
+                add_record(c->label, method_name[m], cache,
+                           c->multi ? "multi" : "single", &r[m], o->reps,
+                           region_bytes);
+            }
+            if (status)
+                break;
+            double t[3];
+            for (int m = 0; m < 3; m++)
+                t[m] = bench_median(r[m].seconds, o->reps);
+            printf("%-24.24s %5s %9zu %8.4f %8.4f %8.4f %6.2fx %5.2fx %12lld "
+                   "%12lld %6.2fx\n", c->label, cache, c->cells, t[0], t[1],
+                   t[2], t[0] / t[1], t[1] / t[2], r[0].rchar, r[1].rchar,
+                   (double)r[1].peak_kb * 1024.0 /
+                       ((double)region_bytes + 32.0 * 1048576.0));
+        }
+    }
+    unlink(floor_path);
+    printf("(speedup = netcdf/raster; floor = raster/floor; mem = raster peak "
+           "RSS / (region bytes + 32 MiB); bytes: rchar)\n");
+    return status;
+}
+
+/* plain (no shim) against shim (LD_PRELOAD) for one READ or WRITE job. */
+static int measure_pair(const options *o, const char *label,
+                        const char *cache, bench_job j, const char *shim_file,
+                        char *const *shim_env)
+{
+    bench_result plain, shim;
+    const char *plain_file = j.file;
+    if (run_worker(&j, NULL, NULL, &plain) != 0) {
+        fprintf(stderr, PROG ": %s: the plain run failed\n", label);
+        return -1;
+    }
+    j.file = shim_file;
+    if (run_worker(&j, o->preload, shim_env, &shim) != 0) {
+        fprintf(stderr, PROG ": %s: the shim run failed\n", label);
+        return -1;
+    }
+    (void)plain_file;
+    const char *kind = j.method == BENCH_WRITE ? "write" : "read";
+    add_record(label, "plain", cache, kind, &plain, o->reps, 0);
+    add_record(label, "shim", cache, kind, &shim, o->reps, 0);
+    double a = bench_median(plain.seconds, o->reps);
+    double b = bench_median(shim.seconds, o->reps);
+    printf("%-24s %5s %9.4f %9.4f %7.2fx %12lld %12lld %7.1f %7.1f\n", label,
+           cache, a, b, a / b, plain.rchar, shim.rchar,
+           (double)plain.peak_kb / 1024.0, (double)shim.peak_kb / 1024.0);
+    return 0;
+}
+
+static int measure_shim(const options *o, size_t ny, size_t nx, size_t elem,
+                        const size_t *shape, int nd, const char *mask_spec,
+                        const char *mask_file, const char *mask_var)
+{
+    if (!o->preload) {
+        printf("\n(shim cases skipped: libraster_preload.so not found; give "
+               "--preload)\n");
+        return 0;
+    }
+    printf("\n%-24s %5s %9s %9s %8s %12s %12s %7s %7s\n", "through the shim",
+           "cache", "plain_s", "shim_s", "ratio", "plain_B", "shim_B",
+           "plainMB", "shimMB");
+    int status = 0;
+    for (int cold = 0; cold < 2 && status == 0; cold++) {
+        if ((cold && !o->cold) || (!cold && !o->warm))
+            continue;
+        const char *cache = cold ? "cold" : "warm";
+        bench_job j = {.method = BENCH_READ, .file = o->plain, .var = o->var,
+                       .elem = elem, .reps = o->reps, .cold = cold,
+                       .hyper = {0, 0, ny, nx}};
+        status = measure_pair(o, "full variable", cache, j, o->raster, NULL);
+        size_t w = o->thin < nx ? o->thin : nx;
+        j.hyper[1] = nx / 2 < nx - w ? nx / 2 : nx - w;
+        j.hyper[3] = w;
+        if (status == 0)
+            status = measure_pair(o, "thin column band", cache, j, o->raster,
+                                  NULL);
+    }
+    if (status == 0 && o->write && o->warm && nd == 4) {
+        static char env_mask[PATH_MAX + 64], env_vars[NC_MAX_NAME + 16];
+        snprintf(env_mask, sizeof env_mask, "RASTER_MASK=%s", mask_spec);
+        snprintf(env_vars, sizeof env_vars, "RASTER_VARS=%s", o->var);
+        char *env[] = {env_mask, env_vars, NULL};
+        char plain_out[PATH_MAX + 32], shim_out[PATH_MAX + 32];
+        snprintf(plain_out, sizeof plain_out, "%s.write-plain.nc", o->raster);
+        snprintf(shim_out, sizeof shim_out, "%s.write-shim.nc", o->raster);
+        bench_job j = {.method = BENCH_WRITE, .file = plain_out,
+                       .var = o->var, .mask_file = mask_file,
+                       .mask_var = mask_var, .elem = elem, .reps = o->reps};
+        memcpy(j.shape, shape, 4 * sizeof *shape);
+        /* the plain file's own chunk shape */
+        int ncid, varid, storage;
+        if (nc_open(o->plain, NC_NOWRITE, &ncid) != NC_NOERR ||
+            nc_inq_varid(ncid, o->var, &varid) != NC_NOERR ||
+            nc_inq_var_chunking(ncid, varid, &storage, j.chunk) != NC_NOERR ||
+            storage != NC_CHUNKED) {
+            j.chunk[0] = 1;
+            j.chunk[1] = shape[1];
+            j.chunk[2] = ny < 50 ? ny : 50;
+            j.chunk[3] = nx < 50 ? nx : 50;
+        }
+        nc_close(ncid);
+        status = measure_pair(o, "record-by-record write", "warm", j,
+                              shim_out, env);
+    }
+    printf("(ratio = plain time / shim time; MB: peak RSS)\n");
+    return status;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "--worker") == 0)
+        return worker_main(argc, argv);
+    ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+    if (n <= 0) {
+        fprintf(stderr, PROG ": cannot find its own executable\n");
+        return CLI_EINPUT;
+    }
+    exe_path[n] = '\0';
+    snprintf(exe_dir, sizeof exe_dir, "%s", exe_path);
+    *strrchr(exe_dir, '/') = '\0';
+
     static const struct option longopts[] = {
         {"plain", required_argument, NULL, 'p'},
         {"raster", required_argument, NULL, 'r'},
@@ -305,148 +852,143 @@ int main(int argc, char **argv)
         {"case", required_argument, NULL, 'c'},
         {"reps", required_argument, NULL, 'n'},
         {"cold", no_argument, NULL, 'C'},
+        {"warm", no_argument, NULL, 'W'},
         {"json", required_argument, NULL, 'j'},
+        {"dir", required_argument, NULL, 'd'},
+        {"mask", required_argument, NULL, 'm'},
+        {"size", required_argument, NULL, 's'},
+        {"chunk", required_argument, NULL, 'k'},
+        {"preload", required_argument, NULL, 'P'},
+        {"no-shim", no_argument, NULL, 'S'},
+        {"no-write", no_argument, NULL, 'w'},
+        {"thin", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    options o = {.reps = 5};
-    int opt;
+    options o = {.reps = 5, .size = "medium", .shim = 1, .write = 1,
+                 .thin = 1};
+    int opt, warm_only = 0, cold_only = 0;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (opt) {
         case 'p': o.plain = optarg; break;
         case 'r': o.raster = optarg; break;
         case 'v': o.var = optarg; break;
         case 'c':
-            if (o.ncases < 64)
-                o.cases[o.ncases++] = optarg;
+            if (o.ncases == MAX_CASES) {
+                fprintf(stderr, PROG ": at most %d --case\n", MAX_CASES);
+                return CLI_EUSAGE;
+            }
+            o.cases[o.ncases++] = optarg;
             break;
         case 'n': o.reps = atoi(optarg); break;
-        case 'C': o.cold = 1; break;
+        case 'C': cold_only = 1; break;
+        case 'W': warm_only = 1; break;
         case 'j': o.json = optarg; break;
+        case 'd': o.dir = optarg; break;
+        case 'm': o.mask = optarg; break;
+        case 's': o.size = optarg; break;
+        case 'k': o.chunk = optarg; break;
+        case 'P': o.preload = optarg; break;
+        case 'S': o.shim = 0; break;
+        case 'w': o.write = 0; break;
+        case 't':
+            if (cli_parse_sizes(optarg, &o.thin, 1, &(size_t){0}) != 0) {
+                fprintf(stderr, PROG ": --thin wants a positive width\n");
+                return CLI_EUSAGE;
+            }
+            break;
         case 'h': usage(stdout); return CLI_OK;
         default: usage(stderr); return CLI_EUSAGE;
         }
     }
-    if (!o.plain || !o.raster || !o.var || optind < argc || o.reps < 1 ||
-        o.reps > MAX_REPS - 1) {
-        fprintf(stderr, "rasterbench: --plain, --raster and --var are "
-                "required; --reps 1..%d (try --help)\n", MAX_REPS - 1);
+    o.warm = !cold_only || warm_only;
+    o.cold = !warm_only || cold_only;
+    if (optind < argc || o.reps < 1 || o.reps >= BENCH_MAX_REPS ||
+        (!o.plain != !o.raster) || (o.plain && !o.var)) {
+        fprintf(stderr, PROG ": --plain, --raster and --var go together; "
+                "--reps 1..%d (try --help)\n", BENCH_MAX_REPS - 1);
         return CLI_EUSAGE;
     }
+    char plain[PATH_MAX + 64], rasterf[PATH_MAX + 64];
+    if (!o.plain && prepare_dataset(&o, plain, rasterf, sizeof plain) != 0)
+        return CLI_EINPUT;
+    if (o.shim && !o.preload) {
+        const char *env = getenv("RASTER_PRELOAD");
+        o.preload = env && *env ? env : default_preload();
+    }
+    if (!o.shim)
+        o.preload = NULL;
+
     raster_file *f;
     raster_var *v;
     int rc = raster_open(o.raster, RASTER_READ, &f);
     if (rc == RASTER_OK)
         rc = raster_var_find(f, o.var, &v);
     if (rc != RASTER_OK) {
-        fprintf(stderr, "rasterbench: %s: %s\n", raster_strerror(rc),
+        fprintf(stderr, PROG ": %s: %s\n", raster_strerror(rc),
                 raster_errmsg());
         return CLI_EINPUT;
     }
-    const raster_mesh *mesh = raster_var_mesh(v);
-    const raster_mask *mask = raster_var_mask(v);
-    size_t ny, nx, shape[32], elem = 0, records = 1;
+    size_t shape[32], elem = 0, records = 1;
     int nd = raster_var_ndims(v);
-    raster_mask_shape(mask, &ny, &nx);
     raster_var_dims(v, NULL, shape, NULL);
     nc_inq_type(raster_file_ncid(f), raster_var_type(v), NULL, &elem);
     for (int i = 0; i < nd - 2; i++)
         records *= shape[i];
-    /* default cases: every region with at least 1% of the cells */
-    char defaults[64][16];
-    if (o.ncases == 0) {
-        for (size_t i = 0; i < raster_mesh_nregions(mesh) && o.ncases < 64;
-             i++) {
-            raster_region_stats s;
-            raster_mesh_region(mesh, i, &s);
-            if (s.cells * 100 >= ny * nx) {
-                snprintf(defaults[o.ncases], 16, "%d", (int)s.id);
-                o.cases[o.ncases] = defaults[o.ncases];
-                o.ncases++;
-            }
-        }
+    size_t ny = shape[nd - 2], nx = shape[nd - 1];
+    /* the mask the netcdf method applies: the plain file's own, else the
+     * one named by --mask */
+    char mask_spec[PATH_MAX + 64], *mask_file = NULL, *mask_var = NULL;
+    int ncid, mid;
+    if (nc_open(o.plain, NC_NOWRITE, &ncid) == NC_NOERR) {
+        if (nc_inq_varid(ncid, "REGION_MASK", &mid) == NC_NOERR)
+            snprintf(mask_spec, sizeof mask_spec, "%s:REGION_MASK", o.plain);
+        else if (o.mask)
+            snprintf(mask_spec, sizeof mask_spec, "%s", o.mask);
+        else
+            mask_spec[0] = '\0';
+        nc_close(ncid);
+    } else {
+        mask_spec[0] = '\0';
     }
-    char floor_path[4096];
-    snprintf(floor_path, sizeof floor_path, "%s.floor", o.raster);
-    FILE *json = o.json ? fopen(o.json, "w") : NULL;
-    if (o.json && !json) {
-        fprintf(stderr, "rasterbench: %s: %s\n", o.json, strerror(errno));
+    if (!mask_spec[0] || cli_split_spec(mask_spec, &mask_file, &mask_var)) {
+        fprintf(stderr, PROG ": %s has no REGION_MASK; give --mask FILE:VAR\n",
+                o.plain);
         raster_close(f);
         return CLI_EINPUT;
     }
-    if (json)
-        fprintf(json, "{\"plain\":\"%s\",\"raster\":\"%s\",\"var\":\"%s\","
-                "\"cache\":\"%s\",\"reps\":%d,\"cases\":[", o.plain,
-                o.raster, o.var, o.cold ? "cold" : "warm", o.reps);
-    printf("%s reads of %s, %zu records of %zu x %zu, median of %d\n",
-           o.cold ? "cold" : "warm", o.var, records, ny, nx, o.reps);
-    printf("%-30s %9s %6s %12s %12s %9s %9s %9s %8s %8s\n", "regions",
-           "cells", "DRR", "netcdf_B", "raster_B", "netcdf_s", "raster_s",
-           "floor_s", "speedup", "mem");
-    int status = CLI_OK;
-    for (int k = 0; k < o.ncases && status == CLI_OK; k++) {
-        region_case c = {.records = records, .ndims = nd, .elem = elem};
-        memcpy(c.shape, shape, sizeof shape);
-        char label[256];
-        snprintf(label, sizeof label, "%s", o.cases[k]);
-        char text[256];
-        snprintf(text, sizeof text, "%s", o.cases[k]);
-        if (parse_case(v, text, &c) != 0 ||
-            raster_region_size(v, c.ids, c.nids, RASTER_LAYOUT_PACKED,
-                               &c.cells) != RASTER_OK ||
-            raster_region_bbox(v, c.ids, c.nids, c.box) != RASTER_OK ||
-            write_floor(v, &c, floor_path) != 0) {
-            fprintf(stderr, "rasterbench: case %s: %s\n", label,
-                    raster_errmsg());
-            status = CLI_EINPUT;
-            break;
-        }
-        /* names for the label, and the paper's DRR of a single region */
-        if (c.nids == 1) {
-            const char *name = raster_mask_region_name(mask, c.ids[0]);
-            if (name)
-                snprintf(label, sizeof label, "%s", name);
-        }
-        double drr = 0;
-        raster_region_stats st;
-        if (c.nids == 1 &&
-            raster_mesh_region_stats(mesh, c.ids[0], &st) == RASTER_OK)
-            drr = st.data_reduction_rate;
-        result r[3];
-        for (int m = 0; m < 3; m++)
-            measure(&o, &c, m, raster_mask_values(mask), nx, floor_path,
-                    &r[m]);
-        if (!r[0].ok || !r[1].ok || !r[2].ok) {
-            fprintf(stderr, "rasterbench: case %s: a read failed\n", label);
-            status = CLI_EINPUT;
-            break;
-        }
-        double t[3];
-        for (int m = 0; m < 3; m++)
-            t[m] = median(r[m].seconds, o.reps);
-        printf("%-30.30s %9zu %6.2f %12lld %12lld %9.4f %9.4f %9.4f %7.2fx "
-               "%7.2fx\n", label, c.cells, drr, r[0].rchar, r[1].rchar, t[0],
-               t[1], t[2], t[0] / t[1],
-               (double)r[0].peak_kb / (double)r[1].peak_kb);
-        if (json) {
-            static const char *names[3] = {"netcdf", "raster", "floor"};
-            for (int m = 0; m < 3; m++)
-                fprintf(json, "%s{\"case\":\"%s\",\"method\":\"%s\","
-                        "\"cache\":\"%s\",\"cells\":%zu,\"median_s\":%.6f,"
-                        "\"bytes_read\":%lld,\"peak_rss\":%ld}",
-                        k || m ? "," : "", label, names[m],
-                        o.cold ? "cold" : "warm", c.cells, t[m], r[m].rchar,
-                        r[m].peak_kb * 1024L);
-        }
+    region_case cases[MAX_CASES];
+    int ncases = 0, status = CLI_OK;
+    if (o.ncases) {
+        for (int k = 0; k < o.ncases && status == CLI_OK; k++)
+            if (parse_case(v, o.cases[k], &cases[ncases++]) != 0)
+                status = CLI_EINPUT;
+    } else if (default_cases(v, cases, &ncases) != 0) {
+        fprintf(stderr, PROG ": %s\n", raster_errmsg());
+        status = CLI_EINPUT;
     }
-    printf("(speedup = netcdf time / raster time; mem = netcdf peak RSS / "
-           "raster peak RSS; bytes from /proc/self/io rchar)\n");
-    if (json) {
-        fprintf(json, "]}\n");
-        if (fclose(json) != 0)
+    if (status == CLI_OK) {
+        printf("%s: %s", o.raster, o.var);
+        for (int i = 0; i < nd; i++)
+            printf("%s%zu", i ? " x " : " ", shape[i]);
+        printf(" (%zu records of %zu x %zu, %.2f GB), median of %d\n",
+               records, ny, nx, (double)(records * ny * nx * elem) / 1e9,
+               o.reps);
+        if (measure_regions(&o, v, cases, ncases, records, elem, shape,
+                            mask_file, mask_var) != 0)
             status = CLI_EINPUT;
     }
-    unlink(floor_path);
     raster_close(f);
+    if (status == CLI_OK && o.shim &&
+        measure_shim(&o, ny, nx, elem, shape, nd, mask_spec, mask_file,
+                     mask_var) != 0)
+        status = CLI_EINPUT;
+    summary s = summarize();
+    if (status == CLI_OK)
+        print_summary(&s);
+    if (status == CLI_OK && o.json && write_json(&o, &s, shape, nd, elem))
+        status = CLI_EINPUT;
+    free(mask_file);
+    free(mask_var);
     return status;
 }

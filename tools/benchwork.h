@@ -1,0 +1,58 @@
+/*
+ * benchwork.h - the measured operations of rasterbench. Each runs inside a
+ * worker: rasterbench executes itself with --worker, so that a method's
+ * peak memory (wait4 rusage) and bytes read (/proc/self/io) are its own,
+ * and so that shim methods run with LD_PRELOAD set from process start.
+ */
+#ifndef RASTER_BENCHWORK_H
+#define RASTER_BENCHWORK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define BENCH_MAX_IDS 16
+#define BENCH_MAX_REPS 101
+
+typedef enum bench_method {
+    BENCH_NETCDF,     /* plain file: nc_get_vara of the box, mask applied */
+    BENCH_RASTER,     /* raster file: raster_region_read, packed */
+    BENCH_FLOOR,      /* pread of exactly the region's bytes */
+    BENCH_READ,       /* nc_get_vara of a hyperslab (plain, or via shim) */
+    BENCH_WRITE,      /* nc_put_vara record by record (plain, or via shim) */
+    BENCH_NMETHODS
+} bench_method;
+
+/* What a worker does; the same fields travel on its command line. */
+typedef struct bench_job {
+    bench_method method;
+    const char *file;       /* the file read, or written (WRITE) */
+    const char *var;
+    const char *mask_file, *mask_var; /* NETCDF: the mask, read untimed */
+    int32_t ids[BENCH_MAX_IDS];
+    size_t nids;
+    size_t box[4];          /* NETCDF: y0 x0 y1 x1 of the regions' box */
+    size_t cells;           /* NETCDF, FLOOR: cells per plane */
+    size_t hyper[4];        /* READ: y0 x0 h w over all outer indices */
+    size_t shape[4];        /* WRITE: time z y x; READ/NETCDF: outer too */
+    size_t chunk[4];        /* WRITE: chunk shape of the variable */
+    size_t elem;            /* bytes per value (float: 4) */
+    int reps, cold;
+} bench_job;
+
+typedef struct bench_result {
+    double seconds[BENCH_MAX_REPS];
+    long long rchar;        /* bytes read by the last repetition */
+    long peak_kb;           /* filled by the parent from wait4 */
+    int ok;
+} bench_result;
+
+/* Runs `job` in this process: one untimed warm-up (warm runs), then
+ * job->reps timed repetitions. 0 on success; -1 with a message on stderr. */
+int bench_run(const bench_job *job, bench_result *res);
+
+/* Evicts a file from the page cache (fdatasync, POSIX_FADV_DONTNEED). */
+void bench_evict(const char *path);
+
+double bench_median(const double *v, int n);
+
+#endif
