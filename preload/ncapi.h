@@ -31,32 +31,37 @@ int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
                              int *chunksizesp);
 
 /* X(name, (parameters), (arguments)) for every wrapped call outside the data
- * family; all return int. */
-#define NCAPI_CALLS(X)                                                        \
-    X(nc_create, (const char *path, int cmode, int *ncidp),                   \
-      (path, cmode, ncidp))                                                   \
-    X(nc__create, (const char *path, int cmode, size_t initialsz,             \
-                   size_t *chunksizehintp, int *ncidp),                       \
-      (path, cmode, initialsz, chunksizehintp, ncidp))                        \
+ * family; all return int. The opening calls come first, each with a `path`
+ * and an `ncidp` parameter (route.c looks at the files they open). */
+#define NCAPI_CALLS(X) NCAPI_OPEN_CALLS(X) NCAPI_OTHER_CALLS(X)
+
+#define NCAPI_OPEN_CALLS(X)                                                   \
     X(nc_open, (const char *path, int mode, int *ncidp), (path, mode, ncidp)) \
     X(nc__open, (const char *path, int mode, size_t *chunksizehintp,          \
                  int *ncidp),                                                 \
       (path, mode, chunksizehintp, ncidp))                                    \
-    X(nc__create_mp, (const char *path, int cmode, size_t initialsz,          \
-                      int basepe, size_t *chunksizehintp, int *ncidp),        \
-      (path, cmode, initialsz, basepe, chunksizehintp, ncidp))                \
     X(nc__open_mp, (const char *path, int mode, int basepe,                   \
                     size_t *chunksizehintp, int *ncidp),                      \
       (path, mode, basepe, chunksizehintp, ncidp))                            \
-    X(nc_create_mem, (const char *path, int mode, size_t initialsize,         \
-                      int *ncidp),                                            \
-      (path, mode, initialsize, ncidp))                                       \
     X(nc_open_mem, (const char *path, int mode, size_t size, void *memory,    \
                     int *ncidp),                                              \
       (path, mode, size, memory, ncidp))                                      \
     X(nc_open_memio, (const char *path, int mode, NC_memio *info,             \
                       int *ncidp),                                            \
-      (path, mode, info, ncidp))                                              \
+      (path, mode, info, ncidp))
+
+#define NCAPI_OTHER_CALLS(X)                                                  \
+    X(nc_create, (const char *path, int cmode, int *ncidp),                   \
+      (path, cmode, ncidp))                                                   \
+    X(nc__create, (const char *path, int cmode, size_t initialsz,             \
+                   size_t *chunksizehintp, int *ncidp),                       \
+      (path, cmode, initialsz, chunksizehintp, ncidp))                        \
+    X(nc__create_mp, (const char *path, int cmode, size_t initialsz,          \
+                      int basepe, size_t *chunksizehintp, int *ncidp),        \
+      (path, cmode, initialsz, basepe, chunksizehintp, ncidp))                \
+    X(nc_create_mem, (const char *path, int mode, size_t initialsize,         \
+                      int *ncidp),                                            \
+      (path, mode, initialsize, ncidp))                                       \
     X(nc_close, (int ncid), (ncid))                                           \
     X(nc_abort, (int ncid), (ncid))                                           \
     X(nc_enddef, (int ncid), (ncid))                                          \
@@ -142,32 +147,37 @@ int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
                              int *chunksizesp);
 
 /* X(name, (parameters), (arguments)) for every wrapped call outside the data
- * family; all return int. */
-#define NCAPI_CALLS(X)                                                        \
-    X(nc_create, (const char *path, int cmode, int *ncidp),                   \
-      (path, cmode, ncidp))                                                   \
-    X(nc__create, (const char *path, int cmode, size_t initialsz,             \
-                   size_t *chunksizehintp, int *ncidp),                       \
-      (path, cmode, initialsz, chunksizehintp, ncidp))                        \
+ * family; all return int. The opening calls come first, each with a `path`
+ * and an `ncidp` parameter (route.c looks at the files they open). */
+#define NCAPI_CALLS(X) NCAPI_OPEN_CALLS(X) NCAPI_OTHER_CALLS(X)
+
+#define NCAPI_OPEN_CALLS(X)                                                   \
     X(nc_open, (const char *path, int mode, int *ncidp), (path, mode, ncidp)) \
     X(nc__open, (const char *path, int mode, size_t *chunksizehintp,          \
                  int *ncidp),                                                 \
       (path, mode, chunksizehintp, ncidp))                                    \
-    X(nc__create_mp, (const char *path, int cmode, size_t initialsz,          \
-                      int basepe, size_t *chunksizehintp, int *ncidp),        \
-      (path, cmode, initialsz, basepe, chunksizehintp, ncidp))                \
     X(nc__open_mp, (const char *path, int mode, int basepe,                   \
                     size_t *chunksizehintp, int *ncidp),                      \
       (path, mode, basepe, chunksizehintp, ncidp))                            \
-    X(nc_create_mem, (const char *path, int mode, size_t initialsize,         \
-                      int *ncidp),                                            \
-      (path, mode, initialsize, ncidp))                                       \
     X(nc_open_mem, (const char *path, int mode, size_t size, void *memory,    \
                     int *ncidp),                                              \
       (path, mode, size, memory, ncidp))                                      \
     X(nc_open_memio, (const char *path, int mode, NC_memio *info,             \
                       int *ncidp),                                            \
-      (path, mode, info, ncidp))                                              \
+      (path, mode, info, ncidp))
+
+#define NCAPI_OTHER_CALLS(X)                                                  \
+    X(nc_create, (const char *path, int cmode, int *ncidp),                   \
+      (path, cmode, ncidp))                                                   \
+    X(nc__create, (const char *path, int cmode, size_t initialsz,             \
+                   size_t *chunksizehintp, int *ncidp),                       \
+      (path, cmode, initialsz, chunksizehintp, ncidp))                        \
+    X(nc__create_mp, (const char *path, int cmode, size_t initialsz,          \
+                      int basepe, size_t *chunksizehintp, int *ncidp),        \
+      (path, cmode, initialsz, basepe, chunksizehintp, ncidp))                \
+    X(nc_create_mem, (const char *path, int mode, size_t initialsize,         \
+                      int *ncidp),                                            \
+      (path, mode, initialsize, ncidp))                                       \
     X(nc_close, (int ncid), (ncid))                                           \
     X(nc_abort, (int ncid), (ncid))                                           \
     X(nc_enddef, (int ncid), (ncid))                                          \

@@ -388,14 +388,60 @@ static void *resolve_fn(copy *c, int fn)
 }
 
 /* Where wrapper `fn`, called from return address `ret`, must go; NULL when
- * the caller has no libnetcdf that defines it. */
-static inline void *route(int fn, void *ret)
+ * the caller has no libnetcdf that defines it. *cp: the caller's copy. */
+static inline void *route(int fn, void *ret, copy **cp)
 {
-    copy *c = caller_copy((uintptr_t)ret);
+    copy *c = *cp = caller_copy((uintptr_t)ret);
     if (!c)
         return NULL;
     void *p = atomic_load_explicit(&c->fn[fn], memory_order_acquire);
     return p ? p : resolve_fn(c, fn);
+}
+
+/* ---- raster files opened through another copy ---------------------------- */
+
+/* A foreign copy just opened `path` as `ncid`. Raster cannot serve it there
+ * (raster's groups are only understood by the copy libraster links), so a
+ * raster variable reads as its empty placeholder: netCDF's default fill
+ * value, which a reader may take for data. Say so, once per process, when
+ * the file has a raster storage group. Only inquiries, through the copy's
+ * own functions: the program's result and the file are untouched. */
+static void foreign_opened(copy *c, const char *path, int ncid)
+{
+    static atomic_int warned;
+    if (atomic_load_explicit(&warned, memory_order_relaxed) ||
+        log_level() < LOG_WARN)
+        return;
+    int (*inq_grps)(int, int *, int *) =
+        (int (*)(int, int *, int *))dlsym(c->handle, "nc_inq_grps");
+    int (*inq_att)(int, int, const char *, nc_type *, size_t *) =
+        (int (*)(int, int, const char *, nc_type *, size_t *))dlsym(
+            c->handle, "nc_inq_att");
+    int n = 0;
+    if (!inq_grps || !inq_att || inq_grps(ncid, &n, NULL) != NC_NOERR ||
+        n <= 0)
+        return;
+    int *grps = malloc((size_t)n * sizeof *grps);
+    if (!grps)
+        return;
+    int raster = 0;
+    if (inq_grps(ncid, NULL, grps) == NC_NOERR) {
+        for (int i = 0; i < n && !raster; i++) {
+            nc_type type;
+            size_t len;
+            raster = inq_att(grps[i], NC_GLOBAL, "raster_format_version",
+                             &type, &len) == NC_NOERR;
+        }
+    }
+    free(grps);
+    if (raster && !atomic_exchange(&warned, 1))
+        route_log(LOG_WARN, "%s holds raster variables, but it was opened "
+                  "through %s, which raster does not serve: they read as "
+                  "empty placeholders (fill values) beside raster_* storage "
+                  "groups. Read it through %s (e.g. Debian's python3-netcdf4) "
+                  "or convert it with rasterconvert", path ? path : "a file",
+                  c->map->l_name[0] ? c->map->l_name : "the program's libnetcdf",
+                  RASTER_NETCDF_PATH);
 }
 
 /* ---- the entry points --------------------------------------------------- */
@@ -404,14 +450,29 @@ static inline void *route(int fn, void *ret)
  * here means the process changed under us (or a copy lacks a function its
  * caller was linked against): report an internal error, do not crash. */
 #define ROUTE_BODY(name, args)                                                \
-    void *fn_ = route(FN_##name, __builtin_return_address(0));               \
+    copy *c_;                                                                 \
+    void *fn_ = route(FN_##name, __builtin_return_address(0), &c_);          \
     if (!fn_)                                                                 \
         return NC_EINTERNAL;                                                  \
     return ((__typeof__(&name))fn_) args;
 
 #define ROUTE_CALL_DEFINE(name, params, args)                                 \
     SHIM_API int name params { ROUTE_BODY(name, args) }
-NCAPI_CALLS(ROUTE_CALL_DEFINE)
+NCAPI_OTHER_CALLS(ROUTE_CALL_DEFINE)
+
+#define ROUTE_OPEN_DEFINE(name, params, args)                                 \
+    SHIM_API int name params                                                  \
+    {                                                                         \
+        copy *c_;                                                             \
+        void *fn_ = route(FN_##name, __builtin_return_address(0), &c_);      \
+        if (!fn_)                                                             \
+            return NC_EINTERNAL;                                              \
+        int st_ = ((__typeof__(&name))fn_) args;                              \
+        if (st_ == NC_NOERR && !c_->system && ncidp)                          \
+            foreign_opened(c_, path, *ncidp);                                 \
+        return st_;                                                           \
+    }
+NCAPI_OPEN_CALLS(ROUTE_OPEN_DEFINE)
 
 #define ROUTE_DATA(dir, kind, sfx, ctype, memtype)                            \
     SHIM_API int nc_##dir##_##kind##sfx(int ncid, int varid                   \
