@@ -250,12 +250,17 @@ static void *core_get(const copy *sys)
     if (!why && !h)
         why = dlerror();
     if (h) {
-        /* the core's libnetcdf must be the caller's copy */
+        /* The core's libnetcdf must be the caller's copy, and no other copy
+         * may sit in the global scope: the core's and libraster's calls to
+         * functions the shim does not wrap would bind to that one. */
         void *sym = dlsym(h, "nc_inq_libvers");
+        void *global = dlsym(RTLD_DEFAULT, "nc_inq_libvers");
         Dl_info info;
-        struct link_map *map = NULL;
+        struct link_map *map = NULL, *gmap = NULL;
         if (!sym || !dladdr1(sym, &info, (void **)&map, RTLD_DL_LINKMAP) ||
-            map != sys->map) {
+            map != sys->map ||
+            (global && (!dladdr1(global, &info, (void **)&gmap,
+                                 RTLD_DL_LINKMAP) || gmap != sys->map))) {
             why = "it would use another libnetcdf than the program's";
             dlclose(h);
             h = NULL;
@@ -370,10 +375,14 @@ static void *own_fn(int fn);
 static void *resolve_fn(copy *c, int fn)
 {
     void *p = NULL;
+    int settled = 1;
     if (c->system) {
         if (pthread_mutex_lock(&lock) != 0)
             return NULL;
         void *h = core_get(c);
+        /* a call made while the core is being opened (same thread) passes
+         * through, but must not fix the route for later calls */
+        settled = core_state == 2;
         pthread_mutex_unlock(&lock);
         if (h)
             p = dlsym(h, fn_name[fn]);  /* the core's wrapper */
@@ -382,7 +391,7 @@ static void *resolve_fn(copy *c, int fn)
         p = dlsym(c->handle, fn_name[fn]);
     if (p == own_fn(fn))
         p = NULL;  /* the program's "copy" is the global scope: not us */
-    if (p)
+    if (p && settled)
         atomic_store_explicit(&c->fn[fn], p, memory_order_release);
     return p;
 }
