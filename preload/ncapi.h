@@ -1,5 +1,11 @@
 /*
- * ncapi.h - the one list of netCDF-C data entry points the shim wraps.
+ * ncapi.h - the lists of netCDF-C entry points the shim wraps: the data
+ * family (generated below) and the other calls (NCAPI_CALLS). shim.c
+ * defines what each wrapper does; route.c, the preload library itself,
+ * defines the exported entry points from these lists and sends each call to
+ * the libnetcdf copy its caller would have reached. A wrapper added to shim.c
+ * must be added here too (test_preload.sh checks that the two export lists
+ * agree).
  *
  * netCDF-C's typed calls do not funnel through one function (nc_put_var_float
  * never passes through nc_put_vara), so every member of the family must be
@@ -12,6 +18,7 @@
 
 #include <limits.h>
 #include <netcdf.h>
+#include <netcdf_mem.h>
 
 /* nc_put_var_long and friends move C longs: 64-bit on LP64. */
 #if LONG_MAX > INT_MAX
@@ -66,5 +73,72 @@
 
 /* X(kind) over the five kinds */
 #define NCAPI_KINDS(X) X(var) X(var1) X(vara) X(vars) X(varm)
+
+/* The Fortran interface's chunking call; libnetcdf exports it but netcdf.h
+ * does not declare it. */
+int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
+                             int *chunksizesp);
+
+/* X(name, (parameters), (arguments)) for every wrapped call outside the data
+ * family; all return int. The opening calls come first, each with a `path`
+ * and an `ncidp` parameter (route.c looks at the files they open). */
+#define NCAPI_CALLS(X) NCAPI_OPEN_CALLS(X) NCAPI_OTHER_CALLS(X)
+
+#define NCAPI_OPEN_CALLS(X)                                                   \
+    X(nc_open, (const char *path, int mode, int *ncidp), (path, mode, ncidp)) \
+    X(nc__open, (const char *path, int mode, size_t *chunksizehintp,          \
+                 int *ncidp),                                                 \
+      (path, mode, chunksizehintp, ncidp))                                    \
+    X(nc__open_mp, (const char *path, int mode, int basepe,                   \
+                    size_t *chunksizehintp, int *ncidp),                      \
+      (path, mode, basepe, chunksizehintp, ncidp))                            \
+    X(nc_open_mem, (const char *path, int mode, size_t size, void *memory,    \
+                    int *ncidp),                                              \
+      (path, mode, size, memory, ncidp))                                      \
+    X(nc_open_memio, (const char *path, int mode, NC_memio *info,             \
+                      int *ncidp),                                            \
+      (path, mode, info, ncidp))
+
+#define NCAPI_OTHER_CALLS(X)                                                  \
+    X(nc_create, (const char *path, int cmode, int *ncidp),                   \
+      (path, cmode, ncidp))                                                   \
+    X(nc__create, (const char *path, int cmode, size_t initialsz,             \
+                   size_t *chunksizehintp, int *ncidp),                       \
+      (path, cmode, initialsz, chunksizehintp, ncidp))                        \
+    X(nc__create_mp, (const char *path, int cmode, size_t initialsz,          \
+                      int basepe, size_t *chunksizehintp, int *ncidp),        \
+      (path, cmode, initialsz, basepe, chunksizehintp, ncidp))                \
+    X(nc_create_mem, (const char *path, int mode, size_t initialsize,         \
+                      int *ncidp),                                            \
+      (path, mode, initialsize, ncidp))                                       \
+    X(nc_close, (int ncid), (ncid))                                           \
+    X(nc_abort, (int ncid), (ncid))                                           \
+    X(nc_enddef, (int ncid), (ncid))                                          \
+    X(nc__enddef, (int ncid, size_t h_minfree, size_t v_align,                \
+                   size_t v_minfree, size_t r_align),                         \
+      (ncid, h_minfree, v_align, v_minfree, r_align))                         \
+    X(nc_sync, (int ncid), (ncid))                                            \
+    X(nc_def_var, (int ncid, const char *name, nc_type xtype, int ndims,      \
+                   const int *dimidsp, int *varidp),                          \
+      (ncid, name, xtype, ndims, dimidsp, varidp))                            \
+    X(nc_def_var_chunking, (int ncid, int varid, int storage,                 \
+                            const size_t *chunksizesp),                       \
+      (ncid, varid, storage, chunksizesp))                                    \
+    X(nc_def_var_chunking_ints, (int ncid, int varid, int contiguous,         \
+                                 int *chunksizesp),                           \
+      (ncid, varid, contiguous, chunksizesp))                                 \
+    X(nc_inq_grps, (int ncid, int *numgrps, int *ncids),                      \
+      (ncid, numgrps, ncids))                                                 \
+    X(nc_inq_grp_ncid, (int ncid, const char *name, int *grp_ncid),           \
+      (ncid, name, grp_ncid))                                                 \
+    X(nc_inq_ncid, (int ncid, const char *name, int *grp_ncid),               \
+      (ncid, name, grp_ncid))                                                 \
+    X(nc_inq_grp_full_ncid, (int ncid, const char *full_name, int *grp_ncid), \
+      (ncid, full_name, grp_ncid))                                            \
+    X(nc_put_att, (int ncid, int varid, const char *name, nc_type xtype,      \
+                   size_t len, const void *op),                               \
+      (ncid, varid, name, xtype, len, op))                                    \
+    X(nc_rename_var, (int ncid, int varid, const char *name),                 \
+      (ncid, varid, name))
 
 #endif

@@ -1,49 +1,45 @@
 /*
- * resolve.c - real-function lookup for the preload shim.
+ * resolve.c - real-function lookup for the shim core (libraster_shim.so).
+ *
+ * The core is opened RTLD_LOCAL by the preload library (route.c) only for
+ * callers whose libnetcdf is RASTER_NETCDF_PATH, the one libraster links;
+ * so the real functions are that library's own, looked up on a handle to
+ * it. The global scope is no guide here: it holds the preload library's
+ * wrappers and, in a program that loaded no libnetcdf globally, nothing.
  */
 #include "resolve.h"
 
 #include <dlfcn.h>
-#include <link.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
-typedef struct search {
-    const char *name;
-    void *self;   /* the shim's own symbol, to skip */
-    void *found;
-} search;
+#ifndef RASTER_NETCDF_PATH
+#error "RASTER_NETCDF_PATH (the libnetcdf raster links) must be defined"
+#endif
 
-static int visit(struct dl_phdr_info *info, size_t size, void *data)
+static void *netcdf;  /* handle on RASTER_NETCDF_PATH, kept for good */
+static pthread_once_t netcdf_once = PTHREAD_ONCE_INIT;
+
+static void open_netcdf(void)
 {
-    (void)size;
-    search *s = data;
-    if (s->found || !info->dlpi_name || !info->dlpi_name[0])
-        return s->found != NULL;
-    void *h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h)
-        return 0;
-    void *sym = dlsym(h, s->name);
-    if (sym && sym != s->self)
-        s->found = sym;
-    dlclose(h); /* NOLOAD took a reference; the object stays loaded */
-    return s->found != NULL;
+    /* NOLOAD: the core's own dependency has loaded it; a path names the
+     * loaded object even when it was loaded under its soname */
+    netcdf = dlopen(RASTER_NETCDF_PATH, RTLD_LAZY | RTLD_NOLOAD);
 }
 
 void *resolve_real(const char *name, void *self)
 {
-    void *sym = dlsym(RTLD_NEXT, name);
-    if (sym && sym != self)
-        return sym;
-    search s = {.name = name, .self = self, .found = NULL};
-    dl_iterate_phdr(visit, &s);
-    return s.found;
+    if (pthread_once(&netcdf_once, open_netcdf) != 0 || !netcdf)
+        return NULL;
+    void *sym = dlsym(netcdf, name);
+    return sym != self ? sym : NULL;
 }
 
 int resolve_flavour_ok(char *path, unsigned len)
 {
     Dl_info info;
-    void *real = resolve_real("nc_open", dlsym(RTLD_DEFAULT, "nc_open"));
+    void *real = resolve_real("nc_open", NULL);
     path[0] = '\0';
     if (!real || !dladdr(real, &info) || !info.dli_fname)
         return 0;

@@ -6,10 +6,9 @@
 #ifndef RASTER_PRELOAD_RESOLVE_H
 #define RASTER_PRELOAD_RESOLVE_H
 
-/* The next definition of `name` after the shim: dlsym(RTLD_NEXT), else a
- * search of every loaded object (libnetcdf opened with RTLD_LOCAL, as Python
- * extension modules do, is invisible to RTLD_NEXT). NULL when no loaded
- * object defines it. Never `self`, the shim's own wrapper. */
+/* libnetcdf's own definition of `name`: the one in RASTER_NETCDF_PATH, the
+ * copy raster links (route.c sends the core only calls whose caller uses
+ * that copy). NULL when it is not loaded or lacks `name`. Never `self`. */
 void *resolve_real(const char *name, void *self);
 
 /* 1 when the libnetcdf that defines nc_open is the flavour this shim was

@@ -1,6 +1,9 @@
 /*
- * shim.c - the LD_PRELOAD layer: netCDF-C entry points that hand chosen
- * variables to libraster and pass everything else through unchanged.
+ * shim.c - the shim core (libraster_shim.so): netCDF-C entry points that
+ * hand chosen variables to libraster and pass everything else through
+ * unchanged. The preload library (route.c) opens this library RTLD_LOCAL and
+ * calls these wrappers only for callers whose libnetcdf is the one libraster
+ * links; calls through any other libnetcdf copy never come here.
  *
  * Every wrapper first asks whether the call is raster's business: the shim
  * is active, the call does not come from inside netCDF or libraster (the

@@ -14,6 +14,25 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 LD_PRELOAD="$preload" /bin/sh -c 'echo shell ok' > "$tmp/sh.out"
+
+# The preload library (route.c) must export exactly the wrappers of the shim
+# core (shim.c): one missing from preload/ncapi.h would never be called.
+sfx=; [ "$flavour" = mpi ] && sfx=_mpi
+core="$(dirname "$lib")/libraster_shim$sfx.so"
+if command -v nm > /dev/null 2>&1; then
+    nm -D --defined-only "$lib" | awk '$2 == "T" { print $3 }' | sort > "$tmp/front"
+    nm -D --defined-only "$core" | awk '$2 == "T" && $3 ~ /^nc_/ { print $3 }' | sort > "$tmp/core"
+    if ! cmp -s "$tmp/front" "$tmp/core" || ! [ -s "$tmp/front" ]; then
+        echo "FAIL: exports of $lib and $core differ:"
+        diff "$tmp/front" "$tmp/core" || true
+        exit 1
+    fi
+    # and it links nothing of netCDF or HDF5 (they would capture the
+    # references of a wheel's own copies)
+    if LD_PRELOAD= ldd "$lib" 2>/dev/null | grep -E 'libnetcdf|libhdf5|libraster'; then
+        echo "FAIL: $lib links netCDF, HDF5 or libraster"; exit 1
+    fi
+fi
 grep -qx 'shell ok' "$tmp/sh.out" || { echo "FAIL: shell under the preload"; exit 1; }
 
 if [ "$flavour" = mpi ]; then
