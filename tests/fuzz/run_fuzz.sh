@@ -52,6 +52,7 @@ cp "$src"/tests/fuzz/corpus/* "$corpus/" 2> /dev/null
 export RASTER_FUZZ_DIR="$work"
 # HDF5's free lists and netCDF's global state are not leaks of an input
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}"
+export LSAN_OPTIONS="${LSAN_OPTIONS:-suppressions=$src/tests/fuzz/lsan.supp:print_suppressions=0}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1}"
 export HDF5_DISABLE_VERSION_CHECK=1
 cd "$work" || exit 1
