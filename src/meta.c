@@ -776,6 +776,15 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
         return rc;
     RETURN_ERROR_IF(nc_inq_varid(g, "mask", &maskid) != NC_NOERR,
                     RASTER_EFORMAT, "%s: no stored mask", name);
+    /* the mask's dimensions before its values: a hostile mask over other,
+     * huge dimensions is refused without reading (allocating) it */
+    int mnd, mgrid[2];
+    RETURN_ERROR_IF(nc_inq_varndims(g, maskid, &mnd) != NC_NOERR || mnd != 2 ||
+                    nc_inq_vardimid(g, maskid, mgrid) != NC_NOERR ||
+                    mgrid[0] != dimids[ndims - 2] ||
+                    mgrid[1] != dimids[ndims - 1], RASTER_EFORMAT,
+                    "%s: stored mask is not over the variable's grid "
+                    "dimensions", name);
     raster_mask *mask;
     rc = mask_read_ncid(g, maskid, name, &mask);
     if (rc == RASTER_EMASK) {
