@@ -12,7 +12,8 @@ cd "$top"
 # Debian packages the build, the tests and the demo need.
 packages=(meson ninja-build pkg-config gcc libc6-dev
           libnetcdf-dev libhdf5-dev libcmocka-dev uthash-dev libpng-dev
-          netcdf-bin python3 python3-numpy python3-netcdf4)
+          netcdf-bin python3 python3-numpy python3-netcdf4
+          clang libclang-rt-14-dev valgrind)  # fuzz target, valgrind test
 
 say() { printf 'run.sh: %s\n' "$*" >&2; }
 

@@ -410,8 +410,9 @@ RASTER_API int raster_var_dims(const raster_var *var, int *dimids,
  *  owned by the variable. A file opened read-only loads neither the mask's
  *  values nor the mesh (reads need only each region's runs): the first
  *  raster_var_mesh() call builds the mesh from the stored mask and checks
- *  every stored table against it (as raster_var_check()); it returns NULL
- *  when that fails (raster_errmsg() says why). Not thread-safe against
+ *  every stored table against it (as raster_var_check()), and so does the
+ *  first raster_var_mask() call; both return NULL when that check fails
+ *  (raster_errmsg() says why). Not thread-safe against
  *  other calls on the same file, like netCDF itself. */
 RASTER_API const raster_mesh *raster_var_mesh(const raster_var *var);
 RASTER_API const raster_mask *raster_var_mask(const raster_var *var);

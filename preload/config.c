@@ -3,8 +3,10 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,12 +77,23 @@ static void read_chunk(void)
         return;
     const char *p = s;
     int n = 0;
-    while (*p && n < 32) {
+    while (*p) {
         char *end;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (end == p || v == 0 || (*end && *end != ',')) {
+        errno = 0;
+        /* strtoull takes "-1" (as 2^64 - 1) and saturates on overflow:
+         * only plain digits, in range, are sizes */
+        unsigned long long v = *p >= '0' && *p <= '9' ? strtoull(p, &end, 10)
+                                                      : 0;
+        if (*p < '0' || *p > '9' || v == 0 || errno == ERANGE ||
+            v > SIZE_MAX || (*end && *end != ',')) {
             shim_log(LOG_WARN, "RASTER_CHUNK=%s is not a list of positive "
                      "sizes; ignoring it", s);
+            config.nchunk = 0;
+            return;
+        }
+        if (n == 32) {
+            shim_log(LOG_WARN, "RASTER_CHUNK=%s has more than 32 sizes; "
+                     "ignoring it", s);
             config.nchunk = 0;
             return;
         }

@@ -488,7 +488,14 @@ const raster_mesh *raster_var_mesh(const raster_var *v)
         return NULL;
     return v->mesh;
 }
-const raster_mask *raster_var_mask(const raster_var *v) { return v->mask; }
+const raster_mask *raster_var_mask(const raster_var *v)
+{
+    /* what a caller reads off the mask must agree with what reads serve:
+     * a read-only file's mask comes with the full check */
+    if (!v || meta_ensure_layout((raster_var *)v) != RASTER_OK)
+        return NULL;
+    return v->mask;
+}
 
 int raster_var_check(raster_var *v)
 {

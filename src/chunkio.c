@@ -110,10 +110,24 @@ static int prepare_chunks(raster_var *v, size_t s, hid_t did, hid_t dcpl)
     }
     store_addr *a = &v->addr[s];
     size_t total = 1;
+    int sparse = 0;
     for (int i = 0; i < no; i++) {
         a->ck[i] = (size_t)ck[i];
-        a->nck[i] = (size_t)((dims[i] + ck[i] - 1) / ck[i]);
-        total *= a->nck[i];
+        a->nck[i] = ck[i] ? (size_t)((dims[i] + ck[i] - 1) / ck[i]) : 0;
+        sparse |= ck[i] == 0 ||
+                  raster_mul_overflows(total, a->nck[i], &total);
+    }
+    /* A store far longer than the chunks it holds (an unlimited dimension
+     * stretched by a stray or hostile write): indexing every possible chunk
+     * would take minutes and gigabytes; netCDF serves it instead. */
+    hsize_t nalloc = 0;
+    if (!sparse && total > 4096 &&
+        (H5Dget_num_chunks(did, H5S_ALL, &nalloc) < 0 ||
+         total / 4 > (size_t)nalloc))
+        sparse = 1;
+    if (sparse) {
+        H5Sclose(space);
+        return RASTER_OK;
     }
     a->addr = raster_reallocarray(NULL, total ? total : 1, sizeof *a->addr);
     if (!a->addr) {

@@ -645,6 +645,12 @@ static int report_file(options *o, int32_t *ids)
             records *= shape[d];
             outer *= chunk[d];
         }
+        if (!raster_var_mesh(v) || !raster_var_mask(v)) {
+            fprintf(stderr, "rasterstat: %s: %s\n", raster_var_name(v),
+                    raster_errmsg());
+            status = CLI_EINPUT;
+            break;
+        }
         view vw = {.file = o->raster_file, .var = raster_var_name(v),
                    .mask = raster_var_mask(v), .mesh = raster_var_mesh(v),
                    .records = records,

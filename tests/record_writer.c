@@ -1,0 +1,72 @@
+/*
+ * record_writer - a plain netCDF-C program (it knows nothing of raster)
+ * that writes one float variable TEMP(time, nlat, nlon) record by record,
+ * as a model writes history, with the record's day in the ordinary
+ * variable time. The kill and disk-full tests run it under the shim.
+ *
+ * usage: record_writer MASKFILE OUT.nc NREC [SYNC]
+ *   the grid comes from MASKFILE's REGION_MASK; SYNC=1 calls nc_sync after
+ *   every record (as models do so that readers see progress).
+ * Value of TEMP at (t, y, x): t * 1000 + (y * nx + x) % 1000, exact in
+ * float. Exit status 0, or 1 with the failing call and netCDF's message
+ * (its code in brackets) on stderr.
+ */
+#include <netcdf.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CHECK(call)                                                           \
+    do {                                                                      \
+        int st_ = (call);                                                     \
+        if (st_ != NC_NOERR) {                                                \
+            fprintf(stderr, "record_writer: %s: %s [%d]\n", #call,            \
+                    nc_strerror(st_), st_);                                   \
+            return 1;                                                         \
+        }                                                                     \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: record_writer MASKFILE OUT.nc NREC [SYNC]\n");
+        return 2;
+    }
+    size_t nrec = strtoul(argv[3], NULL, 10);
+    int sync = argc > 4 && atoi(argv[4]) != 0;
+    int mid, mvar, mdims[2], ncid, dt, dy, dx, vt, vtemp;
+    size_t ny, nx;
+    CHECK(nc_open(argv[1], NC_NOWRITE, &mid));
+    CHECK(nc_inq_varid(mid, "REGION_MASK", &mvar));
+    CHECK(nc_inq_vardimid(mid, mvar, mdims));
+    CHECK(nc_inq_dimlen(mid, mdims[0], &ny));
+    CHECK(nc_inq_dimlen(mid, mdims[1], &nx));
+    CHECK(nc_close(mid));
+    float *rec = malloc(ny * nx * sizeof *rec);
+    if (!rec) {
+        fprintf(stderr, "record_writer: out of memory\n");
+        return 1;
+    }
+    CHECK(nc_create(argv[2], NC_NETCDF4 | NC_CLOBBER, &ncid));
+    CHECK(nc_def_dim(ncid, "time", NC_UNLIMITED, &dt));
+    CHECK(nc_def_dim(ncid, "nlat", ny, &dy));
+    CHECK(nc_def_dim(ncid, "nlon", nx, &dx));
+    CHECK(nc_def_var(ncid, "time", NC_DOUBLE, 1, &dt, &vt));
+    int d3[3] = {dt, dy, dx};
+    CHECK(nc_def_var(ncid, "TEMP", NC_FLOAT, 3, d3, &vtemp));
+    float fill = -999.0f;
+    CHECK(nc_put_att_float(ncid, vtemp, "_FillValue", NC_FLOAT, 1, &fill));
+    CHECK(nc_enddef(ncid));
+    for (size_t t = 0; t < nrec; t++) {
+        for (size_t i = 0; i < ny * nx; i++)
+            rec[i] = (float)(t * 1000 + i % 1000);
+        size_t start[3] = {t, 0, 0}, count[3] = {1, ny, nx};
+        double day = (double)t;
+        CHECK(nc_put_vara_float(ncid, vtemp, start, count, rec));
+        CHECK(nc_put_var1_double(ncid, vt, &t, &day));
+        if (sync)
+            CHECK(nc_sync(ncid));
+    }
+    free(rec);
+    CHECK(nc_close(ncid));
+    return 0;
+}
