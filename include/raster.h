@@ -572,6 +572,23 @@ RASTER_API int raster_region_bbox(const raster_var *var, const int32_t *ids,
 RASTER_API int raster_region_cells(const raster_var *var, const int32_t *ids,
                                    size_t nids, size_t *ys, size_t *xs);
 
+/*! raster_region_alloc() :
+ *  Allocates a buffer for raster_region_read() of regions ids[0..nids) over
+ *  an outer box of counts `ocount` in `layout`, and stores its size in
+ *  *bytes. Large buffers are mapped with transparent-huge-page advice: a
+ *  fresh malloc'd buffer costs a page fault per 4 KiB on first write, which
+ *  on virtual machines takes longer than reading the data from the page
+ *  cache. The contents are zero. Free with raster_region_free().
+ *  @return RASTER_OK, RASTER_ENOTFOUND, RASTER_EINVAL, RASTER_EOVERFLOW,
+ *  RASTER_ENOMEM. */
+RASTER_API int raster_region_alloc(const raster_var *var, const int32_t *ids,
+                                   size_t nids, const size_t *ocount,
+                                   int layout, void **out, size_t *bytes);
+
+/*! raster_region_free() : releases a raster_region_alloc() buffer of
+ *  `bytes` bytes; NULL is a no-op. */
+RASTER_API void raster_region_free(void *buf, size_t bytes);
+
 /*! raster_region_read() :
  *  Reads regions ids[0..nids) over the outer box ostart/ocount (one entry per
  *  outer dimension; ignored for 2-D variables) into `out`, which holds

@@ -5,6 +5,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -1196,4 +1197,54 @@ int raster_region_read(raster_var *v, const int32_t *ids, size_t nids,
         rc = chunkio_xfer(v, w.p, w.np, start, count, NULL, out, plane, 0);
     raster_free(w.p);
     return rc;
+}
+
+/* Buffers from this size on are mapped (with huge-page advice), smaller
+ * ones come from malloc; raster_region_free() tells them apart by size. */
+#define MAPPED_BYTES ((size_t)2 << 20)
+
+int raster_region_alloc(const raster_var *v, const int32_t *ids, size_t nids,
+                        const size_t *ocount, int layout_kind, void **out,
+                        size_t *bytes)
+{
+    RETURN_ERROR_IF(!v || !out || !bytes || (var_nouter(v) > 0 && !ocount),
+                    RASTER_EINVAL, "NULL argument");
+    *out = NULL;
+    *bytes = 0;
+    size_t n;
+    int rc = raster_region_size(v, ids, nids, layout_kind, &n);
+    if (rc)
+        return rc;
+    RETURN_ERROR_IF(raster_mul_overflows(n, v->elem, &n), RASTER_EOVERFLOW,
+                    "%s: region buffer too large", v->name);
+    for (int i = 0; i < var_nouter(v); i++)
+        RETURN_ERROR_IF(raster_mul_overflows(n, ocount[i], &n),
+                        RASTER_EOVERFLOW, "%s: region buffer too large",
+                        v->name);
+    void *p;
+    if (n >= MAPPED_BYTES) {
+        p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                 -1, 0);
+        if (p == MAP_FAILED)
+            p = NULL;
+        else
+            (void)madvise(p, n, MADV_HUGEPAGE); /* advice only */
+    } else {
+        p = raster_calloc(1, n);
+    }
+    RETURN_ERROR_IF(!p, RASTER_ENOMEM, "%s: no memory for %zu bytes",
+                    v->name, n);
+    *out = p;
+    *bytes = n;
+    return RASTER_OK;
+}
+
+void raster_region_free(void *buf, size_t bytes)
+{
+    if (!buf)
+        return;
+    if (bytes >= MAPPED_BYTES)
+        munmap(buf, bytes);
+    else
+        raster_free(buf);
 }

@@ -196,18 +196,16 @@ fail:
     return rc;
 }
 
-/* Chunk shape of a store with unlimited outer dimensions: one record of each
- * unlimited dimension, whole fixed dimensions and all cells, shrunk from the
- * outside in until it fits STORE_CHUNK_BYTES. */
-static void store_chunking(const raster_var *v, const size_t *outer,
-                           const int *unlim, size_t cells, size_t *chunk)
+/* Chunk shape of a store with unlimited outer dimensions: one plane (one
+ * index of every outer dimension) and all cells, so that a write of any
+ * whole planes covers whole chunks and HDF5 never reads a chunk back to
+ * merge it; cells are split only past STORE_CHUNK_BYTES. */
+static void store_chunking(const raster_var *v, size_t cells, size_t *chunk)
 {
     int no = var_nouter(v);
     size_t bytes = cells * v->elem;
-    for (int i = 0; i < no; i++) {
-        chunk[i] = unlim[i] || outer[i] == 0 ? 1 : outer[i];
-        bytes *= chunk[i];
-    }
+    for (int i = 0; i < no; i++)
+        chunk[i] = 1;
     chunk[no] = cells;
     for (int i = 0; i <= no && bytes > STORE_CHUNK_BYTES; i++) {
         while (chunk[i] > 1 && bytes > STORE_CHUNK_BYTES) {
@@ -223,23 +221,19 @@ static int define_store(raster_var *v, int g, size_t s)
 {
     int rc = RASTER_OK, cells_dim, varid, no = var_nouter(v);
     int dims[RASTER_MAX_DIMS];
-    int unlim[RASTER_MAX_DIMS], any_unlim = 0;
-    size_t outer[RASTER_MAX_DIMS], chunk[RASTER_MAX_DIMS];
+    int any_unlim = 0;
+    size_t chunk[RASTER_MAX_DIMS];
     NC_TRY(nc_def_dim(g, "cells", v->store_cells[s], &cells_dim),
            "defining store cells of");
     for (int i = 0; i < no; i++) {
         dims[i] = v->dimids[i];
-        unlim[i] = meta_dim_unlimited(v->grpid, v->dimids[i]);
-        any_unlim |= unlim[i];
+        any_unlim |= meta_dim_unlimited(v->grpid, v->dimids[i]);
     }
     dims[no] = cells_dim;
     NC_TRY(nc_def_var(g, "data", v->xtype, no + 1, dims, &varid),
            "defining store data of");
     if (any_unlim) {
-        rc = var_outer_shape(v, outer);
-        if (rc)
-            goto fail;
-        store_chunking(v, outer, unlim, v->store_cells[s], chunk);
+        store_chunking(v, v->store_cells[s], chunk);
         NC_TRY(nc_def_var_chunking(g, varid, NC_CHUNKED, chunk),
                "chunking store of");
     } else {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "raster.h"
@@ -149,7 +150,7 @@ fail:
 
 /* ---- raster: the region-read API ---------------------------------------- */
 
-static int raster_once(const bench_job *j)
+static int raster_once(const bench_job *j, int use_malloc)
 {
     raster_file *f;
     raster_var *v;
@@ -160,21 +161,31 @@ static int raster_once(const bench_job *j)
     }
     size_t cells = 0, shape[32], ostart[32] = {0};
     void *out = NULL;
+    size_t bytes = 0;
     if ((rc = raster_var_find(f, j->var, &v)) == RASTER_OK &&
-        (rc = raster_var_dims(v, NULL, shape, NULL)) == RASTER_OK &&
-        (rc = raster_region_size(v, j->ids, j->nids, RASTER_LAYOUT_PACKED,
-                                 &cells)) == RASTER_OK) {
-        size_t planes = 1;
-        for (int i = 0; i < raster_var_ndims(v) - 2; i++)
-            planes *= shape[i];
-        out = malloc(planes * cells * j->elem + 1);
-        rc = out ? raster_region_read(v, j->ids, j->nids, ostart, shape,
-                                      RASTER_LAYOUT_PACKED, out)
-                 : RASTER_ENOMEM;
+        (rc = raster_var_dims(v, NULL, shape, NULL)) == RASTER_OK) {
+        if (use_malloc) { /* the caller's own buffer */
+            rc = raster_region_size(v, j->ids, j->nids, RASTER_LAYOUT_PACKED,
+                                    &cells);
+            size_t planes = 1;
+            for (int i = 0; i < raster_var_ndims(v) - 2; i++)
+                planes *= shape[i];
+            if (rc == RASTER_OK && !(out = malloc(planes * cells * j->elem + 1)))
+                rc = RASTER_ENOMEM;
+        } else { /* the API's buffer */
+            rc = raster_region_alloc(v, j->ids, j->nids, shape,
+                                     RASTER_LAYOUT_PACKED, &out, &bytes);
+        }
+        if (rc == RASTER_OK)
+            rc = raster_region_read(v, j->ids, j->nids, ostart, shape,
+                                    RASTER_LAYOUT_PACKED, out);
     }
     if (rc != RASTER_OK)
         fprintf(stderr, "rasterbench: %s: %s\n", j->file, raster_errmsg());
-    free(out);
+    if (use_malloc)
+        free(out);
+    else
+        raster_region_free(out, bytes);
     raster_close(f);
     return rc == RASTER_OK ? 0 : -1;
 }
@@ -187,7 +198,17 @@ static int floor_once(const bench_job *j)
     if (fd < 0)
         return -1;
     off_t size = lseek(fd, 0, SEEK_END);
-    unsigned char *out = size > 0 ? malloc((size_t)size) : NULL;
+    /* the buffer raster_region_alloc() gives raster's callers, so that the
+     * floor stays the limit */
+    unsigned char *out = NULL;
+    if (size > 0) {
+        out = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (out == MAP_FAILED)
+            out = NULL;
+        else
+            (void)madvise(out, (size_t)size, MADV_HUGEPAGE);
+    }
     size_t got = 0;
     while (out && got < (size_t)size) {
         ssize_t n = pread(fd, out + got, (size_t)size - got, (off_t)got);
@@ -195,9 +216,10 @@ static int floor_once(const bench_job *j)
             break;
         got += (size_t)n;
     }
-    free(out);
+    if (out)
+        munmap(out, (size_t)size);
     close(fd);
-    return size > 0 && got == (size_t)size ? 0 : -1;
+    return out && got == (size_t)size ? 0 : -1;
 }
 
 /* ---- read: a hyperslab through netCDF (or the shim) ---------------------- */
@@ -234,7 +256,7 @@ fail:
     return rc;
 }
 
-/* ---- write: record by record (one 2-D field per call) ------------------- */
+/* ---- write: record by record (one time record, all levels, per call) ---- */
 
 /* Deterministic field for record (t, z): smooth, fill on land (id 0). */
 static void make_field(float *buf, const int32_t *mask, size_t ny, size_t nx,
@@ -264,15 +286,15 @@ static int write_once(const bench_job *j, const int32_t *mask, float *buf,
     float fill = NC_FILL_FLOAT;
     NC_OK(nc_put_att_float(ncid, varid, "_FillValue", NC_FLOAT, 1, &fill));
     NC_OK(nc_enddef(ncid));
+    size_t plane = j->shape[2] * j->shape[3];
     for (size_t t = 0; t < j->shape[0]; t++) {
-        for (size_t z = 0; z < j->shape[1]; z++) {
-            double u0 = now();
-            make_field(buf, mask, j->shape[2], j->shape[3], t, z);
-            untimed += now() - u0;
-            size_t start[4] = {t, z, 0, 0};
-            size_t count[4] = {1, 1, j->shape[2], j->shape[3]};
-            NC_OK(nc_put_vara_float(ncid, varid, start, count, buf));
-        }
+        double u0 = now();
+        for (size_t z = 0; z < j->shape[1]; z++)
+            make_field(buf + z * plane, mask, j->shape[2], j->shape[3], t, z);
+        untimed += now() - u0;
+        size_t start[4] = {t, 0, 0, 0};
+        size_t count[4] = {1, j->shape[1], j->shape[2], j->shape[3]};
+        NC_OK(nc_put_vara_float(ncid, varid, start, count, buf));
     }
     int st = nc_close(ncid);
     ncid = -1;
@@ -300,7 +322,7 @@ int bench_run(const bench_job *j, bench_result *res)
         size_t cells = j->shape[2] * j->shape[3];
         int ncid, varid;
         mask = malloc(cells * sizeof *mask);
-        field = malloc(cells * sizeof *field);
+        field = malloc(j->shape[1] * cells * sizeof *field); /* a record */
         ok = mask && field &&
              nc_open(j->mask_file, NC_NOWRITE, &ncid) == NC_NOERR;
         if (ok) {
@@ -319,7 +341,8 @@ int bench_run(const bench_job *j, bench_result *res)
         int st;
         switch (j->method) {
         case BENCH_NETCDF: st = netcdf_once(j, &ns); break;
-        case BENCH_RASTER: st = raster_once(j); break;
+        case BENCH_RASTER: st = raster_once(j, 0); break;
+        case BENCH_RASTER_MALLOC: st = raster_once(j, 1); break;
         case BENCH_FLOOR: st = floor_once(j); break;
         case BENCH_READ: st = read_once(j); break;
         default: st = write_once(j, mask, field, &dt); break;

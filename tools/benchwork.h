@@ -19,6 +19,7 @@ typedef enum bench_method {
     BENCH_FLOOR,      /* pread of exactly the region's bytes */
     BENCH_READ,       /* nc_get_vara of a hyperslab (plain, or via shim) */
     BENCH_WRITE,      /* nc_put_vara record by record (plain, or via shim) */
+    BENCH_RASTER_MALLOC, /* raster, into a malloc'd buffer */
     BENCH_NMETHODS
 } bench_method;
 

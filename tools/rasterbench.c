@@ -69,8 +69,8 @@ static size_t nresults;
 
 /* ---- running workers ------------------------------------------------------ */
 
-static const char *method_name[BENCH_NMETHODS] = {"netcdf", "raster", "floor",
-                                                  "read", "write"};
+static const char *method_name[BENCH_NMETHODS] = {
+    "netcdf", "raster", "floor", "read", "write", "raster_malloc"};
 
 static void join_sizes(char *buf, size_t len, const size_t *v, size_t n)
 {
@@ -321,14 +321,23 @@ static int prepare_dataset(options *o, char *plain, char *raster, size_t len)
         printf("generating %s (once; cached in %s)\n", plain, o->dir);
         snprintf(tool, sizeof tool, "%s/rastergen", exe_dir);
         snprintf(tmp, sizeof tmp, "%s.tmp", plain);
-        char *argv[12] = {tool, "--kind", "cesm", "--mask", (char *)o->mask,
-                          "--size", (char *)o->size, tmp, NULL};
-        if (o->chunk) {
-            argv[7] = "--chunk";
-            argv[8] = (char *)o->chunk;
-            argv[9] = tmp;
-            argv[10] = NULL;
+        char *argv[16] = {tool, "--kind", "cesm", "--mask", (char *)o->mask,
+                          "--size", (char *)o->size};
+        int k = 7;
+        if (strcmp(o->size, "medium") == 0) {
+            /* ~1 GB as 3 records of 10 levels: records to write one by
+             * one, 30 planes to read */
+            argv[k++] = "--ntime";
+            argv[k++] = "3";
+            argv[k++] = "--ndepth";
+            argv[k++] = "10";
         }
+        if (o->chunk) {
+            argv[k++] = "--chunk";
+            argv[k++] = (char *)o->chunk;
+        }
+        argv[k++] = tmp;
+        argv[k] = NULL;
         if (run_tool(argv) != 0 || rename(tmp, plain) != 0) {
             fprintf(stderr, PROG ": generating %s failed\n", plain);
             unlink(tmp);
@@ -660,7 +669,8 @@ static void usage(FILE *f)
 "\n"
 "Without --plain/--raster it generates (once, cached in DIR) a CESM-like\n"
 "file with rastergen on the mask (default: the bundled 2400 x 3600 POP\n"
-"basins, size medium, ~1 GB, chunks 1 x depth x 50 x 50) and converts it.\n"
+"basins, size medium: 3 records x 10 levels, 1.04 GB, chunks 1 x 10 x 50\n"
+"x 50) and converts it.\n"
 "\n"
 "  --dir DIR      cache (default $RASTER_BENCH_DIR, else\n"
 "                 $XDG_CACHE_HOME/raster/bench or ~/.cache/raster/bench)\n"
@@ -689,9 +699,9 @@ static int measure_regions(const options *o, raster_var *v,
 {
     char floor_path[PATH_MAX + 16];
     snprintf(floor_path, sizeof floor_path, "%s.floor", o->raster);
-    printf("%-24s %5s %9s %8s %8s %8s %7s %6s %12s %12s %7s\n", "regions",
-           "cache", "cells", "netcdf_s", "raster_s", "floor_s", "speedup",
-           "floor", "netcdf_B", "raster_B", "mem");
+    printf("%-24s %5s %9s %8s %8s %8s %8s %7s %6s %12s %12s %7s\n",
+           "regions", "cache", "cells", "netcdf_s", "raster_s", "floor_s",
+           "rmalloc", "speedup", "floor", "netcdf_B", "raster_B", "mem");
     int status = 0;
     for (int k = 0; k < ncases && status == 0; k++) {
         const region_case *c = &cases[k];
@@ -706,42 +716,47 @@ static int measure_regions(const options *o, raster_var *v,
             if ((cold && !o->cold) || (!cold && !o->warm))
                 continue;
             const char *cache = cold ? "cold" : "warm";
-            bench_result r[3];
-            for (int m = 0; m < 3 && status == 0; m++) {
-                bench_job j = {.method = (bench_method)m,
-                               .file = m == 0 ? o->plain
-                                       : m == 1 ? o->raster : floor_path,
+            bench_result r[4];
+            static const bench_method methods[4] = {
+                BENCH_NETCDF, BENCH_RASTER, BENCH_FLOOR, BENCH_RASTER_MALLOC};
+            for (int k = 0; k < 4 && status == 0; k++) {
+                bench_method m = methods[k];
+                bench_job j = {.method = m,
+                               .file = m == BENCH_NETCDF ? o->plain
+                                       : m == BENCH_FLOOR ? floor_path
+                                                          : o->raster,
                                .var = o->var, .mask_file = mask_file,
                                .mask_var = mask_var, .nids = c->nids,
                                .cells = c->cells, .elem = elem,
                                .reps = o->reps, .cold = cold};
                 memcpy(j.ids, c->ids, sizeof j.ids);
                 memcpy(j.box, c->box, sizeof j.box);
-                if (run_worker(&j, NULL, NULL, &r[m]) != 0) {
+                if (run_worker(&j, NULL, NULL, &r[k]) != 0) {
                     fprintf(stderr, PROG ": %s: the %s read failed\n",
                             c->label, method_name[m]);
                     status = -1;
                     break;
                 }
                 add_record(c->label, method_name[m], cache,
-                           c->multi ? "multi" : "single", &r[m], o->reps,
+                           c->multi ? "multi" : "single", &r[k], o->reps,
                            region_bytes);
             }
             if (status)
                 break;
-            double t[3];
-            for (int m = 0; m < 3; m++)
-                t[m] = bench_median(r[m].seconds, o->reps);
-            printf("%-24.24s %5s %9zu %8.4f %8.4f %8.4f %6.2fx %5.2fx %12lld "
-                   "%12lld %6.2fx\n", c->label, cache, c->cells, t[0], t[1],
-                   t[2], t[0] / t[1], t[1] / t[2], r[0].rchar, r[1].rchar,
-                   (double)r[1].peak_kb * 1024.0 /
+            double t[4];
+            for (int k = 0; k < 4; k++)
+                t[k] = bench_median(r[k].seconds, o->reps);
+            printf("%-24.24s %5s %9zu %8.4f %8.4f %8.4f %8.4f %6.2fx %5.2fx "
+                   "%12lld %12lld %6.2fx\n", c->label, cache, c->cells, t[0],
+                   t[1], t[2], t[3], t[0] / t[1], t[1] / t[2], r[0].rchar,
+                   r[1].rchar, (double)r[1].peak_kb * 1024.0 /
                        ((double)region_bytes + 32.0 * 1048576.0));
         }
     }
     unlink(floor_path);
-    printf("(speedup = netcdf/raster; floor = raster/floor; mem = raster peak "
-           "RSS / (region bytes + 32 MiB); bytes: rchar)\n");
+    printf("(speedup = netcdf/raster; floor = raster/floor; rmalloc = raster "
+           "into a malloc'd buffer\n instead of raster_region_alloc's; mem = "
+           "raster peak RSS / (region bytes + 32 MiB); bytes: rchar)\n");
     return status;
 }
 
