@@ -16,6 +16,7 @@
 #include "chunkio.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -377,6 +378,17 @@ static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
     raster_var *v = x->v;
     size_t elem = v->elem;
     const store_addr *a = &v->addr[s->store];
+    /* ask for the span of every plane at once: from disk the kernel then
+     * reads ahead in large requests while the copies below run (in the
+     * page cache this is a cheap no-op) */
+    for (size_t b = 0; b < nb && a->base >= 0; b++) {
+        off_t off = store_offset(x, a, v->store_cells[s->store], flat + b,
+                                 s->lo);
+        if (off >= 0)
+            (void)posix_fadvise(v->file->fd, off,
+                                (off_t)((s->hi - s->lo) * elem),
+                                POSIX_FADV_WILLNEED);
+    }
     for (size_t b = 0; b < nb; b++) {
         if (a->base < 0) { /* never written: fill */
             for (size_t i = s->p0; i < s->p1; i++)
