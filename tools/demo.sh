@@ -59,7 +59,7 @@ if [ -f "$small" ]; then
 
     section "Region reads: netCDF bounding box + mask vs raster vs the physical floor (warm, median of 5)"
     "$build/tools/rasterbench" --plain "$out/cesm_plain.nc" \
-        --raster "$out/cesm_raster.nc" --var TEMP --reps 5 \
+        --raster "$out/cesm_raster.nc" --var TEMP --reps 5 --warm --no-shim \
         --case Southern_Ocean --case Pacific_Ocean --case Indian_Ocean \
         --case Atlantic_Ocean --case Arctic_Ocean \
         --case Pacific_Ocean+Indian_Ocean+Atlantic_Ocean
