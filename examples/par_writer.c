@@ -176,7 +176,8 @@ int main(int argc, char **argv)
     double dfill = 9.969209968386869e36;
     CHECK(nc_put_att_double(ncid, vsalt, "_FillValue", NC_DOUBLE, 1, &dfill));
     CHECK(nc_def_var(ncid, "SSH", NC_FLOAT, 3, d3, &vssh));
-    CHECK(nc_def_var_chunking(ncid, vssh, NC_CHUNKED, chunk + 1));
+    size_t chunk3[3] = {1, chunk[2], chunk[3]};
+    CHECK(nc_def_var_chunking(ncid, vssh, NC_CHUNKED, chunk3));
     CHECK(nc_put_att_float(ncid, vssh, "_FillValue", NC_FLOAT, 1, &ffill));
     /* as ParallelIO does: the access is set right after the definition */
     CHECK(nc_var_par_access(ncid, vtemp, access));

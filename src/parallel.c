@@ -206,7 +206,7 @@ static int plan_build(plan *pl, raster_var *v, piece *p, size_t np,
                            "write of %s", v->name);
     for (int i = 0; i < no; i++)
         if (count[i] == 0)
-            np = 0; /* an empty outer box writes nothing */
+            return RASTER_OK; /* an empty outer box writes nothing */
     if (np > 0)
         qsort(p, np, sizeof *p, cmp_piece);
     size_t widest = 0;
@@ -437,26 +437,18 @@ int par_put(raster_var *v, piece *pieces, size_t npieces,
         }
     }
     if (need_writer) {
-        int *cand = raster_reallocarray(NULL, nst, sizeof *cand);
-        if (!cand) {
-            KEEP(rc, raster_fail(RASTER_ENOMEM, "out of memory writing %s",
-                                 v->name));
-            /* a missing candidate just leaves the choice to others */
-            cand = NULL;
-        }
-        mc = MPI_Allreduce(writer + nst, cand ? cand : writer + nst,
-                           (int)nst, MPI_INT, MPI_MIN, par->comm);
+        /* the lowest candidate of each store, reduced in place */
+        mc = MPI_Allreduce(MPI_IN_PLACE, writer + nst, (int)nst, MPI_INT,
+                           MPI_MIN, par->comm);
         if (mc != MPI_SUCCESS) {
-            raster_free(cand);
             raster_free(vec);
             raster_free(writer);
             plan_free(&pl);
             return mpi_fail(mc, "agreeing on a parallel write");
         }
-        for (size_t s = 0; cand && s < nst; s++)
+        for (size_t s = 0; s < nst; s++)
             if (writer[s] == -1 && writer[nst + s] != INT_MAX)
-                writer[s] = cand[s];
-        raster_free(cand);
+                writer[s] = writer[nst + s];
     }
 
     for (size_t s = 0; s < nst; s++) {
