@@ -10,10 +10,13 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$top"
 
 # Debian packages the build, the tests and the demo need.
+# The MPI flavour (and its tests under mpirun) needs the last line; without
+# it the build skips that flavour and the MPI tests report "skipped".
 packages=(meson ninja-build pkg-config gcc libc6-dev
           libnetcdf-dev libhdf5-dev libcmocka-dev uthash-dev libpng-dev
           netcdf-bin python3 python3-numpy python3-netcdf4
-          clang libclang-rt-14-dev valgrind)  # fuzz target, valgrind test
+          clang libclang-rt-14-dev valgrind  # fuzz target, valgrind test
+          openmpi-bin libopenmpi-dev libnetcdf-mpi-dev libhdf5-openmpi-dev)
 
 say() { printf 'run.sh: %s\n' "$*" >&2; }
 

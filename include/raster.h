@@ -602,6 +602,117 @@ RASTER_API int raster_region_read(raster_var *var, const int32_t *ids,
                                   const size_t *ocount, int layout,
                                   void *out);
 
+/* ---- Parallel (MPI) ---------------------------------------------------- */
+
+#if defined(RASTER_MPI) && RASTER_MPI
+/* Only in libraster_mpi (built against netcdf-mpi and hdf5-openmpi); a
+ * program compiles these declarations with -DRASTER_MPI=1 and links
+ * libraster_mpi. docs/PARALLEL.md shows how they are used.
+ *
+ * Parallel files follow parallel netCDF-4's rules: every rank of the
+ * communicator makes the same sequence of define calls (raster_def_var,
+ * raster_adopt_var, attributes) and the same raster_close; writes on a
+ * variable whose access is collective (raster_var_par_access) are made by
+ * every rank, possibly with zero counts, in the same order. Reads never
+ * need other ranks. Handles are per rank and, as in the serial library,
+ * may not be used from several threads at once while writing. */
+#include <mpi.h>
+
+/* Data transfer of raster's stores in a collective write
+ * (raster_file_set_mpiio(); RASTER_MPIIO=auto|collective|independent). */
+#define RASTER_MPIIO_AUTO 0        /* chosen from the piece sizes */
+#define RASTER_MPIIO_COLLECTIVE 1  /* MPI-IO collective, two-phase */
+#define RASTER_MPIIO_INDEPENDENT 2 /* each rank writes its own pieces */
+
+/*! raster_create_par() :
+ *  Creates (clobbering) netCDF-4 file `path` for parallel writing by every
+ *  rank of `comm` (collective; nc_create_par with NC_NETCDF4). raster keeps
+ *  a duplicate of `comm` until raster_close().
+ *  @return as raster_create(), on every rank alike. */
+RASTER_API int raster_create_par(const char *path, MPI_Comm comm,
+                                 MPI_Info info, raster_file **out);
+
+/*! raster_open_par() :
+ *  Opens `path` on every rank of `comm` (collective; nc_open_par). Mode
+ *  RASTER_WRITE marks the file's raster variables incomplete until
+ *  raster_close() (every rank). Reads use pread on each rank.
+ *  @return as raster_open(); if the file cannot be served on some rank,
+ *  every rank fails (RASTER_EFORMAT unless all saw the same error). */
+RASTER_API int raster_open_par(const char *path, int mode, MPI_Comm comm,
+                               MPI_Info info, raster_file **out);
+
+/*! raster_attach_par() :
+ *  raster_attach() for an ncid from nc_create_par or nc_open_par over
+ *  `comm` (collective). The preload shim uses it. Every rank gets the same
+ *  result: if loading fails on any rank, it fails on all.
+ *  @return as raster_attach(). */
+RASTER_API int raster_attach_par(int ncid, int writable, MPI_Comm comm,
+                                 raster_file **out);
+
+/*! raster_file_comm() :
+ *  @return 1 and *comm (raster's duplicate, owned by the file) when the
+ *  file is parallel, else 0 and MPI_COMM_NULL. */
+RASTER_API int raster_file_comm(const raster_file *file, MPI_Comm *comm);
+
+/*! raster_var_par_access() :
+ *  Access of the variable's writes as nc_var_par_access: NC_INDEPENDENT
+ *  (the default, as netCDF's) or NC_COLLECTIVE. Collective writes are made
+ *  by every rank in the same order; only they can extend an unlimited
+ *  dimension (an independent write that would have to returns
+ *  RASTER_ENETCDF with raster_nc_status() NC_ECANTEXTEND, as netCDF
+ *  does). Independent writes of different ranks may share stores: raster
+ *  writes exactly the caller's cells, never reads-modifies-writes.
+ *  @return RASTER_OK, RASTER_EINVAL (not a parallel file, bad access). */
+RASTER_API int raster_var_par_access(raster_var *var, int access);
+
+/*! raster_file_set_mpiio() :
+ *  How collective writes move data in raster's stores: RASTER_MPIIO_AUTO
+ *  (default, or RASTER_MPIIO from the environment at open), _COLLECTIVE or
+ *  _INDEPENDENT. Set it alike on every rank. Extending an unlimited
+ *  dimension is collective in any case.
+ *  @return RASTER_OK or RASTER_EINVAL. */
+RASTER_API int raster_file_set_mpiio(raster_file *file, int mode);
+
+/* How raster_region_split() shares a read among ranks. */
+#define RASTER_SPLIT_OUTER 0   /* contiguous blocks of one outer dimension */
+#define RASTER_SPLIT_REGIONS 1 /* whole regions, balanced by cell count */
+
+/*! raster_region_split() :
+ *  This rank's share of the region read (ids, ostart/ocount) when `nranks`
+ *  ranks split it. RASTER_SPLIT_OUTER: the outermost outer dimension whose
+ *  count is at least nranks (else the one with the largest count) is cut
+ *  into nearly equal contiguous blocks; *my_nids = nids, ids copied. A
+ *  2-D variable, or a rank with an empty block, gets *my_nids = 0 except
+ *  that rank 0 reads everything of a 2-D variable. RASTER_SPLIT_REGIONS:
+ *  regions are dealt out greedily, largest first, to the least loaded
+ *  rank; a rank's my_ids keep the order of ids; the outer box is
+ *  unchanged. my_ostart/my_ocount hold one entry per outer dimension,
+ *  my_ids nids entries (caller's memory). A rank with *my_nids == 0 reads
+ *  nothing. Pure arithmetic: no I/O, no MPI call, thread-safe.
+ *  @return RASTER_OK, RASTER_EINVAL, RASTER_ENOTFOUND, RASTER_ENOMEM. */
+RASTER_API int raster_region_split(const raster_var *var, const int32_t *ids,
+                                   size_t nids, const size_t *ostart,
+                                   const size_t *ocount, int split, int rank,
+                                   int nranks, size_t *my_ostart,
+                                   size_t *my_ocount, int32_t *my_ids,
+                                   size_t *my_nids);
+
+/*! raster_region_read_par() :
+ *  raster_region_split() for this rank of `comm`, then raster_region_read()
+ *  of the share into `out` (sized for the share: raster_region_size() of
+ *  my_ids times prod(my_ocount) values). No communication beyond
+ *  MPI_Comm_rank/size: every rank reads its own bytes with pread. The
+ *  shares are returned through my_* as in raster_region_split(); any of
+ *  them may be NULL when not wanted.
+ *  @return as raster_region_read(). */
+RASTER_API int raster_region_read_par(raster_var *var, const int32_t *ids,
+                                      size_t nids, const size_t *ostart,
+                                      const size_t *ocount, int layout,
+                                      int split, MPI_Comm comm, void *out,
+                                      size_t *my_ostart, size_t *my_ocount,
+                                      int32_t *my_ids, size_t *my_nids);
+#endif /* RASTER_MPI */
+
 /* ---- Passing a mask through nc_def_var_chunking ----------------------- */
 
 /* The paper's route, made safe: a program hands raster a mask by passing, as

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -106,6 +107,29 @@ static void read_chunk(void)
                  s);
 }
 
+static atomic_int mask_error_reported;
+
+void config_report_mask_error(int claim)
+{
+    if (config.mask_failed && !atomic_exchange(&mask_error_reported, 1) &&
+        !claim)
+        shim_log(LOG_WARN, "%s", config.mask_error);
+}
+
+/* 1 in an MPI job of several ranks (MPI flavour): one rank that cannot read
+ * the mask must not print a warning of its own while every rank falls
+ * back together (the agreement on the file reports it once). */
+static int defer_mask_error(void)
+{
+#ifdef RASTER_MPI
+    int init = 0, size = 1;
+    if (MPI_Initialized(&init) == MPI_SUCCESS && init &&
+        MPI_Comm_size(MPI_COMM_WORLD, &size) == MPI_SUCCESS)
+        return size > 1;
+#endif
+    return 0;
+}
+
 static void read_mask(void)
 {
     const char *s = getenv("RASTER_MASK");
@@ -123,9 +147,12 @@ static void read_mask(void)
         return;
     int rc = raster_mask_load(file, colon + 1, &config.mask);
     if (rc != RASTER_OK) {
-        shim_log(LOG_WARN, "cannot use RASTER_MASK=%s (%s: %s); variables "
-                 "stay plain netCDF", s, raster_strerror(rc),
-                 raster_errmsg());
+        config.mask_failed = 1;
+        snprintf(config.mask_error, sizeof config.mask_error,
+                 "cannot use RASTER_MASK=%s (%s: %s); variables stay plain "
+                 "netCDF", s, raster_strerror(rc), raster_errmsg());
+        if (!defer_mask_error())
+            config_report_mask_error(0);
         config.mask = NULL;
     } else {
         size_t ny, nx;

@@ -23,11 +23,20 @@ typedef struct shim_config {
     size_t nvars;
     size_t chunk[32];       /* RASTER_CHUNK, nchunk sizes */
     int nchunk;
+    /* RASTER_MASK set but unusable. In an MPI job of several ranks the
+     * warning waits: the ranks' agreement on a parallel file reports it
+     * once for all (preload/par.h), config_report_mask_error() otherwise */
+    int mask_failed;
+    char mask_error[512];
 } shim_config;
 
 /* The settings, read on first use (thread-safe). The caller must hold the
  * shim's depth guard: loading the mask calls netCDF. */
 const shim_config *config_get(void);
+
+/* Prints a deferred RASTER_MASK warning, once per process; with
+ * `claim` only marks it as reported (someone else reports it). */
+void config_report_mask_error(int claim);
 
 /* 1 when RASTER_VARS allows variable `name`. */
 int config_var_chosen(const shim_config *c, const char *name);

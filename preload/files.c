@@ -9,6 +9,9 @@
 #include <string.h>
 
 #include "config.h"
+#ifdef RASTER_MPI
+#include "par.h"
+#endif
 
 typedef struct pending {
     int grpid, varid;
@@ -16,6 +19,7 @@ typedef struct pending {
     size_t chunk[NC_MAX_VAR_DIMS];
     int has_chunk;
     int own_chunking; /* the program called nc_def_var_chunking on it */
+    int par_access;   /* nc_var_par_access before adoption; -1: none */
     struct pending *next;
 } pending;
 
@@ -86,6 +90,7 @@ int files_pend(shim_file *sf, int grpid, int varid, raster_mask *mask,
     p->grpid = grpid;
     p->varid = varid;
     p->mask = mask;
+    p->par_access = -1;
     if (chunk) {
         memcpy(p->chunk, chunk, (size_t)ndims * sizeof *chunk);
         p->has_chunk = 1;
@@ -145,8 +150,12 @@ static void adopt_one(shim_file *sf, pending *p)
     int rc = mask ? raster_adopt_var(sf->rf, p->grpid, p->varid, chunk, mask,
                                      &v)
                   : RASTER_EMASK;
-    if (rc == RASTER_OK)
+    if (rc == RASTER_OK) {
         shim_log(LOG_INFO, "%s is stored region by region", name);
+#ifdef RASTER_MPI
+        par_adopted(v, p->par_access);
+#endif
+    }
     else
         shim_log(LOG_WARN, "%s stays plain netCDF: %s: %s", name,
                  raster_strerror(rc), mask ? raster_errmsg() : "no mask");
@@ -154,6 +163,11 @@ static void adopt_one(shim_file *sf, pending *p)
 
 void files_adopt(shim_file *sf, int grpid, int varid)
 {
+#ifdef RASTER_MPI
+    /* parallel files: every rank adopts the same variables, or none */
+    if (!par_agree(sf, grpid, &varid))
+        return;
+#endif
     for (pending **q = &sf->pend; *q;) {
         pending *p = *q;
         if (varid >= 0 && (p->grpid != grpid || p->varid != varid)) {
@@ -164,6 +178,71 @@ void files_adopt(shim_file *sf, int grpid, int varid)
         adopt_one(sf, p);
         free_pending(p);
     }
+}
+
+/* FNV-1a, 64 bits: a digest to compare between ranks, not a secret. */
+static unsigned long long fnv(unsigned long long h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+void files_pending_digest(shim_file *sf, unsigned long long *count,
+                          unsigned long long *digest)
+{
+    unsigned long long h = 14695981039346656037ULL, n = 0;
+    for (pending *p = sf->pend; p; p = p->next, n++) {
+        const raster_mask *mask = p->mask ? p->mask : config_get()->mask;
+        int ndims = 0;
+        size_t buf[NC_MAX_VAR_DIMS], zero[NC_MAX_VAR_DIMS] = {0};
+        nc_inq_varndims(p->grpid, p->varid, &ndims);
+        if (ndims < 0 || ndims > NC_MAX_VAR_DIMS)
+            ndims = 0;
+        const size_t *chunk = base_chunk(p, ndims, buf);
+        h = fnv(h, &p->grpid, sizeof p->grpid);
+        h = fnv(h, &p->varid, sizeof p->varid);
+        h = fnv(h, chunk ? chunk : zero, (size_t)ndims * sizeof *zero);
+        if (mask) {
+            size_t ny, nx;
+            raster_mask_shape(mask, &ny, &nx);
+            h = fnv(h, &ny, sizeof ny);
+            h = fnv(h, &nx, sizeof nx);
+            h = fnv(h, raster_mask_values(mask), ny * nx * sizeof(int32_t));
+        }
+    }
+    *count = n;
+    *digest = h;
+}
+
+void files_drop_pending(shim_file *sf, int grpid, int varid)
+{
+    for (pending **q = &sf->pend; *q;) {
+        pending *p = *q;
+        if (varid >= 0 && (p->grpid != grpid || p->varid != varid)) {
+            q = &p->next;
+            continue;
+        }
+        *q = p->next;
+        free_pending(p);
+    }
+}
+
+raster_file *files_raster(shim_file *sf) { return sf->rf; }
+
+int files_pending_access(shim_file *sf, int grpid, int varid, int set)
+{
+    for (pending *p = sf->pend; p; p = p->next) {
+        if (p->grpid == grpid && p->varid == varid) {
+            if (set >= 0)
+                p->par_access = set;
+            return p->par_access;
+        }
+    }
+    return -2;
 }
 
 void files_note_chunking(shim_file *sf, int grpid, int varid)

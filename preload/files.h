@@ -47,4 +47,20 @@ void files_note_chunking(shim_file *sf, int grpid, int varid);
  * NULL for ordinary variables. */
 raster_var *files_var(shim_file *sf, int grpid, int varid);
 
+/* The pending variables of the file as a count and a 64-bit digest of
+ * their groups, varids, base chunk shapes and masks: ranks of a parallel
+ * job compare them before defining anything (preload/par.h). */
+void files_pending_digest(shim_file *sf, unsigned long long *count,
+                          unsigned long long *digest);
+
+/* Every pending variable (varid < 0) or one stays plain netCDF. */
+void files_drop_pending(shim_file *sf, int grpid, int varid);
+
+/* nc_var_par_access of a pending variable: records `set` (>= 0) and
+ * returns the access recorded (-1: none), or -2 when it is not pending. */
+int files_pending_access(shim_file *sf, int grpid, int varid, int set);
+
+/* The file's raster state. */
+raster_file *files_raster(shim_file *sf);
+
 #endif

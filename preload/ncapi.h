@@ -19,6 +19,9 @@
 #include <limits.h>
 #include <netcdf.h>
 #include <netcdf_mem.h>
+#if defined(RASTER_MPI) && RASTER_MPI
+#include <netcdf_par.h>
+#endif
 
 /* nc_put_var_long and friends move C longs: 64-bit on LP64. */
 #if LONG_MAX > INT_MAX
@@ -139,6 +142,28 @@ int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
                    size_t len, const void *op),                               \
       (ncid, varid, name, xtype, len, op))                                    \
     X(nc_rename_var, (int ncid, int varid, const char *name),                 \
-      (ncid, varid, name))
+      (ncid, varid, name))                                                    \
+    NCAPI_PAR_CALLS(X)
+
+/* The parallel calls, wrapped by the MPI flavour only (shim_mpi.inc). */
+#if defined(RASTER_MPI) && RASTER_MPI
+#define NCAPI_PAR_CALLS(X)                                                    \
+    X(nc_create_par, (const char *path, int cmode, MPI_Comm comm,             \
+                      MPI_Info info, int *ncidp),                             \
+      (path, cmode, comm, info, ncidp))                                       \
+    X(nc_open_par, (const char *path, int mode, MPI_Comm comm,                \
+                    MPI_Info info, int *ncidp),                               \
+      (path, mode, comm, info, ncidp))                                        \
+    X(nc_create_par_fortran, (const char *path, int cmode, int comm,          \
+                              int info, int *ncidp),                          \
+      (path, cmode, comm, info, ncidp))                                       \
+    X(nc_open_par_fortran, (const char *path, int mode, int comm, int info,   \
+                            int *ncidp),                                      \
+      (path, mode, comm, info, ncidp))                                        \
+    X(nc_var_par_access, (int ncid, int varid, int par_access),               \
+      (ncid, varid, par_access))
+#else
+#define NCAPI_PAR_CALLS(X)
+#endif
 
 #endif

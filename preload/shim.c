@@ -107,6 +107,8 @@ static int after_open(int status, int ncid, int writable, const char *path,
     shim_depth--;
     if (st != NC_NOERR)
         return status;
+    if (creating) /* a RASTER_MASK warning an MPI job held back */
+        config_report_mask_error(0);
     if (format != NC_FORMAT_NETCDF4) {
         if (creating && config_get()->mask)
             shim_log(LOG_WARN, "%s is not a netCDF-4 file (raster needs "
@@ -575,3 +577,8 @@ static int data_call(raster_var *v, int put, int shape, const size_t *start,
     NCAPI_DEFINE(get, varm, sfx, ctype, memtype)
 
 NCAPI_MEMTYPES(NCAPI_PUT_KINDS)
+
+#ifdef RASTER_MPI
+/* nc_create_par, nc_open_par, nc_var_par_access, ...: the MPI flavour */
+#include "shim_mpi.inc"
+#endif

@@ -16,6 +16,7 @@
 #include "error.h"
 #include "index.h"
 #include "meta.h"
+#include "parallel.h"
 #include "regions.h"
 
 #define DEFAULT_TILE 50
@@ -87,8 +88,11 @@ raster_file *raster_file_for_ncid(int ncid)
 
 static void file_free(raster_file *f)
 {
-    if (!f->own_ncid)
-        attached_remove(f);
+    /* files opened in parallel are registered even when raster owns them */
+    attached_remove(f);
+#ifdef RASTER_MPI
+    par_free(f);
+#endif
     while (f->vars) {
         raster_var *next = f->vars->next;
         meta_var_free(f->vars);
@@ -225,6 +229,10 @@ int raster_close(raster_file *f)
     if (!f)
         return RASTER_OK;
     int rc = RASTER_OK;
+#ifdef RASTER_MPI
+    if (f->par) /* collective: tables, and the same flags on every rank */
+        rc = par_before_close(f);
+#endif
     for (raster_var *v = f->vars; v; v = v->next) {
         if (!v->materialized && rc == RASTER_OK)
             rc = meta_materialize(v);
@@ -676,6 +684,12 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
     if (rc)
         return rc;
     int no = var_nouter(v);
+#ifdef RASTER_MPI
+    if (write && v->file->par) /* no read-through; collective extension */
+        rc = par_put(v, p, n, start, count, stride, data,
+                     count[no] * count[no + 1]);
+    else
+#endif
     rc = chunkio_xfer(v, p, n, start, count, stride, data,
                       count[no] * count[no + 1], write);
     raster_free(p);
@@ -914,6 +928,13 @@ static int typed_io(raster_var *v, const size_t *start, const size_t *count,
         if (rc)
             return rc;
     }
+#ifdef RASTER_MPI
+    /* a collective write of nothing still takes part in the collective
+     * calls of the ranks that write something */
+    else if (write && par_put_collective(v) &&
+             (rc = var_io(v, start, cnt, str, v->fill, 1)) != RASTER_OK)
+        return rc;
+#endif
     if (clipped)
         return TYPED_FAIL(NC_EINVALCOORDS, "%s: a stride carries the request "
                           "past a dimension's length; the rows inside it were "

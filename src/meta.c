@@ -22,6 +22,7 @@
 #include "error.h"
 #include "index.h"
 #include "mask.h"
+#include "parallel.h"
 #include "regions.h"
 
 #define CHUNK_FIELDS 8 /* chunk_id y0 x0 h w mixed offset cells */
@@ -666,6 +667,11 @@ done:
 int meta_materialize(raster_var *v)
 {
     int varid, st;
+#ifdef RASTER_MPI
+    /* collective in a parallel file: done by every rank at raster_close */
+    if (!par_may_materialize(v->file))
+        return RASTER_OK;
+#endif
     if ((st = nc_inq_varid(v->grpid, "mask", &varid)) != NC_NOERR)
         return meta_ncfail(st, "finding the mask of", v->name);
     if ((st = nc_put_var_int(v->grpid, varid, v->mask->values)) != NC_NOERR)

@@ -89,6 +89,7 @@ struct raster_file {
     char *path;
     raster_var *vars;
     struct raster_file *next_attached; /* registry of raster_attach() */
+    struct raster_par *par; /* MPI state (parallel.c); NULL when serial */
 };
 
 /* Outer dimension lengths of v right now (unlimited ones grow). */

@@ -1,0 +1,158 @@
+#!/bin/sh
+# Parallel raster (MPI) with real programs under mpirun, 1, 2 and 4 ranks,
+# results compared exactly with plain parallel netCDF and the serial path.
+# usage: test_mpi.sh write|write2|read|bad SHIM_MPI SHIM BUILD_DIR MASK_DIR
+#        (env: MPIRUN, NCDUMP, PRELOAD_FIRST for sanitized builds)
+#   write  par_writer (nc_create_par, every rank its block: rows, 2-D
+#          blocks, uneven, idle ranks; collective and independent access;
+#          RASTER_MPIIO auto/collective/independent) under the MPI shim:
+#          the file reads back (serial shim, ncdump) exactly as the plain
+#          parallel file
+#   write2 independent access; rasterbench_mpi --write (the library API)
+#   read   raster_region_read_par split by records and by regions, every
+#          value compared with the plain file (test_par_read)
+#   bad    a rank that cannot read the mask, ranks with other chunk shapes
+#          or another mask: every rank writes plain netCDF, one warning
+set -u
+. "$(dirname "$0")/lib.sh"
+mode=$1 shim_mpi=$2 shim=$3 build=$4 masks=$5
+if [ -z "${MPIRUN:-}" ] || ! [ -x "$build/examples/par_writer" ]; then
+    echo "SKIP: no MPI flavour or no mpirun"
+    exit 77
+fi
+if [ -n "${PRELOAD_FIRST:-}" ]; then
+    # the sanitized MPI flavour runs here too, with AddressSanitizer and
+    # UBSan checking every access; LeakSanitizer is off for these programs
+    # only: OpenMPI's components (dlopened, unloaded at MPI_Finalize) leave
+    # allocations whose stacks cannot even be attributed, so no suppression
+    # list can tell them from ours. raster's own leaks are checked by the
+    # serial tests of the same code.
+    export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+    preload_mpi="$PRELOAD_FIRST $shim_mpi"
+    preload_ser="$PRELOAD_FIRST $shim"
+else
+    preload_mpi=$shim_mpi preload_ser=$shim
+fi
+if [ "$(id -u)" = 0 ]; then
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+fi
+# a sandbox may lack the network transports: shared memory is enough here
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+export OMPI_MCA_rmaps_base_oversubscribe=1
+basins="$masks/pop_basins_384x320.nc"
+ex="$build/examples"
+mask="$basins:REGION_MASK"
+# run NP CMD...: mpirun -np NP with the MPI shim and the mask exported
+run() {
+    np=$1; shift
+    "$MPIRUN" --oversubscribe -np "$np" -x LD_PRELOAD="$preload_mpi" \
+        -x RASTER_MASK="$mask" -x RASTER_MPIIO="${RASTER_MPIIO:-auto}" \
+        -x ASAN_OPTIONS="${ASAN_OPTIONS:-}" "$@"
+}
+plain_run() { np=$1; shift; "$MPIRUN" --oversubscribe -np "$np" "$@"; }
+dump_plain() { "$NCDUMP" "$1" | tail -n +2; }
+dump_raster() { LD_PRELOAD="$preload_ser" "$NCDUMP" "$1" | tail -n +2; }
+same() { if cmp -s "$1" "$2"; then ok; else fail "$3"; diff "$1" "$2" | head -5; fi; }
+stored() {
+    if "$NCDUMP" -h "$1" | grep -q "group: raster_TEMP"; then ok
+    else fail "$2: TEMP not stored by region"; fi
+}
+args="--ntime 2 --ndepth 3"
+
+case $mode in
+write)
+    plain_run 2 "$ex/par_writer" "$basins" "$tmp/plain.nc" $args || exit 1
+    dump_plain "$tmp/plain.nc" > "$tmp/plain.txt"
+    # every decomposition at 2 ranks, a few at 1 and 4 (4 ranks share 2
+    # cores here: slow), each RASTER_MPIIO choice at least once
+    cases="1:rows:auto 2:rows:collective 2:blocks:auto 2:uneven:independent
+           2:idle:auto 4:blocks:independent 4:uneven:collective 4:idle:auto"
+    # sanitized programs run several times slower: fewer cases, each
+    # RASTER_MPIIO choice and 1, 2 and 4 ranks still
+    [ -n "${PRELOAD_FIRST:-}" ] &&
+        cases="1:rows:auto 2:blocks:collective 2:uneven:independent 4:idle:auto"
+    for c in $cases; do
+        np=${c%%:*} d=${c#*:} io=${d#*:} d=${d%:*}
+        {
+            RASTER_MPIIO=$io expect 0 "np $np $d ($io)" \
+                run $np "$ex/par_writer" "$basins" "$tmp/r.nc" --decomp $d $args
+            [ -s "$tmp/err" ] && fail "np $np $d: $(head -3 "$tmp/err")"
+            stored "$tmp/r.nc" "np $np $d"
+            dump_raster "$tmp/r.nc" > "$tmp/r.txt"
+            same "$tmp/plain.txt" "$tmp/r.txt" "np $np $d ($io) reads differently"
+        }
+    done
+    ;;
+write2)
+    # independent access (time fixed: independent writes cannot extend)
+    plain_run 2 "$ex/par_writer" "$basins" "$tmp/plainf.nc" $args --fixed-time \
+        --access independent || exit 1
+    dump_plain "$tmp/plainf.nc" > "$tmp/plainf.txt"
+    for np in 2 4; do
+        expect 0 "independent np $np" run $np "$ex/par_writer" "$basins" \
+            "$tmp/rf.nc" --decomp blocks $args --fixed-time --access independent
+        stored "$tmp/rf.nc" "independent np $np"
+        dump_raster "$tmp/rf.nc" > "$tmp/rf.txt"
+        same "$tmp/plainf.txt" "$tmp/rf.txt" "independent np $np reads differently"
+    done
+    # the library API (raster_create_par, raster_var_put_typed)
+    expect 0 "rasterbench_mpi --write" plain_run 2 "$build/tools/rasterbench_mpi" \
+        --write --mask "$mask" --dir "$tmp" --ntime 2 --ndepth 2 --reps 1
+    dump_plain "$tmp/bench_plain.nc" > "$tmp/bp.txt"
+    dump_raster "$tmp/bench_raster.nc" > "$tmp/br.txt"
+    same "$tmp/bp.txt" "$tmp/br.txt" "API-written raster file reads differently"
+    ;;
+read)
+    plain_run 2 "$ex/par_writer" "$basins" "$tmp/plain.nc" $args || exit 1
+    run 2 "$ex/par_writer" "$basins" "$tmp/r.nc" --decomp blocks $args || exit 1
+    for np in 1 2 4; do
+        expect 0 "parallel region reads, np $np" plain_run $np \
+            "$build/tests/test_par_read" "$tmp/r.nc" "$tmp/plain.nc" TEMP SALT SSH
+    done
+    expect 0 "rasterbench_mpi reads" plain_run 2 "$build/tools/rasterbench_mpi" \
+        --raster "$tmp/r.nc" --var TEMP --case 2 --case 2+6 --reps 2 \
+        --split regions --json "$tmp/b.json"
+    grep -q '"agg_MBps"' "$tmp/b.json" && ok || fail "rasterbench_mpi JSON"
+    ;;
+bad)
+    plain_run 2 "$ex/par_writer" "$basins" "$tmp/plain.nc" $args || exit 1
+    dump_plain "$tmp/plain.nc" > "$tmp/plain.txt"
+    # check DESC: the last run wrote plain netCDF, with one warning
+    check() {
+        if "$NCDUMP" -h "$tmp/r.nc" | grep -q "group: raster_"; then
+            fail "$1: some variable stored by region"
+        else ok; fi
+        n=$(grep -c 'raster:' "$tmp/err")
+        [ "$n" = 1 ] && ok || { fail "$1: $n warnings, wanted 1"; cat "$tmp/err"; }
+        dump_plain "$tmp/r.nc" > "$tmp/r.txt"
+        same "$tmp/plain.txt" "$tmp/r.txt" "$1: data differ"
+    }
+    # each rank's own environment through env(1): $preload_mpi may hold
+    # two paths, which mpirun's -x NAME=VALUE would split
+    w="$ex/par_writer $basins $tmp/r.nc $args"
+    # rank 1 cannot read the mask file
+    expect 0 "unreadable mask on one rank" "$MPIRUN" --oversubscribe \
+        -np 1 env LD_PRELOAD="$preload_mpi" RASTER_MASK="$mask" $w : \
+        -np 1 env LD_PRELOAD="$preload_mpi" \
+        RASTER_MASK="$tmp/missing.nc:REGION_MASK" $w
+    check "unreadable mask"
+    # chunk shapes differ
+    expect 0 "other chunk shapes" "$MPIRUN" --oversubscribe \
+        -np 1 env LD_PRELOAD="$preload_mpi" RASTER_MASK="$mask" $w : \
+        -np 1 env LD_PRELOAD="$preload_mpi" RASTER_MASK="$mask" \
+        RASTER_CHUNK=25,25 $w
+    check "chunk shapes"
+    # masks differ: the same grid, another mask (the mask itself, shifted)
+    "$NCDUMP" "$basins" | sed '/ REGION_MASK =/{n;s/-*[0-9][0-9]*/9/;}' \
+        > "$tmp/other.cdl"
+    if "${NCGEN:-ncgen}" -4 -o "$tmp/other.nc" "$tmp/other.cdl" 2>/dev/null &&
+       ! cmp -s "$basins" "$tmp/other.nc"; then
+        expect 0 "other masks" "$MPIRUN" --oversubscribe \
+            -np 1 env LD_PRELOAD="$preload_mpi" RASTER_MASK="$mask" $w : \
+            -np 1 env LD_PRELOAD="$preload_mpi" \
+            RASTER_MASK="$tmp/other.nc:REGION_MASK" $w
+        check "masks"
+    fi
+    ;;
+esac
+report "mpi_$mode"
