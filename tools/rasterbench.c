@@ -656,6 +656,7 @@ static void usage(FILE *f)
 "                   [--case R[+R...]]... [--reps N] [--warm|--cold]\n"
 "                   [--no-shim] [--no-write] [--thin W] [--json FILE]\n"
 "       rasterbench --plain PLAIN.nc --raster RASTER.nc --var V [options]\n"
+"       mpirun -np N rasterbench --mpi ARGS   (rasterbench_mpi, docs/PARALLEL.md)\n"
 "\n"
 "Measures, on the same data in one run, each in its own process (median\n"
 "time, bytes read, peak memory):\n"
@@ -859,6 +860,17 @@ int main(int argc, char **argv)
     exe_path[n] = '\0';
     snprintf(exe_dir, sizeof exe_dir, "%s", exe_path);
     *strrchr(exe_dir, '/') = '\0';
+    if (argc > 1 && strcmp(argv[1], "--mpi") == 0) {
+        /* the parallel benchmark is its own program, linked to the MPI
+         * flavour (docs/PARALLEL.md): run it with the other arguments */
+        char mpi[PATH_MAX + 32];
+        snprintf(mpi, sizeof mpi, "%s/rasterbench_mpi", exe_dir);
+        argv[1] = mpi;
+        execv(mpi, argv + 1);
+        fprintf(stderr, PROG ": --mpi needs %s (the MPI build): %s\n", mpi,
+                strerror(errno));
+        return CLI_EINPUT;
+    }
 
     static const struct option longopts[] = {
         {"plain", required_argument, NULL, 'p'},
