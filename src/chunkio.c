@@ -62,8 +62,11 @@ static int make_spans(const raster_var *v, const piece *p, size_t n,
     size_t gap = GAP_BYTES / v->elem, cap = 0, ns = 0;
     span *spans = NULL;
     for (size_t i = 0; i < n; i++) {
+        const store_addr *a = &v->addr[p[i].store];
+        size_t ckc = a->chunked ? a->ckc : 0; /* spans stay in one chunk */
         if (ns == 0 || p[i].store != spans[ns - 1].store ||
-            p[i].soff > spans[ns - 1].hi + gap) {
+            p[i].soff > spans[ns - 1].hi + gap ||
+            (ckc && p[i].soff / ckc != spans[ns - 1].lo / ckc)) {
             int rc = raster_grow(&spans, &cap, ns + 1, sizeof *spans);
             if (rc) {
                 raster_free(spans);
@@ -104,7 +107,7 @@ static int prepare_chunks(raster_var *v, size_t s, hid_t did, hid_t dcpl)
     int rank = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
     if (rank != no + 1 || H5Pget_chunk(dcpl, rank, ck) != rank ||
         H5Sget_simple_extent_dims(space, dims, NULL) != rank ||
-        ck[no] != dims[no]) {
+        ck[no] == 0 || dims[no] != v->store_cells[s]) {
         if (space >= 0)
             H5Sclose(space);
         return RASTER_OK;
@@ -118,6 +121,9 @@ static int prepare_chunks(raster_var *v, size_t s, hid_t did, hid_t dcpl)
         sparse |= ck[i] == 0 ||
                   raster_mul_overflows(total, a->nck[i], &total);
     }
+    a->ckc = (size_t)ck[no];
+    a->nckc = (size_t)((dims[no] + ck[no] - 1) / ck[no]);
+    sparse |= raster_mul_overflows(total, a->nckc, &total);
     /* A store far longer than the chunks it holds (an unlimited dimension
      * stretched by a stray or hostile write): indexing every possible chunk
      * would take minutes and gigabytes; netCDF serves it instead. */
@@ -140,7 +146,8 @@ static int prepare_chunks(raster_var *v, size_t s, hid_t did, hid_t dcpl)
     int good = 1;
     hsize_t off[RASTER_MAX_DIMS + 1] = {0};
     for (size_t lin = 0; lin < total && good; lin++) {
-        size_t rest = lin;
+        size_t rest = lin / a->nckc;
+        off[no] = (hsize_t)((lin % a->nckc) * a->ckc);
         for (int d = no - 1; d >= 0; d--) {
             off[d] = (hsize_t)((rest % a->nck[d]) * a->ck[d]);
             rest /= a->nck[d];
@@ -314,9 +321,12 @@ static off_t store_offset(const xfer *x, const store_addr *a, size_t cells,
         lin = lin * a->nck[d] + coord[d] / a->ck[d];
         inner = inner * a->ck[d] + coord[d] % a->ck[d];
     }
+    (void)cells;
+    lin = lin * a->nckc + cell / a->ckc; /* spans never cross cell chunks */
     if (a->addr[lin] < 0)
         return -1;
-    return (off_t)a->addr[lin] + (off_t)((inner * cells + cell) * elem);
+    return (off_t)a->addr[lin] +
+           (off_t)((inner * a->ckc + cell % a->ckc) * elem);
 }
 
 /* pread of exactly `len` bytes at `off` (EINTR and short reads retried). */
@@ -491,6 +501,45 @@ static int xfer_netcdf(xfer *x, const span *s, const size_t *start,
     return RASTER_OK;
 }
 
+/* Pieces of stores chunked along their cells are cut at chunk boundaries,
+ * so that each span lies in one chunk (contiguous bytes). *out gets the
+ * new array (caller frees) when any piece was cut; *pieces then points
+ * to it. */
+static int split_pieces(const raster_var *v, piece **pieces, size_t *n,
+                        piece **out)
+{
+    size_t extra = 0;
+    *out = NULL;
+    for (size_t i = 0; i < *n; i++) {
+        const piece *p = &(*pieces)[i];
+        const store_addr *a = &v->addr[p->store];
+        if (a->chunked && a->nckc > 1 && p->len > 0)
+            extra += (p->soff + p->len - 1) / a->ckc - p->soff / a->ckc;
+    }
+    if (extra == 0)
+        return RASTER_OK;
+    piece *q = raster_reallocarray(NULL, *n + extra, sizeof *q);
+    RETURN_ERROR_IF(!q, RASTER_ENOMEM, "out of memory reading %s", v->name);
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++) {
+        piece p = (*pieces)[i];
+        const store_addr *a = &v->addr[p.store];
+        while (a->chunked && a->nckc > 1 && p.len > 0 &&
+               p.soff / a->ckc != (p.soff + p.len - 1) / a->ckc) {
+            uint32_t head = (uint32_t)(a->ckc - p.soff % a->ckc);
+            q[k++] = (piece){p.soff, p.uoff, p.store, head};
+            p.soff += head;
+            p.uoff += head;
+            p.len -= head;
+        }
+        q[k++] = p;
+    }
+    *out = q;
+    *pieces = q;
+    *n = k;
+    return RASTER_OK;
+}
+
 int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
                  const size_t *ostart, const size_t *ocount,
                  const ptrdiff_t *ostride, void *buf, size_t plane_cells,
@@ -502,6 +551,10 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
             return RASTER_OK;
     if (npieces == 0)
         return RASTER_OK;
+    piece *split = NULL;
+    rc = split_pieces(v, &pieces, &npieces, &split);
+    if (rc)
+        return rc;
     qsort(pieces, npieces, sizeof *pieces, cmp_piece);
     span *spans = NULL;
     size_t nspans = 0;
@@ -580,6 +633,7 @@ done:
     raster_free(x.stage);
     raster_free(x.iov);
     raster_free(spans);
+    raster_free(split);
     return rc;
 }
 

@@ -28,10 +28,12 @@
 #define CHUNK_FIELDS 8 /* chunk_id y0 x0 h w mixed offset cells */
 #define MIXED_FIELDS 5 /* chunk_id y0 x0 h w */
 #define SHARE_FIELDS 4 /* chunk_id region_id cells offset */
-/* Chunks of stores with unlimited dimensions: at most this many bytes, so
- * that one record of even a very large region stays one chunk wide (rows
- * of cells are never split; the pread fast path relies on it). */
-#define STORE_CHUNK_BYTES ((size_t)64 << 20)
+/* Chunks of stores with unlimited dimensions: at most this many bytes (a
+ * plane's cells are halved until they fit). Small enough that HDF5 keeps
+ * them in its chunk cache and writes each with one modest pwrite (large
+ * pwrites of cold buffers ran 2-3x slower here, docs/PERFORMANCE.md); the
+ * pread fast path reads within one chunk at a time. */
+#define STORE_CHUNK_BYTES ((size_t)4 << 20)
 #define MIXED_GROUP "Mixed_Chunks"
 
 static int meta_ncfail(int st, const char *what, const char *name)
@@ -200,7 +202,7 @@ fail:
 /* Chunk shape of a store with unlimited outer dimensions: one plane (one
  * index of every outer dimension) and all cells, so that a write of any
  * whole planes covers whole chunks and HDF5 never reads a chunk back to
- * merge it; cells are split only past STORE_CHUNK_BYTES. */
+ * merge it; cells are split past STORE_CHUNK_BYTES. */
 static void store_chunking(const raster_var *v, size_t cells, size_t *chunk)
 {
     int no = var_nouter(v);

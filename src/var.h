@@ -21,12 +21,14 @@ typedef struct store_addr {
                             order, contiguous or chunked whole-row) */
     int64_t base;        /* contiguous: byte offset of element 0; -1: never
                             written */
-    /* chunked stores: chunks span all cells; ck[] is the chunk shape over
-     * the outer dimensions, nck[] the chunks along each, addr[] the byte
-     * offset of each chunk (row-major over the chunk grid; -1 unwritten) */
+    /* chunked stores: ck[] is the chunk shape over the outer dimensions,
+     * nck[] the chunks along each, ckc/nckc the same along the cells, addr[]
+     * the byte offset of each chunk (row-major over the chunk grid; -1
+     * unwritten) */
     int chunked;
     size_t ck[RASTER_MAX_DIMS], nck[RASTER_MAX_DIMS];
-    int64_t *addr;
+    size_t ckc, nckc;    /* cells per chunk, chunks along the cells */
+    int64_t *addr;       /* [outer chunk][cell chunk] */
 } store_addr;
 
 /* `len` cells of grid row y from column x on: store cells off.. of store

@@ -1180,6 +1180,30 @@ static void test_only_unlimited_outer(void **state)
     case_free(&c);
 }
 
+/* Stores of unlimited variables whose plane exceeds the 4 MiB chunk bound
+ * are chunked along their cells too; fast-path reads then never cross a
+ * chunk (pieces and spans are cut at chunk boundaries). */
+static void test_split_store_chunks(void **state)
+{
+    (void)state;
+    rng_seed(91);
+    scase c;
+    size_t shape[3] = {3, 1200, 1100}, chunk[3] = {1, 100, 100};
+    case_init(&c, "split", NC_DOUBLE, 3, shape, chunk, 1, MASK_BLOCKY, 0);
+    run_case(&c, W_RECORDS, 4);
+    raster_file *f;
+    raster_var *v;
+    RS(raster_open(c.rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    size_t split = 0;
+    for (size_t s = 0; s <= v->nregions; s++)
+        split += v->addr[s].ok && v->addr[s].chunked && v->addr[s].nckc > 1;
+    if (split == 0)
+        fail_msg("no store was chunked along its cells");
+    RS(raster_close(f));
+    case_free(&c);
+}
+
 /* A 2-D variable: no outer dimension, ostart/ocount NULL. */
 static void test_two_dimensional(void **state)
 {
@@ -2527,6 +2551,7 @@ int main(void)
         cmocka_unit_test(test_orders_and_masks),
         cmocka_unit_test(test_random_shapes),
         cmocka_unit_test(test_only_unlimited_outer),
+        cmocka_unit_test(test_split_store_chunks),
         cmocka_unit_test(test_two_dimensional),
         cmocka_unit_test(test_paper_band),
         cmocka_unit_test(test_many_pieces),
