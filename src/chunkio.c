@@ -34,6 +34,8 @@
  * one iovec per piece. */
 #define STAGE_PIECE_BYTES 16384
 #define STAGE_BYTES ((size_t)1 << 20)
+/* Spans from this size on are announced to the kernel before a read. */
+#define ANNOUNCE_BYTES ((size_t)64 << 10)
 /* Upper bound on the scratch buffer of one netCDF call. */
 #define SCRATCH_BYTES ((size_t)32 << 20)
 
@@ -380,6 +382,24 @@ static int read_staged(xfer *x, const span *s, size_t plane, off_t off)
     return RASTER_OK;
 }
 
+/* Announces span s of planes flat.. flat+nb-1 to the kernel (WILLNEED),
+ * when it is large enough for read-ahead to matter. */
+static void announce(xfer *x, const span *s, size_t flat, size_t nb)
+{
+    raster_var *v = x->v;
+    const store_addr *a = &v->addr[s->store];
+    size_t bytes = (size_t)(s->hi - s->lo) * v->elem;
+    if (a->base < 0 || bytes < ANNOUNCE_BYTES)
+        return;
+    for (size_t b = 0; b < nb; b++) {
+        off_t off = store_offset(x, a, v->store_cells[s->store], flat + b,
+                                 s->lo);
+        if (off >= 0)
+            (void)posix_fadvise(v->file->fd, off, (off_t)bytes,
+                                POSIX_FADV_WILLNEED);
+    }
+}
+
 /* Fast-path read of span s for planes [plane0, plane0+nb) whose store
  * records start at flat outer index `flat`. */
 static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
@@ -388,17 +408,6 @@ static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
     raster_var *v = x->v;
     size_t elem = v->elem;
     const store_addr *a = &v->addr[s->store];
-    /* ask for the span of every plane at once: from disk the kernel then
-     * reads ahead in large requests while the copies below run (in the
-     * page cache this is a cheap no-op) */
-    for (size_t b = 0; b < nb && a->base >= 0; b++) {
-        off_t off = store_offset(x, a, v->store_cells[s->store], flat + b,
-                                 s->lo);
-        if (off >= 0)
-            (void)posix_fadvise(v->file->fd, off,
-                                (off_t)((s->hi - s->lo) * elem),
-                                POSIX_FADV_WILLNEED);
-    }
     for (size_t b = 0; b < nb; b++) {
         if (a->base < 0) { /* never written: fill */
             for (size_t i = s->p0; i < s->p1; i++)
@@ -459,6 +468,9 @@ static int xfer_netcdf(xfer *x, const span *s, const size_t *start,
     sstart[no] = s->lo;
     scount[no] = width;
     int g = v->store_grp[s->store], id = v->store_var[s->store];
+    if (!x->tmp && !(x->tmp = raster_malloc(x->tmp_bytes)))
+        return raster_fail(RASTER_ENOMEM, "out of memory moving data of %s",
+                           v->name);
     if (!write || s->covered < width) {
         /* A write with holes reads first; records past the current end of
          * an unlimited dimension do not exist yet and start as fill. */
@@ -540,6 +552,56 @@ static int split_pieces(const raster_var *v, piece **pieces, size_t *n,
     return RASTER_OK;
 }
 
+/* One walk over the outer box (odometer; dimension no-1 advances by
+ * `batch` when batched): pass 0 announces the direct spans, pass 1 moves
+ * the data. */
+static int walk_box(xfer *x, const span *spans, size_t nspans,
+                    const size_t *ostart, const size_t *ocount,
+                    const ptrdiff_t *ostride, size_t batch, int batched,
+                    int pass, int write)
+{
+    raster_var *v = x->v;
+    int no = var_nouter(v), rc = RASTER_OK;
+    size_t idx[RASTER_MAX_DIMS] = {0}, pmult[RASTER_MAX_DIMS];
+    for (int i = no - 1; i >= 0; i--)
+        pmult[i] = i == no - 1 ? 1 : pmult[i + 1] * ocount[i + 1];
+    for (;;) {
+        size_t start[RASTER_MAX_DIMS], plane0 = 0, flat = 0, nb = 1;
+        for (int i = 0; i < no; i++) {
+            ptrdiff_t step = ostride ? ostride[i] : 1;
+            start[i] = ostart[i] + idx[i] * (size_t)step;
+            plane0 += idx[i] * pmult[i];
+            flat = flat * x->full[i] + start[i];
+        }
+        if (batched)
+            nb = ocount[no - 1] - idx[no - 1] < batch
+                     ? ocount[no - 1] - idx[no - 1] : batch;
+        for (size_t i = 0; i < nspans && rc == RASTER_OK; i++) {
+            int direct = !write && v->addr[spans[i].store].ok &&
+                         v->file->fd >= 0;
+            if (pass == 0) {
+                if (direct)
+                    announce(x, &spans[i], flat, nb);
+            } else {
+                rc = direct ? read_direct(x, &spans[i], flat, plane0, nb)
+                            : xfer_netcdf(x, &spans[i], start, plane0, nb,
+                                          write);
+            }
+        }
+        if (rc)
+            return rc;
+        int d = no - 1; /* advance */
+        for (; d >= 0; d--) {
+            idx[d] += (d == no - 1) ? nb : 1;
+            if (idx[d] < ocount[d])
+                break;
+            idx[d] = 0;
+        }
+        if (d < 0)
+            return RASTER_OK;
+    }
+}
+
 int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
                  const size_t *ostart, const size_t *ocount,
                  const ptrdiff_t *ostride, void *buf, size_t plane_cells,
@@ -559,8 +621,10 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     span *spans = NULL;
     size_t nspans = 0;
     rc = make_spans(v, pieces, npieces, &spans, &nspans);
-    if (rc)
+    if (rc) {
+        raster_free(split);
         return rc;
+    }
 
     xfer x = {.v = v, .pieces = pieces, .buf = buf,
               .plane_cells = plane_cells};
@@ -578,55 +642,25 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
         if (per > 0 && batch > SCRATCH_BYTES / per)
             batch = SCRATCH_BYTES / per ? SCRATCH_BYTES / per : 1;
     }
-    x.tmp_bytes = widest * v->elem * batch;
-    x.tmp = raster_malloc(x.tmp_bytes);
+    x.tmp_bytes = widest * v->elem * batch; /* allocated when first used */
     x.junk = raster_malloc(GAP_BYTES + 64);
     x.stage = write ? NULL : raster_malloc(STAGE_BYTES);
-    if (!x.tmp || !x.junk || (!write && !x.stage)) {
+    if (!x.junk || (!write && !x.stage)) {
         rc = raster_fail(RASTER_ENOMEM, "out of memory moving data of %s",
                          v->name);
         goto done;
     }
-    int direct = 0;
     rc = var_outer_shape(v, x.full);
     if (rc)
         goto done;
 
-    /* odometer over the outer box; dimension no-1 advances by `batch` */
-    size_t idx[RASTER_MAX_DIMS] = {0};
-    size_t pmult[RASTER_MAX_DIMS];
-    for (int i = no - 1; i >= 0; i--)
-        pmult[i] = i == no - 1 ? 1 : pmult[i + 1] * ocount[i + 1];
-    for (;;) {
-        size_t start[RASTER_MAX_DIMS], plane0 = 0, flat = 0, nb = 1;
-        for (int i = 0; i < no; i++) {
-            ptrdiff_t step = ostride ? ostride[i] : 1;
-            start[i] = ostart[i] + idx[i] * (size_t)step;
-            plane0 += idx[i] * pmult[i];
-            flat = flat * x.full[i] + start[i];
-        }
-        if (batched)
-            nb = ocount[no - 1] - idx[no - 1] < batch
-                     ? ocount[no - 1] - idx[no - 1] : batch;
-        for (size_t i = 0; i < nspans && rc == RASTER_OK; i++) {
-            direct = !write && v->addr[spans[i].store].ok && v->file->fd >= 0;
-            rc = direct ? read_direct(&x, &spans[i], flat, plane0, nb)
-                        : xfer_netcdf(&x, &spans[i], start, plane0, nb,
-                                      write);
-        }
-        if (rc)
-            break;
-        /* advance */
-        int d = no - 1;
-        for (; d >= 0; d--) {
-            idx[d] += (d == no - 1) ? nb : 1;
-            if (idx[d] < ocount[d])
-                break;
-            idx[d] = 0;
-        }
-        if (d < 0)
-            break;
-    }
+    /* Reads walk the outer box twice: first only announcing every large
+     * span of every plane (POSIX_FADV_WILLNEED), so that from disk the
+     * kernel reads the whole request ahead in large requests while the
+     * second walk copies (in the page cache this costs next to nothing). */
+    for (int pass = write ? 1 : 0; pass < 2 && rc == RASTER_OK; pass++)
+        rc = walk_box(&x, spans, nspans, ostart, ocount, ostride, batch,
+                      batched, pass, write);
 done:
     raster_free(x.tmp);
     raster_free(x.junk);
