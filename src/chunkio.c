@@ -552,6 +552,33 @@ static int split_pieces(const raster_var *v, piece **pieces, size_t *n,
     return RASTER_OK;
 }
 
+/* 1 when the request looks cached: a non-blocking read (RWF_NOWAIT) of
+ * the start of its largest direct span succeeds. Then announcing the
+ * request to the kernel would only cost system calls. */
+static int cached(xfer *x, const span *spans, size_t nspans)
+{
+    raster_var *v = x->v;
+    const span *big = NULL;
+    for (size_t i = 0; i < nspans; i++)
+        if (v->addr[spans[i].store].ok && v->addr[spans[i].store].base >= 0 &&
+            (!big || spans[i].hi - spans[i].lo > big->hi - big->lo))
+            big = &spans[i];
+    if (!big || v->file->fd < 0 ||
+        (size_t)(big->hi - big->lo) * v->elem < ANNOUNCE_BYTES)
+        return 1; /* nothing would be announced anyway */
+    const store_addr *a = &v->addr[big->store];
+    off_t off = store_offset(x, a, v->store_cells[big->store], 0, big->lo);
+    if (off < 0)
+        return 0;
+#ifdef RWF_NOWAIT
+    struct iovec iov = {x->junk, GAP_BYTES};
+    return preadv2(v->file->fd, &iov, 1, off, RWF_NOWAIT) ==
+           (ssize_t)GAP_BYTES;
+#else
+    return 0;
+#endif
+}
+
 /* One walk over the outer box (odometer; dimension no-1 advances by
  * `batch` when batched): pass 0 announces the direct spans, pass 1 moves
  * the data. */
@@ -658,7 +685,8 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
      * span of every plane (POSIX_FADV_WILLNEED), so that from disk the
      * kernel reads the whole request ahead in large requests while the
      * second walk copies (in the page cache this costs next to nothing). */
-    for (int pass = write ? 1 : 0; pass < 2 && rc == RASTER_OK; pass++)
+    int first = write || cached(&x, spans, nspans) ? 1 : 0;
+    for (int pass = first; pass < 2 && rc == RASTER_OK; pass++)
         rc = walk_box(&x, spans, nspans, ostart, ocount, ostride, batch,
                       batched, pass, write);
 done:
