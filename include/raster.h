@@ -679,9 +679,10 @@ RASTER_API int raster_file_set_mpiio(raster_file *file, int mode);
 
 /*! raster_region_split() :
  *  This rank's share of the region read (ids, ostart/ocount) when `nranks`
- *  ranks split it. RASTER_SPLIT_OUTER: the outermost outer dimension whose
- *  count is at least nranks (else the one with the largest count) is cut
- *  into nearly equal contiguous blocks; *my_nids = nids, ids copied. A
+ *  ranks split it. RASTER_SPLIT_OUTER: the outer dimension that splits
+ *  most evenly (the smallest largest-share fraction; ties: the outermost)
+ *  is cut into nearly equal contiguous blocks; *my_nids = nids, ids
+ *  copied. A
  *  2-D variable, or a rank with an empty block, gets *my_nids = 0 except
  *  that rank 0 reads everything of a 2-D variable. RASTER_SPLIT_REGIONS:
  *  regions are dealt out greedily, largest first, to the least loaded

@@ -741,15 +741,17 @@ int raster_region_split(const raster_var *v, const int32_t *ids, size_t nids,
             }
             return RASTER_OK;
         }
-        int d = -1;
-        for (int i = 0; i < no && d < 0; i++)
-            if (ocount[i] >= (size_t)nranks)
+        /* the dimension whose largest share is the smallest fraction of
+         * it (the best balance: 10 levels split better than 3 records
+         * among 2 ranks); ties go to the outermost */
+        int d = 0;
+        size_t r = (size_t)nranks;
+        for (int i = 1; i < no; i++) {
+            size_t ci = (ocount[i] + r - 1) / r, cd = (ocount[d] + r - 1) / r;
+            if (ocount[i] > 0 && (ocount[d] == 0 ||
+                                  ci * ocount[d] < cd * ocount[i]))
                 d = i;
-        for (int i = 0; i < no && d < 0; i++)
-            if (d < 0 || ocount[i] > ocount[d])
-                d = i;
-        if (d < 0)
-            d = 0;
+        }
         size_t n = ocount[d];
         size_t lo = n * (size_t)rank / (size_t)nranks;
         size_t hi = n * (size_t)(rank + 1) / (size_t)nranks;
