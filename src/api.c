@@ -112,6 +112,7 @@ static int file_new(int ncid, int own, int writable, const char *path,
     f->own_ncid = own;
     f->writable = writable;
     f->fd = -1;
+    f->h5 = -1;
     if (path) {
         f->path = raster_strdup(path);
         if (!f->path) {
@@ -144,15 +145,10 @@ static int file_load(raster_file *f)
     int rc = scan_groups(f, f->ncid);
     if (rc)
         return rc;
-    if (!f->writable && f->path && f->vars) {
+    /* without an fd the netCDF path serves every read; the stores' byte
+     * offsets are looked up when a read first touches a store */
+    if (!f->writable && f->path && f->vars)
         f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
-        /* without an fd the netCDF path serves every read */
-        for (raster_var *v = f->vars; v && f->fd >= 0; v = v->next) {
-            int rc = chunkio_prepare(v);
-            if (rc)
-                return rc;
-        }
-    }
     return RASTER_OK;
 }
 
@@ -250,6 +246,7 @@ int raster_close(raster_file *f)
             if (v->dirty)
                 rc = meta_mark_complete(v, 1);
     }
+    chunkio_file_close(f); /* raster's own HDF5 handle before netCDF's */
     if (f->own_ncid) {
         int st = nc_close(f->ncid);
         if (st != NC_NOERR && rc == RASTER_OK)

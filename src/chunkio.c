@@ -172,21 +172,12 @@ static int prepare_chunks(raster_var *v, size_t s, hid_t did, hid_t dcpl)
     return RASTER_OK;
 }
 
-/* Opens the file with HDF5 and records, per store, whether it can be read
- * with pread and where. HDF5 errors only disable the fast path; running out
- * of memory is an error. */
-int chunkio_prepare(raster_var *v)
+/* raster's own read-only HDF5 handle on the file, opened once. */
+static hid_t file_h5(raster_file *f)
 {
-    raster_file *f = v->file;
-    int rc = RASTER_OK;
-    if (f->writable || f->fd < 0 || !f->path)
-        return RASTER_OK;
-    H5E_auto2_t efunc;
-    void *edata;
-    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* probes never print */
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    hid_t fid = -1;
+    if (f->h5 >= 0)
+        return (hid_t)f->h5;
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fid = -1;
     if (fapl >= 0) {
         /* netCDF opens with a "semi" close degree; a second open of the
          * same file must use the same one. */
@@ -198,20 +189,37 @@ int chunkio_prepare(raster_var *v)
         }
         H5Pclose(fapl);
     }
-    for (size_t s = 0; fid >= 0 && s <= v->nregions && rc == RASTER_OK;
-         s++) {
-        if (v->store_var[s] < 0)
-            continue;
-        size_t len;
-        char path[4096];
-        if (nc_inq_grpname_full(v->store_grp[s], &len, NULL) != NC_NOERR ||
-            len + 6 > sizeof path ||
-            nc_inq_grpname_full(v->store_grp[s], &len, path) != NC_NOERR)
-            continue;
+    f->h5 = fid;
+    return fid;
+}
+
+/* Records whether store s can be read with pread, and where. HDF5 errors
+ * only disable the fast path; running out of memory is an error. */
+int chunkio_prepare_store(raster_var *v, size_t s)
+{
+    raster_file *f = v->file;
+    store_addr *a = &v->addr[s];
+    if (a->prepared)
+        return RASTER_OK;
+    a->prepared = 1;
+    if (f->writable || f->fd < 0 || !f->path || v->store_var[s] < 0)
+        return RASTER_OK;
+    int rc = RASTER_OK;
+    H5E_auto2_t efunc;
+    void *edata;
+    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* probes never print */
+    hid_t fid = file_h5(f), did = -1;
+    size_t len;
+    char path[4096];
+    if (fid >= 0 &&
+        nc_inq_grpname_full(v->store_grp[s], &len, NULL) == NC_NOERR &&
+        len + 6 <= sizeof path &&
+        nc_inq_grpname_full(v->store_grp[s], &len, path) == NC_NOERR) {
         strcat(path, "/data");
-        hid_t did = H5Dopen2(fid, path, H5P_DEFAULT);
-        if (did < 0)
-            continue;
+        did = H5Dopen2(fid, path, H5P_DEFAULT);
+    }
+    if (did >= 0) {
         hid_t dcpl = H5Dget_create_plist(did);
         hid_t type = H5Dget_type(did);
         hid_t native = type >= 0 ? H5Tget_native_type(type, H5T_DIR_ASCEND)
@@ -221,9 +229,9 @@ int chunkio_prepare(raster_var *v)
                     H5Tget_size(type) == v->elem;
         H5D_layout_t layout = plain ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
         if (layout == H5D_CONTIGUOUS) {
-            haddr_t a = H5Dget_offset(did);
-            v->addr[s].ok = 1;
-            v->addr[s].base = a == HADDR_UNDEF ? -1 : (int64_t)a;
+            haddr_t addr = H5Dget_offset(did);
+            a->ok = 1;
+            a->base = addr == HADDR_UNDEF ? -1 : (int64_t)addr;
         } else if (layout == H5D_CHUNKED) {
             rc = prepare_chunks(v, s, did, dcpl);
         }
@@ -232,9 +240,15 @@ int chunkio_prepare(raster_var *v)
         if (dcpl >= 0) H5Pclose(dcpl);
         H5Dclose(did);
     }
-    if (fid >= 0)
-        H5Fclose(fid);
     H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    return rc;
+}
+
+int chunkio_prepare(raster_var *v)
+{
+    int rc = RASTER_OK;
+    for (size_t s = 0; s <= v->nregions && rc == RASTER_OK; s++)
+        rc = chunkio_prepare_store(v, s);
     return rc;
 }
 
@@ -243,6 +257,9 @@ void chunkio_file_close(raster_file *f)
     if (f->fd >= 0)
         close(f->fd);
     f->fd = -1;
+    if (f->h5 >= 0)
+        H5Fclose((hid_t)f->h5);
+    f->h5 = -1;
 }
 
 /* preadv of the whole iovec list at `off`, in IOV_MAX batches. */
@@ -640,6 +657,15 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
             return RASTER_OK;
     if (npieces == 0)
         return RASTER_OK;
+    /* the stores this read touches: byte offsets on first use */
+    uint32_t last = UINT32_MAX;
+    for (size_t i = 0; !write && i < npieces; i++) {
+        if (pieces[i].store == last)
+            continue;
+        last = pieces[i].store;
+        if ((rc = chunkio_prepare_store(v, last)) != RASTER_OK)
+            return rc;
+    }
     piece *split = NULL;
     rc = split_pieces(v, &pieces, &npieces, &split);
     if (rc)

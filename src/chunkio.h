@@ -30,9 +30,13 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
                  const ptrdiff_t *ostride, void *buf, size_t plane_cells,
                  int write);
 
-/* Finds which stores of v can be read with preadv and their byte offsets
- * (read-only files with an fd). Called once when a file is loaded, so reads
- * share it without locking. RASTER_OK, or RASTER_ENOMEM. */
+/* Finds whether store s of v can be read with preadv, and its byte
+ * offsets (read-only files with an fd), once: chunkio_xfer calls it for
+ * the stores a read touches, so opening a file looks up nothing. Not
+ * thread-safe (like every call on one file). RASTER_OK, or RASTER_ENOMEM. */
+int chunkio_prepare_store(raster_var *v, size_t s);
+
+/* chunkio_prepare_store() for every store of v. */
 int chunkio_prepare(raster_var *v);
 
 /* 1 when variable `varname` of netCDF group `grpid` has storage in the
@@ -40,7 +44,8 @@ int chunkio_prepare(raster_var *v);
  * path, in-memory file). */
 int chunkio_has_data(int grpid, const char *varname);
 
-/* Releases per-file resources of the fast path (HDF5 handle, fd). */
+/* Releases per-file resources of the fast path (HDF5 handle, fd); the
+ * HDF5 handle is closed before netCDF closes the file. */
 void chunkio_file_close(raster_file *f);
 
 #endif

@@ -199,16 +199,23 @@ fail:
     return rc;
 }
 
-/* Chunk shape of a store with unlimited outer dimensions: one plane (one
- * index of every outer dimension) and all cells, so that a write of any
- * whole planes covers whole chunks and HDF5 never reads a chunk back to
- * merge it; cells are split past STORE_CHUNK_BYTES. */
+/* Chunk shape of a store with unlimited outer dimensions: one record of
+ * each unlimited dimension, the fixed outer dimensions whole and all
+ * cells, halved from the outside in (fixed dimensions first, the cells
+ * last) until it fits STORE_CHUNK_BYTES. A record written whole covers
+ * whole chunks, so HDF5 never reads a chunk back to merge it, and a file
+ * of many records does not get a chunk per plane (which would make the
+ * chunk index, read at every open, long). */
 static void store_chunking(const raster_var *v, size_t cells, size_t *chunk)
 {
     int no = var_nouter(v);
-    size_t bytes = cells * v->elem;
-    for (int i = 0; i < no; i++)
-        chunk[i] = 1;
+    size_t bytes = cells * v->elem, outer[RASTER_MAX_DIMS];
+    int have = var_outer_shape(v, outer) == RASTER_OK;
+    for (int i = 0; i < no; i++) {
+        int unlim = meta_dim_unlimited(v->grpid, v->dimids[i]);
+        chunk[i] = unlim || !have || outer[i] == 0 ? 1 : outer[i];
+        bytes *= chunk[i];
+    }
     chunk[no] = cells;
     for (int i = 0; i <= no && bytes > STORE_CHUNK_BYTES; i++) {
         while (chunk[i] > 1 && bytes > STORE_CHUNK_BYTES) {

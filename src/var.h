@@ -17,6 +17,7 @@
 
 /* Where a store's bytes lie, for the pread fast path. */
 typedef struct store_addr {
+    int prepared;        /* looked at (chunkio_prepare_store) */
     int ok;              /* 1: readable with pread (uncompressed, native
                             order, contiguous or chunked whole-row) */
     int64_t base;        /* contiguous: byte offset of element 0; -1: never
@@ -88,6 +89,8 @@ struct raster_file {
     int own_ncid;     /* opened by raster_open: closed by raster_close */
     int writable;
     int fd;           /* for pread, -1 until needed */
+    int64_t h5;       /* HDF5 id of the file for the fast path's byte
+                         offsets (hid_t), -1 until first needed */
     char *path;
     raster_var *vars;
     struct raster_file *next_attached; /* registry of raster_attach() */

@@ -44,6 +44,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "chunkio.h"
 #include "raster.h"
 #include "var.h" /* to see whether the pread fast path was taken */
 
@@ -782,6 +783,8 @@ static void check_regions(scase *c, raster_var *v, const char *mode)
 /* Whether the stores of v were read with pread: every store that exists. */
 static void check_fast_path(scase *c, raster_var *v, int expect_fast)
 {
+    /* byte offsets are looked up when reads first touch a store: all now */
+    RS(chunkio_prepare(v));
     for (size_t s = 0; s <= v->nregions; s++) {
         if (v->store_var[s] < 0)
             continue;
@@ -1195,6 +1198,7 @@ static void test_split_store_chunks(void **state)
     raster_var *v;
     RS(raster_open(c.rpath, RASTER_READ, &f));
     RS(raster_var_find(f, "v", &v));
+    RS(chunkio_prepare(v));
     size_t split = 0;
     for (size_t s = 0; s <= v->nregions; s++)
         split += v->addr[s].ok && v->addr[s].chunked && v->addr[s].nckc > 1;
