@@ -340,7 +340,6 @@ static off_t store_offset(const xfer *x, const store_addr *a, size_t cells,
         lin = lin * a->nck[d] + coord[d] / a->ck[d];
         inner = inner * a->ck[d] + coord[d] % a->ck[d];
     }
-    (void)cells;
     lin = lin * a->nckc + cell / a->ckc; /* spans never cross cell chunks */
     if (a->addr[lin] < 0)
         return -1;

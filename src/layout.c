@@ -26,7 +26,6 @@ void layout_free(layout *lay)
     raster_free(lay->chunk_off);
     raster_free(lay->share_off);
     raster_free(lay->segs);
-    raster_free(lay->row_seg);
     raster_free(lay);
 }
 
@@ -173,11 +172,10 @@ int layout_build(const raster_mesh *m, const int32_t *mask, layout **out)
     lay->mixed_cells = raster_calloc(nr, sizeof(size_t));
     lay->chunk_off = raster_calloc(m->nchunks, sizeof(size_t));
     lay->share_off = raster_calloc(m->nshares, sizeof(size_t));
-    lay->row_seg = raster_calloc(m->ny + 1, sizeof(size_t));
     done = raster_calloc(m->nshares, sizeof *done);
     if (!lay->ids || !lay->pure_cells || !lay->mixed_off ||
         !lay->mixed_cells || !lay->chunk_off || !lay->share_off ||
-        !lay->row_seg || !done) {
+        !done) {
         rc = raster_fail(RASTER_ENOMEM, "out of memory planning a layout");
         goto done;
     }
@@ -191,13 +189,10 @@ int layout_build(const raster_mesh *m, const int32_t *mask, layout **out)
         size_t c1 = c0 + 1, y0 = m->chunks[c0].y0, h = m->chunks[c0].h;
         while (c1 < m->nchunks && m->chunks[c1].y0 == y0)
             c1++;
-        for (size_t y = y0; y < y0 + h && rc == RASTER_OK; y++) {
-            lay->row_seg[y] = lay->nsegs;
+        for (size_t y = y0; y < y0 + h && rc == RASTER_OK; y++)
             rc = emit_row(lay, m, mask, c0, c1, y, done, &cap);
-        }
         c0 = c1;
     }
-    lay->row_seg[m->ny] = lay->nsegs;
 done:
     raster_free(done);
     if (rc) {

@@ -45,7 +45,6 @@ typedef struct layout {
                               mixed store (pure chunks' shares: unused) */
     layout_seg *segs;      /* grid order */
     size_t nsegs;
-    size_t *row_seg;       /* segments of row y: [row_seg[y], row_seg[y+1]) */
 } layout;
 
 /* Plans the stores of `mesh`, built from `mask` (same shape). */
