@@ -30,7 +30,6 @@
 #include "testutil.h"
 
 enum { T = 2, NY = 10, NX = 12 };
-#define CHILD_BASE 200
 #define CHILD_SECONDS 30
 
 static int setup_dir(void **state)
@@ -118,31 +117,6 @@ static int open_and_check(void *arg)
             return 47;
     }
     return RASTER_OK;
-}
-
-static int in_child(int (*fn)(void *), void *arg)
-{
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
-                                   SIGALRM};
-        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-            signal(sigs[i], SIG_DFL);
-        int r = fn(arg);
-        _exit(CHILD_BASE + (r >= 0 && r < 50 ? r : 49));
-    }
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (WIFSIGNALED(status))
-        fail_msg("child ended by signal %d (%s)", WTERMSIG(status),
-                 WTERMSIG(status) == SIGALRM ? "a hang" : "a crash");
-    assert_true(WIFEXITED(status));
-    if (WEXITSTATUS(status) < CHILD_BASE)
-        fail_msg("child exit status %d (a sanitizer report?)",
-                 WEXITSTATUS(status));
-    return WEXITSTATUS(status) - CHILD_BASE;
 }
 
 /* ---- the changes ------------------------------------------------------------ */
@@ -399,7 +373,7 @@ static void test_hostile_files(void **state)
             if (cases[i].unlim >= 0 && cases[i].unlim != unlim)
                 continue;
             apply(path, unlim | cases[i].gone, cases[i].fn);
-            int rc = in_child(open_and_check, path);
+            int rc = in_child(cases[i].name, open_and_check, path);
             if (rc != cases[i].code)
                 fail_msg("%s (%s): status %d (%s), expected %d (%s)",
                          cases[i].name, unlim ? "unlimited" : "fixed", rc,
@@ -443,7 +417,7 @@ static void test_sparse_store(void **state)
     char path[600];
     tmpdir_path(path, sizeof path, "sparse.nc");
     apply(path, 1, c_sparse_store);
-    assert_int_equal(in_child(far_record_child, path), 0);
+    assert_int_equal(in_child("far record", far_record_child, path), 0);
     unlink(path);
 }
 

@@ -88,39 +88,6 @@ static int count_fds(void)
     return n;
 }
 
-/* Child exit statuses are CHILD_BASE + the child's result, so that a
- * sanitizer's exit status (1 by default) is not taken for a result. */
-#define CHILD_BASE 200
-
-/* Runs fn(arg) in a forked child and returns its result; a child killed by
- * a signal or ended by a sanitizer report fails the test. */
-static int in_child(const char *what, int (*fn)(void *), void *arg)
-{
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        /* CMocka's handlers would carry on with the next tests in the
-         * child: let a crash end the child instead */
-        static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
-                                   SIGSYS};
-        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-            signal(sigs[i], SIG_DFL);
-        int r = fn(arg);
-        _exit(CHILD_BASE + (r >= 0 && r < 50 ? r : 50));
-    }
-    int status;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (WIFSIGNALED(status))
-        fail_msg("%s: crashed with signal %d", what, WTERMSIG(status));
-    if (!WIFEXITED(status))
-        fail_msg("%s: did not exit", what);
-    if (WEXITSTATUS(status) < CHILD_BASE)
-        fail_msg("%s: ended with status %d (a sanitizer report?)", what,
-                 WEXITSTATUS(status));
-    return WEXITSTATUS(status) - CHILD_BASE;
-}
-
 /* ---- a small reference file --------------------------------------------------- */
 
 enum { T = 2, Z = 3, NY = 10, NX = 12 };
@@ -1384,7 +1351,7 @@ static int dying_writer(void *arg)
         return 44;
     if (a->sync && nc_sync(raster_file_ncid(f)) != NC_NOERR)
         return 45;
-    _exit(CHILD_BASE); /* no raster_close: the writer "crashed" */
+    _exit(TEST_CHILD_BASE); /* no raster_close: the writer "crashed" */
 }
 
 static void test_writer_died(void **state)
@@ -1456,7 +1423,7 @@ static int big_rewriter(void *arg)
     size_t st[3] = {0, 0, 0}, ct[3] = {1, BY, BX};
     if (raster_var_put(v, st, ct, NULL, data))
         return 42;
-    _exit(CHILD_BASE); /* dies: no raster_close, no sync */
+    _exit(TEST_CHILD_BASE); /* dies: no raster_close, no sync */
 }
 
 static void test_writer_died_unsynced(void **state)

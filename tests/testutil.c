@@ -4,6 +4,8 @@
 #include "testutil.h"
 
 #include <dirent.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
@@ -279,4 +281,32 @@ const char *type_name(int xtype)
     case NC_DOUBLE: return "double";
     default: return "?";
     }
+}
+
+int in_child(const char *what, int (*fn)(void *), void *arg)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        /* CMocka's handlers would carry on with the next tests in the
+         * child: let a crash (or an alarm) end the child instead */
+        static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
+                                   SIGSYS, SIGALRM};
+        for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+            signal(sigs[i], SIG_DFL);
+        int r = fn(arg);
+        _exit(TEST_CHILD_BASE + (r >= 0 && r < 50 ? r : 50));
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status))
+        fail_msg("%s: ended by signal %d (%s)", what, WTERMSIG(status),
+                 WTERMSIG(status) == SIGALRM ? "a hang" : "a crash");
+    if (!WIFEXITED(status))
+        fail_msg("%s: did not exit", what);
+    if (WEXITSTATUS(status) < TEST_CHILD_BASE)
+        fail_msg("%s: ended with status %d (a sanitizer report?)", what,
+                 WEXITSTATUS(status));
+    return WEXITSTATUS(status) - TEST_CHILD_BASE;
 }

@@ -26,6 +26,15 @@ extern char test_tmpdir[256];
 
 /* Makes a fresh /tmp/raster-test-TAG-XXXXXX (mkdtemp); 0, or -1 on error.
  * Call it from a group setup. */
+/* Child exit statuses are TEST_CHILD_BASE + the child's result, so that a
+ * sanitizer's exit status (1 by default) is not taken for a result. */
+#define TEST_CHILD_BASE 200
+
+/* Runs fn(arg) in a forked child and returns its result (0..50); a child
+ * killed by a signal (SIGALRM: a hang), or ended by a sanitizer report,
+ * fails the test, named by `what`. */
+int in_child(const char *what, int (*fn)(void *), void *arg);
+
 int tmpdir_create(const char *tag);
 
 /* Group teardown: removes the files in test_tmpdir, then the directory;
