@@ -74,8 +74,14 @@
 #define NCAPI_KIND_varm_ARGS , startp, countp, stridep, imapp
 #define NCAPI_KIND_varm_SHAPE NCAPI_BOX, startp, countp, stridep, imapp, 1
 
-/* X(kind) over the five kinds */
-#define NCAPI_KINDS(X) X(var) X(var1) X(vara) X(vars) X(varm)
+/* X(dir, kind, sfx, ctype, memtype) over the ten data calls of one memory
+ * type: put and get of var, var1, vara, vars and varm */
+#define NCAPI_DATA_CALLS(X, sfx, ctype, memtype)                            \
+    X(put, var, sfx, ctype, memtype) X(put, var1, sfx, ctype, memtype)        \
+    X(put, vara, sfx, ctype, memtype) X(put, vars, sfx, ctype, memtype)       \
+    X(put, varm, sfx, ctype, memtype) X(get, var, sfx, ctype, memtype)        \
+    X(get, var1, sfx, ctype, memtype) X(get, vara, sfx, ctype, memtype)       \
+    X(get, vars, sfx, ctype, memtype) X(get, varm, sfx, ctype, memtype)
 
 /* The Fortran interface's chunking call; libnetcdf exports it but netcdf.h
  * does not declare it. */

@@ -57,16 +57,7 @@
 /* ROUTE_DATA(dir, kind, sfx, ctype, memtype) over the ten data calls of one
  * memory type; ROUTE_DATA is redefined for each use. */
 #define ROUTE_DATA_KINDS(sfx, ctype, memtype)                                 \
-    ROUTE_DATA(put, var, sfx, ctype, memtype)                                 \
-    ROUTE_DATA(put, var1, sfx, ctype, memtype)                                \
-    ROUTE_DATA(put, vara, sfx, ctype, memtype)                                \
-    ROUTE_DATA(put, vars, sfx, ctype, memtype)                                \
-    ROUTE_DATA(put, varm, sfx, ctype, memtype)                                \
-    ROUTE_DATA(get, var, sfx, ctype, memtype)                                 \
-    ROUTE_DATA(get, var1, sfx, ctype, memtype)                                \
-    ROUTE_DATA(get, vara, sfx, ctype, memtype)                                \
-    ROUTE_DATA(get, vars, sfx, ctype, memtype)                                \
-    ROUTE_DATA(get, varm, sfx, ctype, memtype)
+    NCAPI_DATA_CALLS(ROUTE_DATA, sfx, ctype, memtype)
 
 #define ROUTE_CALL_ENUM(name, params, args) FN_##name,
 #define ROUTE_DATA(dir, kind, sfx, ctype, memtype) FN_nc_##dir##_##kind##sfx,

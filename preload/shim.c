@@ -565,16 +565,7 @@ static int data_call(raster_var *v, int put, int shape, const size_t *start,
     }
 
 #define NCAPI_PUT_KINDS(sfx, ctype, memtype)                                  \
-    NCAPI_DEFINE(put, var, sfx, ctype, memtype)                               \
-    NCAPI_DEFINE(put, var1, sfx, ctype, memtype)                              \
-    NCAPI_DEFINE(put, vara, sfx, ctype, memtype)                              \
-    NCAPI_DEFINE(put, vars, sfx, ctype, memtype)                              \
-    NCAPI_DEFINE(put, varm, sfx, ctype, memtype)                              \
-    NCAPI_DEFINE(get, var, sfx, ctype, memtype)                               \
-    NCAPI_DEFINE(get, var1, sfx, ctype, memtype)                              \
-    NCAPI_DEFINE(get, vara, sfx, ctype, memtype)                              \
-    NCAPI_DEFINE(get, vars, sfx, ctype, memtype)                              \
-    NCAPI_DEFINE(get, varm, sfx, ctype, memtype)
+    NCAPI_DATA_CALLS(NCAPI_DEFINE, sfx, ctype, memtype)
 
 NCAPI_MEMTYPES(NCAPI_PUT_KINDS)
 
