@@ -47,22 +47,7 @@ if [ "$flavour" = mpi ]; then
         { echo "FAIL: flavour mismatch not warned once:"; cat "$tmp/err"; exit 1; }
 fi
 if [ "$flavour" = serial ]; then
-    cat > "$tmp/in.cdl" <<'CDL'
-netcdf in {
-dimensions:
-    time = UNLIMITED ; y = 3 ; x = 4 ;
-variables:
-    float t(time, y, x) ;
-        t:units = "K" ;
-        t:_FillValue = -1.f ;
-    int mask(y, x) ;
-data:
- t = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-     -1, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5, 10.5, 11.5, 12.5 ;
- mask = 0, 0, 1, 1, 0, 2, 2, 1, -3, -3, 1, 1 ;
-}
-CDL
-    "$NCGEN" -4 -o "$tmp/in.nc" "$tmp/in.cdl"
+    "$NCGEN" -4 -o "$tmp/in.nc" "$(dirname "$0")/data/small_time_mask.cdl"
     "$NCDUMP" -s "$tmp/in.nc" > "$tmp/plain.txt"
     LD_PRELOAD="$preload" "$NCDUMP" -s "$tmp/in.nc" > "$tmp/preload.txt"
     if ! cmp -s "$tmp/plain.txt" "$tmp/preload.txt"; then

@@ -111,22 +111,7 @@ grep -q "^lib $("$py" -c 'import netCDF4; print(netCDF4.__netcdf4libversion__)')
 cmp -s "$tmp/d1" "$tmp/d2" && ok || { fail "files differ"; diff "$tmp/d1" "$tmp/d2" | head; }
 
 # ---- an ordinary file made by the system tools, read by the wheel --------
-cat > "$tmp/in.cdl" <<'CDL'
-netcdf in {
-dimensions:
-    time = UNLIMITED ; y = 3 ; x = 4 ;
-variables:
-    float t(time, y, x) ;
-        t:units = "K" ;
-        t:_FillValue = -1.f ;
-    int mask(y, x) ;
-data:
- t = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-     -1, 2.5, 3.5, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5, 10.5, 11.5, 12.5 ;
- mask = 0, 0, 1, 1, 0, 2, 2, 1, -3, -3, 1, 1 ;
-}
-CDL
-"$NCGEN" -4 -o "$tmp/in.nc" "$tmp/in.cdl"
+"$NCGEN" -4 -o "$tmp/in.nc" "$(dirname "$0")/data/small_time_mask.cdl"
 cat > "$tmp/read.py" <<'PY'
 import sys, netCDF4
 d = netCDF4.Dataset(sys.argv[1])
