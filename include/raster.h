@@ -311,6 +311,14 @@ RASTER_API int raster_close(raster_file *file);
  *  NULL is a no-op. */
 RASTER_API int raster_abandon(raster_file *file);
 
+/*! raster_file_set_format() :
+ *  Chooses the format version of the raster variables defined in `file`
+ *  from now on: 3 (the default) or 2, which raster releases before format
+ *  3 read (docs/FORMAT.md, "Versioning"). Variables already defined keep
+ *  theirs. @return RASTER_OK, RASTER_EINVAL (NULL, a file not open for
+ *  writing, or a version raster does not write: RASTER_EUNSUPPORTED). */
+RASTER_API int raster_file_set_format(raster_file *file, int version);
+
 /*! raster_file_ncid() : @return the netCDF id of the file's root group. */
 RASTER_API int raster_file_ncid(const raster_file *file);
 

@@ -113,6 +113,7 @@ static int file_new(int ncid, int own, int writable, const char *path,
     f->writable = writable;
     f->fd = -1;
     f->h5 = -1;
+    f->write_format = RASTER_FORMAT_VERSION;
     if (path) {
         f->path = raster_strdup(path);
         if (!f->path) {
@@ -258,6 +259,19 @@ int raster_close(raster_file *f)
 }
 
 int raster_file_ncid(const raster_file *f) { return f->ncid; }
+
+int raster_file_set_format(raster_file *f, int version)
+{
+    RETURN_ERROR_IF(!f || !f->writable, RASTER_EINVAL,
+                    "raster_file_set_format needs a file open for writing");
+    RETURN_ERROR_IF(version < RASTER_FORMAT_OLDEST_WRITTEN ||
+                    version > RASTER_FORMAT_VERSION, RASTER_EUNSUPPORTED,
+                    "raster writes format versions %d to %d, not %d",
+                    RASTER_FORMAT_OLDEST_WRITTEN, RASTER_FORMAT_VERSION,
+                    version);
+    f->write_format = version;
+    return RASTER_OK;
+}
 
 size_t raster_file_nvars(const raster_file *f)
 {

@@ -35,6 +35,11 @@
  * pread fast path reads within one chunk at a time. */
 #define STORE_CHUNK_BYTES ((size_t)4 << 20)
 #define MIXED_GROUP "Mixed_Chunks"
+#define CHUNK_COLUMNS "chunk_id y0 x0 h w mixed offset cells"
+#define RUN_COLUMNS "y x len offset"
+/* Format 3: rows (first, count) of the shared tables owned by a region. */
+#define ATT_CHUNK_ROWS "chunk_rows"
+#define ATT_RUN_ROWS "run_rows"
 
 static int meta_ncfail(int st, const char *what, const char *name)
 {
@@ -282,7 +287,18 @@ fail:
     return rc;
 }
 
-static int define_region(raster_var *v, size_t r)
+/* Rows [first, first + count) of a table shared by all regions (format 3)
+ * belong to the region whose group carries them as attribute `name`. */
+static int put_rows_att(int g, const char *name, size_t first, size_t count)
+{
+    unsigned long long rows[2] = {first, count};
+    return nc_put_att_ulonglong(g, NC_GLOBAL, name, NC_UINT64, 2, rows);
+}
+
+/* Region r's group: its description and its store; with format 2 also its
+ * own index tables, with format 3 the rows of the shared ones it owns
+ * (chunk rows from chunk0, runs from run0). */
+static int define_region(raster_var *v, size_t r, size_t chunk0, size_t run0)
 {
     int rc = RASTER_OK, g;
     char gname[32];
@@ -303,11 +319,18 @@ static int define_region(raster_var *v, size_t r)
                                 &counts[1]), "describing region of");
     NC_TRY(nc_put_att_ulonglong(g, NC_GLOBAL, "mixed_offset", NC_UINT64, 1,
                                 &counts[2]), "describing region of");
-    rc = define_table(v, g, "chunks", "chunk", nlist, CHUNK_FIELDS,
-                      "chunk_id y0 x0 h w mixed offset cells");
-    if (rc == RASTER_OK)
-        rc = define_table(v, g, "runs", "run", v->regions[r].nruns,
-                          REGIONS_RUN_FIELDS, "y x len offset");
+    if (v->format >= 3) {
+        NC_TRY(put_rows_att(g, ATT_CHUNK_ROWS, chunk0, nlist),
+               "describing region of");
+        NC_TRY(put_rows_att(g, ATT_RUN_ROWS, run0, v->regions[r].nruns),
+               "describing region of");
+    } else {
+        rc = define_table(v, g, "chunks", "chunk", nlist, CHUNK_FIELDS,
+                          CHUNK_COLUMNS);
+        if (rc == RASTER_OK)
+            rc = define_table(v, g, "runs", "run", v->regions[r].nruns,
+                              REGIONS_RUN_FIELDS, RUN_COLUMNS);
+    }
     if (rc)
         goto fail;
     if (lay->pure_cells[r] > 0)
@@ -315,6 +338,20 @@ static int define_region(raster_var *v, size_t r)
     else
         v->store_grp[r] = g;
 fail:
+    return rc;
+}
+
+/* Format 3: the regions' index tables, shared, in the variable's group
+ * (one table each instead of one per region: netCDF opens every dataset
+ * of a file at nc_open, so fewer datasets open faster). */
+static int define_region_tables(raster_var *v, size_t nchunk_rows,
+                                size_t nrun_rows)
+{
+    int rc = define_table(v, v->grpid, "chunks", "chunk", nchunk_rows,
+                          CHUNK_FIELDS, CHUNK_COLUMNS);
+    if (rc == RASTER_OK)
+        rc = define_table(v, v->grpid, "runs", "run", nrun_rows,
+                          REGIONS_RUN_FIELDS, RUN_COLUMNS);
     return rc;
 }
 
@@ -336,10 +373,12 @@ static int define_mixed(raster_var *v)
     v->store_grp[ms] = g;
     if (nmixed == 0)
         return RASTER_OK;
-    rc = define_table(v, g, "chunks", "chunk", nmixed, MIXED_FIELDS,
-                      "chunk_id y0 x0 h w");
+    int tg = v->format >= 3 ? v->grpid : g;
+    rc = define_table(v, tg, v->format >= 3 ? "mixed_chunks" : "chunks",
+                      v->format >= 3 ? "mixed_chunk" : "chunk", nmixed,
+                      MIXED_FIELDS, "chunk_id y0 x0 h w");
     if (rc == RASTER_OK)
-        rc = define_table(v, g, "shares", "share", nshares, SHARE_FIELDS,
+        rc = define_table(v, tg, "shares", "share", nshares, SHARE_FIELDS,
                           "chunk_id region_id cells offset");
     if (rc == RASTER_OK)
         rc = define_store(v, g, ms);
@@ -408,7 +447,7 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
     int rc = var_new(name, xtype, ndims, dimids, chunk, NULL, mask, &v);
     if (rc)
         return rc;
-    v->format = RASTER_FORMAT_VERSION;
+    v->format = f->write_format;
     v->file = f;
     v->parent = parent;
     v->varid = varid; /* -1: the placeholder is created last, below */
@@ -456,8 +495,8 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
         goto fail;
     NC_TRY(nc_put_att_text(v->grpid, NC_GLOBAL, ATT_VARIABLE, strlen(name),
                            name), "describing");
-    NC_TRY(put_int_att(v->grpid, NC_GLOBAL, ATT_VERSION,
-                       RASTER_FORMAT_VERSION), "describing");
+    NC_TRY(put_int_att(v->grpid, NC_GLOBAL, ATT_VERSION, v->format),
+           "describing");
     NC_TRY(put_int_att(v->grpid, NC_GLOBAL, ATT_COMPLETE, 0), "describing");
     NC_TRY(put_int_att(v->grpid, NC_GLOBAL, "raster_type", xtype),
            "describing");
@@ -488,16 +527,25 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
                                strlen(meanings), meanings),
                "naming the regions of");
     }
+    size_t chunk0 = 0, run0 = 0;
     for (size_t r = 0; r < v->lay->nregions; r++) {
-        rc = define_region(v, r);
+        size_t nlist;
+        const size_t *list;
+        raster_mesh_region_chunks(v->mesh, v->lay->ids[r], &list, &nlist);
+        rc = define_region(v, r, chunk0, run0);
         if (rc)
             goto fail;
+        chunk0 += nlist;
+        run0 += v->regions[r].nruns;
         const char *rname = raster_mask_region_name(mask, v->lay->ids[r]);
         if (rname)
             NC_TRY(nc_put_att_text(v->store_grp[r], NC_GLOBAL, "region_name",
                                    strlen(rname), rname), "naming region of");
     }
-    rc = define_mixed(v);
+    if (v->format >= 3)
+        rc = define_region_tables(v, chunk0, run0);
+    if (rc == RASTER_OK)
+        rc = define_mixed(v);
     if (rc)
         goto fail;
     if (v->varid < 0) {
@@ -574,33 +622,48 @@ static void mixed_rows(const raster_var *v, long long *chunks,
     }
 }
 
-/* Writes (write=1) or checks against the file (write=0) the index table
- * `name` of group g, whose expected content is rows[0 .. n*fields). */
-static int table_io(raster_var *v, int g, const char *name, size_t n,
-                    size_t fields, const long long *rows, int write)
+/* Where one index table's rows lie: table `name` of group g, whose
+ * total rows are `total`; the rows in question start at `row0`. Format 2
+ * keeps a table per region (row0 0, total its rows), format 3 one shared
+ * by all regions. */
+typedef struct table_ref {
+    int g;
+    const char *name;
+    size_t row0, total;
+} table_ref;
+
+/* Writes (write=1) or checks against the file (write=0) rows
+ * [t.row0, t.row0 + n) of an index table, whose expected content is
+ * rows[0 .. n*fields). */
+static int table_io(raster_var *v, table_ref t, size_t n, size_t fields,
+                    const long long *rows, int write)
 {
     int varid, st, ndims, dimids[2];
     nc_type type;
-    if ((st = nc_inq_varid(g, name, &varid)) != NC_NOERR)
+    const char *name = t.name;
+    if ((st = nc_inq_varid(t.g, name, &varid)) != NC_NOERR)
         return raster_fail(RASTER_EFORMAT, "%s: index table '%s' missing",
                            v->name, name);
+    size_t start[2] = {t.row0, 0}, count[2] = {n, fields};
     if (write) {
-        st = nc_put_var_longlong(g, varid, rows);
+        st = n ? nc_put_vara_longlong(t.g, varid, start, count, rows)
+               : NC_NOERR;
         return st == NC_NOERR ? RASTER_OK : meta_ncfail(st, "writing index of",
                                                    v->name);
     }
     size_t len[2] = {0, 0};
-    if ((st = nc_inq_var(g, varid, NULL, &type, &ndims, dimids, NULL)) !=
+    if ((st = nc_inq_var(t.g, varid, NULL, &type, &ndims, dimids, NULL)) !=
             NC_NOERR || type != NC_INT64 || ndims != 2 ||
-        nc_inq_dimlen(g, dimids[0], &len[0]) != NC_NOERR ||
-        nc_inq_dimlen(g, dimids[1], &len[1]) != NC_NOERR ||
-        len[0] != n || len[1] != fields)
+        nc_inq_dimlen(t.g, dimids[0], &len[0]) != NC_NOERR ||
+        nc_inq_dimlen(t.g, dimids[1], &len[1]) != NC_NOERR ||
+        len[0] != t.total || len[1] != fields || t.row0 + n > t.total)
         return raster_fail(RASTER_EFORMAT, "%s: index table '%s' has the "
                            "wrong type or shape", v->name, name);
-    long long *got = raster_reallocarray(NULL, n * fields, sizeof *got);
+    long long *got = raster_reallocarray(NULL, n > 0 ? n * fields : 1,
+                                         sizeof *got);
     RETURN_ERROR_IF(!got, RASTER_ENOMEM, "out of memory checking %s",
                     v->name);
-    st = nc_get_var_longlong(g, varid, got);
+    st = n ? nc_get_vara_longlong(t.g, varid, start, count, got) : NC_NOERR;
     int same = st == NC_NOERR &&
                memcmp(got, rows, n * fields * sizeof *got) == 0;
     raster_free(got);
@@ -611,8 +674,28 @@ static int table_io(raster_var *v, int g, const char *name, size_t n,
     return RASTER_OK;
 }
 
-/* Writes or verifies the runs table of region r (format 2). */
-static int runs_io(raster_var *v, size_t r, int write)
+/* Format 3: checks that region r's group claims rows [first, first+count)
+ * of a shared table in attribute `att`. */
+static int rows_att_io(raster_var *v, size_t r, const char *att,
+                       size_t first, size_t count, int write)
+{
+    int g = v->store_grp[r];
+    if (write)
+        return RASTER_OK; /* written at definition */
+    nc_type type;
+    size_t len;
+    unsigned long long got[2];
+    RETURN_ERROR_IF(nc_inq_att(g, NC_GLOBAL, att, &type, &len) != NC_NOERR ||
+                    type != NC_UINT64 || len != 2 ||
+                    nc_get_att_ulonglong(g, NC_GLOBAL, att, got) != NC_NOERR ||
+                    got[0] != first || got[1] != count, RASTER_EFORMAT,
+                    "%s: region %d's %s do not match the stored mask",
+                    v->name, (int)v->regions[r].id, att);
+    return RASTER_OK;
+}
+
+/* Writes or verifies the runs table rows of region r (format 2 and on). */
+static int runs_io(raster_var *v, size_t r, table_ref t, int write)
 {
     const region_run *runs;
     size_t n;
@@ -624,9 +707,10 @@ static int runs_io(raster_var *v, size_t r, int write)
     RETURN_ERROR_IF(!rows, RASTER_ENOMEM, "out of memory indexing %s",
                     v->name);
     regions_table_rows(v, r, rows);
-    rc = table_io(v, v->store_grp[r], "runs", n, REGIONS_RUN_FIELDS, rows,
-                  write);
+    rc = table_io(v, t, n, REGIONS_RUN_FIELDS, rows, write);
     raster_free(rows);
+    if (rc == RASTER_OK && v->format >= 3)
+        rc = rows_att_io(v, r, ATT_RUN_ROWS, t.row0, n, write);
     return rc;
 }
 
@@ -639,20 +723,38 @@ static int tables_io(raster_var *v, int write)
                                           sizeof *rows);
     long long *shares = raster_reallocarray(NULL, m->nshares * SHARE_FIELDS,
                                             sizeof *shares);
-    int rc = RASTER_OK;
+    int rc = RASTER_OK, shared = v->format >= 3;
     if (!rows || !shares) {
         rc = raster_fail(RASTER_ENOMEM, "out of memory indexing %s", v->name);
         goto done;
+    }
+    /* format 3: the regions' rows back to back in id order */
+    size_t nchunk_rows = 0, nrun_rows = 0, chunk0 = 0, run0 = 0;
+    for (size_t r = 0; shared && r < v->lay->nregions; r++) {
+        size_t n;
+        const size_t *list;
+        raster_mesh_region_chunks(m, v->lay->ids[r], &list, &n);
+        nchunk_rows += n;
+        nrun_rows += v->regions[r].nruns;
     }
     for (size_t r = 0; r < v->lay->nregions && rc == RASTER_OK; r++) {
         size_t n;
         const size_t *list;
         raster_mesh_region_chunks(m, v->lay->ids[r], &list, &n);
         region_rows(v, r, rows);
-        rc = table_io(v, v->store_grp[r], "chunks", n, CHUNK_FIELDS, rows,
-                      write);
+        table_ref ct = {v->store_grp[r], "chunks", 0, n};
+        table_ref rt = {v->store_grp[r], "runs", 0, v->regions[r].nruns};
+        if (shared) {
+            ct = (table_ref){v->grpid, "chunks", chunk0, nchunk_rows};
+            rt = (table_ref){v->grpid, "runs", run0, nrun_rows};
+        }
+        rc = table_io(v, ct, n, CHUNK_FIELDS, rows, write);
+        if (rc == RASTER_OK && shared)
+            rc = rows_att_io(v, r, ATT_CHUNK_ROWS, chunk0, n, write);
         if (rc == RASTER_OK && v->format >= 2)
-            rc = runs_io(v, r, write);
+            rc = runs_io(v, r, rt, write);
+        chunk0 += n;
+        run0 += v->regions[r].nruns;
     }
     size_t nmixed = 0, nms = 0;
     for (size_t c = 0; c < m->nchunks; c++)
@@ -661,11 +763,14 @@ static int tables_io(raster_var *v, int write)
             nms += m->chunks[c].nshares;
         }
     if (rc == RASTER_OK && nmixed > 0) {
-        int g = v->store_grp[v->lay->nregions];
+        int g = shared ? v->grpid : v->store_grp[v->lay->nregions];
         mixed_rows(v, rows, shares);
-        rc = table_io(v, g, "chunks", nmixed, MIXED_FIELDS, rows, write);
+        rc = table_io(v, (table_ref){g, shared ? "mixed_chunks" : "chunks", 0,
+                                     nmixed}, nmixed, MIXED_FIELDS, rows,
+                      write);
         if (rc == RASTER_OK)
-            rc = table_io(v, g, "shares", nms, SHARE_FIELDS, shares, write);
+            rc = table_io(v, (table_ref){g, "shares", 0, nms}, nms,
+                          SHARE_FIELDS, shares, write);
     }
 done:
     raster_free(rows);
@@ -856,9 +961,10 @@ static int same_counts(int rg, const region_info *ri)
 
 /* A read-only variable of format 2: regions from the region groups' attributes,
  * runs left on disk, no mask values, no mesh. */
-static int var_lazy(const char *name, int g, int maskid, int xtype, int ndims,
-                    const int *dimids, const size_t *chunk, size_t ny,
-                    size_t nx, raster_var **out)
+static int var_lazy(const char *name, int g, int maskid, int format,
+                    int xtype, int ndims, const int *dimids,
+                    const size_t *chunk, size_t ny, size_t nx,
+                    raster_var **out)
 {
     *out = NULL;
     raster_var *v = raster_calloc(1, sizeof *v);
@@ -869,6 +975,8 @@ static int var_lazy(const char *name, int g, int maskid, int xtype, int ndims,
         rc = raster_fail(RASTER_ENOMEM, "out of memory loading %s", name);
         goto fail;
     }
+    v->format = format;
+    v->grpid = g;
     v->xtype = xtype;
     v->elem = meta_type_size(xtype);
     v->ndims = ndims;
@@ -951,8 +1059,8 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
      * first used */
     int lazy = !f->writable && format >= 2;
     if (lazy) {
-        rc = var_lazy(name, g, maskid, xtype, ndims, dimids, chunk, gy, gx,
-                      &v);
+        rc = var_lazy(name, g, maskid, format, xtype, ndims, dimids, chunk, gy,
+                      gx, &v);
     } else {
         raster_mask *mask;
         rc = mask_read_ncid(g, maskid, name, &mask);

@@ -9,7 +9,9 @@
 
 #include "var.h"
 
-#define RASTER_FORMAT_VERSION 2
+#define RASTER_FORMAT_VERSION 3
+/* Oldest format version raster still writes (raster_file_set_format()). */
+#define RASTER_FORMAT_OLDEST_WRITTEN 2
 
 /* Attribute names on the variable's group. */
 #define ATT_VERSION "raster_format_version"

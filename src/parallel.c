@@ -525,7 +525,12 @@ int par_before_close(raster_file *f)
         if (v->materialized || !f->writable)
             continue;
         collective_if_present(v->grpid, "mask");
+        static const char *const shared[4] = {"chunks", "runs",
+                                              "mixed_chunks", "shares"};
+        for (int t = 0; t < 4; t++)
+            collective_if_present(v->grpid, shared[t]);
         for (size_t s = 0; s <= v->nregions; s++) {
+            collective_if_present(v->store_grp[s], "runs");
             collective_if_present(v->store_grp[s], "chunks");
             collective_if_present(v->store_grp[s], "shares");
         }

@@ -136,17 +136,38 @@ int regions_from_file(raster_var *v, int g, int *grps)
                              "unreadable or inconsistent", v->name, i);
             goto done;
         }
+        if (v->format >= 3) {
+            unsigned long long rows[2];
+            if (nc_inq_att(ids[i], NC_GLOBAL, "run_rows", &type, &len) !=
+                    NC_NOERR || type != NC_UINT64 || len != 2 ||
+                nc_get_att_ulonglong(ids[i], NC_GLOBAL, "run_rows", rows) !=
+                    NC_NOERR || rows[1] == 0 ||
+                rows[1] > ri->pure_cells + ri->mixed_cells) {
+                rc = raster_fail(RASTER_EFORMAT, "%s: region group %d has "
+                                 "no usable run_rows", v->name, i);
+                goto done;
+            }
+            ri->run0 = (size_t)rows[0];
+            ri->run_rows = (size_t)rows[1];
+        }
         ri->id = id;
         ri->nruns = (size_t)ids[i]; /* group id, until sorted */
         nr++;
     }
     v->nregions = nr;
     qsort(v->regions, nr, sizeof *v->regions, cmp_region);
-    size_t total = 0, mixed = 0;
+    size_t total = 0, mixed = 0, run0 = 0;
     for (size_t r = 0; r < nr; r++) {
         region_info *ri = &v->regions[r];
         grps[r] = (int)ri->nruns;
         ri->nruns = 0;
+        if (v->format >= 3 && ri->run0 != run0) {
+            rc = raster_fail(RASTER_EFORMAT, "%s: the runs of region %d are "
+                             "not where its run_rows say", v->name,
+                             (int)ri->id);
+            goto done;
+        }
+        run0 += ri->run_rows;
         if ((r > 0 && ri->id == v->regions[r - 1].id) ||
             ri->mixed_off != mixed) {
             rc = raster_fail(RASTER_EFORMAT, "%s: region %d is stored twice "
@@ -255,10 +276,13 @@ static int check_runs(raster_var *v, size_t r, const long long *rows,
     return rc;
 }
 
+/* Region r's runs from the file: its own table (format 2) or its rows of
+ * the shared one (format 3), checked before use. */
 static int runs_from_file(raster_var *v, size_t r)
 {
     region_info *ri = &v->regions[r];
-    int g = v->store_grp[r], varid, ndims, dimids[2], st;
+    int shared = v->format >= 3;
+    int g = shared ? v->grpid : v->store_grp[r], varid, ndims, dimids[2], st;
     nc_type type;
     size_t n = 0, fields = 0, cells = ri->pure_cells + ri->mixed_cells;
     if (nc_inq_varid(g, "runs", &varid) != NC_NOERR ||
@@ -266,16 +290,22 @@ static int runs_from_file(raster_var *v, size_t r)
         type != NC_INT64 || ndims != 2 ||
         nc_inq_dimlen(g, dimids[0], &n) != NC_NOERR ||
         nc_inq_dimlen(g, dimids[1], &fields) != NC_NOERR ||
-        fields != RUN_FIELDS || n == 0 || n > cells)
+        fields != RUN_FIELDS || n == 0 ||
+        (shared ? ri->run0 + ri->run_rows > n : n > cells))
         return raster_fail(RASTER_EFORMAT, "%s: runs of region %d missing or "
                            "of the wrong type or shape", v->name, (int)ri->id);
+    size_t start[2] = {shared ? ri->run0 : 0, 0};
+    if (shared)
+        n = ri->run_rows;
+    size_t count[2] = {n, RUN_FIELDS};
     long long *rows = raster_reallocarray(NULL, n * RUN_FIELDS, sizeof *rows);
     region_run *runs = raster_reallocarray(NULL, n, sizeof *runs);
     int rc = RASTER_OK;
     if (!rows || !runs)
         rc = raster_fail(RASTER_ENOMEM, "out of memory reading region %d of "
                          "%s", (int)ri->id, v->name);
-    else if ((st = nc_get_var_longlong(g, varid, rows)) != NC_NOERR)
+    else if ((st = nc_get_vara_longlong(g, varid, start, count, rows)) !=
+             NC_NOERR)
         rc = raster_fail_nc(RASTER_ENETCDF, st, "%s: reading runs of region "
                             "%d: %s", v->name, (int)ri->id, nc_strerror(st));
     else

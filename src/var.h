@@ -48,6 +48,8 @@ typedef struct region_info {
     size_t nruns;        /* known once defined or loaded */
     region_run *runs;    /* grid order; NULL until first needed */
     size_t box[4];       /* y0 x0 y1 x1 of its cells, once runs are known */
+    size_t run0, run_rows; /* format 3, loaded: its rows of the shared runs
+                              table (attribute run_rows) */
 } region_info;
 
 struct raster_var {
@@ -89,6 +91,7 @@ struct raster_file {
     int own_ncid;     /* opened by raster_open: closed by raster_close */
     int writable;
     int fd;           /* for pread, -1 until needed */
+    int write_format; /* format version of variables defined from now on */
     int64_t h5;       /* HDF5 id of the file for the fast path's byte
                          offsets (hid_t), -1 until first needed */
     char *path;

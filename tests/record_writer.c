@@ -68,5 +68,8 @@ int main(int argc, char **argv)
     }
     free(rec);
     CHECK(nc_close(ncid));
+    /* a kill that lands after this is not a kill before completion */
+    if (printf("closed\n") < 0 || fflush(stdout) != 0)
+        return 1;
     return 0;
 }

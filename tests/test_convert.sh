@@ -198,25 +198,35 @@ for path, names in [("", ["TEMP", "SSH", "KMT"]), ("diag", ["HMXL"]),
             "raster_format_version", "raster_variable", "raster_complete",
             "raster_type", "raster_dims", "raster_dimids", "raster_chunk"]), \
             (n, s.ncattrs())  # no raster_varid any more
-        assert s.raster_format_version == 2 and s.raster_complete == 1
+        assert s.raster_format_version == 3 and s.raster_complete == 1
         assert s.raster_variable == n
         assert s.raster_type == nctype[p.dtype.str[1:]], (n, s.raster_type)
         assert s.raster_dims == "/".join(p.dimensions), (n, s.raster_dims)
         ids = [g.dimensions[k]._dimid if k in g.dimensions else
                d.dimensions[k]._dimid for k in p.dimensions]
         assert list(np.atleast_1d(s.raster_dimids)) == ids, (n, s.raster_dimids)
-        assert list(s.variables) == ["mask"], (n, list(s.variables))
+        # format 3: the index tables, shared by the regions, beside the mask
+        assert list(s.variables) == ["mask", "chunks", "runs",
+                                     "mixed_chunks", "shares"], \
+            (n, list(s.variables))
         assert list(s.groups) == ["region_m5", "region_0", "region_1",
                                   "region_2", "region_6", "region_10",
                                   "Mixed_Chunks"], (n, list(s.groups))
         assert (s["mask"][:] == i["REGION_MASK"][:]).all()
         assert s["mask"].dtype == np.int8, s["mask"].dtype  # narrowest type
-        # each region's runs: its cells in grid order, nothing else
+        # each region's runs: its cells in grid order, nothing else; the
+        # regions' rows back to back in id order
         m = np.asarray(i["REGION_MASK"][:])
+        allruns, row = np.asarray(s["runs"][:]), 0
         for k, rg in s.groups.items():
             if k == "Mixed_Chunks":
+                assert list(rg.variables) == ["data"], (n, k)
                 continue
-            runs = np.asarray(rg["runs"][:])
+            assert list(rg.variables) in (["data"], []), (n, k)
+            first, count = (int(x) for x in rg.run_rows)
+            assert first == row, (n, k, first, row)
+            row += count
+            runs = allruns[first:first + count]
             ys = np.repeat(runs[:, 0], runs[:, 2])
             xs = np.concatenate([np.arange(x, x + l) for x, l in
                                  zip(runs[:, 1], runs[:, 2])])
@@ -225,6 +235,7 @@ for path, names in [("", ["TEMP", "SSH", "KMT"]), ("diag", ["HMXL"]),
             cells = rg.pure_cells + rg.mixed_cells
             assert sorted(np.concatenate([np.arange(o, o + l) for o, l in
                           zip(runs[:, 3], runs[:, 2])])) == list(range(cells))
+        assert row == len(allruns), (n, row, len(allruns))
         for k in s.groups:
             assert "raster_format_version" not in s[k].ncattrs(), (n, k)
 # the variables of every group in their order, the groups after them

@@ -133,8 +133,8 @@ static int sub(int g, const char *name)
 /* netCDF 4.9 cannot rename the variables of raster's groups (HDF error),
  * so a group is rebuilt instead: region group `name` of g is renamed away
  * and a new one of that name made, with the same region_id and dimensions,
- * its index tables copied, and then variable `var` ("chunks", "shares" or
- * "data") defined as `type` over `nd` of its dimensions taken in `order`
+ * its format-2 index tables copied, and then variable `var` ("chunks",
+ * "shares" or "data") defined as `type` over `nd` of its dimensions taken in `order`
  * (or left out when nd is 0). */
 static void rebuild(int g, const char *name, const char *var, nc_type type,
                     int nd, const int *order)
@@ -205,10 +205,29 @@ static void rebuild(int g, const char *name, const char *var, nc_type type,
 static const int keep2[2] = {0, 1}, swap2[2] = {1, 0}, first1[1] = {0};
 static const int last1[1] = {1};
 
-static void c_table_int(int r, int g) { (void)r; rebuild(g, "region_3", "chunks", NC_INT, 2, keep2); }
-static void c_table_1d(int r, int g) { (void)r; rebuild(g, "region_6", "chunks", NC_INT64, 1, first1); }
-static void c_table_swapped(int r, int g) { (void)r; rebuild(g, "Mixed_Chunks", "shares", NC_INT64, 2, swap2); }
-static void c_table_missing(int r, int g) { (void)r; rebuild(g, "region_m5", "chunks", NC_INT64, 0, NULL); }
+/* Format 3 keeps the index tables in the variable's group g: table `var`
+ * is renamed away and a new one defined as `type` over `nd` of its
+ * dimensions taken in `order` (or none when nd is 0), left unwritten. */
+static void retable(int g, const char *var, nc_type type, int nd,
+                    const int *order)
+{
+    int varid, dims[2], sel[2], nv;
+    char old[64];
+    NC(nc_inq_varid(g, var, &varid));
+    NC(nc_inq_vardimid(g, varid, dims));
+    snprintf(old, sizeof old, "%s_old", var);
+    NC(nc_rename_var(g, varid, old));
+    for (int i = 0; i < nd; i++)
+        sel[i] = dims[order[i]];
+    if (nd > 0)
+        NC(nc_def_var(g, var, type, nd, sel, &nv));
+}
+
+static void c_table_int(int r, int g) { (void)r; retable(g, "chunks", NC_INT, 2, keep2); }
+static void c_table_1d(int r, int g) { (void)r; retable(g, "runs", NC_INT64, 1, first1); }
+static void c_table_swapped(int r, int g) { (void)r; retable(g, "shares", NC_INT64, 2, swap2); }
+static void c_table_missing(int r, int g) { (void)r; retable(g, "mixed_chunks", NC_INT64, 0, NULL); }
+static void c_runs_double(int r, int g) { (void)r; retable(g, "runs", NC_DOUBLE, 2, keep2); }
 static void c_store_double(int r, int g) { (void)r; rebuild(g, "region_3", "data", NC_DOUBLE, 2, keep2); }
 static void c_store_swapped(int r, int g) { (void)r; rebuild(g, "Mixed_Chunks", "data", NC_FLOAT, 2, swap2); }
 static void c_store_1d(int r, int g) { (void)r; rebuild(g, "region_6", "data", NC_FLOAT, 1, last1); }
@@ -356,6 +375,7 @@ static void test_hostile_files(void **state)
         {"store 1-D", c_store_1d, RASTER_EFORMAT, -1, 0},
         {"store missing", c_store_missing, RASTER_EFORMAT, -1, 0},
         {"index table missing", c_table_missing, RASTER_EFORMAT, -1, 0},
+        {"runs table of doubles", c_runs_double, RASTER_EFORMAT, -1, 0},
         {"mask non-integral double", c_mask_double_frac, RASTER_EFORMAT, -1, MASK_GONE},
         {"mask of type char", c_mask_char, RASTER_EFORMAT, -1, MASK_GONE},
         {"mask transposed", c_mask_transposed, RASTER_EFORMAT, -1, MASK_GONE},

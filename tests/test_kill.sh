@@ -34,7 +34,7 @@ export RASTER_MASK="$tmp/m.nc:REGION_MASK"
 nrec=2000
 
 # a writer that finishes: its file is served (the control)
-LD_PRELOAD="$shim" "$writer" "$tmp/m.nc" "$tmp/whole.nc" 20 1 || exit 1
+LD_PRELOAD="$shim" "$writer" "$tmp/m.nc" "$tmp/whole.nc" 20 1 > /dev/null || exit 1
 expect 0 "rasterget of a finished file" \
     "$rasterget" "$tmp/whole.nc" --var TEMP --region 2 -o "$tmp/whole_r2.nc"
 
@@ -84,12 +84,14 @@ for delay in 0 0.003 0.01 0.02 0.04 0.06 0.09 0.12 0.16 \
     i=$((i + 1))
     sync=$((i % 2))
     f="$tmp/killed$i.nc"
-    LD_PRELOAD="$shim" "$writer" "$tmp/m.nc" "$f" $nrec $sync &
+    LD_PRELOAD="$shim" "$writer" "$tmp/m.nc" "$f" $nrec $sync > "$tmp/w.out" &
     pid=$!
     sleep "$delay"
     kill -9 $pid 2> /dev/null
     { wait $pid; } 2> /dev/null
     status=$?
+    # killed after closing the file (a fast machine): finished all the same
+    if [ $status -eq 137 ] && grep -q closed "$tmp/w.out"; then status=0; fi
     if [ $status -eq 0 ]; then
         # finished before the kill: it must be served whole
         expect 0 "trial $i (finished before the kill): rasterget" \

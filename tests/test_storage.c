@@ -868,7 +868,7 @@ static void check_file_layout(scase *c)
     }
     int ival, ids[MAXD];
     NC(nc_get_att_int(g, NC_GLOBAL, "raster_format_version", &ival));
-    assert_int_equal(ival, 2);
+    assert_int_equal(ival, 3);
     get_text_att(g, NC_GLOBAL, "raster_variable", text, sizeof text);
     assert_string_equal(text, "v");
     NC(nc_get_att_int(g, NC_GLOBAL, "raster_complete", &ival));
@@ -900,9 +900,17 @@ static void check_file_layout(scase *c)
     int nv, other;
     assert_int_equal(nc_inq_attid(g, NC_GLOBAL, "raster_varid", &other),
                      NC_ENOTATT);
+    /* format 3: the mask and the index tables shared by all regions
+     * (the mixed ones when there are mixed chunks) */
     NC(nc_inq_nvars(g, &nv));
-    assert_int_equal(nv, 1);
+    assert_true(nv == 3 || nv == 5);
     NC(nc_inq_varid(g, "mask", &other));
+    NC(nc_inq_varid(g, "chunks", &other));
+    NC(nc_inq_varid(g, "runs", &other));
+    assert_int_equal(nc_inq_varid(g, "mixed_chunks", &other),
+                     nv == 5 ? NC_NOERR : NC_ENOTVAR);
+    assert_int_equal(nc_inq_varid(g, "shares", &other),
+                     nv == 5 ? NC_NOERR : NC_ENOTVAR);
     /* region_<id> / region_m<id> in ascending id order, then Mixed_Chunks */
     int32_t *rids = malloc(c->ny * c->nx * sizeof *rids);
     assert_non_null(rids);
@@ -924,6 +932,19 @@ static void check_file_layout(scase *c)
         NC(nc_inq_grpname(subs[r], gname));
         assert_string_equal(gname, wname);
         assert_int_equal(raster_is_raster_group(subs[r]), 0);
+        /* a region group holds its store and nothing else */
+        int snv, sid;
+        NC(nc_inq_nvars(subs[r], &snv));
+        assert_true(snv <= 1);
+        if (snv == 1)
+            NC(nc_inq_varid(subs[r], "data", &sid));
+        if (r < nr) {
+            unsigned long long rows[2];
+            NC(nc_get_att_ulonglong(subs[r], NC_GLOBAL, "run_rows", rows));
+            assert_true(rows[1] > 0);
+            NC(nc_get_att_ulonglong(subs[r], NC_GLOBAL, "chunk_rows", rows));
+            assert_true(rows[1] > 0);
+        }
     }
     free(subs);
     free(rids);

@@ -1522,17 +1522,38 @@ static void test_truncated(void **state)
 
 typedef void (*corrupt_fn)(int g);
 
+/* Table `var` of group `sub` as format 2 names it, found where format 3
+ * keeps it: in the variable's group g, a region's rows starting where its
+ * chunk_rows / run_rows attribute says. Sets *tg, *varid and *row0. */
+static void find_table(int g, const char *sub, const char *var, int *tg,
+                       int *varid, size_t *row0)
+{
+    int rg;
+    NC(nc_inq_grp_ncid(g, sub, &rg));
+    *tg = g;
+    *row0 = 0;
+    if (strcmp(sub, "Mixed_Chunks") == 0) {
+        var = strcmp(var, "chunks") == 0 ? "mixed_chunks" : var;
+    } else {
+        unsigned long long rows[2];
+        NC(nc_get_att_ulonglong(rg, NC_GLOBAL, strcmp(var, "runs") == 0
+                                    ? "run_rows" : "chunk_rows", rows));
+        *row0 = (size_t)rows[0];
+    }
+    NC(nc_inq_varid(*tg, var, varid));
+}
+
 static void put_table_value(int g, const char *sub, const char *var,
                             size_t row, size_t col, long long delta)
 {
-    int rg, varid;
-    NC(nc_inq_grp_ncid(g, sub, &rg));
-    NC(nc_inq_varid(rg, var, &varid));
-    size_t idx[2] = {row, col};
+    int tg, varid;
+    size_t row0;
+    find_table(g, sub, var, &tg, &varid, &row0);
+    size_t idx[2] = {row0 + row, col};
     long long val;
-    NC(nc_get_var1_longlong(rg, varid, idx, &val));
+    NC(nc_get_var1_longlong(tg, varid, idx, &val));
     val += delta;
-    NC(nc_put_var1_longlong(rg, varid, idx, &val));
+    NC(nc_put_var1_longlong(tg, varid, idx, &val));
 }
 
 static void c_region_chunks_offset(int g) { put_table_value(g, "region_3", "chunks", 0, 6, 1); }
@@ -1553,10 +1574,10 @@ static void c_runs_x_out(int g) { put_table_value(g, "region_3", "runs", 0, 1, 1
 static void c_runs_order(int g) /* first run moved below the second */
 {
     int rg, varid;
-    NC(nc_inq_grp_ncid(g, "region_0", &rg));
-    NC(nc_inq_varid(rg, "runs", &varid));
+    size_t row0;
+    find_table(g, "region_0", "runs", &rg, &varid, &row0);
     long long a[4], b[4];
-    size_t s0[2] = {0, 0}, s1[2] = {1, 0}, c[2] = {1, 4};
+    size_t s0[2] = {row0, 0}, s1[2] = {row0 + 1, 0}, c[2] = {1, 4};
     NC(nc_get_vara_longlong(rg, varid, s0, c, a));
     NC(nc_get_vara_longlong(rg, varid, s1, c, b));
     NC(nc_put_vara_longlong(rg, varid, s0, c, b));
@@ -1564,11 +1585,31 @@ static void c_runs_order(int g) /* first run moved below the second */
 }
 static void c_runs_deleted(int g) /* renamed away: no runs table */
 {
-    int rg, varid;
-    NC(nc_inq_grp_ncid(g, "region_6", &rg));
-    NC(nc_inq_varid(rg, "runs", &varid));
-    NC(nc_rename_var(rg, varid, "gone"));
+    int varid;
+    NC(nc_inq_varid(g, "runs", &varid));
+    NC(nc_rename_var(g, varid, "gone"));
 }
+/* format 3: a region's claim on the shared tables' rows */
+static void add_rows_att(int g, const char *sub, const char *att, int i,
+                         unsigned long long delta)
+{
+    int rg;
+    unsigned long long rows[2];
+    NC(nc_inq_grp_ncid(g, sub, &rg));
+    NC(nc_get_att_ulonglong(rg, NC_GLOBAL, att, rows));
+    rows[i] += delta;
+    NC(nc_put_att_ulonglong(rg, NC_GLOBAL, att, NC_UINT64, 2, rows));
+}
+static void c_run_rows_first(int g) { add_rows_att(g, "region_3", "run_rows", 0, 1); }
+static void c_run_rows_count(int g) { add_rows_att(g, "region_6", "run_rows", 1, 1); }
+static void c_run_rows_huge(int g) { add_rows_att(g, "region_m5", "run_rows", 1, 1ULL << 62); }
+static void c_run_rows_gone(int g)
+{
+    int rg;
+    NC(nc_inq_grp_ncid(g, "region_0", &rg));
+    NC(nc_del_att(rg, NC_GLOBAL, "run_rows"));
+}
+static void c_chunk_rows_first(int g) { add_rows_att(g, "region_6", "chunk_rows", 0, 1); }
 static void c_pure_cells(int g)
 {
     int rg;
@@ -1864,6 +1905,11 @@ static void test_corrupt_metadata(void **state)
         {"runs column outside", c_runs_x_out, RASTER_EFORMAT},
         {"runs out of order", c_runs_order, RASTER_EFORMAT},
         {"runs table missing", c_runs_deleted, RASTER_EFORMAT},
+        {"run_rows moved", c_run_rows_first, RASTER_EFORMAT},
+        {"run_rows one too many", c_run_rows_count, RASTER_EFORMAT},
+        {"run_rows huge", c_run_rows_huge, RASTER_EFORMAT},
+        {"run_rows missing", c_run_rows_gone, RASTER_EFORMAT},
+        {"chunk_rows moved", c_chunk_rows_first, RASTER_EFORMAT},
         {"pure_cells changed", c_pure_cells, RASTER_EFORMAT},
         {"mixed_offset huge", c_mixed_offset, RASTER_EFORMAT},
         {"region group duplicated", c_region_duplicated, RASTER_EFORMAT},
@@ -1935,20 +1981,45 @@ static void test_newer_format(void **state)
 {
     (void)state;
     char path[600];
-    tmpdir_path(path, sizeof path, "v2.nc");
+    tmpdir_path(path, sizeof path, "v3.nc");
     make_raster_file(path, 1);
-    int three = 3;
-    set_group_att(path, NULL, "raster_format_version", NC_INT, 1, &three);
+    int four = 4;
+    set_group_att(path, NULL, "raster_format_version", NC_INT, 1, &four);
     EXPECT_OPEN(RASTER_EUNSUPPORTED, path);
     assert_int_equal(open_fails(path, RASTER_WRITE), RASTER_EUNSUPPORTED);
     int zero = 0;
     set_group_att(path, NULL, "raster_format_version", NC_INT, 1, &zero);
     EXPECT_OPEN(RASTER_EUNSUPPORTED, path);
-    int one = 1;
-    set_group_att(path, NULL, "raster_format_version", NC_INT, 1, &one);
+    /* format 2, written on request, is read, both lazily and for writing;
+     * so is format 1 (a format 2 file without runs, in effect) */
+    testutil_write_format = 2;
+    for (int unlim = 0; unlim < 2; unlim++) {
+        make_raster_file(path, unlim);
+        raster_file *f;
+        RS(raster_open(path, RASTER_READ, &f));
+        check_std_data(f);
+        RS(raster_close(f));
+        RS(raster_open(path, RASTER_WRITE, &f));
+        check_std_data(f);
+        RS(raster_close(f));
+        int one = 1;
+        set_group_att(path, NULL, "raster_format_version", NC_INT, 1, &one);
+        RS(raster_open(path, RASTER_READ, &f));
+        check_std_data(f);
+        RS(raster_close(f));
+    }
+    testutil_write_format = 0;
+    /* raster writes only what it can */
     raster_file *f;
+    RS(raster_create(path, &f));
+    assert_int_equal(raster_file_set_format(f, 1), RASTER_EUNSUPPORTED);
+    assert_int_equal(raster_file_set_format(f, 4), RASTER_EUNSUPPORTED);
+    assert_int_equal(raster_file_set_format(NULL, 3), RASTER_EINVAL);
+    RS(raster_file_set_format(f, 3));
+    RS(raster_close(f));
+    make_raster_file(path, 0);
     RS(raster_open(path, RASTER_READ, &f));
-    check_std_data(f);
+    assert_int_equal(raster_file_set_format(f, 3), RASTER_EINVAL);
     RS(raster_close(f));
     unlink(path);
 }

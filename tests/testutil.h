@@ -87,6 +87,9 @@ void write_mask_file(const char *path, const char *var, const char *ydim,
  * dimensions named names[] of lengths shape[] (dimension 0 unlimited when
  * unlim), the last two masked by `mask`, chunked `chunk`; data (shape[]
  * whole, row-major) written in one call; closed. */
+/* Format version write_raster_file() writes: 0 for the default. */
+extern int testutil_write_format;
+
 void write_raster_file(const char *path, int xtype, int ndims,
                        const char *const *names, const size_t *shape,
                        int unlim, const size_t *chunk, const int32_t *mask,

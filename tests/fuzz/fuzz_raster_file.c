@@ -220,6 +220,10 @@ static int subgroup(int g, unsigned k, int *out)
     return 0;
 }
 
+/* format 3's index tables, in the variable's group */
+static const char *const tables[4] = {"chunks", "runs", "mixed_chunks",
+                                      "shares"};
+
 static const char *const group_atts[] = {
     "raster_format_version", "raster_variable", "raster_complete",
     "raster_type", "raster_dims", "raster_dimids", "raster_chunk"};
@@ -232,20 +236,19 @@ static void mutate(int root, int g, input *in, const spec *s, int *cut,
     if (getenv("RASTER_FUZZ_DEBUG"))
         fprintf(stderr, "mutation %u (%u %u %u)\n", op, a, b, c);
     switch (op) {
-    case 0: /* a value of an index table */
-        if (subgroup(g, a, &sg) == 0 &&
-            nc_inq_varid(sg, b & 1 ? "shares" : "chunks", &varid) == 0) {
+    case 0: /* a value of an index table (format 3: all in g) */
+        if (nc_inq_varid(g, tables[b % 4], &varid) == 0) {
             int dims[2];
             size_t rows = 0, cols = 0;
-            if (nc_inq_vardimid(sg, varid, dims) ||
-                nc_inq_dimlen(sg, dims[0], &rows) ||
-                nc_inq_dimlen(sg, dims[1], &cols) || rows == 0 || cols == 0)
+            if (nc_inq_vardimid(g, varid, dims) ||
+                nc_inq_dimlen(g, dims[0], &rows) ||
+                nc_inq_dimlen(g, dims[1], &cols) || rows == 0 || cols == 0)
                 break;
-            size_t idx[2] = {c % rows, (b >> 1) % cols};
+            size_t idx[2] = {(c | (size_t)a << 8) % rows, (b >> 2) % cols};
             long long old = 0;
-            nc_get_var1_longlong(sg, varid, idx, &old);
+            nc_get_var1_longlong(g, varid, idx, &old);
             long long val = pick_value(in, old);
-            nc_put_var1_longlong(sg, varid, idx, &val);
+            nc_put_var1_longlong(g, varid, idx, &val);
         }
         break;
     case 1: { /* raster_chunk */
@@ -365,16 +368,25 @@ static void mutate(int root, int g, input *in, const spec *s, int *cut,
     case 11: /* a description attribute deleted */
         nc_del_att(g, NC_GLOBAL, group_atts[a % 7]);
         break;
-    case 12: /* an index table replaced by one of another type or shape */
-        if (subgroup(g, a, &sg) == 0 &&
-            nc_inq_varid(sg, b & 1 ? "shares" : "chunks", &varid) == 0 &&
-            nc_rename_var(sg, varid, b & 1 ? "shares_old" : "chunks_old") ==
-                0) {
+    case 12: /* an index table replaced by one of another type or shape,
+              * or a region's rows of the shared tables moved */
+        if (a & 1) {
+            unsigned long long rows[2];
+            const char *att = b & 1 ? "run_rows" : "chunk_rows";
+            if (subgroup(g, a >> 1, &sg) == 0 &&
+                nc_get_att_ulonglong(sg, NC_GLOBAL, att, rows) == 0) {
+                rows[(b >> 1) & 1] =
+                    (unsigned long long)pick_value(in, (long long)rows[(b >> 1) & 1]);
+                nc_put_att_ulonglong(sg, NC_GLOBAL, att, NC_UINT64, 2, rows);
+            }
+        } else if (nc_inq_varid(g, tables[b % 4], &varid) == 0) {
+            char old[32];
             int dims[2], nv;
-            if (nc_inq_vardimid(sg, varid, dims) == 0)
-                nc_def_var(sg, b & 1 ? "shares" : "chunks",
-                           c & 1 ? NC_INT : NC_INT64, c & 2 ? 1 : 2, dims,
-                           &nv);
+            snprintf(old, sizeof old, "%s_old", tables[b % 4]);
+            if (nc_inq_vardimid(g, varid, dims) == 0 &&
+                nc_rename_var(g, varid, old) == 0)
+                nc_def_var(g, tables[b % 4], c & 1 ? NC_INT : NC_INT64,
+                           c & 2 ? 1 : 2, dims, &nv);
         }
         break;
     case 13: /* a store replaced by one of another type or shape */
