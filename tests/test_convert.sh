@@ -281,6 +281,17 @@ grep -q 'KMT:_ChunkSizes = 23, 31' "$tmp/s3" || fail "restored KMT chunking"
 grep -q 'ztrans:_DeflateLevel = 4' "$tmp/s3" || fail "restored ztrans deflate"
 grep -q 'raster' "$tmp/s3" && fail "restored file mentions raster"
 
+# --format 2: what raster releases before format 3 read; restored the same
+expect 0 "convert --format 2" "$rc" --format 2 --mask "$tmp/cesm.nc:REGION_MASK" \
+    "$tmp/cesm.nc" "$tmp/cesm.v2.nc"
+"$NCDUMP" -h "$tmp/cesm.v2.nc" > "$tmp/v2h"
+if grep -q 'raster_format_version = 2' "$tmp/v2h" &&
+   ! grep -q 'raster_format_version = 3' "$tmp/v2h" &&
+   grep -q 'int64 runs(run, run_field)' "$tmp/v2h" &&
+   ! grep -q 'run_rows' "$tmp/v2h"; then ok; else fail "--format 2 layout"; fi
+expect 0 "restore format 2" "$rc" --restore "$tmp/cesm.v2.nc" "$tmp/cesm.v2back.nc"
+same_dump "$tmp/cesm.nc" "$tmp/cesm.v2back.nc" "format 2 round trip"
+
 # ---- --vars, --chunk, mask from another file, small buffers -----------------
 expect 0 "--vars TEMP --chunk" "$rc" --mask "$tmp/mask.nc:REGION_MASK" \
     --vars TEMP,/diag/HMXL --chunk 2,1,6,9 --buffer 1K \
@@ -472,6 +483,8 @@ m="$tmp/mask.nc:REGION_MASK"
 expect 2 "no arguments" "$rc"
 expect 2 "no mask" "$rc" "$tmp/cesm.nc" "$tmp/bad.nc"
 expect 2 "one file" "$rc" --mask "$m" "$tmp/cesm.nc"
+expect 2 "--format 4" "$rc" --format 4 --mask "$m" "$tmp/cesm.nc" "$tmp/bad.nc"
+expect 2 "--format with --restore" "$rc" --restore --format 2 "$tmp/cesm.rast.nc" "$tmp/bad.nc"
 expect 2 "three files" "$rc" --mask "$m" "$tmp/cesm.nc" "$tmp/bad.nc" "$tmp/x.nc"
 expect 2 "mask without variable" "$rc" --mask "$tmp/mask.nc" "$tmp/cesm.nc" "$tmp/bad.nc"
 expect 2 "one chunk size" "$rc" --mask "$m" --chunk 5 "$tmp/cesm.nc" "$tmp/bad.nc"

@@ -46,6 +46,8 @@ static void usage(FILE *f)
 "                    input variable's chunk shape when it is chunked, else 1\n"
 "                    for each outer dimension and min(50, n) for the grid\n"
 "  --buffer BYTES    bound of the data buffer (K, M, G suffixes; default 64M)\n"
+"  --format 2|3      raster format version to write (default 3; 2 for raster\n"
+"                    releases that read no version 3)\n"
 "  --verbose         list what is converted on stdout\n"
 "  --restore         second form: write a raster file back as plain netCDF-4:\n"
 "                    each raster variable becomes an ordinary variable at its\n"
@@ -70,6 +72,7 @@ typedef struct options {
     size_t chunk[MAX_RASTER_DIMS], nchunk;
     size_t budget;
     int restore, verbose;
+    int format; /* raster format version to write; 0: the default */
     const char *in, *out;
 } options;
 
@@ -520,6 +523,8 @@ static int convert(ctx *c, copy_out *out)
         copy_out_begin(out, o->out) != 0)
         return -1;
     rc = raster_create(out->tmp, &c->rf);
+    if (rc == RASTER_OK && o->format)
+        rc = raster_file_set_format(c->rf, o->format);
     if (rc != RASTER_OK)
         return raster_err(o->out, rc);
     c->out_ncid = raster_file_ncid(c->rf);
@@ -679,6 +684,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"vars", required_argument, NULL, 'v'},
         {"chunk", required_argument, NULL, 'c'},
         {"buffer", required_argument, NULL, 'b'},
+        {"format", required_argument, NULL, 'f'},
         {"restore", no_argument, NULL, 'r'},
         {"verbose", no_argument, NULL, 'w'},
         {"help", no_argument, NULL, 'h'},
@@ -720,6 +726,14 @@ static int parse_args(int argc, char **argv, options *o)
                 return CLI_EUSAGE;
             }
             break;
+        case 'f':
+            if (strcmp(optarg, "2") != 0 && strcmp(optarg, "3") != 0) {
+                fprintf(stderr, "rasterconvert: --format wants 2 or 3, got "
+                        "'%s'\n", optarg);
+                return CLI_EUSAGE;
+            }
+            o->format = optarg[0] - '0';
+            break;
         case 'r': o->restore = 1; break;
         case 'w': o->verbose = 1; break;
         case 'h': usage(stdout); return -1;
@@ -737,9 +751,9 @@ static int parse_args(int argc, char **argv, options *o)
     }
     o->in = argv[optind];
     o->out = argv[optind + 1];
-    if (o->restore && (o->mask_file || o->vars || o->nchunk)) {
-        fprintf(stderr, "rasterconvert: --restore takes no --mask, --vars "
-                "or --chunk\n");
+    if (o->restore && (o->mask_file || o->vars || o->nchunk || o->format)) {
+        fprintf(stderr, "rasterconvert: --restore takes no --mask, --vars, "
+                "--chunk or --format\n");
         return CLI_EUSAGE;
     }
     if (!o->restore && !o->mask_file) {
