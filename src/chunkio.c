@@ -26,6 +26,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "meta.h"
 
 /* Largest hole (in bytes) read through rather than split around. */
 #define GAP_BYTES 4096
@@ -201,10 +202,12 @@ int chunkio_prepare_store(raster_var *v, size_t s)
     store_addr *a = &v->addr[s];
     if (a->prepared)
         return RASTER_OK;
+    int rc = meta_check_store(v, s);
+    if (rc)
+        return rc;
     a->prepared = 1;
     if (f->writable || f->fd < 0 || !f->path || v->store_var[s] < 0)
         return RASTER_OK;
-    int rc = RASTER_OK;
     H5E_auto2_t efunc;
     void *edata;
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);

@@ -830,30 +830,45 @@ static int get_int_att(int g, const char *name, int *value)
     return nc_get_att_int(g, NC_GLOBAL, name, value) == NC_NOERR ? 0 : -1;
 }
 
-/* Finds the store of group g (region group or Mixed_Chunks) and checks its
- * shape: dims (outer..., cells) of the variable's type. */
-static int load_store(raster_var *v, int g, size_t s)
+/* Finds the store of group g (region group or Mixed_Chunks). Its type and
+ * shape are checked now, or with `lazy` when a read first touches it
+ * (meta_check_store): netCDF reads a variable's HDF5 metadata and all its
+ * attributes on the first inquiry about it, which for every store of a
+ * file was a fifth of raster_open. */
+static int load_store(raster_var *v, int g, size_t s, int lazy)
 {
     v->store_grp[s] = g;
     if (v->store_cells[s] == 0)
         return RASTER_OK;
-    int varid, ndims, dimids[RASTER_MAX_DIMS + 1];
+    int varid;
+    if (nc_inq_varid(g, "data", &varid) != NC_NOERR)
+        return raster_fail(RASTER_EFORMAT, "%s: data of store %zu missing",
+                           v->name, s);
+    v->store_var[s] = varid;
+    return lazy ? RASTER_OK : meta_check_store(v, s);
+}
+
+int meta_check_store(raster_var *v, size_t s)
+{
+    if (v->addr[s].checked || v->store_var[s] < 0)
+        return RASTER_OK;
+    int g = v->store_grp[s], varid = v->store_var[s], ndims;
+    int dimids[RASTER_MAX_DIMS + 1];
     nc_type type;
     size_t cells;
     int no = var_nouter(v);
-    if (nc_inq_varid(g, "data", &varid) != NC_NOERR ||
-        nc_inq_varndims(g, varid, &ndims) != NC_NOERR || ndims != no + 1 ||
+    if (nc_inq_varndims(g, varid, &ndims) != NC_NOERR || ndims != no + 1 ||
         nc_inq_var(g, varid, NULL, &type, NULL, dimids, NULL) != NC_NOERR ||
         type != v->xtype ||
         nc_inq_dimlen(g, dimids[no], &cells) != NC_NOERR ||
         cells != v->store_cells[s])
-        return raster_fail(RASTER_EFORMAT, "%s: data of store %zu missing or "
-                           "of the wrong type or shape", v->name, s);
+        return raster_fail(RASTER_EFORMAT, "%s: data of store %zu of the "
+                           "wrong type or shape", v->name, s);
     for (int i = 0; i < no; i++)
         RETURN_ERROR_IF(dimids[i] != v->dimids[i], RASTER_EFORMAT,
                         "%s: store %zu has the wrong outer dimensions",
                         v->name, s);
-    v->store_var[s] = varid;
+    v->addr[s].checked = 1;
     return RASTER_OK;
 }
 
@@ -1116,7 +1131,7 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
                              "inconsistent", name, gname);
             break;
         }
-        rc = load_store(v, rg, r);
+        rc = load_store(v, rg, r, lazy);
     }
     if (rc == RASTER_OK) {
         int mg;
@@ -1124,7 +1139,7 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
             rc = raster_fail(RASTER_EFORMAT, "%s: no %s group", name,
                              MIXED_GROUP);
         else
-            rc = load_store(v, mg, v->nregions);
+            rc = load_store(v, mg, v->nregions, lazy);
     }
     if (rc == RASTER_OK && !lazy && count_region_groups(g) != v->nregions)
         rc = raster_fail(RASTER_EFORMAT, "%s: more region groups than the "
@@ -1172,6 +1187,8 @@ int meta_ensure_layout(raster_var *v)
             rc = raster_fail(RASTER_EFORMAT, "%s: region %d does not match "
                              "the stored mask", v->name, (int)a->id);
     }
+    for (size_t s = 0; rc == RASTER_OK && s <= nold; s++)
+        rc = meta_check_store(v, s);
     if (rc == RASTER_OK)
         rc = tables_io(v, 0);
     if (rc) { /* back to the loaded table: reads from runs still work */

@@ -18,6 +18,7 @@
 /* Where a store's bytes lie, for the pread fast path. */
 typedef struct store_addr {
     int prepared;        /* looked at (chunkio_prepare_store) */
+    int checked;         /* type and shape checked (meta_check_store) */
     int ok;              /* 1: readable with pread (uncompressed, native
                             order, contiguous or chunked whole-row) */
     int64_t base;        /* contiguous: byte offset of element 0; -1: never
