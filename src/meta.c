@@ -1,15 +1,17 @@
 /*
- * meta.c - Metadata Handler (format v1, docs/FORMAT.md).
+ * meta.c - Metadata Handler (docs/FORMAT.md; writes format 3 or, on
+ * request, 2; reads 1 to 3).
  *
- * A reorganised variable V lives in a group named V holding: attributes that
- * describe V (format version, type, dimension names, base chunk shape,
- * completeness marker); the scalar variable `variable` carrying V's own
- * attributes; the mask; one group per region (`region_<id>`, `region_m<id>`
- * for negative ids) with its index table and pure-chunk data; and
- * `Mixed_Chunks` with the mixed chunks' table, their region membership and
- * their data. On load the mesh and layout are rebuilt from the stored mask
- * and tile, and every stored table is compared with them, so a corrupted
- * table is refused instead of trusted.
+ * A reorganised variable V is its placeholder (V itself, never written) and
+ * a storage group raster_V holding: attributes that describe V (format
+ * version, type, dimension names and ids, base chunk shape, completeness
+ * marker); the mask; the index tables (format 3: shared by the regions, each
+ * owning a row range); one group per region (`region_<id>`, `region_m<id>`
+ * for negative ids) with its counts and pure-chunk store; and
+ * `Mixed_Chunks` with the mixed chunks' store. Writable files rebuild the
+ * mesh and layout from the stored mask and compare every stored table with
+ * them at open; read-only files read attributes only and are checked as
+ * reads first use each part (regions.c), the full check on demand.
  */
 #include "meta.h"
 
@@ -982,8 +984,8 @@ static int same_counts(int rg, const region_info *ri)
     return 1;
 }
 
-/* A read-only variable of format 2: regions from the region groups' attributes,
- * runs left on disk, no mask values, no mesh. */
+/* A read-only variable of format 2 or 3: regions from the region groups'
+ * attributes, runs left on disk, no mask values, no mesh. */
 static int var_lazy(const char *name, int g, int maskid, int format,
                     int xtype, int ndims, const int *dimids,
                     const size_t *chunk, size_t ny, size_t nx,
@@ -1077,7 +1079,7 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
                     "variable's grid or tile, or the grid is unlimited",
                     name);
     raster_var *v;
-    /* read-only files of format 2 are served from the regions' runs: no
+    /* read-only files of format 2 and 3 are served from the regions' runs: no
      * mask to read, no mesh to build; the tables are checked as they are
      * first used */
     int lazy = !f->writable && format >= 2;

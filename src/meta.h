@@ -37,7 +37,7 @@ int meta_materialize(raster_var *v);
 int meta_load(raster_file *f, int grpid, int need_complete, raster_var **out);
 
 /* Builds the mesh and layout of a variable loaded without them (a
- * read-only file of format 2) from its stored mask, and checks every
+ * read-only file of format 2 or 3) from its stored mask, and checks every
  * stored table against them. */
 int meta_ensure_layout(raster_var *v);
 
