@@ -32,10 +32,8 @@
 #define GAP_BYTES 4096
 /* Fast path: spans whose pieces average fewer bytes than this are read
  * through a staging buffer of STAGE_BYTES (cache-sized) instead of with
- * one iovec per piece: below it the kernel's cost per iovec exceeds a
- * second copy (measured: mixed shares' short rows staged, row-major pure
- * chunk rows of 1 KiB and more read straight into place). */
-#define STAGE_PIECE_BYTES 512
+ * one iovec per piece. */
+#define STAGE_PIECE_BYTES 16384
 #define STAGE_BYTES ((size_t)1 << 20)
 /* Spans from this size on are announced to the kernel before a read. */
 #define ANNOUNCE_BYTES ((size_t)64 << 10)
