@@ -4,8 +4,7 @@
  * Offsets are assigned in chunk-id order, then segments are emitted in grid
  * order band by band, so no sort is needed: for each row of a tile-row band
  * the band's chunks are visited left to right; a pure chunk gives one
- * segment (row-major chunks) or one per tile (tile-major), a mixed chunk one
- * segment per run of equal ids.
+ * segment per tile, a mixed chunk one segment per run of equal ids.
  */
 #include "layout.h"
 
@@ -111,7 +110,6 @@ static size_t share_of(const raster_mesh *m, const mesh_chunk *c, int32_t id)
 static int emit_row(layout *lay, const raster_mesh *m, const int32_t *mask,
                     size_t c0, size_t c1, size_t y, size_t *done, size_t *cap)
 {
-    /* a row-major pure chunk is one tile as wide as the chunk */
     uint32_t mixed_store = (uint32_t)lay->nregions;
     for (size_t ci = c0; ci < c1; ci++) {
         const mesh_chunk *c = &m->chunks[ci];
@@ -119,9 +117,9 @@ static int emit_row(layout *lay, const raster_mesh *m, const int32_t *mask,
         if (!c->mixed) {
             uint32_t store = (uint32_t)layout_region_pos(
                 lay, m->shares[c->share0].id);
-            size_t tw = lay->order == LAYOUT_ROW_MAJOR ? c->w : lay->tile_w;
-            for (size_t x = c->x0; x < c->x0 + c->w; x += tw) {
-                size_t w = x + tw <= c->x0 + c->w ? tw : c->x0 + c->w - x;
+            for (size_t x = c->x0; x < c->x0 + c->w; x += lay->tile_w) {
+                size_t w = x + lay->tile_w <= c->x0 + c->w ? lay->tile_w
+                                                          : c->x0 + c->w - x;
                 size_t off = lay->chunk_off[ci] + c->h * (x - c->x0) + dy * w;
                 int rc = push_seg(lay, cap, (layout_seg){off, store, store,
                                   (uint32_t)y, (uint32_t)x, (uint32_t)w});
@@ -149,8 +147,7 @@ static int emit_row(layout *lay, const raster_mesh *m, const int32_t *mask,
     return RASTER_OK;
 }
 
-int layout_build(const raster_mesh *m, const int32_t *mask, int order,
-                 layout **out)
+int layout_build(const raster_mesh *m, const int32_t *mask, layout **out)
 {
     *out = NULL;
     RETURN_ERROR_IF(m->ny > UINT32_MAX || m->nx > UINT32_MAX ||
@@ -165,7 +162,6 @@ int layout_build(const raster_mesh *m, const int32_t *mask, int order,
     lay->nx = m->nx;
     lay->tile_h = m->tile_h;
     lay->tile_w = m->tile_w;
-    lay->order = order;
     lay->nregions = m->nregions;
     lay->nchunks = m->nchunks;
     lay->nshares = m->nshares;

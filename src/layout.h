@@ -5,10 +5,8 @@
  * Stores, per outer index (one record of the outer dimensions):
  *  - one "pure store" per region (store number = the region's position in
  *    ascending id order): the region's pure chunks back to back in chunk-id
- *    order; inside a chunk, row-major across its whole width
- *    (LAYOUT_ROW_MAJOR, format 3: a region's rows are long runs), or tile
- *    after tile, each tile row-major (LAYOUT_TILE_MAJOR, formats 1 and 2: a
- *    tile, a fixed netCDF chunk's footprint, is one contiguous run);
+ *    order; inside a chunk, tile after tile, each tile row-major, so a tile
+ *    (a fixed netCDF chunk's footprint) is always one contiguous run;
  *  - one "mixed store" (store number = nregions) holding every mixed chunk
  *    once, region-major: for each region in ascending id order, its share
  *    of each mixed chunk it touches (chunk-id order), row-major. A region's
@@ -32,13 +30,8 @@ typedef struct layout_seg {
     uint32_t y, x, len;
 } layout_seg;
 
-/* Order of the cells inside a pure chunk. */
-#define LAYOUT_TILE_MAJOR 0
-#define LAYOUT_ROW_MAJOR 1
-
 typedef struct layout {
     size_t ny, nx, tile_h, tile_w;
-    int order;             /* LAYOUT_ROW_MAJOR or LAYOUT_TILE_MAJOR */
     size_t nregions;
     int32_t *ids;          /* ascending */
     size_t *pure_cells;    /* per region: cells of its pure store */
@@ -54,10 +47,8 @@ typedef struct layout {
     size_t nsegs;
 } layout;
 
-/* Plans the stores of `mesh`, built from `mask` (same shape), with pure
- * chunks in `order`. */
-int layout_build(const raster_mesh *mesh, const int32_t *mask, int order,
-                 layout **out);
+/* Plans the stores of `mesh`, built from `mask` (same shape). */
+int layout_build(const raster_mesh *mesh, const int32_t *mask, layout **out);
 void layout_free(layout *lay);
 
 /* Position of region `id` in ascending order, or -1. */

@@ -161,15 +161,10 @@ static int alloc_stores(raster_var *v)
     return RASTER_OK;
 }
 
-int meta_chunk_order(int format)
-{
-    return format >= 3 ? LAYOUT_ROW_MAJOR : LAYOUT_TILE_MAJOR;
-}
-
 /* Allocates v with its mesh and layout built from mask values: copied, or
  * taken over when *take is set (then *take is cleared: v owns the mask). */
-static int var_new(const char *name, int format, int xtype, int ndims,
-                   const int *dimids, const size_t *chunk, raster_mask **take,
+static int var_new(const char *name, int xtype, int ndims, const int *dimids,
+                   const size_t *chunk, raster_mask **take,
                    const raster_mask *mask, raster_var **out)
 {
     *out = NULL;
@@ -188,7 +183,6 @@ static int var_new(const char *name, int format, int xtype, int ndims,
     } else if ((rc = mask_clone(mask, &v->mask)) != RASTER_OK) {
         goto fail;
     }
-    v->format = format;
     v->xtype = xtype;
     v->elem = meta_type_size(xtype);
     v->ndims = ndims;
@@ -198,8 +192,7 @@ static int var_new(const char *name, int format, int xtype, int ndims,
     rc = raster_mesh_build(mask->values, mask->ny, mask->nx, chunk[ndims - 2],
                            chunk[ndims - 1], &v->mesh);
     if (rc == RASTER_OK)
-        rc = layout_build(v->mesh, mask->values, meta_chunk_order(format),
-                          &v->lay);
+        rc = layout_build(v->mesh, mask->values, &v->lay);
     if (rc == RASTER_OK)
         rc = regions_from_layout(v);
     if (rc == RASTER_OK)
@@ -453,8 +446,7 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
 {
     *out = NULL;
     raster_var *v;
-    int rc = var_new(name, f->write_format, xtype, ndims, dimids, chunk,
-                     NULL, mask, &v);
+    int rc = var_new(name, xtype, ndims, dimids, chunk, NULL, mask, &v);
     if (rc)
         return rc;
     v->format = f->write_format;
@@ -1097,8 +1089,7 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
         }
         if (rc)
             return rc;
-        rc = var_new(name, format, xtype, ndims, dimids, chunk, &mask, mask,
-                     &v);
+        rc = var_new(name, xtype, ndims, dimids, chunk, &mask, mask, &v);
         raster_mask_free(mask); /* NULL when v took it */
     }
     if (rc)
@@ -1180,8 +1171,7 @@ int meta_ensure_layout(raster_var *v)
     int rc = raster_mesh_build(ids, v->ny, v->nx, v->chunk[v->ndims - 2],
                                v->chunk[v->ndims - 1], &v->mesh);
     if (rc == RASTER_OK)
-        rc = layout_build(v->mesh, ids, meta_chunk_order(v->format),
-                          &v->lay);
+        rc = layout_build(v->mesh, ids, &v->lay);
     /* the region table from the layout must equal the one loaded */
     region_info *old = v->regions;
     size_t nold = v->nregions;

@@ -41,9 +41,6 @@ int meta_load(raster_file *f, int grpid, int need_complete, raster_var **out);
  * stored table against them. */
 int meta_ensure_layout(raster_var *v);
 
-/* Order of the cells in pure chunks of format `format` (layout.h). */
-int meta_chunk_order(int format);
-
 /* Checks store s's type and shape, once (loaded lazily: on first use). */
 int meta_check_store(raster_var *v, size_t s);
 

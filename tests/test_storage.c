@@ -2568,71 +2568,6 @@ static void test_storage_name_taken_by_variable(void **state)
     assert_true(read_ok);
 }
 
-/* Inside a pure chunk (same-region tiles of a tile row), format 3 stores the
- * cells row-major across the chunk's width, format 2 tile after tile; both
- * read back the same. Region 1 covers columns 0-9 of a 4 x 15 grid (tiles
- * 2 x 5): per tile row one pure chunk two tiles wide, then a mixed tile. */
-static void test_pure_chunk_order(void **state)
-{
-    (void)state;
-    enum { PY = 4, PX = 15 };
-    int32_t mask[PY * PX];
-    float vals[PY * PX];
-    for (int y = 0; y < PY; y++)
-        for (int x = 0; x < PX; x++) {
-            mask[y * PX + x] = x < 10 ? 1 : (x + y) % 2 + 2;
-            vals[y * PX + x] = (float)(100 * y + x);
-        }
-    static const char *const names[2] = {"y", "x"};
-    const size_t shape[2] = {PY, PX}, chunk[2] = {2, 5};
-    char path[600];
-    tmpdir_path(path, sizeof path, "order.nc");
-    for (int format = 2; format <= 3; format++) {
-        testutil_write_format = format;
-        write_raster_file(path, NC_FLOAT, 2, names, shape, 0, chunk, mask,
-                          vals);
-        testutil_write_format = 0;
-        int ncid, g, rg, varid;
-        NC(nc_open(path, NC_NOWRITE, &ncid));
-        NC(nc_inq_grp_ncid(ncid, "raster_v", &g));
-        NC(nc_inq_grp_ncid(g, "region_1", &rg));
-        NC(nc_inq_varid(rg, "data", &varid));
-        float got[PY * 10];
-        NC(nc_get_var_float(rg, varid, got));
-        NC(nc_close(ncid));
-        for (int i = 0; i < PY * 10; i++) {
-            int chunk_no = i / 20, k = i % 20, y, x;
-            if (format == 3) { /* row-major over the 2 x 10 chunk */
-                y = 2 * chunk_no + k / 10;
-                x = k % 10;
-            } else { /* tile after tile, each 2 x 5 row-major */
-                y = 2 * chunk_no + (k % 10) / 5;
-                x = 5 * (k / 10) + k % 5;
-            }
-            if (got[i] != vals[y * PX + x])
-                fail_msg("format %d: store cell %d is %g, want (%d, %d) = %g",
-                         format, i, got[i], y, x, vals[y * PX + x]);
-        }
-        raster_file *f;
-        raster_var *v;
-        RS(raster_open(path, RASTER_READ, &f));
-        RS(raster_var_find(f, "v", &v));
-        RS(raster_var_check(v)); /* the layout rebuilt in the file's order */
-        float back[PY * PX];
-        size_t start[2] = {0, 0};
-        RS(raster_var_get(v, start, shape, NULL, back));
-        assert_memory_equal(back, vals, sizeof vals);
-        int32_t id = 1;
-        float packed[PY * 10];
-        RS(raster_region_read(v, &id, 1, NULL, NULL, RASTER_LAYOUT_PACKED,
-                              packed));
-        for (int i = 0; i < PY * 10; i++)
-            assert_true(packed[i] == vals[(i / 10) * PX + i % 10]);
-        RS(raster_close(f));
-    }
-    unlink(path);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2659,7 +2594,6 @@ int main(void)
         cmocka_unit_test(test_adopt_var_fill_value),
         cmocka_unit_test(test_storage_group_name_taken),
         cmocka_unit_test(test_storage_name_taken_by_variable),
-        cmocka_unit_test(test_pure_chunk_order),
     };
     return cmocka_run_group_tests(tests, setup_dir, tmpdir_remove);
 }
