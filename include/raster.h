@@ -311,6 +311,18 @@ RASTER_API int raster_close(raster_file *file);
  *  NULL is a no-op. */
 RASTER_API int raster_abandon(raster_file *file);
 
+/*! raster_set_threads() :
+ *  How many threads one read may use, process-wide, from now on. A read of
+ *  16 MiB or more whose stores take the pread fast path is split by plane
+ *  among up to `n` threads (they only read the file and copy; no netCDF or
+ *  HDF5 call runs on them): the copies out of the page cache and the first
+ *  touch of the output's pages then run on several cores. 1: every read on
+ *  the caller's thread. 0 (the start): $RASTER_THREADS when it holds a
+ *  count, else 2 on machines of 2 cores or more, 1 in the MPI flavour
+ *  (whose ranks share the cores already). At most 16.
+ *  @return RASTER_OK, or RASTER_EINVAL (n < 0). */
+RASTER_API int raster_set_threads(int n);
+
 /*! raster_file_set_format() :
  *  Chooses the format version of the raster variables defined in `file`
  *  from now on: 3 (the default) or 2, which raster releases before format

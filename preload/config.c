@@ -107,6 +107,21 @@ static void read_chunk(void)
                  s);
 }
 
+/* RASTER_THREADS is read by the library (chunkio.c); a value it cannot
+ * use means one thread, said once here. */
+static void check_threads(void)
+{
+    const char *s = getenv("RASTER_THREADS");
+    if (!s || !*s)
+        return;
+    char *end;
+    errno = 0;
+    long n = strtol(s, &end, 10);
+    if (*end || n < 1 || errno == ERANGE)
+        shim_log(LOG_WARN, "RASTER_THREADS=%s is not a positive count; "
+                 "reading with one thread", s);
+}
+
 static atomic_int mask_error_reported;
 
 void config_report_mask_error(int claim)
@@ -167,6 +182,7 @@ static void init(void)
     read_log_level();
     read_vars();
     read_chunk();
+    check_threads();
     read_mask();
 }
 

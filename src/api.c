@@ -260,6 +260,13 @@ int raster_close(raster_file *f)
 
 int raster_file_ncid(const raster_file *f) { return f->ncid; }
 
+int raster_set_threads(int n)
+{
+    RETURN_ERROR_IF(n < 0, RASTER_EINVAL, "thread count %d is negative", n);
+    chunkio_set_threads(n);
+    return RASTER_OK;
+}
+
 int raster_file_set_format(raster_file *f, int version)
 {
     RETURN_ERROR_IF(!f || !f->writable, RASTER_EINVAL,

@@ -19,6 +19,9 @@
 #include <fcntl.h>
 #include <hdf5.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -648,6 +651,155 @@ static int walk_box(xfer *x, const span *spans, size_t nspans,
     }
 }
 
+/* ---- large reads on several threads ------------------------------------ */
+
+/* Fast-path reads of at least this many bytes are split among threads by
+ * plane: the copies out of the page cache (and the first touch of the
+ * output's pages) then run on several cores. */
+#define THREAD_MIN_BYTES ((size_t)16 << 20)
+#define MAX_READ_THREADS 16
+
+static atomic_int threads_set; /* raster_set_threads(); 0: the default */
+
+void chunkio_set_threads(int n) { atomic_store(&threads_set, n); }
+
+/* Threads for one large read: raster_set_threads(), else $RASTER_THREADS
+ * (1 = none), else 2 where there are 2 cores or more; 1 in the MPI flavour,
+ * whose ranks already share the cores. */
+static int read_threads(void)
+{
+    int set = atomic_load(&threads_set);
+    if (set > 0)
+        return set > MAX_READ_THREADS ? MAX_READ_THREADS : set;
+    const char *e = getenv("RASTER_THREADS");
+    if (e && *e) {
+        char *end;
+        long n = strtol(e, &end, 10);
+        if (*end == '\0' && n >= 1)
+            return n > MAX_READ_THREADS ? MAX_READ_THREADS : (int)n;
+        return 1; /* not a count: no threads (the shim warns) */
+    }
+#ifdef RASTER_MPI
+    return 1;
+#else
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores >= 2 ? 2 : 1;
+#endif
+}
+
+/* 1 when a read is worth threads: every span on the fast path, and bytes
+ * enough to pay for starting them. */
+static int threads_pay(const xfer *x, const span *spans, size_t nspans,
+                       const size_t *ocount)
+{
+    const raster_var *v = x->v;
+    size_t planes = 1, cells = 0;
+    for (int i = 0; i < var_nouter(v); i++)
+        planes *= ocount[i];
+    for (size_t i = 0; i < nspans; i++) {
+        if (!v->addr[spans[i].store].ok || v->file->fd < 0)
+            return 0;
+        cells += spans[i].covered;
+    }
+    return planes >= 2 && cells * v->elem * planes >= THREAD_MIN_BYTES;
+}
+
+typedef struct worker {
+    xfer x;                    /* its own stage, iovecs and junk */
+    const span *spans;
+    size_t nspans;
+    const size_t *flat, *plane; /* the planes to read: [i0, i1) */
+    size_t i0, i1;
+    int rc;
+    char msg[512];             /* the error message, from its thread */
+} worker;
+
+static void *work(void *arg)
+{
+    worker *w = arg;
+    for (size_t i = w->i0; i < w->i1 && w->rc == RASTER_OK; i++)
+        for (size_t k = 0; k < w->nspans && w->rc == RASTER_OK; k++)
+            w->rc = read_direct(&w->x, &w->spans[k], w->flat[i],
+                                w->plane[i], 1);
+    if (w->rc)
+        snprintf(w->msg, sizeof w->msg, "%s", raster_errmsg());
+    return NULL;
+}
+
+/* Reads every plane of the outer box on n threads (the caller's included),
+ * each with buffers of its own; planes are split into n even blocks.
+ * Returns -1 (nothing read) when the plan cannot be made, else a status. */
+static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
+                         const size_t *ostart, const size_t *ocount,
+                         const ptrdiff_t *ostride, int n)
+{
+    raster_var *v = x0->v;
+    int no = var_nouter(v);
+    size_t np = 1;
+    for (int i = 0; i < no; i++)
+        np *= ocount[i];
+    size_t *flat = raster_reallocarray(NULL, np, 2 * sizeof *flat);
+    worker *w = raster_calloc((size_t)n, sizeof *w);
+    pthread_t tid[MAX_READ_THREADS];
+    int started[MAX_READ_THREADS] = {0}, rc = RASTER_OK;
+    if (!flat || !w) {
+        raster_free(flat);
+        raster_free(w);
+        return -1;
+    }
+    size_t *plane = flat + np;
+    for (size_t p = 0; p < np; p++) { /* plane p: its flat outer index */
+        size_t rest = p, f = 0, idx[RASTER_MAX_DIMS];
+        for (int i = no - 1; i >= 0; i--) {
+            idx[i] = rest % ocount[i];
+            rest /= ocount[i];
+        }
+        for (int i = 0; i < no; i++)
+            f = f * x0->full[i] + ostart[i] +
+                idx[i] * (size_t)(ostride ? ostride[i] : 1);
+        flat[p] = f;
+        plane[p] = p;
+    }
+    for (int t = 0; t < n; t++) {
+        w[t].x = *x0;
+        w[t].x.iov = NULL;
+        w[t].x.iov_cap = 0;
+        w[t].x.tmp = NULL;
+        w[t].x.junk = raster_malloc(GAP_BYTES + 64);
+        w[t].x.stage = raster_malloc(STAGE_BYTES);
+        w[t].spans = spans;
+        w[t].nspans = nspans;
+        w[t].flat = flat;
+        w[t].plane = plane;
+        w[t].i0 = np * (size_t)t / (size_t)n;
+        w[t].i1 = np * (size_t)(t + 1) / (size_t)n;
+        if (!w[t].x.junk || !w[t].x.stage)
+            rc = -1;
+    }
+    for (int t = 1; t < n && rc == RASTER_OK; t++)
+        started[t] = pthread_create(&tid[t], NULL, work, &w[t]) == 0;
+    if (rc == RASTER_OK) {
+        work(&w[0]);
+        for (int t = 1; t < n; t++) {
+            if (started[t])
+                pthread_join(tid[t], NULL);
+            else
+                work(&w[t]); /* no thread: its share here */
+        }
+        for (int t = 0; t < n && rc == RASTER_OK; t++)
+            if (w[t].rc)
+                rc = raster_fail(w[t].rc, "%s", w[t].msg);
+    }
+    for (int t = 0; t < n; t++) {
+        raster_free(w[t].x.junk);
+        raster_free(w[t].x.stage);
+        raster_free(w[t].x.iov);
+    }
+    raster_free(w);
+    raster_free(flat);
+    return rc;
+}
+
 int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
                  const size_t *ostart, const size_t *ocount,
                  const ptrdiff_t *ostride, void *buf, size_t plane_cells,
@@ -714,6 +866,21 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
      * kernel reads the whole request ahead in large requests while the
      * second walk copies (in the page cache this costs next to nothing). */
     int first = write || cached(&x, spans, nspans) ? 1 : 0;
+    int threads = write ? 1 : read_threads();
+    if (threads > 1 && threads_pay(&x, spans, nspans, ocount)) {
+        if (first == 0) /* announce first, as below */
+            rc = walk_box(&x, spans, nspans, ostart, ocount, ostride, batch,
+                          batched, 0, write);
+        if (rc == RASTER_OK) {
+            int t = read_threaded(&x, spans, nspans, ostart, ocount, ostride,
+                                  threads);
+            if (t >= 0) {
+                rc = t;
+                goto done;
+            }
+        }
+        first = 1; /* no plan: one thread after all (announced already) */
+    }
     for (int pass = first; pass < 2 && rc == RASTER_OK; pass++)
         rc = walk_box(&x, spans, nspans, ostart, ocount, ostride, batch,
                       batched, pass, write);

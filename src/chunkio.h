@@ -48,4 +48,8 @@ int chunkio_has_data(int grpid, const char *varname);
  * HDF5 handle is closed before netCDF closes the file. */
 void chunkio_file_close(raster_file *f);
 
+/* Threads of large fast-path reads from now on (raster_set_threads);
+ * 0: the default. */
+void chunkio_set_threads(int n);
+
 #endif

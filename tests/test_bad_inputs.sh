@@ -105,6 +105,8 @@ chunk_case E20 "RASTER_CHUNK more than 32 sizes" \
 chunk_case E21 "RASTER_CHUNK empty entry" 3,,4
 shim_case E22 "RASTER_CHUNK tile larger than the grid" 'larger than the grid' \
     RASTER_MASK=in.nc:mask RASTER_CHUNK=100,100
+shim_case E23 "RASTER_THREADS not a count" 'RASTER_THREADS=two is not' RASTER_THREADS=two
+shim_case E24 "RASTER_THREADS zero" 'RASTER_THREADS=0 is not' RASTER_THREADS=0
 
 # ---- tools ---------------------------------------------------------------
 RASTER_VARS=t RASTER_MASK=in.nc:mask LD_PRELOAD="$shim" "$NCCOPY" in.nc r.nc || exit 1

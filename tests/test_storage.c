@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -1353,6 +1354,100 @@ static void test_large_records(void **state)
     unlink(path);
 }
 
+/* Reads of 16 MiB and more are split among threads ($RASTER_THREADS, else
+ * 2 on 2 cores): the same values with 1, 2 and 3 threads, packed and whole,
+ * stores contiguous and chunked; a read failing in a thread (the file cut
+ * short after the stores were located) gives EIO and that thread's message
+ * in the caller. */
+static void test_threaded_reads(void **state)
+{
+    (void)state;
+    enum { LT = 32, LY = 100, LX = 1100 };
+    size_t n = (size_t)LT * LY * LX;
+    char path[600];
+    tmpdir_path(path, sizeof path, "threads.nc");
+    int32_t *mask = malloc(sizeof(int32_t) * LY * LX);
+    double *data = malloc(sizeof(double) * n), *got = malloc(sizeof(double) * n);
+    assert_true(mask && data && got);
+    for (size_t y = 0; y < LY; y++)
+        for (size_t x = 0; x < LX; x++)
+            mask[y * LX + x] = x < 900 ? (int32_t)(x / 300) : (int32_t)(x + y) % 3;
+    for (size_t i = 0; i < n; i++)
+        data[i] = (double)i * 0.25 - 7;
+    static const char *const names[3] = {"t", "y", "x"};
+    size_t st[3] = {0, 0, 0}, ct[3] = {LT, LY, LX}, os = 0, oc = LT;
+    const size_t chunk[3] = {1, 50, 50};
+    const char *old = getenv("RASTER_THREADS");
+    char *saved = old ? strdup(old) : NULL;
+    for (int unlim = 0; unlim < 2; unlim++) {
+        write_raster_file(path, NC_DOUBLE, 3, names, ct, unlim, chunk, mask,
+                          data);
+        for (int threads = 1; threads <= 3; threads++) {
+            char tv[4];
+            snprintf(tv, sizeof tv, "%d", threads);
+            setenv("RASTER_THREADS", tv, 1);
+            raster_file *f;
+            raster_var *v;
+            RS(raster_open(path, RASTER_READ, &f));
+            RS(raster_var_find(f, "v", &v));
+            memset(got, 0, sizeof(double) * n);
+            RS(raster_var_get(v, st, ct, NULL, got));
+            check_same("threads", "whole", NC_DOUBLE, got, data, n);
+            int32_t ids[2] = {0, 2};
+            size_t cells;
+            RS(raster_region_size(v, ids, 2, RASTER_LAYOUT_PACKED, &cells));
+            assert_true(cells * LT * sizeof(double) >= ((size_t)16 << 20));
+            memset(got, 0, sizeof(double) * n);
+            RS(raster_region_read(v, ids, 2, &os, &oc, RASTER_LAYOUT_PACKED,
+                                  got));
+            size_t k = 0;
+            for (size_t t = 0; t < LT; t++)
+                for (size_t c = 0; c < (size_t)LY * LX; c++)
+                    if ((mask[c] == 0 || mask[c] == 2) &&
+                        got[k++] != data[t * LY * LX + c])
+                        fail_msg("%d threads, %s: packed value %zu of record "
+                                 "%zu differs", threads,
+                                 unlim ? "chunked" : "contiguous", k - 1, t);
+            assert_int_equal(k, cells * LT);
+            if (threads == 2) { /* cut short under an open file */
+                struct stat sb;
+                assert_int_equal(stat(path, &sb), 0);
+                assert_int_equal(truncate(path, sb.st_size / 2), 0);
+                int rc = raster_region_read(v, ids, 2, &os, &oc,
+                                            RASTER_LAYOUT_PACKED, got);
+                assert_int_equal(rc, RASTER_EIO);
+                assert_non_null(strstr(raster_errmsg(), "ends early"));
+            }
+            RS(raster_close(f));
+            if (threads == 2)
+                write_raster_file(path, NC_DOUBLE, 3, names, ct, unlim, chunk,
+                                  mask, data);
+        }
+    }
+    /* the API setting overrides the environment; 0 gives it back */
+    assert_int_equal(raster_set_threads(-1), RASTER_EINVAL);
+    setenv("RASTER_THREADS", "not a count", 1);
+    RS(raster_set_threads(3));
+    raster_file *f;
+    raster_var *v;
+    RS(raster_open(path, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    memset(got, 0, sizeof(double) * n);
+    RS(raster_var_get(v, st, ct, NULL, got));
+    check_same("threads", "set 3", NC_DOUBLE, got, data, n);
+    RS(raster_close(f));
+    RS(raster_set_threads(0));
+    if (saved)
+        setenv("RASTER_THREADS", saved, 1);
+    else
+        unsetenv("RASTER_THREADS");
+    free(saved);
+    free(mask);
+    free(data);
+    free(got);
+    unlink(path);
+}
+
 /* ---- region names from CF attributes ----------------------------------------- */
 
 static void write_named_mask(const char *path, const int32_t *vals, size_t ny,
@@ -2581,6 +2676,7 @@ int main(void)
         cmocka_unit_test(test_paper_band),
         cmocka_unit_test(test_many_pieces),
         cmocka_unit_test(test_large_records),
+        cmocka_unit_test(test_threaded_reads),
         cmocka_unit_test(test_region_lookup_by_name),
         cmocka_unit_test(test_reopen_for_writing),
         cmocka_unit_test(test_never_written),
