@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "direct.h"
 #include "error.h"
 #include "meta.h"
 
@@ -176,21 +177,23 @@ static int prepare_chunks(raster_var *v, size_t s, hid_t did, hid_t dcpl)
     return RASTER_OK;
 }
 
-/* raster's own read-only HDF5 handle on the file, opened once. */
-static hid_t file_h5(raster_file *f)
+/* raster's own HDF5 handle on the file, opened once: read-only for the
+ * fast path's byte offsets, read-write in a writable file (direct.c writes
+ * chunks through it; a read-only id could not). HDF5 shares the file
+ * netCDF has open, so both see one file state. */
+int64_t chunkio_file_h5(raster_file *f)
 {
     if (f->h5 >= 0)
-        return (hid_t)f->h5;
+        return f->h5;
+    unsigned mode = f->writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fid = -1;
     if (fapl >= 0) {
         /* netCDF opens with a "semi" close degree; a second open of the
          * same file must use the same one. */
-        H5Pset_fclose_degree(fapl, H5F_CLOSE_SEMI);
-        fid = H5Fopen(f->path, H5F_ACC_RDONLY, fapl);
-        if (fid < 0) {
-            H5Pset_fclose_degree(fapl, H5F_CLOSE_WEAK);
-            fid = H5Fopen(f->path, H5F_ACC_RDONLY, fapl);
-        }
+        if (H5Pset_fclose_degree(fapl, H5F_CLOSE_SEMI) >= 0)
+            fid = H5Fopen(f->path, mode, fapl);
+        if (fid < 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_WEAK) >= 0)
+            fid = H5Fopen(f->path, mode, fapl);
         H5Pclose(fapl);
     }
     f->h5 = fid;
@@ -215,7 +218,7 @@ int chunkio_prepare_store(raster_var *v, size_t s)
     void *edata;
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* probes never print */
-    hid_t fid = file_h5(f), did = -1;
+    hid_t fid = (hid_t)chunkio_file_h5(f), did = -1;
     size_t len;
     char path[4096];
     if (fid >= 0 &&
@@ -885,10 +888,23 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
         raster_free(split);
         return rc;
     }
+    /* whole store chunks straight to the file; the rest through netCDF */
+    piece *rest = NULL;
+    if (write) {
+        rc = direct_write(v, &pieces, &npieces, &rest, ostart, ocount,
+                          ostride, buf, plane_cells,
+                          read_threads() > 1 ? 2 : 1);
+        if (rc || npieces == 0) {
+            raster_free(rest);
+            raster_free(split);
+            return rc;
+        }
+    }
     span *spans = NULL;
     size_t nspans = 0;
     rc = make_spans(v, pieces, npieces, &spans, &nspans);
     if (rc) {
+        raster_free(rest);
         raster_free(split);
         return rc;
     }
@@ -950,9 +966,12 @@ done:
     raster_free(x.stage);
     raster_free(x.iov);
     raster_free(spans);
+    raster_free(rest);
     raster_free(split);
     return rc;
 }
+
+size_t chunkio_direct_chunks(void) { return direct_chunks_written(); }
 
 int chunkio_has_data(int grpid, const char *varname)
 {

@@ -48,6 +48,15 @@ int chunkio_has_data(int grpid, const char *varname);
  * HDF5 handle is closed before netCDF closes the file. */
 void chunkio_file_close(raster_file *f);
 
+/* raster's own HDF5 id (hid_t) on f's file, opened on first use and
+ * shared with netCDF's: read-write when f is writable. -1 when HDF5
+ * cannot open it. */
+int64_t chunkio_file_h5(raster_file *f);
+
+/* Store chunks written straight to the file (direct.c) since the process
+ * started: tests check that the direct path ran. */
+size_t chunkio_direct_chunks(void);
+
 /* Threads of large fast-path reads from now on (raster_set_threads);
  * 0: the default. */
 void chunkio_set_threads(int n);

@@ -1,0 +1,620 @@
+/*
+ * direct.c - whole store chunks written straight to the file.
+ *
+ * Through netCDF a write is copied three times: raster gathers the cells
+ * into store order, netCDF/HDF5 copy that into HDF5's chunk cache, and the
+ * kernel copies the cache into the page cache. A store chunk that a write
+ * covers entirely needs none of HDF5's merging, so it is gathered once
+ * into a chunk buffer and handed to H5Dwrite_chunk, which writes it where
+ * the chunk lives (and evicts any cached copy of it, so netCDF never sees
+ * a stale one).
+ *
+ * netCDF must still know how long the unlimited dimensions are: a store
+ * that the write extends is extended by netCDF itself, with the fill value
+ * written at one cell of a chunk that is then overwritten here (a write of
+ * zero cells extends nothing in netCDF 4.9).
+ *
+ * With two threads, the caller's thread gathers chunk k+1 while a writer
+ * thread writes chunk k. HDF5 is not thread-safe here: while the writer
+ * holds a chunk, the caller's thread makes no HDF5 or netCDF call, and the
+ * writer is joined before any other.
+ */
+#include "direct.h"
+
+#include <hdf5.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "error.h"
+
+/* Smaller chunks stay with netCDF: HDF5's chunk cache holds them until a
+ * flush, which costs little at their size, and a writer whose small file
+ * fills the disk then sees the error where plain netCDF reports it (at
+ * nc_sync or nc_close, tests/test_diskfull.sh) rather than at the write.
+ * Chunks this large do not stay long in a 16 MiB cache anyway. */
+#define DIRECT_MIN_BYTES ((size_t)1 << 20)
+
+static atomic_size_t chunks_written;
+
+size_t direct_chunks_written(void) { return atomic_load(&chunks_written); }
+
+#ifdef RASTER_MPI
+
+/* The MPI flavour's HDF5 writes through MPI-IO: everything goes through
+ * netCDF there. */
+int direct_write(raster_var *v, piece **pieces, size_t *npieces,
+                 piece **owned, const size_t *ostart, const size_t *ocount,
+                 const ptrdiff_t *ostride, const void *buf,
+                 size_t plane_cells, int threads)
+{
+    (void)v, (void)pieces, (void)npieces, (void)ostart, (void)ocount;
+    (void)ostride, (void)buf, (void)plane_cells, (void)threads;
+    *owned = NULL;
+    return RASTER_OK;
+}
+
+#else
+
+/* One store the write touches, as HDF5 lays it out. */
+typedef struct dstore {
+    uint32_t store;
+    hid_t did;                          /* -1: not written directly */
+    hsize_t ck[RASTER_MAX_DIMS + 1];    /* chunk shape, cells last */
+    hsize_t dims[RASTER_MAX_DIMS + 1];  /* extent before this write */
+    int unlim[RASTER_MAX_DIMS];
+    size_t bytes;                       /* one chunk */
+    size_t c0, c1;                      /* its whole chunks: cks[c0, c1) */
+} dstore;
+
+/* A cell chunk of a store covered entirely, with its pieces. */
+typedef struct dchunk {
+    size_t cell;    /* index along the cells */
+    size_t p0, p1;  /* its pieces in the cut list */
+} dchunk;
+
+/* Everything one direct write needs. */
+typedef struct dwrite {
+    raster_var *v;
+    const size_t *ostart, *ocount;
+    const unsigned char *buf;
+    size_t plane_cells;
+    size_t pmult[RASTER_MAX_DIMS];  /* planes per step of each outer dim */
+    dstore *st;
+    size_t nst;
+    piece *cut;      /* pieces, cut at cell-chunk boundaries */
+    size_t ncut;
+    dchunk *cks;
+    size_t nck;
+} dwrite;
+
+/* 1 when the box starts and ends on chunk boundaries along every outer
+ * dimension (or ends at a fixed dimension's end), so that each chunk it
+ * touches along them is covered entirely. */
+static int box_aligned(const dwrite *w, const dstore *d)
+{
+    int no = var_nouter(w->v);
+    for (int i = 0; i < no; i++) {
+        hsize_t end = w->ostart[i] + w->ocount[i];
+        if (w->ostart[i] % d->ck[i] != 0)
+            return 0;
+        if (end % d->ck[i] != 0 && (d->unlim[i] || end != d->dims[i]))
+            return 0;
+    }
+    return 1;
+}
+
+/* Fills d from store dataset `did` when it can be written directly:
+ * chunked, no filters, the variable's type in native order; else leaves
+ * d->did at -1. HDF5 failures here only mean "not directly". */
+static void probe_store(const dwrite *w, dstore *d, hid_t did)
+{
+    raster_var *v = w->v;
+    int no = var_nouter(v), ok = 0;
+    hid_t dcpl = H5Dget_create_plist(did);
+    hid_t type = H5Dget_type(did);
+    hid_t native = type >= 0 ? H5Tget_native_type(type, H5T_DIR_ASCEND) : -1;
+    hid_t space = H5Dget_space(did);
+    hsize_t maxdims[RASTER_MAX_DIMS + 1];
+    if (dcpl >= 0 && native >= 0 && space >= 0 &&
+        H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_nfilters(dcpl) == 0 &&
+        H5Tequal(type, native) > 0 && H5Tget_size(type) == v->elem &&
+        H5Sget_simple_extent_ndims(space) == no + 1 &&
+        H5Pget_chunk(dcpl, no + 1, d->ck) == no + 1 &&
+        H5Sget_simple_extent_dims(space, d->dims, maxdims) == no + 1) {
+        ok = 1;
+        d->bytes = v->elem;
+        for (int i = 0; i <= no && ok; i++) {
+            if (i < no)
+                d->unlim[i] = maxdims[i] == H5S_UNLIMITED;
+            ok = d->ck[i] > 0 &&
+                 !raster_mul_overflows(d->bytes, (size_t)d->ck[i], &d->bytes);
+        }
+        ok = ok && d->bytes >= DIRECT_MIN_BYTES &&
+             d->dims[no] == v->store_cells[d->store] && box_aligned(w, d);
+    }
+    if (space >= 0) H5Sclose(space);
+    if (native >= 0) H5Tclose(native);
+    if (type >= 0) H5Tclose(type);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (ok)
+        d->did = did;
+    else
+        H5Dclose(did);
+}
+
+/* Opens store d->store of v in raster's HDF5 handle and probes it. */
+static void open_store(const dwrite *w, dstore *d, hid_t fid)
+{
+    raster_var *v = w->v;
+    char path[4096];
+    size_t len;
+    d->did = -1;
+    if (v->store_var[d->store] < 0 ||
+        nc_inq_grpname_full(v->store_grp[d->store], &len, NULL) != NC_NOERR ||
+        len + 6 > sizeof path ||
+        nc_inq_grpname_full(v->store_grp[d->store], NULL, path) != NC_NOERR)
+        return;
+    strcat(path, "/data"); /* the store variable (meta.c, define_store) */
+    hid_t did = H5Dopen2(fid, path, H5P_DEFAULT);
+    if (did >= 0)
+        probe_store(w, d, did);
+}
+
+/* The distinct stores of the (sorted) pieces, each opened and probed.
+ * Returns the number with a dataset to write directly. */
+static int open_stores(dwrite *w, const piece *p, size_t n, hid_t fid,
+                       size_t *usable)
+{
+    size_t ns = 0;
+    for (size_t i = 0; i < n; i++)
+        ns += i == 0 || p[i].store != p[i - 1].store;
+    w->st = raster_calloc(ns, sizeof *w->st);
+    RETURN_ERROR_IF(!w->st, RASTER_ENOMEM, "out of memory writing %s",
+                    w->v->name);
+    *usable = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0 && p[i].store == p[i - 1].store)
+            continue;
+        dstore *d = &w->st[w->nst++];
+        d->store = p[i].store;
+        open_store(w, d, fid);
+        *usable += d->did >= 0;
+    }
+    return RASTER_OK;
+}
+
+static dstore *store_of(const dwrite *w, uint32_t store)
+{
+    for (size_t i = 0; i < w->nst; i++)
+        if (w->st[i].store == store)
+            return &w->st[i];
+    return NULL;
+}
+
+static size_t cell_chunk_of(const dstore *d, int no, uint64_t soff)
+{
+    return d->did >= 0 ? (size_t)(soff / d->ck[no]) : 0;
+}
+
+/* Cuts the pieces of directly written stores at their cell-chunk
+ * boundaries into w->cut. */
+static int cut_pieces(dwrite *w, const piece *p, size_t n)
+{
+    int no = var_nouter(w->v);
+    size_t extra = 0;
+    for (size_t i = 0; i < n; i++) {
+        const dstore *d = store_of(w, p[i].store);
+        if (p[i].len > 0)
+            extra += cell_chunk_of(d, no, p[i].soff + p[i].len - 1) -
+                     cell_chunk_of(d, no, p[i].soff);
+    }
+    w->cut = raster_reallocarray(NULL, n + extra, sizeof *w->cut);
+    RETURN_ERROR_IF(!w->cut, RASTER_ENOMEM, "out of memory writing %s",
+                    w->v->name);
+    for (size_t i = 0; i < n; i++) {
+        const dstore *d = store_of(w, p[i].store);
+        piece q = p[i];
+        while (q.len > 0 && cell_chunk_of(d, no, q.soff) !=
+                                cell_chunk_of(d, no, q.soff + q.len - 1)) {
+            uint32_t head = (uint32_t)(d->ck[no] - q.soff % d->ck[no]);
+            w->cut[w->ncut++] = (piece){q.soff, q.uoff, q.store, head};
+            q.soff += head;
+            q.uoff += head;
+            q.len -= head;
+        }
+        w->cut[w->ncut++] = q;
+    }
+    return RASTER_OK;
+}
+
+/* Lists the cell chunks the cut pieces cover entirely (w->cks, per store
+ * in w->st[].c0..c1) and copies every other piece to `left`. */
+static int find_whole(dwrite *w, piece *left, size_t *nleft)
+{
+    int no = var_nouter(w->v);
+    size_t cap = 0;
+    *nleft = 0;
+    for (size_t i = 0; i < w->ncut;) {
+        dstore *d = store_of(w, w->cut[i].store);
+        size_t c = cell_chunk_of(d, no, w->cut[i].soff), j = i, covered = 0;
+        for (; j < w->ncut && w->cut[j].store == d->store &&
+               cell_chunk_of(d, no, w->cut[j].soff) == c; j++)
+            covered += w->cut[j].len;
+        if (i == 0 || w->cut[i - 1].store != d->store)
+            d->c0 = d->c1 = w->nck; /* its whole chunks start here */
+        size_t first = c * (size_t)d->ck[no];
+        size_t want = (size_t)d->dims[no] - first < d->ck[no]
+                          ? (size_t)d->dims[no] - first : (size_t)d->ck[no];
+        if (d->did >= 0 && covered == want) {
+            int rc = raster_grow(&w->cks, &cap, w->nck + 1, sizeof *w->cks);
+            if (rc)
+                return rc;
+            w->cks[w->nck++] = (dchunk){c, i, j};
+            d->c1 = w->nck;
+        } else {
+            memcpy(left + *nleft, w->cut + i, (j - i) * sizeof *left);
+            *nleft += j - i;
+        }
+        i = j;
+    }
+    return RASTER_OK;
+}
+
+/* netCDF extends store d along its unlimited dimensions to the end of the
+ * box, writing the fill value at one cell of the box's last record in d's
+ * first whole chunk (which the direct write then replaces), so that
+ * netCDF's own record count is what a write through it would make. */
+static int extend_store(const dwrite *w, const dstore *d)
+{
+    raster_var *v = w->v;
+    int no = var_nouter(v), grow = 0;
+    size_t start[RASTER_MAX_DIMS + 1], one[RASTER_MAX_DIMS + 1];
+    for (int i = 0; i < no; i++) {
+        size_t end = w->ostart[i] + w->ocount[i];
+        grow |= d->unlim[i] && d->dims[i] < end;
+        start[i] = d->unlim[i] ? end - 1 : w->ostart[i];
+        one[i] = 1;
+    }
+    if (!grow || d->c1 == d->c0)
+        return RASTER_OK;
+    start[no] = w->cks[d->c0].cell * (size_t)d->ck[no];
+    one[no] = 1;
+    int st = nc_put_vara(v->store_grp[d->store], v->store_var[d->store],
+                         start, one, v->fill);
+    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st,
+                       "extending %s: %s", v->name, nc_strerror(st));
+    return RASTER_OK;
+}
+
+/* ---- gathering one chunk ----------------------------------------------- */
+
+/* A chunk to write: its store, its outer chunk coordinates, its cells. */
+typedef struct dtask {
+    const dstore *d;
+    hsize_t kc[RASTER_MAX_DIMS];  /* outer chunk index along each dim */
+    const dchunk *c;
+} dtask;
+
+static void fill_bytes(unsigned char *dst, size_t n, const unsigned char *fill,
+                       size_t elem)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(dst + i * elem, fill, elem);
+}
+
+/* Copies the caller's cells of chunk t into `out` in the chunk's order
+ * (row-major over the chunk's outer extent, then its cells); parts of an
+ * edge chunk beyond the dataset get the fill value, as HDF5 would. */
+static void gather(const dwrite *w, const dtask *t, unsigned char *out)
+{
+    const raster_var *v = w->v;
+    const dstore *d = t->d;
+    int no = var_nouter(v);
+    size_t elem = v->elem, ckc = (size_t)d->ck[no], rows = 1;
+    size_t cell0 = t->c->cell * ckc;
+    size_t ncell = (size_t)d->dims[no] - cell0 < ckc
+                       ? (size_t)d->dims[no] - cell0 : ckc;
+    for (int i = 0; i < no; i++)
+        rows *= (size_t)d->ck[i];
+    for (size_t r = 0; r < rows; r++) {
+        unsigned char *row = out + r * ckc * elem;
+        size_t rest = r, plane = 0;
+        int inside = 1;
+        for (int i = no - 1; i >= 0; i--) {
+            size_t o = (size_t)(t->kc[i] * d->ck[i]) + rest % d->ck[i];
+            rest /= d->ck[i];
+            inside &= o < w->ostart[i] + w->ocount[i];
+            plane += (o - w->ostart[i]) * w->pmult[i];
+        }
+        if (!inside) { /* past a fixed dimension's end */
+            fill_bytes(row, ckc, v->fill, elem);
+            continue;
+        }
+        for (size_t i = t->c->p0; i < t->c->p1; i++) {
+            const piece *p = &w->cut[i];
+            memcpy(row + (p->soff - cell0) * elem,
+                   w->buf + (plane * w->plane_cells + p->uoff) * elem,
+                   (size_t)p->len * elem);
+        }
+        if (ncell < ckc)
+            fill_bytes(row + ncell * elem, ckc - ncell, v->fill, elem);
+    }
+}
+
+/* ---- writing, on this thread or a writer thread ------------------------- */
+
+/* One chunk buffer and what it holds. */
+typedef struct slot {
+    unsigned char *buf;
+    hid_t did;
+    hsize_t off[RASTER_MAX_DIMS + 1];
+    size_t bytes;
+    int full;
+} slot;
+
+static int write_slot(const slot *s, const char *name)
+{
+    RETURN_NC_ERROR_IF(H5Dwrite_chunk(s->did, H5P_DEFAULT, 0, s->off, s->bytes,
+                                      s->buf) < 0,
+                       RASTER_ENETCDF, NC_EHDFERR, "writing %s: HDF5 could "
+                       "not write a chunk of %zu bytes", name, s->bytes);
+    atomic_fetch_add(&chunks_written, 1);
+    return RASTER_OK;
+}
+
+/* Two slots handed between the gathering thread and the writer. */
+typedef struct dpipe {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    slot slot[2];
+    int done;        /* no more chunks will come */
+    int rc, ncst;    /* the writer's first error, its netCDF status */
+    char msg[512];   /* and message (thread-local on the writer) */
+    const char *name;
+} dpipe;
+
+static void *writer(void *arg)
+{
+    dpipe *p = arg;
+    H5E_auto2_t efunc;
+    void *edata;
+    /* a thread-safe HDF5 keeps one error stack per thread */
+    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    int i = 0;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->slot[i].full && !p->done)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (!p->slot[i].full)
+            break;
+        int failed = p->rc != RASTER_OK;
+        pthread_mutex_unlock(&p->mu);
+        /* after an error the chunks still handed over are dropped */
+        int rc = failed ? RASTER_OK : write_slot(&p->slot[i], p->name);
+        pthread_mutex_lock(&p->mu);
+        if (rc) {
+            p->rc = rc;
+            p->ncst = raster_nc_status();
+            snprintf(p->msg, sizeof p->msg, "%s", raster_errmsg());
+        }
+        p->slot[i].full = 0;
+        pthread_cond_broadcast(&p->cv);
+        i ^= 1;
+    }
+    pthread_mutex_unlock(&p->mu);
+    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    return NULL;
+}
+
+/* Steps t to the next chunk: cell chunks of the store innermost, then the
+ * outer chunks of the box (odometer). 0 when the store is done. */
+static int next_task(const dwrite *w, dtask *t)
+{
+    const dstore *d = t->d;
+    int no = var_nouter(w->v);
+    if (++t->c < w->cks + d->c1)
+        return 1;
+    t->c = w->cks + d->c0;
+    for (int i = no - 1; i >= 0; i--) {
+        hsize_t end = (w->ostart[i] + w->ocount[i] + d->ck[i] - 1) / d->ck[i];
+        if (++t->kc[i] < end)
+            return 1;
+        t->kc[i] = w->ostart[i] / d->ck[i];
+    }
+    return 0;
+}
+
+static void first_task(const dwrite *w, const dstore *d, dtask *t)
+{
+    t->d = d;
+    t->c = w->cks + d->c0;
+    for (int i = 0; i < var_nouter(w->v); i++)
+        t->kc[i] = w->ostart[i] / d->ck[i];
+}
+
+static void slot_set(const dwrite *w, const dtask *t, slot *s)
+{
+    int no = var_nouter(w->v);
+    s->did = t->d->did;
+    s->bytes = t->d->bytes;
+    for (int i = 0; i < no; i++)
+        s->off[i] = t->kc[i] * t->d->ck[i];
+    s->off[no] = (hsize_t)t->c->cell * t->d->ck[no];
+}
+
+/* Every whole chunk, gathered and written on this thread. */
+static int run_serial(const dwrite *w, slot *s)
+{
+    for (size_t k = 0; k < w->nst; k++) {
+        const dstore *d = &w->st[k];
+        if (d->did < 0 || d->c1 == d->c0)
+            continue;
+        dtask t;
+        first_task(w, d, &t);
+        do {
+            gather(w, &t, s->buf);
+            slot_set(w, &t, s);
+            int rc = write_slot(s, w->v->name);
+            if (rc)
+                return rc;
+        } while (next_task(w, &t));
+    }
+    return RASTER_OK;
+}
+
+/* Hands chunk t to the writer through the next free slot *i; 0 when the
+ * writer has failed (nothing more is gathered). */
+static int hand_over(const dwrite *w, dpipe *p, const dtask *t, int *i)
+{
+    slot *s = &p->slot[*i];
+    pthread_mutex_lock(&p->mu);
+    while (s->full && p->rc == RASTER_OK)
+        pthread_cond_wait(&p->cv, &p->mu);
+    int failed = p->rc != RASTER_OK;
+    pthread_mutex_unlock(&p->mu);
+    if (failed)
+        return 0;
+    gather(w, t, s->buf); /* the writer is busy with the other slot */
+    slot_set(w, t, s);
+    pthread_mutex_lock(&p->mu);
+    s->full = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    *i ^= 1;
+    return 1;
+}
+
+/* Every whole chunk: gathered here, written by a writer thread. -1 when
+ * the thread cannot start (nothing written then). */
+static int run_piped(const dwrite *w, slot *slots)
+{
+    dpipe p = {.mu = PTHREAD_MUTEX_INITIALIZER,
+               .cv = PTHREAD_COND_INITIALIZER, .rc = RASTER_OK,
+               .name = w->v->name};
+    p.slot[0] = slots[0];
+    p.slot[1] = slots[1];
+    pthread_t tid;
+    if (pthread_create(&tid, NULL, writer, &p) != 0)
+        return -1;
+    int i = 0, going = 1;
+    for (size_t k = 0; k < w->nst && going; k++) {
+        const dstore *d = &w->st[k];
+        if (d->did < 0 || d->c1 == d->c0)
+            continue;
+        dtask t;
+        first_task(w, d, &t);
+        do
+            going = hand_over(w, &p, &t, &i);
+        while (going && next_task(w, &t));
+    }
+    pthread_mutex_lock(&p.mu);
+    p.done = 1;
+    pthread_cond_broadcast(&p.cv);
+    pthread_mutex_unlock(&p.mu);
+    pthread_join(tid, NULL);
+    pthread_cond_destroy(&p.cv);
+    pthread_mutex_destroy(&p.mu);
+    if (p.rc)
+        return raster_fail_nc(p.rc, p.ncst, "%s", p.msg);
+    return RASTER_OK;
+}
+
+/* Extends the stores, then writes every whole chunk. */
+static int write_whole(const dwrite *w, int threads)
+{
+    size_t bytes = 0;
+    for (size_t k = 0; k < w->nst; k++) {
+        const dstore *d = &w->st[k];
+        if (d->did < 0 || d->c1 == d->c0)
+            continue;
+        int rc = extend_store(w, d);
+        if (rc)
+            return rc;
+        bytes = d->bytes > bytes ? d->bytes : bytes;
+    }
+    slot slots[2] = {{0}};
+    int nslots = threads > 1 ? 2 : 1, rc = -1;
+    for (int i = 0; i < nslots; i++)
+        if (!(slots[i].buf = raster_malloc(bytes)))
+            rc = raster_fail(RASTER_ENOMEM, "out of memory writing %s",
+                             w->v->name);
+    if (rc == -1 && nslots == 2)
+        rc = run_piped(w, slots);
+    if (rc == -1) /* one thread asked for, or no thread to be had */
+        rc = run_serial(w, &slots[0]);
+    for (int i = 0; i < nslots; i++)
+        raster_free(slots[i].buf);
+    return rc;
+}
+
+static void dwrite_free(dwrite *w)
+{
+    for (size_t k = 0; k < w->nst; k++)
+        if (w->st[k].did >= 0)
+            H5Dclose(w->st[k].did);
+    raster_free(w->st);
+    raster_free(w->cut);
+    raster_free(w->cks);
+}
+
+/* The steps of direct_write; on success *left (nleft pieces) is what the
+ * netCDF path still has to write. */
+static int plan_and_write(dwrite *w, const piece *p, size_t n, hid_t fid,
+                          int threads, piece **left, size_t *nleft)
+{
+    size_t usable = 0;
+    int rc = open_stores(w, p, n, fid, &usable);
+    if (rc || usable == 0)
+        return rc;
+    if ((rc = cut_pieces(w, p, n)) != RASTER_OK)
+        return rc;
+    *left = raster_reallocarray(NULL, w->ncut, sizeof **left);
+    RETURN_ERROR_IF(!*left, RASTER_ENOMEM, "out of memory writing %s",
+                    w->v->name);
+    if ((rc = find_whole(w, *left, nleft)) != RASTER_OK)
+        return rc;
+    return w->nck > 0 ? write_whole(w, threads) : RASTER_OK;
+}
+
+int direct_write(raster_var *v, piece **pieces, size_t *npieces,
+                 piece **owned, const size_t *ostart, const size_t *ocount,
+                 const ptrdiff_t *ostride, const void *buf,
+                 size_t plane_cells, int threads)
+{
+    int no = var_nouter(v);
+    *owned = NULL;
+    if (!v->file->writable || v->file->par || !v->file->path || no == 0)
+        return RASTER_OK;
+    for (int i = 0; ostride && i < no; i++)
+        if (ostride[i] != 1)
+            return RASTER_OK;
+    dwrite w = {.v = v, .ostart = ostart, .ocount = ocount, .buf = buf,
+                .plane_cells = plane_cells};
+    for (int i = no - 1; i >= 0; i--)
+        w.pmult[i] = i == no - 1 ? 1 : w.pmult[i + 1] * ocount[i + 1];
+    H5E_auto2_t efunc;
+    void *edata;
+    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures are handled here */
+    hid_t fid = (hid_t)chunkio_file_h5(v->file);
+    piece *left = NULL;
+    size_t nleft = 0;
+    int rc = fid < 0 ? RASTER_OK : plan_and_write(&w, *pieces, *npieces, fid,
+                                                  threads, &left, &nleft);
+    if (rc == RASTER_OK && w.nck > 0) {
+        *owned = left;
+        *pieces = left;
+        *npieces = nleft;
+        left = NULL;
+    }
+    raster_free(left);
+    dwrite_free(&w);
+    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    return rc;
+}
+
+#endif
