@@ -1,0 +1,303 @@
+/*
+ * test_direct_writes.c - store chunks written straight to the file
+ * (src/direct.c) hold what netCDF would have written.
+ *
+ * The same writes go to a raster variable (raster_var_put) and to a plain
+ * netCDF-4 variable; both are then compared element by element, through
+ * netCDF in the open writable file and after reopening (the pread fast
+ * path). The variable is double(time unlimited, z = 3, 768, 1120), so a
+ * large region's store chunks are cut along the cells and another's are
+ * two levels deep (an edge chunk along z): records written whole go
+ * direct; partial boxes, a box not aligned to the chunks along z and a
+ * record skipped (fill) go through netCDF. chunkio_direct_chunks() tells
+ * whether the direct path ran. Each runs with 1 and 2 threads. Error
+ * paths: failed allocations, a file size limit (the write fails with
+ * netCDF's HDF5 status), a read-only file.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#include "alloc.h"
+#include "chunkio.h"
+#include "error.h"
+
+#define NT 5
+#define NZ 3
+#define NY 768
+#define NX 1120
+#define PLANE ((size_t)NY * NX)
+#define RECORD ((size_t)NZ * PLANE)
+
+static const double fillv = -999.0;
+
+/* Region 1 left of column 820, region 2 right of it, with a diagonal of
+ * region 3 making mixed tiles. */
+static int32_t *make_mask(void)
+{
+    int32_t *m = malloc(PLANE * sizeof *m);
+    assert_non_null(m);
+    for (size_t y = 0; y < NY; y++)
+        for (size_t x = 0; x < NX; x++)
+            m[y * NX + x] = (x + 2 * y) % 997 == 0 ? 3 : x < 820 ? 1 : 2;
+    return m;
+}
+
+/* The value a write number `tag` puts at (t, z, y, x). */
+static double value(int tag, size_t t, size_t z, size_t y, size_t x)
+{
+    return tag * 1e7 + (double)(((t * NZ + z) * NY + y) * NX + x) * 0.25;
+}
+
+/* Both files, open for writing. */
+typedef struct pair {
+    raster_file *rf;
+    raster_var *rv;
+    int pid, pvar;
+    char rpath[600], ppath[600];
+} pair;
+
+static void pair_create(pair *p, const char *tag)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s.raster.nc", tag);
+    tmpdir_path(p->rpath, sizeof p->rpath, name);
+    snprintf(name, sizeof name, "%s.plain.nc", tag);
+    tmpdir_path(p->ppath, sizeof p->ppath, name);
+    int32_t *vals = make_mask();
+    raster_mask *m;
+    RS(raster_mask_wrap(vals, NY, NX, &m));
+    free(vals);
+    RS(raster_create(p->rpath, &p->rf));
+    int ncid = raster_file_ncid(p->rf), d[4];
+    NC(nc_def_dim(ncid, "time", NC_UNLIMITED, &d[0]));
+    NC(nc_def_dim(ncid, "z_t", NZ, &d[1]));
+    NC(nc_def_dim(ncid, "nlat", NY, &d[2]));
+    NC(nc_def_dim(ncid, "nlon", NX, &d[3]));
+    size_t chunk[4] = {1, 1, 32, 32};
+    RS(raster_def_var(p->rf, ncid, "v", NC_DOUBLE, 4, d, chunk, m, &p->rv));
+    raster_mask_free(m);
+    RS(raster_var_put_att(p->rv, "_FillValue", NC_DOUBLE, 1, &fillv));
+
+    NC(nc_create(p->ppath, NC_NETCDF4 | NC_CLOBBER, &p->pid));
+    NC(nc_def_dim(p->pid, "time", NC_UNLIMITED, &d[0]));
+    NC(nc_def_dim(p->pid, "z_t", NZ, &d[1]));
+    NC(nc_def_dim(p->pid, "nlat", NY, &d[2]));
+    NC(nc_def_dim(p->pid, "nlon", NX, &d[3]));
+    NC(nc_def_var(p->pid, "v", NC_DOUBLE, 4, d, &p->pvar));
+    NC(nc_put_att_double(p->pid, p->pvar, "_FillValue", NC_DOUBLE, 1,
+                         &fillv));
+    NC(nc_enddef(p->pid));
+}
+
+/* Writes box start/count with values of `tag` to both files; returns how
+ * many chunks went direct. */
+static size_t put_both(pair *p, int tag, const size_t *start,
+                       const size_t *count)
+{
+    size_t n = count[0] * count[1] * count[2] * count[3], k = 0;
+    double *buf = malloc(n * sizeof *buf);
+    assert_non_null(buf);
+    for (size_t t = 0; t < count[0]; t++)
+        for (size_t z = 0; z < count[1]; z++)
+            for (size_t y = 0; y < count[2]; y++)
+                for (size_t x = 0; x < count[3]; x++)
+                    buf[k++] = value(tag, start[0] + t, start[1] + z,
+                                     start[2] + y, start[3] + x);
+    size_t before = chunkio_direct_chunks();
+    RS(raster_var_put(p->rv, start, count, NULL, buf));
+    size_t went = chunkio_direct_chunks() - before;
+    NC(nc_put_vara_double(p->pid, p->pvar, start, count, buf));
+    free(buf);
+    return went;
+}
+
+/* The raster variable reads exactly as the plain one, all records. */
+static void compare(raster_var *rv, int pid, int pvar)
+{
+    int dim;
+    size_t nt;
+    NC(nc_inq_dimid(pid, "time", &dim));
+    NC(nc_inq_dimlen(pid, dim, &nt));
+    size_t shape[4];
+    RS(raster_var_dims(rv, NULL, shape, NULL));
+    assert_int_equal(shape[0], nt);
+    double *a = malloc(RECORD * sizeof *a), *b = malloc(RECORD * sizeof *b);
+    assert_true(a && b);
+    for (size_t t = 0; t < nt; t++) {
+        size_t start[4] = {t, 0, 0, 0}, count[4] = {1, NZ, NY, NX};
+        RS(raster_var_get(rv, start, count, NULL, a));
+        NC(nc_get_vara_double(pid, pvar, start, count, b));
+        for (size_t i = 0; i < RECORD; i++)
+            if (a[i] != b[i])
+                fail_msg("record %zu cell %zu: raster %g, netCDF %g", t, i,
+                         a[i], b[i]);
+    }
+    free(a);
+    free(b);
+}
+
+static void scenario(int threads)
+{
+    RS(raster_set_threads(threads));
+    pair p;
+    char tag[32];
+    snprintf(tag, sizeof tag, "direct%d", threads);
+    pair_create(&p, tag);
+
+    /* record 0 whole: every big chunk direct */
+    size_t s0[4] = {0, 0, 0, 0}, c0[4] = {1, NZ, NY, NX};
+    assert_true(put_both(&p, 1, s0, c0) > 0);
+    /* record 1: a partial box through netCDF (chunks cached), then the
+     * whole record direct: no stale cached chunk may survive */
+    size_t s1[4] = {1, 0, 10, 5}, c1[4] = {1, NZ, 190, 900};
+    assert_int_equal(put_both(&p, 2, s1, c1), 0);
+    size_t s1w[4] = {1, 0, 0, 0};
+    assert_true(put_both(&p, 3, s1w, c0) > 0);
+    /* record 3, levels 0-1: extends over record 2 (fill); aligned to
+     * every store's chunks along z */
+    size_t s3[4] = {3, 0, 0, 0}, c3[4] = {1, 2, NY, NX};
+    assert_true(put_both(&p, 4, s3, c3) > 0);
+    /* record 4, levels 1-2: region 2's two-level chunks are not aligned
+     * (netCDF), region 1's one-level ones are (direct) */
+    size_t s4[4] = {4, 1, 0, 0}, c4[4] = {1, 2, NY, NX};
+    assert_true(put_both(&p, 5, s4, c4) > 0);
+    /* then a partial write into a chunk written directly */
+    size_t s5[4] = {4, 1, 100, 100}, c5[4] = {1, 1, 3, 400};
+    assert_int_equal(put_both(&p, 6, s5, c5), 0);
+    compare(p.rv, p.pid, p.pvar);
+    RS(raster_close(p.rf));
+    NC(nc_close(p.pid));
+
+    /* reopened: the fast path reads the directly written chunks */
+    RS(raster_open(p.rpath, RASTER_READ, &p.rf));
+    RS(raster_var_find(p.rf, "v", &p.rv));
+    NC(nc_open(p.ppath, NC_NOWRITE, &p.pid));
+    NC(nc_inq_varid(p.pid, "v", &p.pvar));
+    compare(p.rv, p.pid, p.pvar);
+    RS(raster_var_check(p.rv));
+    /* a read-only file refuses writes before any reaches the stores */
+    double one = 1.0;
+    size_t os[4] = {0, 0, 0, 0}, oc[4] = {1, 1, 1, 1};
+    size_t before = chunkio_direct_chunks();
+    assert_int_equal(raster_var_put(p.rv, os, oc, NULL, &one), RASTER_EINVAL);
+    assert_int_equal(chunkio_direct_chunks(), before);
+    RS(raster_close(p.rf));
+    NC(nc_close(p.pid));
+    unlink(p.rpath);
+    unlink(p.ppath);
+    RS(raster_set_threads(0));
+}
+
+static void test_direct_one_thread(void **state)
+{
+    (void)state;
+    scenario(1);
+}
+
+static void test_direct_two_threads(void **state)
+{
+    (void)state;
+    scenario(2);
+}
+
+/* Failed allocations anywhere in a direct write: an error with a message
+ * and nothing leaked; the write then succeeds and reads back right. */
+static void test_direct_alloc_failures(void **state)
+{
+    (void)state;
+    for (int threads = 1; threads <= 2; threads++) {
+        RS(raster_set_threads(threads));
+        pair p;
+        pair_create(&p, threads == 1 ? "alloc1" : "alloc2");
+        size_t s[4] = {0, 0, 0, 0}, c[4] = {1, NZ, NY, NX};
+        double *buf = malloc(RECORD * sizeof *buf);
+        assert_non_null(buf);
+        for (size_t i = 0; i < RECORD; i++)
+            buf[i] = value(7, 0, 0, 0, 0) + (double)i;
+        RS(raster_var_put(p.rv, s, c, NULL, buf)); /* materialized */
+        int failed = 0;
+        for (unsigned long n = 1; n < 200; n++) {
+            raster_errmsg_clear();
+            raster_alloc_fail_at(n);
+            int rc = raster_var_put(p.rv, s, c, NULL, buf);
+            raster_alloc_fail_at(0);
+            if (rc == RASTER_OK)
+                break;
+            assert_int_equal(rc, RASTER_ENOMEM);
+            assert_true(raster_errmsg()[0] != '\0');
+            failed++;
+        }
+        assert_true(failed > 0);
+        NC(nc_put_vara_double(p.pid, p.pvar, s, c, buf));
+        compare(p.rv, p.pid, p.pvar);
+        free(buf);
+        RS(raster_close(p.rf));
+        NC(nc_close(p.pid));
+        unlink(p.rpath);
+        unlink(p.ppath);
+    }
+    RS(raster_set_threads(0));
+}
+
+/* In a child under a file size limit: a whole-record write (direct)
+ * fails with netCDF's HDF5 status, as a write through netCDF would. */
+static int write_past_limit(void *arg)
+{
+    int threads = *(int *)arg;
+    if (raster_set_threads(threads) != RASTER_OK)
+        return 1;
+    signal(SIGXFSZ, SIG_IGN); /* writes fail with EFBIG instead */
+    pair p;
+    pair_create(&p, threads == 1 ? "limit1" : "limit2");
+    struct rlimit lim = {8 << 20, 8 << 20};
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0)
+        return 2;
+    double *buf = calloc(RECORD, sizeof *buf);
+    if (!buf)
+        return 3;
+    size_t c[4] = {1, NZ, NY, NX}, before = chunkio_direct_chunks();
+    int rc = RASTER_OK;
+    for (size_t t = 0; t < 4 && rc == RASTER_OK; t++) {
+        size_t s[4] = {t, 0, 0, 0};
+        rc = raster_var_put(p.rv, s, c, NULL, buf);
+    }
+    free(buf);
+    if (rc != RASTER_ENETCDF)
+        return 4;
+    if (raster_nc_status() != NC_EHDFERR || raster_errmsg()[0] == '\0')
+        return 5;
+    if (chunkio_direct_chunks() == before)
+        return 6; /* the direct path never ran */
+    return 0;
+}
+
+static void test_direct_file_limit(void **state)
+{
+    (void)state;
+    for (int threads = 1; threads <= 2; threads++)
+        assert_int_equal(in_child("direct write past RLIMIT_FSIZE",
+                                  write_past_limit, &threads), 0);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return tmpdir_create("direct");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_direct_one_thread),
+        cmocka_unit_test(test_direct_two_threads),
+        cmocka_unit_test(test_direct_alloc_failures),
+        cmocka_unit_test(test_direct_file_limit),
+    };
+    return cmocka_run_group_tests(tests, setup, tmpdir_remove);
+}
