@@ -43,6 +43,7 @@ typedef struct options {
     const char *preload;
     char *cases[MAX_CASES];
     int ncases, reps, warm, cold, shim, write;
+    int only_write; /* --only-write: the record-by-record write alone */
     size_t thin;
 } options;
 
@@ -654,7 +655,8 @@ static void usage(FILE *f)
     fputs(
 "usage: rasterbench [--dir DIR] [--mask FILE:VAR] [--size SIZE] [--chunk C]\n"
 "                   [--case R[+R...]]... [--reps N] [--warm|--cold]\n"
-"                   [--no-shim] [--no-write] [--thin W] [--json FILE]\n"
+"                   [--no-shim] [--no-write] [--only-write] [--thin W]\n"
+"                   [--json FILE]\n"
 "       rasterbench --plain PLAIN.nc --raster RASTER.nc --var V [options]\n"
 "       mpirun -np N rasterbench --mpi ARGS   (rasterbench_mpi, docs/PARALLEL.md)\n"
 "\n"
@@ -685,6 +687,7 @@ static void usage(FILE *f)
 "  --warm/--cold  only page-cache-hot, or only evicted (POSIX_FADV_DONTNEED\n"
 "                 before each repetition), runs; default both\n"
 "  --no-shim      skip the shim cases; --no-write skips the write only\n"
+"  --only-write   only the record-by-record write (plain vs shim, warm)\n"
 "  --preload SO   the shim (default: found beside the tools)\n"
 "  --thin W       width of the thin column band (default 1)\n"
 "  --json FILE    also write the results and the summary as JSON\n"
@@ -802,7 +805,7 @@ static int measure_shim(const options *o, size_t ny, size_t nx, size_t elem,
            "cache", "plain_s", "shim_s", "ratio", "plain_B", "shim_B",
            "plainMB", "shimMB");
     int status = 0;
-    for (int cold = 0; cold < 2 && status == 0; cold++) {
+    for (int cold = 0; cold < 2 && status == 0 && !o->only_write; cold++) {
         if ((cold && !o->cold) || (!cold && !o->warm))
             continue;
         const char *cache = cold ? "cold" : "warm";
@@ -888,6 +891,7 @@ int main(int argc, char **argv)
         {"preload", required_argument, NULL, 'P'},
         {"no-shim", no_argument, NULL, 'S'},
         {"no-write", no_argument, NULL, 'w'},
+        {"only-write", no_argument, NULL, 'O'},
         {"thin", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -918,6 +922,7 @@ int main(int argc, char **argv)
         case 'P': o.preload = optarg; break;
         case 'S': o.shim = 0; break;
         case 'w': o.write = 0; break;
+        case 'O': o.only_write = 1; break;
         case 't':
             if (cli_parse_sizes(optarg, &o.thin, 1, &(size_t){0}) != 0) {
                 fprintf(stderr, PROG ": --thin wants a positive width\n");
@@ -934,6 +939,12 @@ int main(int argc, char **argv)
         (!o.plain != !o.raster) || (o.plain && !o.var)) {
         fprintf(stderr, PROG ": --plain, --raster and --var go together; "
                 "--reps 1..%d (try --help)\n", BENCH_MAX_REPS - 1);
+        return CLI_EUSAGE;
+    }
+    if (o.only_write && (!o.shim || !o.write || cold_only)) {
+        fprintf(stderr, PROG ": --only-write measures the (warm) write "
+                "through the shim: not with --no-shim, --no-write or "
+                "--cold\n");
         return CLI_EUSAGE;
     }
     char plain[PATH_MAX + 64], rasterf[PATH_MAX + 64];
@@ -1001,7 +1012,8 @@ int main(int argc, char **argv)
         printf(" (%zu records of %zu x %zu, %.2f GB), median of %d\n",
                records, ny, nx, (double)(records * ny * nx * elem) / 1e9,
                o.reps);
-        if (measure_regions(&o, v, cases, ncases, records, elem, shape,
+        if (!o.only_write &&
+            measure_regions(&o, v, cases, ncases, records, elem, shape,
                             mask_file, mask_var) != 0)
             status = CLI_EINPUT;
     }
