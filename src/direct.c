@@ -263,23 +263,37 @@ static int find_whole(dwrite *w, piece *left, size_t *nleft)
     return RASTER_OK;
 }
 
-/* netCDF extends store d along its unlimited dimensions to the end of the
- * box, writing the fill value at one cell of the box's last record in d's
- * first whole chunk (which the direct write then replaces), so that
- * netCDF's own record count is what a write through it would make. */
-static int extend_store(const dwrite *w, const dstore *d)
+/* 1 when the box reaches past store d's end along an unlimited
+ * dimension; new[] gets the extent it needs. */
+static int needs_growth(const dwrite *w, const dstore *d, hsize_t *new)
+{
+    int no = var_nouter(w->v), grow = 0;
+    for (int i = 0; i <= no; i++) {
+        hsize_t end = i < no ? w->ostart[i] + w->ocount[i] : 0;
+        new[i] = d->dims[i];
+        if (i < no && d->unlim[i] && d->dims[i] < end) {
+            new[i] = end;
+            grow = 1;
+        }
+    }
+    return grow;
+}
+
+/* netCDF extends store d to the end of the box, writing the fill value at
+ * one cell of the box's last record in d's first whole chunk (which the
+ * direct write then replaces): netCDF's own record count (which extends
+ * coordinate variables at close) is then what a write through it would
+ * make. Costs a chunk of fill in HDF5's cache. */
+static int extend_by_netcdf(const dwrite *w, const dstore *d)
 {
     raster_var *v = w->v;
-    int no = var_nouter(v), grow = 0;
+    int no = var_nouter(v);
     size_t start[RASTER_MAX_DIMS + 1], one[RASTER_MAX_DIMS + 1];
     for (int i = 0; i < no; i++) {
-        size_t end = w->ostart[i] + w->ocount[i];
-        grow |= d->unlim[i] && d->dims[i] < end;
-        start[i] = d->unlim[i] ? end - 1 : w->ostart[i];
+        start[i] = d->unlim[i] ? w->ostart[i] + w->ocount[i] - 1
+                               : w->ostart[i];
         one[i] = 1;
     }
-    if (!grow || d->c1 == d->c0)
-        return RASTER_OK;
     start[no] = w->cks[d->c0].cell * (size_t)d->ck[no];
     one[no] = 1;
     int st = nc_put_vara(v->store_grp[d->store], v->store_var[d->store],
@@ -287,6 +301,35 @@ static int extend_store(const dwrite *w, const dstore *d)
     RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st,
                        "extending %s: %s", v->name, nc_strerror(st));
     return RASTER_OK;
+}
+
+/* Extends every store the box reaches past the end of: the one with the
+ * smallest chunks through netCDF (which then knows the new record count),
+ * the others with H5Dset_extent on the dataset netCDF shares (netCDF asks
+ * HDF5 for a variable's extent at every access, so it sees the change). */
+static int extend_stores(const dwrite *w)
+{
+    hsize_t new[RASTER_MAX_DIMS + 1];
+    const dstore *small = NULL;
+    for (size_t k = 0; k < w->nst; k++) {
+        const dstore *d = &w->st[k];
+        if (d->did >= 0 && d->c1 > d->c0 && needs_growth(w, d, new) &&
+            (!small || d->bytes < small->bytes))
+            small = d;
+    }
+    if (!small)
+        return RASTER_OK;
+    int rc = extend_by_netcdf(w, small);
+    for (size_t k = 0; k < w->nst && rc == RASTER_OK; k++) {
+        const dstore *d = &w->st[k];
+        if (d == small || d->did < 0 || d->c1 == d->c0 ||
+            !needs_growth(w, d, new))
+            continue;
+        RETURN_NC_ERROR_IF(H5Dset_extent(d->did, new) < 0, RASTER_ENETCDF,
+                           NC_EHDFERR, "extending %s: HDF5 could not extend "
+                           "a store", w->v->name);
+    }
+    return rc;
 }
 
 /* ---- gathering one chunk ----------------------------------------------- */
@@ -527,17 +570,15 @@ static int run_piped(const dwrite *w, slot *slots)
 static int write_whole(const dwrite *w, int threads)
 {
     size_t bytes = 0;
-    for (size_t k = 0; k < w->nst; k++) {
-        const dstore *d = &w->st[k];
-        if (d->did < 0 || d->c1 == d->c0)
-            continue;
-        int rc = extend_store(w, d);
-        if (rc)
-            return rc;
-        bytes = d->bytes > bytes ? d->bytes : bytes;
-    }
+    int rc = extend_stores(w);
+    if (rc)
+        return rc;
+    for (size_t k = 0; k < w->nst; k++)
+        if (w->st[k].did >= 0 && w->st[k].c1 > w->st[k].c0)
+            bytes = w->st[k].bytes > bytes ? w->st[k].bytes : bytes;
     slot slots[2] = {{0}};
-    int nslots = threads > 1 ? 2 : 1, rc = -1;
+    int nslots = threads > 1 ? 2 : 1;
+    rc = -1;
     for (int i = 0; i < nslots; i++)
         if (!(slots[i].buf = raster_malloc(bytes)))
             rc = raster_fail(RASTER_ENOMEM, "out of memory writing %s",
