@@ -889,13 +889,10 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
         return rc;
     }
     /* whole store chunks straight to the file; the rest through netCDF */
-    piece *rest = NULL;
     if (write) {
-        rc = direct_write(v, &pieces, &npieces, &rest, ostart, ocount,
-                          ostride, buf, plane_cells,
-                          read_threads() > 1 ? 2 : 1);
+        rc = direct_write(v, pieces, &npieces, ostart, ocount, ostride, buf,
+                          plane_cells, read_threads() > 1 ? 2 : 1);
         if (rc || npieces == 0) {
-            raster_free(rest);
             raster_free(split);
             return rc;
         }
@@ -904,7 +901,6 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     size_t nspans = 0;
     rc = make_spans(v, pieces, npieces, &spans, &nspans);
     if (rc) {
-        raster_free(rest);
         raster_free(split);
         return rc;
     }
@@ -966,7 +962,6 @@ done:
     raster_free(x.stage);
     raster_free(x.iov);
     raster_free(spans);
-    raster_free(rest);
     raster_free(split);
     return rc;
 }

@@ -45,14 +45,13 @@ size_t direct_chunks_written(void) { return atomic_load(&chunks_written); }
 
 /* The MPI flavour's HDF5 writes through MPI-IO: everything goes through
  * netCDF there. */
-int direct_write(raster_var *v, piece **pieces, size_t *npieces,
-                 piece **owned, const size_t *ostart, const size_t *ocount,
+int direct_write(raster_var *v, piece *pieces, size_t *npieces,
+                 const size_t *ostart, const size_t *ocount,
                  const ptrdiff_t *ostride, const void *buf,
                  size_t plane_cells, int threads)
 {
     (void)v, (void)pieces, (void)npieces, (void)ostart, (void)ocount;
     (void)ostride, (void)buf, (void)plane_cells, (void)threads;
-    *owned = NULL;
     return RASTER_OK;
 }
 
@@ -69,10 +68,11 @@ typedef struct dstore {
     size_t c0, c1;                      /* its whole chunks: cks[c0, c1) */
 } dstore;
 
-/* A cell chunk of a store covered entirely, with its pieces. */
+/* A cell chunk of a store covered entirely, with the pieces that overlap
+ * it (the first and the last may reach into the neighbouring chunks). */
 typedef struct dchunk {
     size_t cell;    /* index along the cells */
-    size_t p0, p1;  /* its pieces in the cut list */
+    size_t p0, p1;  /* pieces [p0, p1) */
 } dchunk;
 
 /* Everything one direct write needs. */
@@ -84,8 +84,8 @@ typedef struct dwrite {
     size_t pmult[RASTER_MAX_DIMS];  /* planes per step of each outer dim */
     dstore *st;
     size_t nst;
-    piece *cut;      /* pieces, cut at cell-chunk boundaries */
-    size_t ncut;
+    piece *p;        /* the caller's pieces, sorted */
+    size_t np;
     dchunk *cks;
     size_t nck;
 } dwrite;
@@ -194,73 +194,118 @@ static dstore *store_of(const dwrite *w, uint32_t store)
     return NULL;
 }
 
-static size_t cell_chunk_of(const dstore *d, int no, uint64_t soff)
+/* Cells [*lo, *hi) of chunk c of store d that piece q covers. */
+static size_t overlap(const dstore *d, int no, size_t c, const piece *q,
+                      uint64_t *lo, uint64_t *hi)
 {
-    return d->did >= 0 ? (size_t)(soff / d->ck[no]) : 0;
+    uint64_t c0 = (uint64_t)c * d->ck[no], c1 = c0 + d->ck[no];
+    *lo = q->soff > c0 ? q->soff : c0;
+    *hi = q->soff + q->len < c1 ? q->soff + q->len : c1;
+    return *hi > *lo ? (size_t)(*hi - *lo) : 0;
 }
 
-/* Cuts the pieces of directly written stores at their cell-chunk
- * boundaries into w->cut. */
-static int cut_pieces(dwrite *w, const piece *p, size_t n)
+/* Adds chunk c of store d, overlapped by pieces [i, j), to w->cks when
+ * they cover it entirely. A piece reaching past both of its ends (longer
+ * than a chunk) keeps the chunk with netCDF, so that what is left of each
+ * piece after the direct writes is one run (see leave_rest). */
+static int add_if_whole(dwrite *w, dstore *d, size_t c, size_t i, size_t j,
+                        size_t *cap)
 {
     int no = var_nouter(w->v);
-    size_t extra = 0;
-    for (size_t i = 0; i < n; i++) {
-        const dstore *d = store_of(w, p[i].store);
-        if (p[i].len > 0)
-            extra += cell_chunk_of(d, no, p[i].soff + p[i].len - 1) -
-                     cell_chunk_of(d, no, p[i].soff);
+    size_t covered = 0, first = c * (size_t)d->ck[no];
+    size_t want = (size_t)d->dims[no] - first < d->ck[no]
+                      ? (size_t)d->dims[no] - first : (size_t)d->ck[no];
+    for (size_t k = i; k < j; k++) {
+        uint64_t lo, hi;
+        covered += overlap(d, no, c, &w->p[k], &lo, &hi);
+        if (w->p[k].soff < first && w->p[k].soff + w->p[k].len > first + want)
+            return RASTER_OK;
     }
-    w->cut = raster_reallocarray(NULL, n + extra, sizeof *w->cut);
-    RETURN_ERROR_IF(!w->cut, RASTER_ENOMEM, "out of memory writing %s",
-                    w->v->name);
-    for (size_t i = 0; i < n; i++) {
-        const dstore *d = store_of(w, p[i].store);
-        piece q = p[i];
-        while (q.len > 0 && cell_chunk_of(d, no, q.soff) !=
-                                cell_chunk_of(d, no, q.soff + q.len - 1)) {
-            uint32_t head = (uint32_t)(d->ck[no] - q.soff % d->ck[no]);
-            w->cut[w->ncut++] = (piece){q.soff, q.uoff, q.store, head};
-            q.soff += head;
-            q.uoff += head;
-            q.len -= head;
+    if (covered != want)
+        return RASTER_OK;
+    int rc = raster_grow(&w->cks, cap, w->nck + 1, sizeof *w->cks);
+    if (rc)
+        return rc;
+    w->cks[w->nck++] = (dchunk){c, i, j};
+    d->c1 = w->nck;
+    return RASTER_OK;
+}
+
+/* Lists the cell chunks of store d that pieces [a, b) (all of d, sorted)
+ * cover entirely, in w->cks[d->c0, d->c1). */
+static int find_whole_of(dwrite *w, dstore *d, size_t a, size_t b,
+                         size_t *cap)
+{
+    int no = var_nouter(w->v);
+    uint64_t ckc = d->ck[no];
+    size_t c = (size_t)(w->p[a].soff / ckc);
+    d->c0 = d->c1 = w->nck;
+    for (size_t i = a; i < b;) {
+        uint64_t hi = (uint64_t)(c + 1) * ckc;
+        size_t j = i;
+        while (j < b && w->p[j].soff < hi)
+            j++;
+        int rc = add_if_whole(w, d, c, i, j, cap);
+        if (rc)
+            return rc;
+        if (w->p[j - 1].soff + w->p[j - 1].len > hi) {
+            i = j - 1; /* it goes on into the next chunk */
+            c++;
+        } else if ((i = j) < b) {
+            c = (size_t)(w->p[i].soff / ckc);
         }
-        w->cut[w->ncut++] = q;
     }
     return RASTER_OK;
 }
 
-/* Lists the cell chunks the cut pieces cover entirely (w->cks, per store
- * in w->st[].c0..c1) and copies every other piece to `left`. */
-static int find_whole(dwrite *w, piece *left, size_t *nleft)
+/* The whole chunks of every store written directly. */
+static int find_whole(dwrite *w)
 {
-    int no = var_nouter(w->v);
     size_t cap = 0;
-    *nleft = 0;
-    for (size_t i = 0; i < w->ncut;) {
-        dstore *d = store_of(w, w->cut[i].store);
-        size_t c = cell_chunk_of(d, no, w->cut[i].soff), j = i, covered = 0;
-        for (; j < w->ncut && w->cut[j].store == d->store &&
-               cell_chunk_of(d, no, w->cut[j].soff) == c; j++)
-            covered += w->cut[j].len;
-        if (i == 0 || w->cut[i - 1].store != d->store)
-            d->c0 = d->c1 = w->nck; /* its whole chunks start here */
-        size_t first = c * (size_t)d->ck[no];
-        size_t want = (size_t)d->dims[no] - first < d->ck[no]
-                          ? (size_t)d->dims[no] - first : (size_t)d->ck[no];
-        if (d->did >= 0 && covered == want) {
-            int rc = raster_grow(&w->cks, &cap, w->nck + 1, sizeof *w->cks);
+    for (size_t a = 0; a < w->np;) {
+        size_t b = a + 1;
+        while (b < w->np && w->p[b].store == w->p[a].store)
+            b++;
+        dstore *d = store_of(w, w->p[a].store);
+        if (d && d->did >= 0) {
+            int rc = find_whole_of(w, d, a, b, &cap);
             if (rc)
                 return rc;
-            w->cks[w->nck++] = (dchunk){c, i, j};
-            d->c1 = w->nck;
-        } else {
-            memcpy(left + *nleft, w->cut + i, (j - i) * sizeof *left);
-            *nleft += j - i;
         }
-        i = j;
+        a = b;
     }
     return RASTER_OK;
+}
+
+/* After the direct writes: takes what they wrote out of the pieces (in
+ * place, the cells of each direct chunk off each piece overlapping it,
+ * which leaves one run per piece: add_if_whole) and drops the empty
+ * ones; returns how many are left for netCDF. */
+static size_t leave_rest(dwrite *w)
+{
+    int no = var_nouter(w->v);
+    for (size_t k = 0; k < w->nck; k++) {
+        const dchunk *c = &w->cks[k];
+        const dstore *d = store_of(w, w->p[c->p0].store);
+        for (size_t i = c->p0; i < c->p1; i++) {
+            piece *q = &w->p[i];
+            uint64_t lo, hi;
+            if (overlap(d, no, c->cell, q, &lo, &hi) == 0)
+                continue;
+            if (lo == q->soff) { /* the head went direct */
+                q->uoff += hi - lo;
+                q->len -= (uint32_t)(hi - lo);
+                q->soff = hi;
+            } else { /* the tail went direct */
+                q->len -= (uint32_t)(hi - lo);
+            }
+        }
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < w->np; i++)
+        if (w->p[i].len > 0)
+            w->p[n++] = w->p[i];
+    return n;
 }
 
 /* 1 when the box reaches past store d's end along an unlimited
@@ -377,10 +422,13 @@ static void gather(const dwrite *w, const dtask *t, unsigned char *out)
             continue;
         }
         for (size_t i = t->c->p0; i < t->c->p1; i++) {
-            const piece *p = &w->cut[i];
-            memcpy(row + (p->soff - cell0) * elem,
-                   w->buf + (plane * w->plane_cells + p->uoff) * elem,
-                   (size_t)p->len * elem);
+            const piece *p = &w->p[i];
+            uint64_t lo, hi; /* the first and last may reach out */
+            overlap(d, no, t->c->cell, p, &lo, &hi);
+            memcpy(row + (lo - cell0) * elem,
+                   w->buf + (plane * w->plane_cells + p->uoff +
+                             (lo - p->soff)) * elem,
+                   (size_t)(hi - lo) * elem);
         }
         if (ncell < ckc)
             fill_bytes(row + ncell * elem, ckc - ncell, v->fill, elem);
@@ -598,43 +646,34 @@ static void dwrite_free(dwrite *w)
         if (w->st[k].did >= 0)
             H5Dclose(w->st[k].did);
     raster_free(w->st);
-    raster_free(w->cut);
     raster_free(w->cks);
 }
 
-/* The steps of direct_write; on success *left (nleft pieces) is what the
- * netCDF path still has to write. */
-static int plan_and_write(dwrite *w, const piece *p, size_t n, hid_t fid,
-                          int threads, piece **left, size_t *nleft)
+/* The steps of direct_write, on the caller's sorted pieces w->p. */
+static int plan_and_write(dwrite *w, hid_t fid, int threads)
 {
     size_t usable = 0;
-    int rc = open_stores(w, p, n, fid, &usable);
+    int rc = open_stores(w, w->p, w->np, fid, &usable);
     if (rc || usable == 0)
         return rc;
-    if ((rc = cut_pieces(w, p, n)) != RASTER_OK)
-        return rc;
-    *left = raster_reallocarray(NULL, w->ncut, sizeof **left);
-    RETURN_ERROR_IF(!*left, RASTER_ENOMEM, "out of memory writing %s",
-                    w->v->name);
-    if ((rc = find_whole(w, *left, nleft)) != RASTER_OK)
+    if ((rc = find_whole(w)) != RASTER_OK)
         return rc;
     return w->nck > 0 ? write_whole(w, threads) : RASTER_OK;
 }
 
-int direct_write(raster_var *v, piece **pieces, size_t *npieces,
-                 piece **owned, const size_t *ostart, const size_t *ocount,
+int direct_write(raster_var *v, piece *pieces, size_t *npieces,
+                 const size_t *ostart, const size_t *ocount,
                  const ptrdiff_t *ostride, const void *buf,
                  size_t plane_cells, int threads)
 {
     int no = var_nouter(v);
-    *owned = NULL;
     if (!v->file->writable || v->file->par || !v->file->path || no == 0)
         return RASTER_OK;
     for (int i = 0; ostride && i < no; i++)
         if (ostride[i] != 1)
             return RASTER_OK;
     dwrite w = {.v = v, .ostart = ostart, .ocount = ocount, .buf = buf,
-                .plane_cells = plane_cells};
+                .plane_cells = plane_cells, .p = pieces, .np = *npieces};
     for (int i = no - 1; i >= 0; i--)
         w.pmult[i] = i == no - 1 ? 1 : w.pmult[i + 1] * ocount[i + 1];
     H5E_auto2_t efunc;
@@ -642,17 +681,9 @@ int direct_write(raster_var *v, piece **pieces, size_t *npieces,
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures are handled here */
     hid_t fid = (hid_t)chunkio_file_h5(v->file);
-    piece *left = NULL;
-    size_t nleft = 0;
-    int rc = fid < 0 ? RASTER_OK : plan_and_write(&w, *pieces, *npieces, fid,
-                                                  threads, &left, &nleft);
-    if (rc == RASTER_OK && w.nck > 0) {
-        *owned = left;
-        *pieces = left;
-        *npieces = nleft;
-        left = NULL;
-    }
-    raster_free(left);
+    int rc = fid < 0 ? RASTER_OK : plan_and_write(&w, fid, threads);
+    if (rc == RASTER_OK && w.nck > 0)
+        *npieces = leave_rest(&w);
     dwrite_free(&w);
     H5Eset_auto2(H5E_DEFAULT, efunc, edata);
     return rc;

@@ -12,13 +12,14 @@
 /* Writes every store chunk that the write of `pieces` (sorted by store
  * and store offset) over the outer box ostart/ocount (stride 1) covers
  * entirely, when the store allows it (serial file, chunked, unfiltered,
- * native type of v's size). On return *pieces / *npieces are what is left
- * for the netCDF path; *owned is an array to free (NULL when none was
- * made; *pieces then still points into the caller's array). `threads` 2
+ * native type of v's size, chunks of 1 MiB or more). On return the first
+ * *npieces pieces (rewritten in place: no copy of a list that holds a
+ * piece per tile row) are what is left for the netCDF path. `threads` 2
  * overlaps gathering the next chunk with writing the current one on a
- * second thread. RASTER_OK, or an error (nothing is left then). */
-int direct_write(raster_var *v, piece **pieces, size_t *npieces,
-                 piece **owned, const size_t *ostart, const size_t *ocount,
+ * second thread. RASTER_OK, or an error (the pieces are then unchanged,
+ * though some chunks may have been written). */
+int direct_write(raster_var *v, piece *pieces, size_t *npieces,
+                 const size_t *ostart, const size_t *ocount,
                  const ptrdiff_t *ostride, const void *buf,
                  size_t plane_cells, int threads);
 

@@ -79,7 +79,7 @@ static void pair_create(pair *p, const char *tag)
     NC(nc_def_dim(ncid, "z_t", NZ, &d[1]));
     NC(nc_def_dim(ncid, "nlat", NY, &d[2]));
     NC(nc_def_dim(ncid, "nlon", NX, &d[3]));
-    size_t chunk[4] = {1, 1, 32, 32};
+    size_t chunk[4] = {1, 1, 25, 7}; /* odd tiles: pieces straddle cell chunks */
     RS(raster_def_var(p->rf, ncid, "v", NC_DOUBLE, 4, d, chunk, m, &p->rv));
     raster_mask_free(m);
     RS(raster_var_put_att(p->rv, "_FillValue", NC_DOUBLE, 1, &fillv));
