@@ -31,11 +31,13 @@
 #define MIXED_FIELDS 5 /* chunk_id y0 x0 h w */
 #define SHARE_FIELDS 4 /* chunk_id region_id cells offset */
 /* Chunks of stores with unlimited dimensions: at most this many bytes (a
- * plane's cells are halved until they fit). Small enough that HDF5 keeps
- * them in its chunk cache and writes each with one modest pwrite (large
- * pwrites of cold buffers ran 2-3x slower here, docs/PERFORMANCE.md); the
- * pread fast path reads within one chunk at a time. */
-#define STORE_CHUNK_BYTES ((size_t)4 << 20)
+ * plane's cells are halved until they fit). Each chunk is written with one
+ * pwrite (by HDF5's cache, or by direct.c); on this kernel (6.18, large
+ * page-cache folios) 4 MiB pwrites into a fresh file ran 1.5-10x slower
+ * every other time while 1 MiB ones stayed at 0.3-0.4 s per GB
+ * (docs/PERFORMANCE.md). The pread fast path reads within one chunk at a
+ * time. */
+#define STORE_CHUNK_BYTES ((size_t)1 << 20)
 #define MIXED_GROUP "Mixed_Chunks"
 #define CHUNK_COLUMNS "chunk_id y0 x0 h w mixed offset cells"
 #define RUN_COLUMNS "y x len offset"

@@ -44,7 +44,7 @@ static int32_t *make_mask(void)
     assert_non_null(m);
     for (size_t y = 0; y < NY; y++)
         for (size_t x = 0; x < NX; x++)
-            m[y * NX + x] = (x + 2 * y) % 997 == 0 ? 3 : x < 820 ? 1 : 2;
+            m[y * NX + x] = (x + 2 * y) % 997 == 0 ? 3 : x < 820 ? 1 : x < 1050 ? 2 : 4;
     return m;
 }
 

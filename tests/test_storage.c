@@ -1205,7 +1205,7 @@ static void test_only_unlimited_outer(void **state)
     case_free(&c);
 }
 
-/* Stores of unlimited variables whose plane exceeds the 4 MiB chunk bound
+/* Stores of unlimited variables whose plane exceeds the 1 MiB chunk bound
  * are chunked along their cells too; fast-path reads then never cross a
  * chunk (pieces and spans are cut at chunk boundaries). */
 static void test_split_store_chunks(void **state)
