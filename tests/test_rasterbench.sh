@@ -82,6 +82,18 @@ expect 0 "cached run" "$rb" --dir "$tmp/cache" --mask "$mask" --size tiny \
 grep -q generating "$tmp/out" && fail "generated again" || ok
 grep -q '^Atlantic ' "$tmp/out" && ok || fail "no Atlantic line"
 
+# --only-write: the write case alone (with a shim to measure it)
+if [ "$preload" != none ]; then
+    expect 0 "only the write" "$rb" --dir "$tmp/cache" --mask "$mask" \
+        --size tiny --reps 1 $shim --only-write
+    grep -q '^record-by-record write ' "$tmp/out" && ok ||
+        fail "--only-write: no write line"
+    grep -q -e '^Atlantic ' -e '^full variable ' "$tmp/out" &&
+        fail "--only-write ran other cases" || ok
+fi
+expect 2 "--only-write --no-shim" "$rb" --only-write --no-shim
+expect 2 "--only-write --cold" "$rb" --only-write --cold
+
 # bad input and bad usage
 expect 1 "unknown region" "$rb" --dir "$tmp/cache" --mask "$mask" \
     --size tiny --reps 1 --no-shim --case Atlantis
