@@ -634,6 +634,8 @@ static int hyperslab_pieces(raster_var *v, const size_t *start,
     piece *p = NULL;
     *out = NULL;
     *n = 0;
+    if (cx > 0 && cy > 0 && (rc = regions_check_tiling(v)) != RASTER_OK)
+        return rc;
     for (size_t r = 0; r < v->nregions && rc == RASTER_OK && cx > 0; r++) {
         const region_run *runs;
         size_t nr;

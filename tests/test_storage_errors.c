@@ -1571,6 +1571,9 @@ static void c_runs_len(int g) { put_table_value(g, "region_0", "runs", 0, 2, 1);
 static void c_runs_len_zero(int g) { put_table_value(g, "region_m5", "runs", 0, 2, -1000); }
 static void c_runs_y_out(int g) { put_table_value(g, "region_6", "runs", 0, 0, 1LL << 33); }
 static void c_runs_x_out(int g) { put_table_value(g, "region_3", "runs", 0, 1, 1000); }
+/* region 3's first run (row 0, x 0..4) moved one column right, onto
+ * region 6's first cell: every check of region 3 alone still passes */
+static void c_runs_shifted(int g) { put_table_value(g, "region_3", "runs", 0, 1, 1); }
 static void c_runs_order(int g) /* first run moved below the second */
 {
     int rg, varid;
@@ -1904,6 +1907,7 @@ static void test_corrupt_metadata(void **state)
         {"runs row outside", c_runs_y_out, RASTER_EFORMAT},
         {"runs column outside", c_runs_x_out, RASTER_EFORMAT},
         {"runs out of order", c_runs_order, RASTER_EFORMAT},
+        {"run shifted onto another region", c_runs_shifted, RASTER_EFORMAT},
         {"runs table missing", c_runs_deleted, RASTER_EFORMAT},
         {"run_rows moved", c_run_rows_first, RASTER_EFORMAT},
         {"run_rows one too many", c_run_rows_count, RASTER_EFORMAT},
@@ -1973,6 +1977,43 @@ static void test_corrupt_metadata(void **state)
                              raster_errmsg(), cases[i].code);
             }
         }
+    }
+    unlink(path);
+}
+
+/* A read-only open serves a hyperslab from the runs without the mask: a
+ * run moved onto another region's cells must be refused by the read itself,
+ * not only by the full check, or the read would serve region 3's values
+ * for a cell of region 6. */
+static void test_runs_claim_other_region(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "claim.nc");
+    for (int unlim = 0; unlim < 2; unlim++) {
+        make_raster_file(path, unlim);
+        int ncid, g;
+        NC(nc_open(path, NC_WRITE, &ncid));
+        NC(nc_inq_grp_ncid(ncid, "raster_v", &g));
+        c_runs_shifted(g);
+        NC(nc_close(ncid));
+        raster_file *f;
+        raster_var *v;
+        RS(raster_open(path, RASTER_READ, &f));
+        RS(raster_var_find(f, "v", &v));
+        size_t shape[8], start[8] = {0};
+        RS(raster_var_dims(v, NULL, shape, NULL));
+        float *buf = malloc(shape[0] * shape[1] * NY * NX * sizeof *buf);
+        assert_non_null(buf);
+        /* one row only: still every region's runs are checked */
+        size_t count[4] = {1, 1, 1, NX};
+        assert_int_equal(raster_var_get(v, start, count, NULL, buf),
+                         RASTER_EFORMAT);
+        assert_non_null(strstr(raster_errmsg(), "claims cells"));
+        assert_int_equal(raster_var_get(v, start, shape, NULL, buf),
+                         RASTER_EFORMAT);
+        free(buf);
+        RS(raster_close(f));
     }
     unlink(path);
 }
@@ -2251,6 +2292,7 @@ int main(void)
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_corrupt_metadata),
         cmocka_unit_test(test_two_groups_one_placeholder),
+        cmocka_unit_test(test_runs_claim_other_region),
         cmocka_unit_test(test_newer_format),
         cmocka_unit_test(test_alloc_failures_read),
         cmocka_unit_test(test_alloc_failures_write),
