@@ -618,6 +618,42 @@ static int push_piece(piece **p, size_t *cap, size_t *np, piece pc)
     return rc;
 }
 
+/* Checks that the pieces of a hyperslab cover each cell of the caller's
+ * plane exactly once. Each region's runs are checked alone as they load;
+ * only all of them show that no two regions claim one cell, and a read-only
+ * file's runs are not compared with its mask until the full check. Without
+ * this, a run moved onto another region's cells would serve one region's
+ * value for another's cell. Costs a bit per cell of the plane. */
+static int check_cover(const raster_var *v, const piece *p, size_t np,
+                       const size_t *start, const size_t *count,
+                       const ptrdiff_t *stride)
+{
+    if (v->lay) /* runs derived from the mask: they tile it */
+        return RASTER_OK;
+    int dy = v->ndims - 2, dx = v->ndims - 1;
+    size_t cx = count[dx], cells = count[dy] * cx, total = 0;
+    uint64_t *map = raster_calloc(cells / 64 + 1, sizeof *map);
+    RETURN_ERROR_IF(!map, RASTER_ENOMEM, "out of memory reading %s",
+                    v->name);
+    int rc = RASTER_OK;
+    for (size_t i = 0; i < np && rc == RASTER_OK; i++) {
+        if (!regions_mark(map, p[i].uoff, p[i].len)) {
+            size_t sy = stride ? (size_t)stride[dy] : 1;
+            size_t sx = stride ? (size_t)stride[dx] : 1;
+            rc = raster_fail(RASTER_EFORMAT, "%s: two regions claim grid "
+                             "cell (%zu, %zu)", v->name,
+                             start[dy] + p[i].uoff / cx * sy,
+                             start[dx] + p[i].uoff % cx * sx);
+        }
+        total += p[i].len;
+    }
+    raster_free(map);
+    if (rc == RASTER_OK && total != cells)
+        rc = raster_fail(RASTER_EFORMAT, "%s: the regions cover %zu of the "
+                         "%zu grid cells read", v->name, total, cells);
+    return rc;
+}
+
 /* Pieces mapping the grid rectangle of a hyperslab to the stores, from
  * every region's runs; the caller's plane is count[y] x count[x]. */
 static int hyperslab_pieces(raster_var *v, const size_t *start,
@@ -634,8 +670,6 @@ static int hyperslab_pieces(raster_var *v, const size_t *start,
     piece *p = NULL;
     *out = NULL;
     *n = 0;
-    if (cx > 0 && cy > 0 && (rc = regions_check_tiling(v)) != RASTER_OK)
-        return rc;
     for (size_t r = 0; r < v->nregions && rc == RASTER_OK && cx > 0; r++) {
         const region_run *runs;
         size_t nr;
@@ -665,6 +699,8 @@ static int hyperslab_pieces(raster_var *v, const size_t *start,
             }
         }
     }
+    if (rc == RASTER_OK && cx > 0 && cy > 0)
+        rc = check_cover(v, p, np, start, count, stride);
     if (rc) {
         raster_free(p);
         return rc;

@@ -206,8 +206,7 @@ static int runs_from_layout(raster_var *v, size_t r)
     return RASTER_OK;
 }
 
-/* Marks bits [a, a+n) of map; 0 when one was set already. */
-static int mark_range(uint64_t *map, size_t a, size_t n)
+int regions_mark(uint64_t *map, size_t a, size_t n)
 {
     for (size_t i = a; i < a + n;) {
         size_t w = i / 64, b = i % 64, take = 64 - b;
@@ -246,7 +245,7 @@ static int check_runs(raster_var *v, size_t r, const long long *rows,
         /* a run lies in the pure store or in the mixed run, not both */
         bad = bad || ((size_t)off < ri->pure_cells &&
                       (size_t)(off + len) > ri->pure_cells);
-        if (bad || !mark_range(map, (size_t)off, (size_t)len)) {
+        if (bad || !regions_mark(map, (size_t)off, (size_t)len)) {
             rc = raster_fail(RASTER_EFORMAT, "%s: run %zu of region %d is "
                              "out of range, out of order or overlapping",
                              v->name, i, (int)ri->id);
@@ -318,51 +317,6 @@ static int runs_from_file(raster_var *v, size_t r)
     ri->runs = runs;
     ri->nruns = n;
     return RASTER_OK;
-}
-
-int regions_check_tiling(raster_var *v)
-{
-    if (v->runs_tiled || v->lay) /* runs derived from the mask tile it */
-        return RASTER_OK;
-    /* the counts first, so that the map is never larger than the cells
-     * the regions' own checks have vouched for */
-    size_t total = 0, grid = v->ny * v->nx;
-    for (size_t r = 0; r < v->nregions; r++) {
-        const region_info *ri = &v->regions[r];
-        size_t cells = ri->pure_cells + ri->mixed_cells;
-        RETURN_ERROR_IF(cells > SIZE_MAX - total, RASTER_EFORMAT,
-                        "%s: the regions' cell counts overflow", v->name);
-        total += cells;
-    }
-    RETURN_ERROR_IF(v->nx != 0 && grid / v->nx != v->ny, RASTER_EFORMAT,
-                    "%s: grid too large", v->name);
-    RETURN_ERROR_IF(total != grid, RASTER_EFORMAT, "%s: the regions hold "
-                    "%zu cells, the grid %zu", v->name, total, grid);
-    uint64_t *map = raster_calloc(grid / 64 + 1, sizeof *map);
-    RETURN_ERROR_IF(!map, RASTER_ENOMEM, "out of memory checking the "
-                    "regions of %s", v->name);
-    int rc = RASTER_OK;
-    for (size_t r = 0; r < v->nregions && rc == RASTER_OK; r++) {
-        const region_run *runs;
-        size_t n;
-        if ((rc = regions_runs(v, r, &runs, &n)) != RASTER_OK)
-            break;
-        /* runs are in range (checked as they loaded) */
-        for (size_t k = 0; k < n; k++) {
-            if (!mark_range(map, runs[k].y * v->nx + runs[k].x, runs[k].len)) {
-                rc = raster_fail(RASTER_EFORMAT, "%s: region %d claims cells "
-                                 "of another region (row %u, column %u)",
-                                 v->name, (int)v->regions[r].id,
-                                 (unsigned)runs[k].y, (unsigned)runs[k].x);
-                break;
-            }
-        }
-    }
-    raster_free(map);
-    /* no cell twice and as many claims as cells: every cell exactly once */
-    if (rc == RASTER_OK)
-        v->runs_tiled = 1;
-    return rc;
 }
 
 int regions_runs(raster_var *v, size_t r, const region_run **runs, size_t *n)

@@ -35,13 +35,8 @@ long regions_pos(const raster_var *v, int32_t id);
 int regions_runs(raster_var *v, size_t r, const region_run **runs,
                  size_t *n);
 
-/* Checks, once, that the runs of all regions together cover every cell
- * of the grid exactly once (each region's runs are checked alone as they
- * load; only all of them show that no two regions claim one cell). A
- * hyperslab read places every run's cells in the caller's buffer, so a
- * claim twice over would serve one region's values for another's cells.
- * Loads every region's runs. RASTER_OK, RASTER_EFORMAT, RASTER_ENOMEM. */
-int regions_check_tiling(raster_var *v);
+/* Marks bits [a, a+n) of map; 0 when one of them was set already. */
+int regions_mark(uint64_t *map, size_t a, size_t n);
 
 /* Fields of a row of a region's `runs` table: y x len offset, the offset
  * counting the region's pure store cells first, then its mixed run. */

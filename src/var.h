@@ -71,7 +71,6 @@ struct raster_var {
     size_t ny, nx;             /* the grid */
     size_t nregions;
     region_info *regions;      /* ascending ids */
-    int runs_tiled;            /* all runs checked to tile the grid once */
     /* mesh and layout: built from the mask when a variable is defined or
      * a writable file is opened; in read-only files only on demand
      * (raster_var_mesh()), since reads need only the regions' runs */
