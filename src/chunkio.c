@@ -184,24 +184,36 @@ int64_t chunkio_file_h5(raster_file *f)
     return fid;
 }
 
-/* Records whether store s can be read with pread, and where. HDF5 errors
- * only disable the fast path; running out of memory is an error. */
-/* Store s's dataset through raster's HDF5 id, or -1 (errors not printed
- * when the caller has turned HDF5's printing off). */
-static hid_t store_h5(raster_var *v, size_t s)
+int64_t chunkio_store_h5(raster_var *v, size_t s)
 {
     hid_t fid = (hid_t)chunkio_file_h5(v->file);
     size_t len;
     char path[4096];
-    if (fid < 0 ||
+    if (fid < 0 || v->store_var[s] < 0 ||
         nc_inq_grpname_full(v->store_grp[s], &len, NULL) != NC_NOERR ||
         len + 6 > sizeof path ||
         nc_inq_grpname_full(v->store_grp[s], &len, path) != NC_NOERR)
         return -1;
-    strcat(path, "/data");
+    strcat(path, "/data"); /* the store variable (meta.c, define_store) */
     return H5Dopen2(fid, path, H5P_DEFAULT);
 }
 
+int chunkio_h5_plain(int64_t did, int64_t dcpl, size_t elem)
+{
+    hid_t type = H5Dget_type((hid_t)did);
+    hid_t native = type >= 0 ? H5Tget_native_type(type, H5T_DIR_ASCEND) : -1;
+    int plain = dcpl >= 0 && H5Pget_nfilters((hid_t)dcpl) == 0 &&
+                native >= 0 && H5Tequal(type, native) > 0 &&
+                H5Tget_size(type) == elem;
+    if (native >= 0)
+        H5Tclose(native);
+    if (type >= 0)
+        H5Tclose(type);
+    return plain;
+}
+
+/* Records whether store s can be read with pread, and where. HDF5 errors
+ * only disable the fast path; running out of memory is an error. */
 int chunkio_prepare_store(raster_var *v, size_t s)
 {
     raster_file *f = v->file;
@@ -218,15 +230,10 @@ int chunkio_prepare_store(raster_var *v, size_t s)
     void *edata;
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* probes never print */
-    hid_t did = store_h5(v, s);
+    hid_t did = (hid_t)chunkio_store_h5(v, s);
     if (did >= 0) {
         hid_t dcpl = H5Dget_create_plist(did);
-        hid_t type = H5Dget_type(did);
-        hid_t native = type >= 0 ? H5Tget_native_type(type, H5T_DIR_ASCEND)
-                                 : -1;
-        int plain = dcpl >= 0 && H5Pget_nfilters(dcpl) == 0 && native >= 0 &&
-                    H5Tequal(type, native) > 0 &&
-                    H5Tget_size(type) == v->elem;
+        int plain = chunkio_h5_plain(did, dcpl, v->elem);
         H5D_layout_t layout = plain ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
         if (layout == H5D_CONTIGUOUS) {
             haddr_t addr = H5Dget_offset(did);
@@ -235,9 +242,8 @@ int chunkio_prepare_store(raster_var *v, size_t s)
         } else if (layout == H5D_CHUNKED) {
             rc = prepare_chunks(v, s, did, dcpl);
         }
-        if (native >= 0) H5Tclose(native);
-        if (type >= 0) H5Tclose(type);
-        if (dcpl >= 0) H5Pclose(dcpl);
+        if (dcpl >= 0)
+            H5Pclose(dcpl);
         H5Dclose(did);
     }
     H5Eset_auto2(H5E_DEFAULT, efunc, edata);
@@ -706,7 +712,7 @@ static void lookup_chunks(xfer *x, const span *spans, size_t nspans,
                 long lin = chunk_of(x->full, no, a, flat, spans[k].lo, &inner);
                 if (lin >= 0 && a->addr[lin] == CHUNK_UNKNOWN) {
                     if (did < 0)
-                        did = store_h5(v, st);
+                        did = (hid_t)chunkio_store_h5(v, st);
                     good = did >= 0 && lookup_one(v, a, did, (size_t)lin);
                 }
                 for (int d = no - 1; d >= 0; d--) { /* odometer */
@@ -1058,8 +1064,6 @@ done:
     raster_free(split);
     return rc;
 }
-
-size_t chunkio_direct_chunks(void) { return direct_chunks_written(); }
 
 int chunkio_has_data(int grpid, const char *varname)
 {

@@ -53,9 +53,14 @@ void chunkio_file_close(raster_file *f);
  * cannot open it. */
 int64_t chunkio_file_h5(raster_file *f);
 
-/* Store chunks written straight to the file (direct.c) since the process
- * started: tests check that the direct path ran. */
-size_t chunkio_direct_chunks(void);
+/* Store s of v's dataset (hid_t) through chunkio_file_h5, or -1; the
+ * caller closes it. Errors are printed unless the caller has turned
+ * HDF5's printing off. */
+int64_t chunkio_store_h5(raster_var *v, size_t s);
+
+/* 1 when dataset `did` (creation property list `dcpl`) holds plain bytes
+ * raster can move itself: no filters, the native type of `elem` bytes. */
+int chunkio_h5_plain(int64_t did, int64_t dcpl, size_t elem);
 
 /* Threads of large fast-path reads from now on (raster_set_threads);
  * 0: the default. */

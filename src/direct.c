@@ -106,21 +106,23 @@ static int box_aligned(const dwrite *w, const dstore *d)
     return 1;
 }
 
-/* Fills d from store dataset `did` when it can be written directly:
- * chunked, no filters, the variable's type in native order; else leaves
- * d->did at -1. HDF5 failures here only mean "not directly". */
-static void probe_store(const dwrite *w, dstore *d, hid_t did)
+/* Opens store d->store of v and keeps it in d->did when it can be written
+ * directly: chunked, plain bytes (chunkio_h5_plain), chunks of at least
+ * DIRECT_MIN_BYTES, the box aligned to them; else d->did is -1. HDF5
+ * failures here only mean "not directly". */
+static void open_store(const dwrite *w, dstore *d)
 {
     raster_var *v = w->v;
     int no = var_nouter(v), ok = 0;
+    hid_t did = (hid_t)chunkio_store_h5(v, d->store);
+    d->did = -1;
+    if (did < 0)
+        return;
     hid_t dcpl = H5Dget_create_plist(did);
-    hid_t type = H5Dget_type(did);
-    hid_t native = type >= 0 ? H5Tget_native_type(type, H5T_DIR_ASCEND) : -1;
     hid_t space = H5Dget_space(did);
     hsize_t maxdims[RASTER_MAX_DIMS + 1];
-    if (dcpl >= 0 && native >= 0 && space >= 0 &&
-        H5Pget_layout(dcpl) == H5D_CHUNKED && H5Pget_nfilters(dcpl) == 0 &&
-        H5Tequal(type, native) > 0 && H5Tget_size(type) == v->elem &&
+    if (dcpl >= 0 && space >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
+        chunkio_h5_plain(did, dcpl, v->elem) &&
         H5Sget_simple_extent_ndims(space) == no + 1 &&
         H5Pget_chunk(dcpl, no + 1, d->ck) == no + 1 &&
         H5Sget_simple_extent_dims(space, d->dims, maxdims) == no + 1) {
@@ -136,8 +138,6 @@ static void probe_store(const dwrite *w, dstore *d, hid_t did)
              d->dims[no] == v->store_cells[d->store] && box_aligned(w, d);
     }
     if (space >= 0) H5Sclose(space);
-    if (native >= 0) H5Tclose(native);
-    if (type >= 0) H5Tclose(type);
     if (dcpl >= 0) H5Pclose(dcpl);
     if (ok)
         d->did = did;
@@ -145,28 +145,9 @@ static void probe_store(const dwrite *w, dstore *d, hid_t did)
         H5Dclose(did);
 }
 
-/* Opens store d->store of v in raster's HDF5 handle and probes it. */
-static void open_store(const dwrite *w, dstore *d, hid_t fid)
-{
-    raster_var *v = w->v;
-    char path[4096];
-    size_t len;
-    d->did = -1;
-    if (v->store_var[d->store] < 0 ||
-        nc_inq_grpname_full(v->store_grp[d->store], &len, NULL) != NC_NOERR ||
-        len + 6 > sizeof path ||
-        nc_inq_grpname_full(v->store_grp[d->store], NULL, path) != NC_NOERR)
-        return;
-    strcat(path, "/data"); /* the store variable (meta.c, define_store) */
-    hid_t did = H5Dopen2(fid, path, H5P_DEFAULT);
-    if (did >= 0)
-        probe_store(w, d, did);
-}
-
 /* The distinct stores of the (sorted) pieces, each opened and probed.
  * Returns the number with a dataset to write directly. */
-static int open_stores(dwrite *w, const piece *p, size_t n, hid_t fid,
-                       size_t *usable)
+static int open_stores(dwrite *w, const piece *p, size_t n, size_t *usable)
 {
     size_t ns = 0;
     for (size_t i = 0; i < n; i++)
@@ -180,7 +161,7 @@ static int open_stores(dwrite *w, const piece *p, size_t n, hid_t fid,
             continue;
         dstore *d = &w->st[w->nst++];
         d->store = p[i].store;
-        open_store(w, d, fid);
+        open_store(w, d);
         *usable += d->did >= 0;
     }
     return RASTER_OK;
@@ -650,10 +631,10 @@ static void dwrite_free(dwrite *w)
 }
 
 /* The steps of direct_write, on the caller's sorted pieces w->p. */
-static int plan_and_write(dwrite *w, hid_t fid, int threads)
+static int plan_and_write(dwrite *w, int threads)
 {
     size_t usable = 0;
-    int rc = open_stores(w, w->p, w->np, fid, &usable);
+    int rc = open_stores(w, w->p, w->np, &usable);
     if (rc || usable == 0)
         return rc;
     if ((rc = find_whole(w)) != RASTER_OK)
@@ -680,8 +661,9 @@ int direct_write(raster_var *v, piece *pieces, size_t *npieces,
     void *edata;
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures are handled here */
-    hid_t fid = (hid_t)chunkio_file_h5(v->file);
-    int rc = fid < 0 ? RASTER_OK : plan_and_write(&w, fid, threads);
+    /* no HDF5 id on the file: everything through netCDF */
+    int rc = chunkio_file_h5(v->file) < 0 ? RASTER_OK
+                                           : plan_and_write(&w, threads);
     if (rc == RASTER_OK && w.nck > 0)
         *npieces = leave_rest(&w);
     dwrite_free(&w);

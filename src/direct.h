@@ -12,7 +12,7 @@
 /* Writes every store chunk that the write of `pieces` (sorted by store
  * and store offset) over the outer box ostart/ocount (stride 1) covers
  * entirely, when the store allows it (serial file, chunked, unfiltered,
- * native type of v's size, chunks of 1 MiB or more). On return the first
+ * native type of v's size, chunks of 256 KiB or more). On return the first
  * *npieces pieces (rewritten in place: no copy of a list that holds a
  * piece per tile row) are what is left for the netCDF path. `threads` 2
  * overlaps gathering the next chunk with writing the current one on a

@@ -9,7 +9,7 @@
  * large region's store chunks are cut along the cells and another's are
  * two levels deep (an edge chunk along z): records written whole go
  * direct; partial boxes, a box not aligned to the chunks along z and a
- * record skipped (fill) go through netCDF. chunkio_direct_chunks() tells
+ * record skipped (fill) go through netCDF. direct_chunks_written() tells
  * whether the direct path ran. Each runs with 1 and 2 threads. Error
  * paths: failed allocations, a file size limit (the write fails with
  * netCDF's HDF5 status), a read-only file.
@@ -25,6 +25,7 @@
 
 #include "alloc.h"
 #include "chunkio.h"
+#include "direct.h"
 #include "error.h"
 
 #define NT 5
@@ -109,9 +110,9 @@ static size_t put_both(pair *p, int tag, const size_t *start,
                 for (size_t x = 0; x < count[3]; x++)
                     buf[k++] = value(tag, start[0] + t, start[1] + z,
                                      start[2] + y, start[3] + x);
-    size_t before = chunkio_direct_chunks();
+    size_t before = direct_chunks_written();
     RS(raster_var_put(p->rv, start, count, NULL, buf));
-    size_t went = chunkio_direct_chunks() - before;
+    size_t went = direct_chunks_written() - before;
     NC(nc_put_vara_double(p->pid, p->pvar, start, count, buf));
     free(buf);
     return went;
@@ -184,9 +185,9 @@ static void scenario(int threads)
     /* a read-only file refuses writes before any reaches the stores */
     double one = 1.0;
     size_t os[4] = {0, 0, 0, 0}, oc[4] = {1, 1, 1, 1};
-    size_t before = chunkio_direct_chunks();
+    size_t before = direct_chunks_written();
     assert_int_equal(raster_var_put(p.rv, os, oc, NULL, &one), RASTER_EINVAL);
-    assert_int_equal(chunkio_direct_chunks(), before);
+    assert_int_equal(direct_chunks_written(), before);
     RS(raster_close(p.rf));
     NC(nc_close(p.pid));
     unlink(p.rpath);
@@ -261,7 +262,7 @@ static int write_past_limit(void *arg)
     double *buf = calloc(RECORD, sizeof *buf);
     if (!buf)
         return 3;
-    size_t c[4] = {1, NZ, NY, NX}, before = chunkio_direct_chunks();
+    size_t c[4] = {1, NZ, NY, NX}, before = direct_chunks_written();
     int rc = RASTER_OK;
     for (size_t t = 0; t < 4 && rc == RASTER_OK; t++) {
         size_t s[4] = {t, 0, 0, 0};
@@ -272,7 +273,7 @@ static int write_past_limit(void *arg)
         return 4;
     if (raster_nc_status() != NC_EHDFERR || raster_errmsg()[0] == '\0')
         return 5;
-    if (chunkio_direct_chunks() == before)
+    if (direct_chunks_written() == before)
         return 6; /* the direct path never ran */
     return 0;
 }

@@ -1889,6 +1889,18 @@ static void c_dims_not_placeholder(int g)
     NC(nc_put_att_text(g, NC_GLOBAL, "raster_dims", 11, "time/z2/y/x"));
 }
 
+/* The standard raster file at `path`, then damaged by `fn` through netCDF
+ * in the variable's group. */
+static void make_corrupt_file(const char *path, int unlim, corrupt_fn fn)
+{
+    make_raster_file(path, unlim);
+    int ncid, g;
+    NC(nc_open(path, NC_WRITE, &ncid));
+    NC(nc_inq_grp_ncid(ncid, "raster_v", &g));
+    fn(g);
+    NC(nc_close(ncid));
+}
+
 static void test_corrupt_metadata(void **state)
 {
     (void)state;
@@ -1961,12 +1973,7 @@ static void test_corrupt_metadata(void **state)
     tmpdir_path(path, sizeof path, "corrupt.nc");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (int unlim = 0; unlim < 2; unlim++) {
-            make_raster_file(path, unlim);
-            int ncid, g;
-            NC(nc_open(path, NC_WRITE, &ncid));
-            NC(nc_inq_grp_ncid(ncid, "raster_v", &g));
-            cases[i].fn(g);
-            NC(nc_close(ncid));
+            make_corrupt_file(path, unlim, cases[i].fn);
             for (int mode = 0; mode < 2; mode++) {
                 int rc = open_fails(path, mode);
                 if (rc != cases[i].code)
@@ -1991,12 +1998,7 @@ static void test_runs_claim_other_region(void **state)
     char path[600];
     tmpdir_path(path, sizeof path, "claim.nc");
     for (int unlim = 0; unlim < 2; unlim++) {
-        make_raster_file(path, unlim);
-        int ncid, g;
-        NC(nc_open(path, NC_WRITE, &ncid));
-        NC(nc_inq_grp_ncid(ncid, "raster_v", &g));
-        c_runs_shifted(g);
-        NC(nc_close(ncid));
+        make_corrupt_file(path, unlim, c_runs_shifted);
         raster_file *f;
         raster_var *v;
         RS(raster_open(path, RASTER_READ, &f));
