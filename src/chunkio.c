@@ -155,6 +155,7 @@ static int prepare_chunks(raster_var *v, size_t s, hid_t did, hid_t dcpl)
     }
     for (size_t lin = 0; lin < total; lin++)
         a->addr[lin] = CHUNK_UNKNOWN;
+    a->unknown = total;
     H5Sclose(space);
     a->ok = 1;
     a->chunked = 1;
@@ -666,6 +667,7 @@ static int lookup_one(const raster_var *v, store_addr *a, hid_t did,
         mask != 0)
         return 0;
     a->addr[lin] = addr == HADDR_UNDEF ? -1 : (int64_t)addr;
+    a->unknown--;
     return 1;
 }
 
@@ -694,8 +696,8 @@ static void lookup_chunks(xfer *x, const span *spans, size_t nspans,
         store_addr *a = &v->addr[st];
         for (j = i; j < nspans && spans[j].store == st; j++)
             ;
-        if (!a->ok || !a->chunked || v->file->fd < 0)
-            continue;
+        if (!a->ok || !a->chunked || a->unknown == 0 || v->file->fd < 0)
+            continue; /* later reads of a store find it all known */
         hid_t did = -1;
         int good = 1;
         for (size_t k = i; k < j && good; k++) {

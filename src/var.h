@@ -31,6 +31,7 @@ typedef struct store_addr {
     size_t ck[RASTER_MAX_DIMS], nck[RASTER_MAX_DIMS];
     size_t ckc, nckc;    /* cells per chunk, chunks along the cells */
     int64_t *addr;       /* [outer chunk][cell chunk] */
+    size_t unknown;      /* entries of addr[] not looked up yet */
 } store_addr;
 
 /* `len` cells of grid row y from column x on: store cells off.. of store
