@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "chunkmap.h"
 #include "direct.h"
 #include "error.h"
 #include "meta.h"
@@ -140,7 +141,7 @@ static int prepare_chunks(raster_var *v, size_t s, hid_t did, hid_t dcpl)
      * would take minutes and gigabytes; netCDF serves it instead. */
     hsize_t nalloc = 0;
     if (!sparse && total > 4096 &&
-        (H5Dget_num_chunks(did, H5S_ALL, &nalloc) < 0 ||
+        (H5Dget_num_chunks(did, space, &nalloc) < 0 || /* not H5S_ALL */
          total / 4 > (size_t)nalloc))
         sparse = 1;
     if (sparse) {
@@ -672,6 +673,27 @@ static int lookup_one(const raster_var *v, store_addr *a, hid_t did,
     return 1;
 }
 
+/* Fills a->addr in one pass over store did's chunk index (chunkmap.c):
+ * 1 on success, 0 when the store's offsets are to be looked up per chunk,
+ * -1 when memory ran out. */
+static int walk_chunks(const raster_var *v, store_addr *a, hid_t did)
+{
+    int no = var_nouter(v);
+    size_t ck[RASTER_MAX_DIMS + 1], nck[RASTER_MAX_DIMS + 1], total = a->nckc;
+    for (int d = 0; d < no; d++) {
+        ck[d] = a->ck[d];
+        nck[d] = a->nck[d];
+        total *= a->nck[d]; /* cannot overflow: addr[] has this many */
+    }
+    ck[no] = a->ckc;
+    nck[no] = a->nckc;
+    int got = chunkmap_read(v->file->fd, did, no, ck, nck, v->elem, a->addr,
+                            total);
+    if (got == 1)
+        a->unknown = 0;
+    return got;
+}
+
 /* Looks up, before a read moves any data, the byte offsets of the chunks
  * it will touch that no read has needed yet: one B-tree lookup per chunk,
  * so a small region's read pays for its own chunks, not for every chunk of
@@ -679,9 +701,9 @@ static int lookup_one(const raster_var *v, store_addr *a, hid_t did,
  * Ocean of the bench file with 1 MiB chunks). On the caller's thread: the
  * reading threads make no HDF5 call. A store HDF5 cannot describe as plain
  * bytes goes to netCDF, as a whole. */
-static void lookup_chunks(xfer *x, const span *spans, size_t nspans,
-                          const size_t *ostart, const size_t *ocount,
-                          const ptrdiff_t *ostride)
+static int lookup_chunks(xfer *x, const span *spans, size_t nspans,
+                         const size_t *ostart, const size_t *ocount,
+                         const ptrdiff_t *ostride)
 {
     raster_var *v = x->v;
     int no = var_nouter(v);
@@ -701,6 +723,21 @@ static void lookup_chunks(xfer *x, const span *spans, size_t nspans,
             continue; /* later reads of a store find it all known */
         hid_t did = -1;
         int good = 1;
+        if (!a->walked) { /* every offset at once, when chunkmap can */
+            did = (hid_t)chunkio_store_h5(v, st);
+            int got = did >= 0 ? walk_chunks(v, a, did) : 0;
+            if (got < 0) {
+                H5Dclose(did);
+                H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+                return raster_fail(RASTER_ENOMEM, "out of memory reading "
+                                   "the chunk index of %s", v->name);
+            }
+            a->walked = 1;
+            if (got == 1) {
+                H5Dclose(did);
+                continue;
+            }
+        }
         for (size_t k = i; k < j && good; k++) {
             /* spans come in store order: one pass per cell chunk */
             if (k > i && spans[k].lo / a->ckc == spans[k - 1].lo / a->ckc)
@@ -731,6 +768,7 @@ static void lookup_chunks(xfer *x, const span *spans, size_t nspans,
             a->ok = 0; /* before any of its bytes moved: netCDF serves it */
     }
     H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    return RASTER_OK;
 }
 
 /* 1 when the request looks cached: a non-blocking read (RWF_NOWAIT) of
@@ -1053,8 +1091,9 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     rc = var_outer_shape(v, x.full);
     if (rc)
         goto done;
-    if (!write)
-        lookup_chunks(&x, spans, nspans, ostart, ocount, ostride);
+    if (!write &&
+        (rc = lookup_chunks(&x, spans, nspans, ostart, ocount, ostride)))
+        goto done;
 
     /* Reads walk the outer box twice: first only announcing every large
      * span of every plane (POSIX_FADV_WILLNEED), so that from disk the

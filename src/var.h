@@ -32,6 +32,7 @@ typedef struct store_addr {
     size_t ckc, nckc;    /* cells per chunk, chunks along the cells */
     int64_t *addr;       /* [outer chunk][cell chunk] */
     size_t unknown;      /* entries of addr[] not looked up yet */
+    int walked;          /* chunkmap_read tried on its chunk index */
 } store_addr;
 
 /* `len` cells of grid row y from column x on: store cells off.. of store
