@@ -376,6 +376,8 @@ typedef struct xfer {
     unsigned char *junk;
     unsigned char *stage; /* read_staged's buffer, STAGE_BYTES */
     int fault;            /* fault the output in before reading (prefault) */
+    off_t (*ann)[2];      /* byte ranges to announce: offset, length */
+    size_t nann, ann_cap;
     size_t full[RASTER_MAX_DIMS]; /* outer shape, for the fast path */
 } xfer;
 
@@ -477,8 +479,9 @@ static int read_staged(xfer *x, const span *s, size_t plane, off_t off)
     return RASTER_OK;
 }
 
-/* Announces span s of planes flat.. flat+nb-1 to the kernel (WILLNEED),
- * when it is large enough for read-ahead to matter. */
+/* Notes span s of planes flat.. flat+nb-1 in x->ann for announce_all,
+ * when it is large enough for read-ahead to matter (announced at once
+ * when the list cannot grow). */
 static void announce(xfer *x, const span *s, size_t flat, size_t nb)
 {
     raster_var *v = x->v;
@@ -489,10 +492,47 @@ static void announce(xfer *x, const span *s, size_t flat, size_t nb)
     for (size_t b = 0; b < nb; b++) {
         off_t off = store_offset(x, a, v->store_cells[s->store], flat + b,
                                  s->lo);
-        if (off >= 0)
+        if (off < 0)
+            continue;
+        if (raster_grow(&x->ann, &x->ann_cap, x->nann + 1, sizeof *x->ann))
             (void)posix_fadvise(v->file->fd, off, (off_t)bytes,
                                 POSIX_FADV_WILLNEED);
+        else
+            memcpy(x->ann[x->nann++], ((off_t[2]){off, (off_t)bytes}),
+                   sizeof *x->ann);
     }
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const off_t *p = a, *q = b;
+    return (p[0] > q[0]) - (p[0] < q[0]);
+}
+
+/* Announces the noted ranges to the kernel (WILLNEED) in file order,
+ * neighbours less than GAP_BYTES apart merged. In plane order, a region's
+ * request is one range per span and record, hopping between the stores;
+ * sorted, it is a few long ranges (a store's records lie side by side
+ * when they were written together, direct.c) that the disk streams. */
+static void announce_all(xfer *x)
+{
+    if (x->nann == 0)
+        return;
+    qsort(x->ann, x->nann, sizeof *x->ann, cmp_range);
+    off_t lo = x->ann[0][0], hi = lo + x->ann[0][1];
+    for (size_t i = 1; i <= x->nann; i++) {
+        if (i < x->nann && x->ann[i][0] <= hi + GAP_BYTES) {
+            if (x->ann[i][0] + x->ann[i][1] > hi)
+                hi = x->ann[i][0] + x->ann[i][1];
+            continue;
+        }
+        (void)posix_fadvise(x->v->file->fd, lo, hi - lo, POSIX_FADV_WILLNEED);
+        if (i < x->nann) {
+            lo = x->ann[i][0];
+            hi = lo + x->ann[i][1];
+        }
+    }
+    x->nann = 0;
 }
 
 /* Fast-path read of span s for planes [plane0, plane0+nb) whose store
@@ -1105,6 +1145,7 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
                       batched, 0, write);
         if (rc)
             goto done;
+        announce_all(&x);
         first = 1;
         x.fault = 1; /* each reading thread faults in its own planes */
     }
@@ -1132,6 +1173,7 @@ done:
     raster_free(x.junk);
     raster_free(x.stage);
     raster_free(x.iov);
+    raster_free(x.ann);
     raster_free(spans);
     raster_free(split);
     return rc;

@@ -482,22 +482,24 @@ static void *writer(void *arg)
     return NULL;
 }
 
-/* Steps t to the next chunk: cell chunks of the store innermost, then the
- * outer chunks of the box (odometer). 0 when the store is done. */
+/* Steps t to the next chunk: the outer chunks of the box innermost
+ * (odometer), then the cell chunks of the store. HDF5 places each chunk
+ * at the end of the file as it is first written, so a write of many
+ * records lays one cell chunk's records side by side: a region's share of
+ * a store is then one long stretch of the file across those records,
+ * which a cold read takes in one sequential stream. 0 when the store is
+ * done. */
 static int next_task(const dwrite *w, dtask *t)
 {
     const dstore *d = t->d;
     int no = var_nouter(w->v);
-    if (++t->c < w->cks + d->c1)
-        return 1;
-    t->c = w->cks + d->c0;
     for (int i = no - 1; i >= 0; i--) {
         hsize_t end = (w->ostart[i] + w->ocount[i] + d->ck[i] - 1) / d->ck[i];
         if (++t->kc[i] < end)
             return 1;
         t->kc[i] = w->ostart[i] / d->ck[i];
     }
-    return 0;
+    return ++t->c < w->cks + d->c1;
 }
 
 static void first_task(const dwrite *w, const dstore *d, dtask *t)

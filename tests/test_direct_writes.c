@@ -12,8 +12,11 @@
  * record skipped (fill) go through netCDF. direct_chunks_written() tells
  * whether the direct path ran. Each runs with 1 and 2 threads. Error
  * paths: failed allocations, a file size limit (the write fails with
- * netCDF's HDF5 status), a read-only file.
+ * netCDF's HDF5 status), a read-only file. Records written in one call
+ * lie side by side in each store, and read back right from disk.
  */
+#include <fcntl.h>
+#include <hdf5.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,6 +289,76 @@ static void test_direct_file_limit(void **state)
                                   write_past_limit, &threads), 0);
 }
 
+/* Records written in one call lie side by side in each store: chunk
+ * (t, z, c) of a store is followed in the file by chunk (t, z+1, c), so
+ * that a region read from disk streams each cell chunk's records. Then
+ * the file, evicted from the page cache, reads back right (the path that
+ * announces the request to the kernel in file order). */
+static void test_direct_records_side_by_side(void **state)
+{
+    (void)state;
+    RS(raster_set_threads(2));
+    pair p;
+    pair_create(&p, "sidebyside");
+    size_t s[4] = {0, 0, 0, 0}, c[4] = {3, NZ, NY, NX};
+    assert_true(put_both(&p, 8, s, c) > 0);
+    RS(raster_close(p.rf));
+    NC(nc_close(p.pid));
+
+    hid_t fid = H5Fopen(p.rpath, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(fid >= 0);
+    hid_t did = H5Dopen2(fid, "/raster_v/region_1/data", H5P_DEFAULT);
+    assert_true(did >= 0);
+    hid_t dcpl = H5Dget_create_plist(did), space = H5Dget_space(did);
+    hsize_t ck[3], dims[3];
+    assert_int_equal(H5Pget_chunk(dcpl, 3, ck), 3);
+    assert_int_equal(H5Sget_simple_extent_dims(space, dims, NULL), 3);
+    assert_true(ck[0] == 1 && ck[1] == 1 && ck[2] < dims[2]); /* cut */
+    size_t adjacent = 0;
+    for (hsize_t cell = 0; cell + ck[2] <= dims[2]; cell += ck[2]) {
+        haddr_t prev_end = HADDR_UNDEF;
+        for (hsize_t t = 0; t < 3; t++)
+            for (hsize_t z = 0; z < NZ; z++) {
+                hsize_t off[3] = {t, z, cell}, size;
+                unsigned mask;
+                haddr_t addr;
+                assert_true(H5Dget_chunk_info_by_coord(did, off, &mask,
+                                                       &addr, &size) >= 0);
+                if (prev_end != HADDR_UNDEF) {
+                    if (addr != prev_end)
+                        fail_msg("chunk (%llu, %llu, %llu) at %llu, not "
+                                 "after the one before (%llu)",
+                                 (unsigned long long)t, (unsigned long long)z,
+                                 (unsigned long long)cell,
+                                 (unsigned long long)addr,
+                                 (unsigned long long)prev_end);
+                    adjacent++;
+                }
+                prev_end = addr + size;
+            }
+    }
+    assert_true(adjacent >= 3 * NZ - 1);
+    H5Sclose(space);
+    H5Pclose(dcpl);
+    H5Dclose(did);
+    H5Fclose(fid);
+
+    int fd = open(p.rpath, O_RDONLY);
+    assert_true(fd >= 0);
+    assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+    close(fd);
+    RS(raster_open(p.rpath, RASTER_READ, &p.rf));
+    RS(raster_var_find(p.rf, "v", &p.rv));
+    NC(nc_open(p.ppath, NC_NOWRITE, &p.pid));
+    NC(nc_inq_varid(p.pid, "v", &p.pvar));
+    compare(p.rv, p.pid, p.pvar);
+    RS(raster_close(p.rf));
+    NC(nc_close(p.pid));
+    unlink(p.rpath);
+    unlink(p.ppath);
+    RS(raster_set_threads(0));
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -299,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_direct_two_threads),
         cmocka_unit_test(test_direct_alloc_failures),
         cmocka_unit_test(test_direct_file_limit),
+        cmocka_unit_test(test_direct_records_side_by_side),
     };
     return cmocka_run_group_tests(tests, setup, tmpdir_remove);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <netcdf.h>
 
@@ -45,7 +46,10 @@ static void usage(FILE *f)
 "                    than a fixed dimension are clipped to it. Default: the\n"
 "                    input variable's chunk shape when it is chunked, else 1\n"
 "                    for each outer dimension and min(50, n) for the grid\n"
-"  --buffer BYTES    bound of the data buffer (K, M, G suffixes; default 64M)\n"
+"  --buffer BYTES    bound of the data buffer (K, M, G suffixes; default an\n"
+"                    eighth of the memory, 64M to 1G). Records converted in\n"
+"                    one step lie side by side in each region's store, so\n"
+"                    a larger buffer gives longer sequential region reads\n"
 "  --format 2|3      raster format version to write (default 3; 2 for raster\n"
 "                    releases that read no version 3)\n"
 "  --verbose         list what is converted on stdout\n"
@@ -764,9 +768,24 @@ static int parse_args(int argc, char **argv, options *o)
     return CLI_OK;
 }
 
+/* The default data buffer: an eighth of the memory, clamped to 64 MiB -
+ * 1 GiB. direct.c writes the records of one step side by side in each
+ * store, so the larger the step, the longer the stretch of the file a
+ * region read streams when the data is not cached (docs/PERFORMANCE.md). */
+static size_t default_budget(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    size_t cap = (size_t)1 << 30;
+    if (pages <= 0 || page <= 0)
+        return COPY_BLOCK_BYTES;
+    size_t eighth = (size_t)pages / 8 * (size_t)page;
+    return eighth < COPY_BLOCK_BYTES ? COPY_BLOCK_BYTES
+                                     : eighth > cap ? cap : eighth;
+}
+
 int main(int argc, char **argv)
 {
-    options o = {.budget = COPY_BLOCK_BYTES};
+    options o = {.budget = default_budget()};
     copy_set_prog("rasterconvert");
     int status = parse_args(argc, argv, &o);
     if (status == CLI_OK) {
