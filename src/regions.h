@@ -35,7 +35,8 @@ long regions_pos(const raster_var *v, int32_t id);
 int regions_runs(raster_var *v, size_t r, const region_run **runs,
                  size_t *n);
 
-/* Marks bits [a, a+n) of map; 0 when one of them was set already. */
+/* Marks bits [a, a+n) of map; 0 (nothing marked) when one of them was
+ * set already. */
 int regions_mark(uint64_t *map, size_t a, size_t n);
 
 /* Fields of a row of a region's `runs` table: y x len offset, the offset
