@@ -18,6 +18,7 @@
 #include "meta.h"
 #include "parallel.h"
 #include "regions.h"
+#include "tiles.h"
 
 #define DEFAULT_TILE 50
 
@@ -654,12 +655,16 @@ static int check_cover(const raster_var *v, const piece *p, size_t np,
     return rc;
 }
 
-/* Pieces mapping the grid rectangle of a hyperslab to the stores, from
- * every region's runs; the caller's plane is count[y] x count[x]. */
+/* Pieces mapping the grid rectangle of a hyperslab to the stores, the
+ * caller's plane being count[y] x count[x]: from the tile index in a
+ * read-only file (a band across the grid touches only its tiles), else
+ * from every region's runs. */
 static int hyperslab_pieces(raster_var *v, const size_t *start,
                             const size_t *count, const ptrdiff_t *stride,
                             piece **out, size_t *n)
 {
+    if (tiles_usable(v))
+        return tiles_pieces(v, start, count, stride, out, n);
     int dy = v->ndims - 2, dx = v->ndims - 1, rc = RASTER_OK;
     size_t ys = start[dy], cy = count[dy], xs = start[dx], cx = count[dx];
     size_t sy = stride ? (size_t)stride[dy] : 1;

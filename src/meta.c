@@ -26,6 +26,7 @@
 #include "mask.h"
 #include "parallel.h"
 #include "regions.h"
+#include "tiles.h"
 
 #define CHUNK_FIELDS 8 /* chunk_id y0 x0 h w mixed offset cells */
 #define MIXED_FIELDS 5 /* chunk_id y0 x0 h w */
@@ -132,6 +133,7 @@ void meta_var_free(raster_var *v)
     raster_mesh_free(v->mesh);
     layout_free(v->lay);
     regions_free(v);
+    tiles_free(v);
     raster_free(v->store_grp);
     raster_free(v->store_var);
     raster_free(v->store_cells);

@@ -83,6 +83,8 @@ struct raster_var {
     int *store_var;
     size_t *store_cells;
     store_addr *addr;          /* per store, set when a read-only file loads */
+    struct tile_index *tiles;  /* hyperslab reads of a read-only file
+                                  (tiles.h); NULL until first needed */
     int format;                /* format version of its tables */
     int materialized;          /* mask and index tables written */
     int dirty;                 /* written since open: marker to rewrite */

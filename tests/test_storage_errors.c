@@ -1988,34 +1988,72 @@ static void test_corrupt_metadata(void **state)
     unlink(path);
 }
 
-/* A read-only open serves a hyperslab from the runs without the mask: a
- * run moved onto another region's cells must be refused by the read itself,
- * not only by the full check, or the read would serve region 3's values
- * for a cell of region 6. */
-static void test_runs_claim_other_region(void **state)
+/* Stored mask cell (y, x) set to `id`. */
+static void set_mask_cell(int g, size_t y, size_t x, int id)
+{
+    int varid;
+    size_t idx[2] = {y, x};
+    NC(nc_inq_varid(g, "mask", &varid));
+    NC(nc_put_var1_int(g, varid, idx, &id));
+}
+
+/* tile (0, 0) is region 3's alone; tile (1, 1) holds regions 6, 0, -5 */
+static void c_mask_pure_cell(int g) { set_mask_cell(g, 0, 0, 6); }
+static void c_mask_mixed_cell(int g) { set_mask_cell(g, 5, 5, -5); }
+
+/* A read-only file serves hyperslabs from its `chunks` table and stored
+ * mask (src/tiles.c), each served cell checked against the mask: where the
+ * two disagree the read itself refuses the file. Damaged runs, which only
+ * region reads use, do not change what a hyperslab serves (a run moved
+ * onto another region's cells is the full check's to find). */
+static void test_hyperslab_contradictions(void **state)
 {
     (void)state;
+    static const struct {
+        const char *name;
+        corrupt_fn fn;
+        int code;
+        const char *msg;
+    } cases[] = {
+        {"mask cell of a pure tile", c_mask_pure_cell, RASTER_EFORMAT,
+         "lies in region 3's chunk but the mask says 6"},
+        {"mask cell of a mixed tile", c_mask_mixed_cell, RASTER_EFORMAT,
+         "more cells in tile (1, 1) than its share"},
+        {"pure chunk offset", c_region_chunks_offset, RASTER_EFORMAT,
+         "index table `chunks`"},
+        {"run shifted onto another region", c_runs_shifted, RASTER_OK, NULL},
+    };
     char path[600];
-    tmpdir_path(path, sizeof path, "claim.nc");
-    for (int unlim = 0; unlim < 2; unlim++) {
-        make_corrupt_file(path, unlim, c_runs_shifted);
-        raster_file *f;
-        raster_var *v;
-        RS(raster_open(path, RASTER_READ, &f));
-        RS(raster_var_find(f, "v", &v));
-        size_t shape[8], start[8] = {0};
-        RS(raster_var_dims(v, NULL, shape, NULL));
-        float *buf = malloc(shape[0] * shape[1] * NY * NX * sizeof *buf);
-        assert_non_null(buf);
-        /* row 0 alone: region 3 now claims its cell (0, 5) of region 6 */
-        size_t count[4] = {1, 1, 1, NX};
-        assert_int_equal(raster_var_get(v, start, count, NULL, buf),
-                         RASTER_EFORMAT);
-        assert_non_null(strstr(raster_errmsg(), "two regions claim grid cell"));
-        assert_int_equal(raster_var_get(v, start, shape, NULL, buf),
-                         RASTER_EFORMAT);
-        free(buf);
-        RS(raster_close(f));
+    tmpdir_path(path, sizeof path, "contra.nc");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (int unlim = 0; unlim < 2; unlim++) {
+            make_corrupt_file(path, unlim, cases[i].fn);
+            raster_file *f;
+            raster_var *v;
+            RS(raster_open(path, RASTER_READ, &f));
+            RS(raster_var_find(f, "v", &v));
+            size_t shape[4], start[4] = {0};
+            RS(raster_var_dims(v, NULL, shape, NULL));
+            float *buf = malloc(sizeof(float) * T * Z * NY * NX);
+            assert_non_null(buf);
+            raster_errmsg_clear();
+            int rc = raster_var_get(v, start, shape, NULL, buf);
+            if (rc != cases[i].code)
+                fail_msg("%s (%s): read gave %d (%s), expected %d",
+                         cases[i].name, unlim ? "unlimited" : "fixed", rc,
+                         raster_errmsg(), cases[i].code);
+            if (cases[i].msg && !strstr(raster_errmsg(), cases[i].msg))
+                fail_msg("%s: message \"%s\"", cases[i].name,
+                         raster_errmsg());
+            for (size_t k = 0; rc == RASTER_OK && k < T * Z * NY * NX; k++)
+                if (buf[k] != std_value(k))
+                    fail_msg("%s: cell %zu is %g, written %g", cases[i].name,
+                             k, buf[k], std_value(k));
+            /* the full check compares every table with the mask */
+            assert_int_equal(raster_var_check(v), RASTER_EFORMAT);
+            free(buf);
+            RS(raster_close(f));
+        }
     }
     unlink(path);
 }
@@ -2294,7 +2332,7 @@ int main(void)
         cmocka_unit_test(test_truncated),
         cmocka_unit_test(test_corrupt_metadata),
         cmocka_unit_test(test_two_groups_one_placeholder),
-        cmocka_unit_test(test_runs_claim_other_region),
+        cmocka_unit_test(test_hyperslab_contradictions),
         cmocka_unit_test(test_newer_format),
         cmocka_unit_test(test_alloc_failures_read),
         cmocka_unit_test(test_alloc_failures_write),

@@ -1,0 +1,484 @@
+/*
+ * tiles.c - tile index of a read-only variable and hyperslab pieces from it
+ * (see tiles.h).
+ */
+#include "tiles.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "error.h"
+
+#define TILE_UNSET UINT32_MAX
+#define TILE_MIXED (UINT32_MAX - 1)
+#define CHUNK_FIELDS 8 /* chunk_id y0 x0 h w mixed offset cells */
+
+/* A region's share of a mixed tile. */
+typedef struct tile_share {
+    int32_t id;
+    uint64_t off;   /* its first cell in the mixed store */
+    uint64_t cells;
+} tile_share;
+
+struct tile_index {
+    size_t th, tw, nty, ntx;
+    uint32_t *kind;     /* per tile: a pure tile's region position, or
+                           TILE_MIXED */
+    uint64_t *off;      /* pure: the store cell of its first cell; mixed:
+                           its first share in share[] */
+    uint32_t *nshare;   /* mixed: its shares, ascending ids */
+    tile_share *share;
+    size_t max_shares;  /* of one tile */
+    int maskvar;
+};
+
+void tiles_free(raster_var *v)
+{
+    struct tile_index *t = v->tiles;
+    if (!t)
+        return;
+    raster_free(t->kind);
+    raster_free(t->off);
+    raster_free(t->nshare);
+    raster_free(t->share);
+    raster_free(t);
+    v->tiles = NULL;
+}
+
+int tiles_usable(const raster_var *v)
+{
+    return !v->lay && v->format >= 3 && !v->file->writable;
+}
+
+/* RASTER_EFORMAT with "V: index table `chunks`: <message>". */
+static int bad_table(const raster_var *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int bad_table(const raster_var *v, const char *fmt, ...)
+{
+    char msg[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return raster_fail(RASTER_EFORMAT, "%s: index table `chunks`: %s",
+                       v->name, msg);
+}
+
+/* Region r's rows of the shared `chunks` table (attribute chunk_rows). */
+static int chunk_rows(const raster_var *v, size_t r, size_t *first,
+                      size_t *count)
+{
+    nc_type type;
+    size_t len;
+    unsigned long long rows[2];
+    int g = v->store_grp[r];
+    if (nc_inq_att(g, NC_GLOBAL, "chunk_rows", &type, &len) != NC_NOERR ||
+        type != NC_UINT64 || len != 2 ||
+        nc_get_att_ulonglong(g, NC_GLOBAL, "chunk_rows", rows) != NC_NOERR)
+        return raster_fail(RASTER_EFORMAT, "%s: region %d has no usable "
+                           "chunk_rows", v->name, (int)v->regions[r].id);
+    *first = (size_t)rows[0];
+    *count = (size_t)rows[1];
+    return RASTER_OK;
+}
+
+/* The whole `chunks` table, its rows checked to be region by region as
+ * the regions' chunk_rows say; counts[r] gets region r's rows. */
+static int read_table(raster_var *v, long long **out, size_t *nrows,
+                      size_t *counts)
+{
+    int varid, ndims, dimids[2], st;
+    nc_type type;
+    size_t n = 0, fields = 0, next = 0;
+    if (nc_inq_varid(v->grpid, "chunks", &varid) != NC_NOERR ||
+        nc_inq_var(v->grpid, varid, NULL, &type, &ndims, NULL, NULL) !=
+            NC_NOERR || type != NC_INT64 || ndims != 2 ||
+        nc_inq_vardimid(v->grpid, varid, dimids) != NC_NOERR ||
+        nc_inq_dimlen(v->grpid, dimids[0], &n) != NC_NOERR ||
+        nc_inq_dimlen(v->grpid, dimids[1], &fields) != NC_NOERR ||
+        fields != CHUNK_FIELDS || n == 0)
+        return bad_table(v, "missing or of the wrong type or shape");
+    for (size_t r = 0; r < v->nregions; r++) {
+        size_t first = 0, count = 0;
+        int rc = chunk_rows(v, r, &first, &count);
+        if (rc)
+            return rc;
+        if (first != next || count == 0 || count > n - next)
+            return bad_table(v, "region %d's rows are not where chunk_rows "
+                             "says", (int)v->regions[r].id);
+        next += count;
+        counts[r] = count;
+    }
+    if (next != n)
+        return bad_table(v, "%zu rows, its regions have %zu", n, next);
+    long long *rows = raster_reallocarray(NULL, n, CHUNK_FIELDS * sizeof *rows);
+    RETURN_ERROR_IF(!rows, RASTER_ENOMEM, "out of memory indexing %s",
+                    v->name);
+    size_t start[2] = {0, 0}, cnt[2] = {n, CHUNK_FIELDS};
+    if ((st = nc_get_vara_longlong(v->grpid, varid, start, cnt, rows)) !=
+        NC_NOERR) {
+        raster_free(rows);
+        return raster_fail_nc(RASTER_ENETCDF, st, "%s: reading its index "
+                              "table: %s", v->name, nc_strerror(st));
+    }
+    *out = rows;
+    *nrows = n;
+    return RASTER_OK;
+}
+
+/* One row, as unsigned (a negative field is then huge, and refused). */
+typedef struct row {
+    unsigned long long id, y0, x0, h, w, mixed, off, cells;
+} row;
+
+static row row_at(const long long *rows, size_t i)
+{
+    const long long *f = rows + i * CHUNK_FIELDS;
+    return (row){(unsigned long long)f[0], (unsigned long long)f[1],
+                 (unsigned long long)f[2], (unsigned long long)f[3],
+                 (unsigned long long)f[4], (unsigned long long)f[5],
+                 (unsigned long long)f[6], (unsigned long long)f[7]};
+}
+
+/* Checks the rows of region r ([i0, i1)) and marks their tiles: pure
+ * chunks claim their tiles, mixed ones count a share. Each region's pure
+ * chunks lie back to back in its store in chunk-id order, its mixed shares
+ * back to back in its run of the mixed store: so no store cell serves two
+ * grid cells. */
+static int mark_region(raster_var *v, struct tile_index *t, size_t r,
+                       const long long *rows, size_t i0, size_t i1)
+{
+    const region_info *ri = &v->regions[r];
+    unsigned long long pure = 0, mixed = ri->mixed_off;
+    unsigned long long ny = v->ny, nx = v->nx, th = t->th, tw = t->tw;
+    for (size_t i = i0; i < i1; i++) {
+        row c = row_at(rows, i);
+        unsigned long long hh = ny - c.y0 < th ? ny - c.y0 : th;
+        int bad = c.y0 >= ny || c.x0 >= nx || c.y0 % th || c.x0 % tw ||
+                  (i > i0 && c.id <= (unsigned long long)rows[(i - 1) *
+                                                              CHUNK_FIELDS]) ||
+                  c.h != hh || c.w == 0 || c.w > nx - c.x0 ||
+                  (c.w % tw && c.x0 + c.w != nx) || c.mixed > 1;
+        if (!bad && c.mixed) {
+            unsigned long long ww = nx - c.x0 < tw ? nx - c.x0 : tw;
+            bad = c.w != ww || c.cells == 0 || c.cells > c.h * c.w ||
+                  c.off != mixed;
+            mixed += c.cells;
+        } else if (!bad) {
+            bad = c.cells != c.h * c.w || c.off != pure;
+            pure += c.cells;
+        }
+        if (bad)
+            return bad_table(v, "row %zu (region %d) is out of the grid, off "
+                             "the tiles or out of place", i,
+                             (int)ri->id);
+        size_t ty = (size_t)(c.y0 / th);
+        for (size_t tx = (size_t)(c.x0 / tw);
+             tx * tw < c.x0 + c.w; tx++) {
+            size_t k = ty * t->ntx + tx;
+            if (c.mixed && t->kind[k] == TILE_UNSET)
+                t->kind[k] = TILE_MIXED;
+            if (c.mixed ? t->kind[k] != TILE_MIXED
+                        : t->kind[k] != TILE_UNSET)
+                return bad_table(v, "tile (%zu, %zu) is claimed twice", ty,
+                                 tx);
+            if (c.mixed) {
+                t->nshare[k]++;
+            } else {
+                t->kind[k] = (uint32_t)r;
+                t->off[k] = (uint64_t)(c.off + c.h * (tx * tw - c.x0));
+            }
+        }
+    }
+    if (pure != ri->pure_cells || mixed != ri->mixed_off + ri->mixed_cells)
+        return bad_table(v, "the chunks of region %d do not add up to its "
+                         "cells", (int)ri->id);
+    return RASTER_OK;
+}
+
+/* Second pass over the mixed rows: each tile's shares, in region order. */
+static int fill_shares(raster_var *v, struct tile_index *t,
+                       const long long *rows, size_t n, const size_t *counts)
+{
+    size_t ntiles = t->nty * t->ntx, total = 0;
+    for (size_t k = 0; k < ntiles; k++) {
+        if (t->kind[k] == TILE_UNSET)
+            return bad_table(v, "tile (%zu, %zu) belongs to no chunk",
+                             k / t->ntx, k % t->ntx);
+        if (t->kind[k] != TILE_MIXED)
+            continue;
+        t->off[k] = total;
+        total += t->nshare[k];
+        if (t->nshare[k] > t->max_shares)
+            t->max_shares = t->nshare[k];
+        t->nshare[k] = 0; /* counts again below */
+    }
+    t->share = raster_reallocarray(NULL, total ? total : 1, sizeof *t->share);
+    RETURN_ERROR_IF(!t->share, RASTER_ENOMEM, "out of memory indexing %s",
+                    v->name);
+    size_t r = 0, end = 0;
+    for (size_t i = 0; i < n; i++) {
+        while (i >= end) /* the region of row i */
+            end += counts[r++];
+        row c = row_at(rows, i);
+        if (!c.mixed)
+            continue;
+        size_t k = (size_t)(c.y0 / t->th) * t->ntx + (size_t)(c.x0 / t->tw);
+        t->share[t->off[k] + t->nshare[k]++] = (tile_share){
+            v->regions[r - 1].id, (uint64_t)c.off, (uint64_t)c.cells};
+    }
+    for (size_t k = 0; k < ntiles; k++) {
+        if (t->kind[k] != TILE_MIXED)
+            continue;
+        size_t ty = k / t->ntx, tx = k % t->ntx, cells = 0;
+        size_t h = v->ny - ty * t->th < t->th ? v->ny - ty * t->th : t->th;
+        size_t w = v->nx - tx * t->tw < t->tw ? v->nx - tx * t->tw : t->tw;
+        for (size_t s = 0; s < t->nshare[k]; s++)
+            cells += (size_t)t->share[t->off[k] + s].cells;
+        if (cells != h * w)
+            return bad_table(v, "the shares of tile (%zu, %zu) cover %zu of "
+                             "its %zu cells", ty, tx, cells, h * w);
+    }
+    return RASTER_OK;
+}
+
+static int load(raster_var *v)
+{
+    int nd = v->ndims, maskvar, mdims;
+    size_t th = v->chunk[nd - 2], tw = v->chunk[nd - 1];
+    RETURN_ERROR_IF(th == 0 || tw == 0 || th > v->ny || tw > v->nx,
+                    RASTER_EFORMAT, "%s: tile %zu x %zu does not fit its "
+                    "%zu x %zu grid", v->name, th, tw, v->ny, v->nx);
+    int mdim[2];
+    size_t my = 0, mx = 0;
+    RETURN_ERROR_IF(nc_inq_varid(v->grpid, "mask", &maskvar) != NC_NOERR ||
+                    nc_inq_varndims(v->grpid, maskvar, &mdims) != NC_NOERR ||
+                    mdims != 2 ||
+                    nc_inq_vardimid(v->grpid, maskvar, mdim) != NC_NOERR ||
+                    nc_inq_dimlen(v->grpid, mdim[0], &my) != NC_NOERR ||
+                    nc_inq_dimlen(v->grpid, mdim[1], &mx) != NC_NOERR ||
+                    my != v->ny || mx != v->nx, RASTER_EFORMAT,
+                    "%s: no stored mask of its %zu x %zu grid", v->name,
+                    v->ny, v->nx);
+    struct tile_index *t = raster_calloc(1, sizeof *t);
+    RETURN_ERROR_IF(!t, RASTER_ENOMEM, "out of memory indexing %s", v->name);
+    v->tiles = t;
+    t->th = th;
+    t->tw = tw;
+    t->nty = (v->ny + th - 1) / th;
+    t->ntx = (v->nx + tw - 1) / tw;
+    t->maskvar = maskvar;
+    size_t ntiles = t->nty * t->ntx, n = 0;
+    t->kind = raster_reallocarray(NULL, ntiles, sizeof *t->kind);
+    t->off = raster_calloc(ntiles, sizeof *t->off);
+    t->nshare = raster_calloc(ntiles, sizeof *t->nshare);
+    size_t *counts = raster_calloc(v->nregions ? v->nregions : 1,
+                                   sizeof *counts);
+    long long *rows = NULL;
+    int rc = RASTER_OK;
+    if (!t->kind || !t->off || !t->nshare || !counts)
+        rc = raster_fail(RASTER_ENOMEM, "out of memory indexing %s", v->name);
+    else
+        rc = read_table(v, &rows, &n, counts);
+    if (rc == RASTER_OK)
+        memset(t->kind, 0xff, ntiles * sizeof *t->kind); /* TILE_UNSET */
+    for (size_t r = 0, i = 0; r < v->nregions && rc == RASTER_OK; r++) {
+        rc = mark_region(v, t, r, rows, i, i + counts[r]);
+        i += counts[r];
+    }
+    if (rc == RASTER_OK)
+        rc = fill_shares(v, t, rows, n, counts);
+    raster_free(rows);
+    raster_free(counts);
+    if (rc)
+        tiles_free(v);
+    return rc;
+}
+
+/* ---- pieces of a hyperslab --------------------------------------------- */
+
+typedef struct slab {
+    size_t ys, yend, sy, xs, xend, sx, cx;
+    piece *p;
+    size_t np, cap;
+} slab;
+
+/* Appends store cells soff.. for plane cell uoff.., merged into the last
+ * piece when both continue it. */
+static int push(slab *s, uint32_t store, uint64_t soff, uint64_t uoff,
+                size_t len)
+{
+    piece *q = s->np ? &s->p[s->np - 1] : NULL;
+    if (q && q->store == store && q->soff + q->len == soff &&
+        q->uoff + q->len == uoff && (uint64_t)q->len + len <= UINT32_MAX) {
+        q->len += (uint32_t)len;
+        return RASTER_OK;
+    }
+    int rc = raster_grow(&s->p, &s->cap, s->np + 1, sizeof *s->p);
+    if (rc == RASTER_OK)
+        s->p[s->np++] = (piece){.soff = soff, .uoff = uoff, .store = store,
+                                .len = (uint32_t)len};
+    return rc;
+}
+
+/* First wanted index >= a along a dimension sampled from `from` by
+ * `step`. */
+static size_t first_at(size_t a, size_t from, size_t step)
+{
+    return a <= from ? from : from + (a - from + step - 1) / step * step;
+}
+
+/* Pieces of pure tile k (region r) at rows [y0, y0+h) x cols [x0, x0+w)
+ * of the grid, mask rows m (stride mw) checked for every served cell. */
+static int pure_tile(raster_var *v, slab *s, size_t k, size_t y0, size_t h,
+                     size_t x0, size_t w, const int *m, size_t mw)
+{
+    const struct tile_index *t = v->tiles;
+    uint32_t r = t->kind[k];
+    int32_t id = v->regions[r].id;
+    size_t a = first_at(x0, s->xs, s->sx);
+    size_t b = x0 + w < s->xend ? x0 + w : s->xend;
+    for (size_t y = first_at(y0, s->ys, s->sy); y < y0 + h && y < s->yend;
+         y += s->sy) {
+        const int *mrow = m + (y - y0) * mw;
+        size_t i = (y - s->ys) / s->sy;
+        for (size_t x = a; x < b; x += s->sx)
+            if (mrow[x - x0] != id)
+                return raster_fail(RASTER_EFORMAT, "%s: grid cell (%zu, "
+                                   "%zu) lies in region %d's chunk but the "
+                                   "mask says %d", v->name, y, x, (int)id,
+                                   mrow[x - x0]);
+        /* a tile row is contiguous in the store: one piece when every
+         * column is wanted */
+        for (size_t x = a; x < b; x += s->sx) {
+            size_t len = s->sx == 1 ? b - a : 1;
+            int rc = push(s, r, t->off[k] + (y - y0) * w + (x - x0),
+                          i * s->cx + (x - s->xs) / s->sx, len);
+            if (rc)
+                return rc;
+            if (s->sx == 1)
+                break;
+        }
+    }
+    return RASTER_OK;
+}
+
+/* Pieces of mixed tile k: every cell of the tile is numbered within its
+ * region's share (row-major), whether served or not; the counts must be
+ * the shares' sizes. used[] has room for the tile's shares. */
+static int mixed_tile(raster_var *v, slab *s, size_t k, size_t y0, size_t h,
+                      size_t x0, size_t w, const int *m, size_t mw,
+                      uint64_t *used)
+{
+    const struct tile_index *t = v->tiles;
+    const tile_share *sh = t->share + t->off[k];
+    size_t ns = t->nshare[k], cur = 0;
+    uint32_t store = (uint32_t)v->nregions;
+    memset(used, 0, ns * sizeof *used);
+    for (size_t dy = 0; dy < h; dy++) {
+        size_t y = y0 + dy;
+        int row_wanted = y >= s->ys && y < s->yend &&
+                         (y - s->ys) % s->sy == 0;
+        size_t i = row_wanted ? (y - s->ys) / s->sy : 0;
+        const int *mrow = m + dy * mw;
+        for (size_t dx = 0; dx < w; dx++) {
+            int32_t id = mrow[dx];
+            if (sh[cur].id != id) { /* cells of one region come in runs */
+                for (cur = 0; cur < ns && sh[cur].id != id; cur++)
+                    ;
+                if (cur == ns)
+                    return raster_fail(RASTER_EFORMAT, "%s: grid cell (%zu, "
+                                       "%zu) of region %d is not in its "
+                                       "tile's shares", v->name, y, x0 + dx,
+                                       (int)id);
+            }
+            if (used[cur] >= sh[cur].cells)
+                return raster_fail(RASTER_EFORMAT, "%s: region %d has more "
+                                   "cells in tile (%zu, %zu) than its share",
+                                   v->name, (int)id, y0 / t->th, x0 / t->tw);
+            uint64_t soff = sh[cur].off + used[cur]++;
+            size_t x = x0 + dx;
+            if (row_wanted && x >= s->xs && x < s->xend &&
+                (x - s->xs) % s->sx == 0) {
+                int rc = push(s, store, soff, i * s->cx + (x - s->xs) / s->sx,
+                              1);
+                if (rc)
+                    return rc;
+            }
+        }
+    }
+    for (size_t q = 0; q < ns; q++)
+        if (used[q] != sh[q].cells)
+            return raster_fail(RASTER_EFORMAT, "%s: region %d has %llu cells "
+                               "in tile (%zu, %zu), its share %llu", v->name,
+                               (int)sh[q].id, (unsigned long long)used[q],
+                               y0 / t->th, x0 / t->tw,
+                               (unsigned long long)sh[q].cells);
+    return RASTER_OK;
+}
+
+int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
+                 const ptrdiff_t *stride, piece **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    int dy = v->ndims - 2, dx = v->ndims - 1, rc;
+    if (count[dy] == 0 || count[dx] == 0)
+        return RASTER_OK;
+    if (!v->tiles && (rc = load(v)) != RASTER_OK)
+        return rc;
+    const struct tile_index *t = v->tiles;
+    slab s = {.ys = start[dy], .sy = stride ? (size_t)stride[dy] : 1,
+              .xs = start[dx], .sx = stride ? (size_t)stride[dx] : 1,
+              .cx = count[dx]};
+    s.yend = s.ys + (count[dy] - 1) * s.sy + 1;
+    s.xend = s.xs + (count[dx] - 1) * s.sx + 1;
+    size_t tx0 = s.xs / t->tw, tx1 = (s.xend - 1) / t->tw + 1;
+    size_t bx0 = tx0 * t->tw;
+    size_t bx1 = tx1 * t->tw < v->nx ? tx1 * t->tw : v->nx, bw = bx1 - bx0;
+    int *band = raster_reallocarray(NULL, t->th * bw, sizeof *band);
+    uint64_t *used = raster_reallocarray(NULL, t->max_shares + 1,
+                                         sizeof *used);
+    rc = band && used ? RASTER_OK
+                      : raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                                    v->name);
+    for (size_t ty = s.ys / t->th; rc == RASTER_OK && ty * t->th < s.yend;
+         ty++) {
+        size_t y0 = ty * t->th, h = v->ny - y0 < t->th ? v->ny - y0 : t->th;
+        if (first_at(y0, s.ys, s.sy) >= y0 + h)
+            continue; /* the stride steps over this tile row */
+        size_t ms[2] = {y0, bx0}, mc[2] = {h, bw};
+        int st = nc_get_vara_int(v->grpid, t->maskvar, ms, mc, band);
+        if (st != NC_NOERR) {
+            rc = raster_fail_nc(st == NC_ERANGE ? RASTER_EFORMAT
+                                                : RASTER_ENETCDF, st,
+                                "%s: reading its stored mask: %s", v->name,
+                                nc_strerror(st));
+            break;
+        }
+        for (size_t tx = tx0; tx < tx1 && rc == RASTER_OK; tx++) {
+            size_t x0 = tx * t->tw;
+            size_t w = v->nx - x0 < t->tw ? v->nx - x0 : t->tw;
+            if (first_at(x0, s.xs, s.sx) >= x0 + w)
+                continue;
+            size_t k = ty * t->ntx + tx;
+            const int *m = band + (x0 - bx0);
+            rc = t->kind[k] == TILE_MIXED
+                     ? mixed_tile(v, &s, k, y0, h, x0, w, m, bw, used)
+                     : pure_tile(v, &s, k, y0, h, x0, w, m, bw);
+        }
+    }
+    raster_free(band);
+    raster_free(used);
+    if (rc) {
+        raster_free(s.p);
+        return rc;
+    }
+    *out = s.p;
+    *n = s.np;
+    return RASTER_OK;
+}
