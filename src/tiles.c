@@ -15,6 +15,7 @@
 #define TILE_UNSET UINT32_MAX
 #define TILE_MIXED (UINT32_MAX - 1)
 #define CHUNK_FIELDS 8 /* chunk_id y0 x0 h w mixed offset cells */
+#define MASK_BLOCK ((size_t)4 << 20) /* bytes of mask per netCDF call */
 
 /* A region's share of a mixed tile. */
 typedef struct tile_share {
@@ -421,6 +422,34 @@ static int mixed_tile(raster_var *v, slab *s, size_t k, size_t y0, size_t h,
     return RASTER_OK;
 }
 
+/* Pieces of tile rows [tb, te) x tile columns [tx0, tx1), whose mask
+ * (from grid row tb * th and column bx0, bw wide) is in band. */
+static int tile_rows(raster_var *v, slab *s, size_t tb, size_t te,
+                     size_t bx0, size_t bw, size_t tx0, size_t tx1,
+                     const int *band, uint64_t *used)
+{
+    const struct tile_index *t = v->tiles;
+    int rc = RASTER_OK;
+    for (size_t ty = tb; ty < te && rc == RASTER_OK; ty++) {
+        size_t y0 = ty * t->th, h = v->ny - y0 < t->th ? v->ny - y0 : t->th;
+        if (first_at(y0, s->ys, s->sy) >= y0 + h)
+            continue; /* the stride steps over this tile row */
+        const int *rows = band + (y0 - tb * t->th) * bw;
+        for (size_t tx = tx0; tx < tx1 && rc == RASTER_OK; tx++) {
+            size_t x0 = tx * t->tw;
+            size_t w = v->nx - x0 < t->tw ? v->nx - x0 : t->tw;
+            if (first_at(x0, s->xs, s->sx) >= x0 + w)
+                continue;
+            size_t k = ty * t->ntx + tx;
+            const int *m = rows + (x0 - bx0);
+            rc = t->kind[k] == TILE_MIXED
+                     ? mixed_tile(v, s, k, y0, h, x0, w, m, bw, used)
+                     : pure_tile(v, s, k, y0, h, x0, w, m, bw);
+        }
+    }
+    return rc;
+}
+
 int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
                  const ptrdiff_t *stride, piece **out, size_t *n)
 {
@@ -440,18 +469,22 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
     size_t tx0 = s.xs / t->tw, tx1 = (s.xend - 1) / t->tw + 1;
     size_t bx0 = tx0 * t->tw;
     size_t bx1 = tx1 * t->tw < v->nx ? tx1 * t->tw : v->nx, bw = bx1 - bx0;
-    int *band = raster_reallocarray(NULL, t->th * bw, sizeof *band);
+    /* the mask of several tile rows per netCDF call (a call costs more
+     * than the 50 x 50 cells of a thin band's tile), up to MASK_BLOCK */
+    size_t ty_end = (s.yend - 1) / t->th + 1, per = t->th * bw;
+    size_t block = MASK_BLOCK / (per * sizeof(int));
+    block = block < 1 ? 1 : block;
+    int *band = raster_reallocarray(NULL, per * block, sizeof *band);
     uint64_t *used = raster_reallocarray(NULL, t->max_shares + 1,
                                          sizeof *used);
     rc = band && used ? RASTER_OK
                       : raster_fail(RASTER_ENOMEM, "out of memory reading %s",
                                     v->name);
-    for (size_t ty = s.ys / t->th; rc == RASTER_OK && ty * t->th < s.yend;
-         ty++) {
-        size_t y0 = ty * t->th, h = v->ny - y0 < t->th ? v->ny - y0 : t->th;
-        if (first_at(y0, s.ys, s.sy) >= y0 + h)
-            continue; /* the stride steps over this tile row */
-        size_t ms[2] = {y0, bx0}, mc[2] = {h, bw};
+    for (size_t tb = s.ys / t->th; rc == RASTER_OK && tb < ty_end;
+         tb += block) {
+        size_t yb = tb * t->th, te = tb + block < ty_end ? tb + block : ty_end;
+        size_t ye = te * t->th < v->ny ? te * t->th : v->ny;
+        size_t ms[2] = {yb, bx0}, mc[2] = {ye - yb, bw};
         int st = nc_get_vara_int(v->grpid, t->maskvar, ms, mc, band);
         if (st != NC_NOERR) {
             rc = raster_fail_nc(st == NC_ERANGE ? RASTER_EFORMAT
@@ -460,17 +493,7 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
                                 nc_strerror(st));
             break;
         }
-        for (size_t tx = tx0; tx < tx1 && rc == RASTER_OK; tx++) {
-            size_t x0 = tx * t->tw;
-            size_t w = v->nx - x0 < t->tw ? v->nx - x0 : t->tw;
-            if (first_at(x0, s.xs, s.sx) >= x0 + w)
-                continue;
-            size_t k = ty * t->ntx + tx;
-            const int *m = band + (x0 - bx0);
-            rc = t->kind[k] == TILE_MIXED
-                     ? mixed_tile(v, &s, k, y0, h, x0, w, m, bw, used)
-                     : pure_tile(v, &s, k, y0, h, x0, w, m, bw);
-        }
+        rc = tile_rows(v, &s, tb, te, bx0, bw, tx0, tx1, band, used);
     }
     raster_free(band);
     raster_free(used);
