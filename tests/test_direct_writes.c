@@ -146,6 +146,17 @@ static void compare(raster_var *rv, int pid, int pvar)
     free(b);
 }
 
+/* Both files reopened read-only (raster's reads then take the pread fast
+ * path) and compared; the caller closes them. */
+static void reopen_compared(pair *p)
+{
+    RS(raster_open(p->rpath, RASTER_READ, &p->rf));
+    RS(raster_var_find(p->rf, "v", &p->rv));
+    NC(nc_open(p->ppath, NC_NOWRITE, &p->pid));
+    NC(nc_inq_varid(p->pid, "v", &p->pvar));
+    compare(p->rv, p->pid, p->pvar);
+}
+
 static void scenario(int threads)
 {
     RS(raster_set_threads(threads));
@@ -179,11 +190,7 @@ static void scenario(int threads)
     NC(nc_close(p.pid));
 
     /* reopened: the fast path reads the directly written chunks */
-    RS(raster_open(p.rpath, RASTER_READ, &p.rf));
-    RS(raster_var_find(p.rf, "v", &p.rv));
-    NC(nc_open(p.ppath, NC_NOWRITE, &p.pid));
-    NC(nc_inq_varid(p.pid, "v", &p.pvar));
-    compare(p.rv, p.pid, p.pvar);
+    reopen_compared(&p);
     RS(raster_var_check(p.rv));
     /* a read-only file refuses writes before any reaches the stores */
     double one = 1.0;
@@ -347,11 +354,7 @@ static void test_direct_records_side_by_side(void **state)
     assert_true(fd >= 0);
     assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
     close(fd);
-    RS(raster_open(p.rpath, RASTER_READ, &p.rf));
-    RS(raster_var_find(p.rf, "v", &p.rv));
-    NC(nc_open(p.ppath, NC_NOWRITE, &p.pid));
-    NC(nc_inq_varid(p.pid, "v", &p.pvar));
-    compare(p.rv, p.pid, p.pvar);
+    reopen_compared(&p);
     RS(raster_close(p.rf));
     NC(nc_close(p.pid));
     unlink(p.rpath);
