@@ -1040,8 +1040,12 @@ int raster_region_lookup(const raster_var *v, const char *text, int32_t *id)
 
 /* Marks the chosen regions in sel[nregions] (caller frees) and, with
  * `runs` set, makes sure their runs (and so their boxes) are known. */
+/* Marks the regions ids[0..nids) in *sel (one flag per region position);
+ * with `runs`, loads their runs, and with `placed` (a read that puts
+ * cells where their runs say) checks them against the stored mask. */
 static int select_regions(const raster_var *v, const int32_t *ids,
-                          size_t nids, int runs, unsigned char **sel)
+                          size_t nids, int runs, int placed,
+                          unsigned char **sel)
 {
     *sel = NULL;
     RETURN_ERROR_IF(!v || !ids || nids == 0, RASTER_EINVAL,
@@ -1061,6 +1065,8 @@ static int select_regions(const raster_var *v, const int32_t *ids,
         const region_run *u;
         size_t n;
         int rc = s[r] ? regions_runs((raster_var *)v, r, &u, &n) : RASTER_OK;
+        if (rc == RASTER_OK && s[r] && placed)
+            rc = regions_check_mask((raster_var *)v, r);
         if (rc) {
             raster_free(s);
             return rc;
@@ -1142,7 +1148,7 @@ int raster_region_bbox(const raster_var *v, const int32_t *ids, size_t nids,
 {
     RETURN_ERROR_IF(!box, RASTER_EINVAL, "NULL box");
     unsigned char *sel;
-    int rc = select_regions(v, ids, nids, 1, &sel);
+    int rc = select_regions(v, ids, nids, 1, 1, &sel);
     if (rc)
         return rc;
     sel_bbox(v, sel, box);
@@ -1155,8 +1161,8 @@ int raster_region_size(const raster_var *v, const int32_t *ids, size_t nids,
 {
     RETURN_ERROR_IF(!cells, RASTER_EINVAL, "NULL output");
     unsigned char *sel;
-    int rc = select_regions(v, ids, nids, layout_kind == RASTER_LAYOUT_BBOX,
-                            &sel);
+    int bbox = layout_kind == RASTER_LAYOUT_BBOX;
+    int rc = select_regions(v, ids, nids, bbox, bbox, &sel);
     if (rc)
         return rc;
     size_t box[4];
@@ -1192,7 +1198,7 @@ int raster_region_cells(const raster_var *v, const int32_t *ids, size_t nids,
 {
     RETURN_ERROR_IF(!ys || !xs, RASTER_EINVAL, "NULL output");
     unsigned char *sel;
-    int rc = select_regions(v, ids, nids, 1, &sel);
+    int rc = select_regions(v, ids, nids, 1, 1, &sel);
     if (rc)
         return rc;
     cells_walk w = {ys, xs, 0};
@@ -1242,7 +1248,10 @@ int raster_region_read(raster_var *v, const int32_t *ids, size_t nids,
     if (rc)
         return rc;
     unsigned char *sel;
-    rc = select_regions(v, ids, nids, 1, &sel);
+    /* one region packed is its runs in order, wherever they lie; every
+     * other read places cells by their runs */
+    rc = select_regions(v, ids, nids, 1,
+                        layout_kind != RASTER_LAYOUT_PACKED || nids > 1, &sel);
     if (rc)
         return rc;
     size_t box[4] = {0, 0, v->ny, v->nx}, plane = v->ny * v->nx;

@@ -351,6 +351,69 @@ int regions_runs(raster_var *v, size_t r, const region_run **runs, size_t *n)
     return RASTER_OK;
 }
 
+/* Rows of the stored mask read per netCDF call, at most this many bytes
+ * of int. */
+#define MASK_BLOCK_BYTES ((size_t)4 << 20)
+
+int regions_check_mask(raster_var *v, size_t r)
+{
+    region_info *ri = &v->regions[r];
+    if (v->lay || ri->on_mask)
+        return RASTER_OK;
+    const region_run *runs;
+    size_t n;
+    int rc = regions_runs(v, r, &runs, &n), varid, nd, dims[2], st;
+    if (rc)
+        return rc;
+    size_t my = 0, mx = 0;
+    RETURN_ERROR_IF(nc_inq_varid(v->grpid, "mask", &varid) != NC_NOERR ||
+                    nc_inq_varndims(v->grpid, varid, &nd) != NC_NOERR ||
+                    nd != 2 ||
+                    nc_inq_vardimid(v->grpid, varid, dims) != NC_NOERR ||
+                    nc_inq_dimlen(v->grpid, dims[0], &my) != NC_NOERR ||
+                    nc_inq_dimlen(v->grpid, dims[1], &mx) != NC_NOERR ||
+                    my != v->ny || mx != v->nx, RASTER_EFORMAT,
+                    "%s: no stored mask of its %zu x %zu grid", v->name,
+                    v->ny, v->nx);
+    /* the mask over the region's box, a block of rows at a time */
+    size_t x0 = ri->box[1], bw = ri->box[3] - ri->box[1];
+    size_t rows = MASK_BLOCK_BYTES / (bw * sizeof(int));
+    rows = rows < 1 ? 1 : rows;
+    int *m = raster_reallocarray(NULL, rows * bw, sizeof *m);
+    RETURN_ERROR_IF(!m, RASTER_ENOMEM, "out of memory checking region %d "
+                    "of %s", (int)ri->id, v->name);
+    size_t k = 0;
+    for (size_t y0 = ri->box[0]; y0 < ri->box[2] && rc == RASTER_OK;
+         y0 += rows) {
+        size_t y1 = y0 + rows < ri->box[2] ? y0 + rows : ri->box[2];
+        size_t start[2] = {y0, x0}, count[2] = {y1 - y0, bw};
+        if ((st = nc_get_vara_int(v->grpid, varid, start, count, m)) !=
+            NC_NOERR) {
+            rc = raster_fail_nc(st == NC_ERANGE ? RASTER_EFORMAT
+                                                : RASTER_ENETCDF, st,
+                                "%s: reading its stored mask: %s", v->name,
+                                nc_strerror(st));
+            break;
+        }
+        for (; k < n && runs[k].y < y1 && rc == RASTER_OK; k++) {
+            const int *row = m + (runs[k].y - y0) * bw + (runs[k].x - x0);
+            for (size_t i = 0; i < runs[k].len; i++)
+                if (row[i] != ri->id) {
+                    rc = raster_fail(RASTER_EFORMAT, "%s: a run of region "
+                                     "%d covers grid cell (%u, %zu), which "
+                                     "the mask gives to region %d", v->name,
+                                     (int)ri->id, runs[k].y, runs[k].x + i,
+                                     row[i]);
+                    break;
+                }
+        }
+    }
+    raster_free(m);
+    if (rc == RASTER_OK)
+        ri->on_mask = 1;
+    return rc;
+}
+
 void regions_table_rows(const raster_var *v, size_t r, long long *rows)
 {
     const region_info *ri = &v->regions[r];

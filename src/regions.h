@@ -35,6 +35,15 @@ long regions_pos(const raster_var *v, int32_t id);
 int regions_runs(raster_var *v, size_t r, const region_run **runs,
                  size_t *n);
 
+/* Checks, once, that every loaded run of region r lies on cells the
+ * stored mask gives to r. Each region's runs are checked alone as they
+ * load (in the grid, in order, covering its store cells once), but only
+ * the mask shows a run moved onto another region's cells: a read that
+ * places cells by their runs (bbox and full layouts, several regions in
+ * grid order, cell coordinates) would put the values there. Runs derived
+ * from the mask (v->lay) need no check. */
+int regions_check_mask(raster_var *v, size_t r);
+
 /* Marks bits [a, a+n) of map; 0 (nothing marked) when one of them was
  * set already. */
 int regions_mark(uint64_t *map, size_t a, size_t n);

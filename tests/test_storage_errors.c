@@ -2058,6 +2058,65 @@ static void test_hyperslab_contradictions(void **state)
     unlink(path);
 }
 
+/* A run of region 3 moved one column onto region 6's cell (0, 5): each
+ * region's runs still pass their own checks. Reads that place cells by
+ * their runs (bbox and full layouts, several regions, cell coordinates,
+ * the bounding box) refuse it against the stored mask; one region packed
+ * is its runs' values in order, and right. */
+static void test_region_reads_shifted_run(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "shifted.nc");
+    int32_t mask[NY * NX];
+    std_mask(mask);
+    for (int unlim = 0; unlim < 2; unlim++) {
+        make_corrupt_file(path, unlim, c_runs_shifted);
+        raster_file *f;
+        raster_var *v;
+        RS(raster_open(path, RASTER_READ, &f));
+        RS(raster_var_find(f, "v", &v));
+        size_t os[2] = {0, 0}, oc[2] = {T, Z}, n;
+        int32_t three = 3, both[2] = {3, 6};
+        float *buf = malloc(sizeof(float) * T * Z * NY * NX);
+        assert_non_null(buf);
+        static const int layouts[2] = {RASTER_LAYOUT_BBOX,
+                                       RASTER_LAYOUT_FULL};
+        for (int l = 0; l < 2; l++) {
+            raster_errmsg_clear();
+            assert_int_equal(raster_region_read(v, &three, 1, os, oc,
+                                                layouts[l], buf),
+                             RASTER_EFORMAT);
+            assert_non_null(strstr(raster_errmsg(), "a run of region 3 "
+                                   "covers grid cell (0, 5), which the mask "
+                                   "gives to region 6"));
+        }
+        assert_int_equal(raster_region_read(v, both, 2, os, oc,
+                                            RASTER_LAYOUT_PACKED, buf),
+                         RASTER_EFORMAT);
+        size_t box[4], ys[NY * NX], xs[NY * NX];
+        assert_int_equal(raster_region_bbox(v, &three, 1, box),
+                         RASTER_EFORMAT);
+        assert_int_equal(raster_region_cells(v, &three, 1, ys, xs),
+                         RASTER_EFORMAT);
+        /* region 3 alone, packed: its values in grid order */
+        RS(raster_region_size(v, &three, 1, RASTER_LAYOUT_PACKED, &n));
+        RS(raster_region_read(v, &three, 1, os, oc, RASTER_LAYOUT_PACKED,
+                              buf));
+        for (size_t p = 0, k = 0; p < (size_t)T * Z; p++)
+            for (size_t c = 0; c < NY * NX; c++)
+                if (mask[c] == 3) {
+                    if (buf[k] != std_value(p * NY * NX + c))
+                        fail_msg("packed value %zu is %g, written %g", k,
+                                 buf[k], std_value(p * NY * NX + c));
+                    k++;
+                }
+        free(buf);
+        RS(raster_close(f));
+    }
+    unlink(path);
+}
+
 static void test_newer_format(void **state)
 {
     (void)state;
@@ -2333,6 +2392,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_metadata),
         cmocka_unit_test(test_two_groups_one_placeholder),
         cmocka_unit_test(test_hyperslab_contradictions),
+        cmocka_unit_test(test_region_reads_shifted_run),
         cmocka_unit_test(test_newer_format),
         cmocka_unit_test(test_alloc_failures_read),
         cmocka_unit_test(test_alloc_failures_write),
