@@ -355,6 +355,35 @@ int regions_runs(raster_var *v, size_t r, const region_run **runs, size_t *n)
  * of int. */
 #define MASK_BLOCK_BYTES ((size_t)4 << 20)
 
+int regions_mask_var(const raster_var *v, int *varid)
+{
+    int nd, dims[2];
+    size_t my = 0, mx = 0;
+    RETURN_ERROR_IF(nc_inq_varid(v->grpid, "mask", varid) != NC_NOERR ||
+                    nc_inq_varndims(v->grpid, *varid, &nd) != NC_NOERR ||
+                    nd != 2 ||
+                    nc_inq_vardimid(v->grpid, *varid, dims) != NC_NOERR ||
+                    nc_inq_dimlen(v->grpid, dims[0], &my) != NC_NOERR ||
+                    nc_inq_dimlen(v->grpid, dims[1], &mx) != NC_NOERR ||
+                    my != v->ny || mx != v->nx, RASTER_EFORMAT,
+                    "%s: no stored mask of its %zu x %zu grid", v->name,
+                    v->ny, v->nx);
+    return RASTER_OK;
+}
+
+int regions_mask_rows(const raster_var *v, int varid, size_t y0, size_t ny,
+                      size_t x0, size_t nx, int *buf)
+{
+    size_t start[2] = {y0, x0}, count[2] = {ny, nx};
+    int st = nc_get_vara_int(v->grpid, varid, start, count, buf);
+    /* a value out of int's range is a damaged mask */
+    RETURN_NC_ERROR_IF(st != NC_NOERR, st == NC_ERANGE ? RASTER_EFORMAT
+                                                        : RASTER_ENETCDF,
+                       st, "%s: reading its stored mask: %s", v->name,
+                       nc_strerror(st));
+    return RASTER_OK;
+}
+
 int regions_check_mask(raster_var *v, size_t r)
 {
     region_info *ri = &v->regions[r];
@@ -362,19 +391,11 @@ int regions_check_mask(raster_var *v, size_t r)
         return RASTER_OK;
     const region_run *runs;
     size_t n;
-    int rc = regions_runs(v, r, &runs, &n), varid, nd, dims[2], st;
+    int rc = regions_runs(v, r, &runs, &n), varid;
     if (rc)
         return rc;
-    size_t my = 0, mx = 0;
-    RETURN_ERROR_IF(nc_inq_varid(v->grpid, "mask", &varid) != NC_NOERR ||
-                    nc_inq_varndims(v->grpid, varid, &nd) != NC_NOERR ||
-                    nd != 2 ||
-                    nc_inq_vardimid(v->grpid, varid, dims) != NC_NOERR ||
-                    nc_inq_dimlen(v->grpid, dims[0], &my) != NC_NOERR ||
-                    nc_inq_dimlen(v->grpid, dims[1], &mx) != NC_NOERR ||
-                    my != v->ny || mx != v->nx, RASTER_EFORMAT,
-                    "%s: no stored mask of its %zu x %zu grid", v->name,
-                    v->ny, v->nx);
+    if ((rc = regions_mask_var(v, &varid)) != RASTER_OK)
+        return rc;
     /* the mask over the region's box, a block of rows at a time */
     size_t x0 = ri->box[1], bw = ri->box[3] - ri->box[1];
     size_t rows = MASK_BLOCK_BYTES / (bw * sizeof(int));
@@ -386,15 +407,8 @@ int regions_check_mask(raster_var *v, size_t r)
     for (size_t y0 = ri->box[0]; y0 < ri->box[2] && rc == RASTER_OK;
          y0 += rows) {
         size_t y1 = y0 + rows < ri->box[2] ? y0 + rows : ri->box[2];
-        size_t start[2] = {y0, x0}, count[2] = {y1 - y0, bw};
-        if ((st = nc_get_vara_int(v->grpid, varid, start, count, m)) !=
-            NC_NOERR) {
-            rc = raster_fail_nc(st == NC_ERANGE ? RASTER_EFORMAT
-                                                : RASTER_ENETCDF, st,
-                                "%s: reading its stored mask: %s", v->name,
-                                nc_strerror(st));
+        if ((rc = regions_mask_rows(v, varid, y0, y1 - y0, x0, bw, m)))
             break;
-        }
         for (; k < n && runs[k].y < y1 && rc == RASTER_OK; k++) {
             const int *row = m + (runs[k].y - y0) * bw + (runs[k].x - x0);
             for (size_t i = 0; i < runs[k].len; i++)

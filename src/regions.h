@@ -35,6 +35,14 @@ long regions_pos(const raster_var *v, int32_t id);
 int regions_runs(raster_var *v, size_t r, const region_run **runs,
                  size_t *n);
 
+/* The stored mask's varid, checked to be 2-D over v's grid. */
+int regions_mask_var(const raster_var *v, int *varid);
+
+/* Rows [y0, y0+ny) x columns [x0, x0+nx) of the stored mask into buf
+ * (ny * nx ints); RASTER_EFORMAT for a value out of int's range. */
+int regions_mask_rows(const raster_var *v, int varid, size_t y0, size_t ny,
+                      size_t x0, size_t nx, int *buf);
+
 /* Checks, once, that every loaded run of region r lies on cells the
  * stored mask gives to r. Each region's runs are checked alone as they
  * load (in the grid, in order, covering its store cells once), but only

@@ -11,6 +11,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "regions.h"
 
 #define TILE_UNSET UINT32_MAX
 #define TILE_MIXED (UINT32_MAX - 1)
@@ -249,22 +250,14 @@ static int fill_shares(raster_var *v, struct tile_index *t,
 
 static int load(raster_var *v)
 {
-    int nd = v->ndims, maskvar, mdims;
+    int nd = v->ndims, maskvar;
     size_t th = v->chunk[nd - 2], tw = v->chunk[nd - 1];
     RETURN_ERROR_IF(th == 0 || tw == 0 || th > v->ny || tw > v->nx,
                     RASTER_EFORMAT, "%s: tile %zu x %zu does not fit its "
                     "%zu x %zu grid", v->name, th, tw, v->ny, v->nx);
-    int mdim[2];
-    size_t my = 0, mx = 0;
-    RETURN_ERROR_IF(nc_inq_varid(v->grpid, "mask", &maskvar) != NC_NOERR ||
-                    nc_inq_varndims(v->grpid, maskvar, &mdims) != NC_NOERR ||
-                    mdims != 2 ||
-                    nc_inq_vardimid(v->grpid, maskvar, mdim) != NC_NOERR ||
-                    nc_inq_dimlen(v->grpid, mdim[0], &my) != NC_NOERR ||
-                    nc_inq_dimlen(v->grpid, mdim[1], &mx) != NC_NOERR ||
-                    my != v->ny || mx != v->nx, RASTER_EFORMAT,
-                    "%s: no stored mask of its %zu x %zu grid", v->name,
-                    v->ny, v->nx);
+    int rc = regions_mask_var(v, &maskvar);
+    if (rc)
+        return rc;
     struct tile_index *t = raster_calloc(1, sizeof *t);
     RETURN_ERROR_IF(!t, RASTER_ENOMEM, "out of memory indexing %s", v->name);
     v->tiles = t;
@@ -280,7 +273,6 @@ static int load(raster_var *v)
     size_t *counts = raster_calloc(v->nregions ? v->nregions : 1,
                                    sizeof *counts);
     long long *rows = NULL;
-    int rc = RASTER_OK;
     if (!t->kind || !t->off || !t->nshare || !counts)
         rc = raster_fail(RASTER_ENOMEM, "out of memory indexing %s", v->name);
     else
@@ -484,16 +476,9 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
          tb += block) {
         size_t yb = tb * t->th, te = tb + block < ty_end ? tb + block : ty_end;
         size_t ye = te * t->th < v->ny ? te * t->th : v->ny;
-        size_t ms[2] = {yb, bx0}, mc[2] = {ye - yb, bw};
-        int st = nc_get_vara_int(v->grpid, t->maskvar, ms, mc, band);
-        if (st != NC_NOERR) {
-            rc = raster_fail_nc(st == NC_ERANGE ? RASTER_EFORMAT
-                                                : RASTER_ENETCDF, st,
-                                "%s: reading its stored mask: %s", v->name,
-                                nc_strerror(st));
-            break;
-        }
-        rc = tile_rows(v, &s, tb, te, bx0, bw, tx0, tx1, band, used);
+        rc = regions_mask_rows(v, t->maskvar, yb, ye - yb, bx0, bw, band);
+        if (rc == RASTER_OK)
+            rc = tile_rows(v, &s, tb, te, bx0, bw, tx0, tx1, band, used);
     }
     raster_free(band);
     raster_free(used);
