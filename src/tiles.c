@@ -248,6 +248,41 @@ static int fill_shares(raster_var *v, struct tile_index *t,
     return RASTER_OK;
 }
 
+/* The tile shape comes from raster_chunk, which nothing else in the
+ * `chunks` table pins down: a damaged width dividing the true one fits
+ * every row of a file without mixed tiles. So the runs of one region with
+ * pure cells (the one with the fewest runs) must start where this index
+ * puts their first cells. */
+static int check_tile(raster_var *v, const struct tile_index *t)
+{
+    size_t best = SIZE_MAX;
+    for (size_t r = 0; r < v->nregions; r++)
+        if (v->regions[r].pure_cells > 0 &&
+            (best == SIZE_MAX ||
+             v->regions[r].run_rows < v->regions[best].run_rows))
+            best = r;
+    if (best == SIZE_MAX)
+        return RASTER_OK; /* all mixed: their rows pin the tile down */
+    const region_run *runs;
+    size_t n;
+    int rc = regions_runs(v, best, &runs, &n);
+    for (size_t i = 0; i < n && rc == RASTER_OK; i++) {
+        const region_run *u = &runs[i];
+        if (u->store != best)
+            continue;
+        size_t ty = u->y / t->th, tx = u->x / t->tw, k = ty * t->ntx + tx;
+        size_t w = v->nx - tx * t->tw < t->tw ? v->nx - tx * t->tw : t->tw;
+        if (t->kind[k] != best ||
+            t->off[k] + (u->y - ty * t->th) * w + (u->x - tx * t->tw) !=
+                u->off)
+            rc = bad_table(v, "region %d's cell (%u, %u) is not where its "
+                           "chunks and the %zu x %zu tile put it",
+                           (int)v->regions[best].id, u->y, u->x, t->th,
+                           t->tw);
+    }
+    return rc;
+}
+
 static int load(raster_var *v)
 {
     int nd = v->ndims, maskvar;
@@ -285,6 +320,8 @@ static int load(raster_var *v)
     }
     if (rc == RASTER_OK)
         rc = fill_shares(v, t, rows, n, counts);
+    if (rc == RASTER_OK)
+        rc = check_tile(v, t);
     raster_free(rows);
     raster_free(counts);
     if (rc)
