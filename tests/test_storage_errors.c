@@ -1988,6 +1988,15 @@ static void test_corrupt_metadata(void **state)
     unlink(path);
 }
 
+/* The standard file damaged by fn, opened read-only; the caller closes. */
+static void open_corrupt_read(const char *path, int unlim, corrupt_fn fn,
+                              raster_file **f, raster_var **v)
+{
+    make_corrupt_file(path, unlim, fn);
+    RS(raster_open(path, RASTER_READ, f));
+    RS(raster_var_find(*f, "v", v));
+}
+
 /* Stored mask cell (y, x) set to `id`. */
 static void set_mask_cell(int g, size_t y, size_t x, int id)
 {
@@ -2030,11 +2039,9 @@ static void test_hyperslab_contradictions(void **state)
     tmpdir_path(path, sizeof path, "contra.nc");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (int unlim = 0; unlim < 2; unlim++) {
-            make_corrupt_file(path, unlim, cases[i].fn);
             raster_file *f;
             raster_var *v;
-            RS(raster_open(path, RASTER_READ, &f));
-            RS(raster_var_find(f, "v", &v));
+            open_corrupt_read(path, unlim, cases[i].fn, &f, &v);
             size_t shape[4], start[4] = {0};
             RS(raster_var_dims(v, NULL, shape, NULL));
             float *buf = malloc(sizeof(float) * T * Z * NY * NX);
@@ -2074,11 +2081,9 @@ static void test_region_reads_shifted_run(void **state)
     int32_t mask[NY * NX];
     std_mask(mask);
     for (int unlim = 0; unlim < 2; unlim++) {
-        make_corrupt_file(path, unlim, c_runs_shifted);
         raster_file *f;
         raster_var *v;
-        RS(raster_open(path, RASTER_READ, &f));
-        RS(raster_var_find(f, "v", &v));
+        open_corrupt_read(path, unlim, c_runs_shifted, &f, &v);
         size_t os[2] = {0, 0}, oc[2] = {T, Z}, n;
         int32_t three = 3, both[2] = {3, 6};
         float *buf = malloc(sizeof(float) * T * Z * NY * NX);
