@@ -811,31 +811,66 @@ static int lookup_chunks(xfer *x, const span *spans, size_t nspans,
     return RASTER_OK;
 }
 
-/* 1 when the request looks cached: a non-blocking read (RWF_NOWAIT) of
- * the start of its largest direct span succeeds. Then announcing the
- * request to the kernel would only cost system calls. */
-static int cached(xfer *x, const span *spans, size_t nspans)
+/* 1 when the page at byte `off` is in the page cache: a non-blocking
+ * read (RWF_NOWAIT) of it succeeds. */
+static int page_cached(const xfer *x, off_t off)
 {
-    raster_var *v = x->v;
-    const span *big = NULL;
-    for (size_t i = 0; i < nspans; i++)
-        if (v->addr[spans[i].store].ok && v->addr[spans[i].store].base >= 0 &&
-            (!big || spans[i].hi - spans[i].lo > big->hi - big->lo))
-            big = &spans[i];
-    if (!big || v->file->fd < 0 ||
-        (size_t)(big->hi - big->lo) * v->elem < ANNOUNCE_BYTES)
-        return 1; /* nothing would be announced anyway */
-    const store_addr *a = &v->addr[big->store];
-    off_t off = store_offset(x, a, v->store_cells[big->store], 0, big->lo);
-    if (off < 0)
-        return 0;
 #ifdef RWF_NOWAIT
     struct iovec iov = {x->junk, GAP_BYTES};
-    return preadv2(v->file->fd, &iov, 1, off, RWF_NOWAIT) ==
-           (ssize_t)GAP_BYTES;
+    return off >= 0 && preadv2(x->v->file->fd, &iov, 1, off, RWF_NOWAIT) ==
+                           (ssize_t)GAP_BYTES;
 #else
+    (void)x, (void)off;
     return 0;
 #endif
+}
+
+/* 1 when span s would be announced (a large span on the fast path) */
+static int announced(const raster_var *v, const span *s)
+{
+    return v->addr[s->store].ok && v->addr[s->store].base >= 0 &&
+           (size_t)(s->hi - s->lo) * v->elem >= ANNOUNCE_BYTES;
+}
+
+/* 1 when the request looks cached: the first bytes of the first, middle
+ * and last large direct spans, in the box's first and last planes, are
+ * all in the page cache. Then announcing the request to the kernel would
+ * only cost system calls. Several probes, because the kernel's read-ahead
+ * of HDF5's chunk index (which lies among the chunks) can bring one span's
+ * start in while the rest is on disk. */
+static int cached(xfer *x, const span *spans, size_t nspans,
+                  const size_t *ostart, const size_t *ocount,
+                  const ptrdiff_t *ostride)
+{
+    raster_var *v = x->v;
+    size_t n = 0, big[3], nbig = 0;
+    for (size_t i = 0; i < nspans; i++)
+        n += announced(v, &spans[i]);
+    if (n == 0 || v->file->fd < 0)
+        return 1; /* nothing would be announced anyway */
+    for (size_t i = 0, k = 0; i < nspans; i++) {
+        if (!announced(v, &spans[i]))
+            continue;
+        if (k == 0 || k == n / 2 || k == n - 1)
+            big[nbig++] = i;
+        k++;
+    }
+    int no = var_nouter(v);
+    size_t flat[2] = {0, 0};
+    for (int d = 0; d < no; d++) {
+        size_t step = ostride ? (size_t)ostride[d] : 1;
+        flat[0] = flat[0] * x->full[d] + ostart[d];
+        flat[1] = flat[1] * x->full[d] + ostart[d] + (ocount[d] - 1) * step;
+    }
+    for (size_t k = 0; k < nbig; k++)
+        for (int e = 0; e < 2; e++) {
+            const span *s = &spans[big[k]];
+            const store_addr *a = &v->addr[s->store];
+            if (!page_cached(x, store_offset(x, a, v->store_cells[s->store],
+                                             flat[e], s->lo)))
+                return 0;
+        }
+    return 1;
 }
 
 /* Faults in every page of the read's output, keeping its bytes (the
@@ -1139,7 +1174,7 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
      * span of every plane (POSIX_FADV_WILLNEED), so that from disk the
      * kernel reads the whole request ahead in large requests while the
      * second walk copies (in the page cache this costs next to nothing). */
-    int first = write || cached(&x, spans, nspans) ? 1 : 0;
+    int first = write || cached(&x, spans, nspans, ostart, ocount, ostride) ? 1 : 0;
     if (first == 0) { /* from disk: announce, then fault the output in */
         rc = walk_box(&x, spans, nspans, ostart, ocount, ostride, batch,
                       batched, 0, write);

@@ -482,14 +482,19 @@ static void *writer(void *arg)
     return NULL;
 }
 
-/* Steps t to the next chunk: the outer chunks of the box innermost
- * (odometer), then the cell chunks of the store. HDF5 places each chunk
- * at the end of the file as it is first written, so a write of many
- * records lays one cell chunk's records side by side: a region's share of
- * a store is then one long stretch of the file across those records,
- * which a cold read takes in one sequential stream. 0 when the store is
- * done. */
-static int next_task(const dwrite *w, dtask *t)
+/* A stretch of the write order: the whole chunks w->cks[a, b) of store d. */
+typedef struct dleg {
+    const dstore *d;
+    size_t a, b;
+} dleg;
+
+/* Steps t to the next chunk of its leg: the outer chunks of the box
+ * innermost (odometer), then the cell chunks. HDF5 places each chunk at
+ * the end of the file as it is first written, so a write of many records
+ * lays one cell chunk's records side by side: a region's share of a store
+ * is then one long stretch of the file across those records, which a
+ * cold read takes in one sequential stream. 0 when the leg is done. */
+static int next_task(const dwrite *w, const dleg *g, dtask *t)
 {
     const dstore *d = t->d;
     int no = var_nouter(w->v);
@@ -499,15 +504,54 @@ static int next_task(const dwrite *w, dtask *t)
             return 1;
         t->kc[i] = w->ostart[i] / d->ck[i];
     }
-    return ++t->c < w->cks + d->c1;
+    return ++t->c < w->cks + g->b;
 }
 
-static void first_task(const dwrite *w, const dstore *d, dtask *t)
+static void first_task(const dwrite *w, const dleg *g, dtask *t)
 {
-    t->d = d;
-    t->c = w->cks + d->c0;
+    t->d = g->d;
+    t->c = w->cks + g->a;
     for (int i = 0; i < var_nouter(w->v); i++)
-        t->kc[i] = w->ostart[i] / d->ck[i];
+        t->kc[i] = w->ostart[i] / g->d->ck[i];
+}
+
+/* The order of the whole chunks: region by region, its pure store, then
+ * the mixed store's chunks up to the one holding the end of its mixed run
+ * (those not written yet). A region's pure store then lies between the
+ * mixed chunks that hold its mixed run, so that its cells of all records
+ * are one stretch of the file instead of two far apart. *legs: at most
+ * 2 * nst + 1 of them (caller frees). */
+static int plan_legs(const dwrite *w, dleg **legs, size_t *n)
+{
+    const raster_var *v = w->v;
+    *n = 0;
+    *legs = raster_reallocarray(NULL, 2 * w->nst + 1, sizeof **legs);
+    RETURN_ERROR_IF(!*legs, RASTER_ENOMEM, "out of memory writing %s",
+                    v->name);
+    const dstore *m = store_of(w, (uint32_t)v->nregions);
+    if (m && (m->did < 0 || m->c1 == m->c0))
+        m = NULL;
+    size_t pos = m ? m->c0 : 0, ckc = m ? (size_t)m->ck[var_nouter(v)] : 1;
+    for (size_t k = 0; k < w->nst; k++) { /* stores ascend: pure ones first */
+        const dstore *d = &w->st[k];
+        if (d == m)
+            continue;
+        if (d->did >= 0 && d->c1 > d->c0)
+            (*legs)[(*n)++] = (dleg){d, d->c0, d->c1};
+        if (!m || d->store >= v->nregions ||
+            v->regions[d->store].mixed_cells == 0)
+            continue;
+        const region_info *r = &v->regions[d->store];
+        size_t last = (r->mixed_off + r->mixed_cells - 1) / ckc, q = pos;
+        while (q < m->c1 && w->cks[q].cell <= last)
+            q++;
+        if (q > pos)
+            (*legs)[(*n)++] = (dleg){m, pos, q};
+        pos = q;
+    }
+    if (m && pos < m->c1)
+        (*legs)[(*n)++] = (dleg){m, pos, m->c1};
+    return RASTER_OK;
 }
 
 static void slot_set(const dwrite *w, const dtask *t, slot *s)
@@ -521,21 +565,19 @@ static void slot_set(const dwrite *w, const dtask *t, slot *s)
 }
 
 /* Every whole chunk, gathered and written on this thread. */
-static int run_serial(const dwrite *w, slot *s)
+static int run_serial(const dwrite *w, const dleg *legs, size_t nlegs,
+                      slot *s)
 {
-    for (size_t k = 0; k < w->nst; k++) {
-        const dstore *d = &w->st[k];
-        if (d->did < 0 || d->c1 == d->c0)
-            continue;
+    for (size_t k = 0; k < nlegs; k++) {
         dtask t;
-        first_task(w, d, &t);
+        first_task(w, &legs[k], &t);
         do {
             gather(w, &t, s->buf);
             slot_set(w, &t, s);
             int rc = write_slot(s, w->v->name);
             if (rc)
                 return rc;
-        } while (next_task(w, &t));
+        } while (next_task(w, &legs[k], &t));
     }
     return RASTER_OK;
 }
@@ -564,7 +606,8 @@ static int hand_over(const dwrite *w, dpipe *p, const dtask *t, int *i)
 
 /* Every whole chunk: gathered here, written by a writer thread. -1 when
  * the thread cannot start (nothing written then). */
-static int run_piped(const dwrite *w, slot *slots)
+static int run_piped(const dwrite *w, const dleg *legs, size_t nlegs,
+                     slot *slots)
 {
     dpipe p = {.mu = PTHREAD_MUTEX_INITIALIZER,
                .cv = PTHREAD_COND_INITIALIZER, .rc = RASTER_OK,
@@ -575,15 +618,12 @@ static int run_piped(const dwrite *w, slot *slots)
     if (pthread_create(&tid, NULL, writer, &p) != 0)
         return -1;
     int i = 0, going = 1;
-    for (size_t k = 0; k < w->nst && going; k++) {
-        const dstore *d = &w->st[k];
-        if (d->did < 0 || d->c1 == d->c0)
-            continue;
+    for (size_t k = 0; k < nlegs && going; k++) {
         dtask t;
-        first_task(w, d, &t);
+        first_task(w, &legs[k], &t);
         do
             going = hand_over(w, &p, &t, &i);
-        while (going && next_task(w, &t));
+        while (going && next_task(w, &legs[k], &t));
     }
     pthread_mutex_lock(&p.mu);
     p.done = 1;
@@ -607,6 +647,10 @@ static int write_whole(const dwrite *w, int threads)
     for (size_t k = 0; k < w->nst; k++)
         if (w->st[k].did >= 0 && w->st[k].c1 > w->st[k].c0)
             bytes = w->st[k].bytes > bytes ? w->st[k].bytes : bytes;
+    dleg *legs;
+    size_t nlegs;
+    if ((rc = plan_legs(w, &legs, &nlegs)) != RASTER_OK)
+        return rc;
     slot slots[2] = {{0}};
     int nslots = threads > 1 ? 2 : 1;
     rc = -1;
@@ -615,11 +659,12 @@ static int write_whole(const dwrite *w, int threads)
             rc = raster_fail(RASTER_ENOMEM, "out of memory writing %s",
                              w->v->name);
     if (rc == -1 && nslots == 2)
-        rc = run_piped(w, slots);
+        rc = run_piped(w, legs, nlegs, slots);
     if (rc == -1) /* one thread asked for, or no thread to be had */
-        rc = run_serial(w, &slots[0]);
+        rc = run_serial(w, legs, nlegs, &slots[0]);
     for (int i = 0; i < nslots; i++)
         raster_free(slots[i].buf);
+    raster_free(legs);
     return rc;
 }
 

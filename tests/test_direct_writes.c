@@ -362,6 +362,108 @@ static void test_direct_records_side_by_side(void **state)
     RS(raster_set_threads(0));
 }
 
+/* Chunks of dataset `path` in file fid: their addresses, sizes and cell
+ * offsets (the last coordinate); returns how many. */
+static size_t chunks_of(hid_t fid, const char *path, haddr_t *addr,
+                        hsize_t *size, hsize_t *cell, size_t cap)
+{
+    hid_t did = H5Dopen2(fid, path, H5P_DEFAULT);
+    assert_true(did >= 0);
+    hid_t space = H5Dget_space(did);
+    hsize_t n;
+    assert_true(H5Dget_num_chunks(did, space, &n) >= 0);
+    assert_true(n <= cap);
+    for (hsize_t i = 0; i < n; i++) {
+        hsize_t off[3];
+        unsigned mask;
+        assert_true(H5Dget_chunk_info(did, space, i, off, &mask, &addr[i],
+                                      &size[i]) >= 0);
+        cell[i] = off[2];
+    }
+    H5Sclose(space);
+    H5Dclose(did);
+    return (size_t)n;
+}
+
+static unsigned long long att_u64(hid_t fid, const char *group,
+                                  const char *name)
+{
+    unsigned long long v = 0;
+    hid_t aid = H5Aopen_by_name(fid, group, name, H5P_DEFAULT, H5P_DEFAULT);
+    assert_true(aid >= 0);
+    assert_true(H5Aread(aid, H5T_NATIVE_ULLONG, &v) >= 0);
+    H5Aclose(aid);
+    return v;
+}
+
+/* A region's pure store lies between the mixed-store chunks that hold its
+ * mixed run (direct.c writes them region by region): the stretch of the
+ * file from the first to the last of those chunks holds no chunk of
+ * another region's pure store. */
+static void test_direct_region_stretch(void **state)
+{
+    (void)state;
+    pair p;
+    pair_create(&p, "stretch");
+    size_t s[4] = {0, 0, 0, 0}, c[4] = {3, NZ, NY, NX};
+    assert_true(put_both(&p, 9, s, c) > 0);
+    RS(raster_close(p.rf));
+    NC(nc_close(p.pid));
+
+    enum { CAP = 8192 };
+    static haddr_t addr[CAP], oaddr[CAP];
+    static hsize_t size[CAP], cell[CAP], osize[CAP], ocell[CAP];
+    hid_t fid = H5Fopen(p.rpath, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(fid >= 0);
+    hid_t mdid = H5Dopen2(fid, "/raster_v/Mixed_Chunks/data", H5P_DEFAULT);
+    assert_true(mdid >= 0);
+    hid_t dcpl = H5Dget_create_plist(mdid);
+    hsize_t ck[3];
+    assert_int_equal(H5Pget_chunk(dcpl, 3, ck), 3);
+    H5Pclose(dcpl);
+    H5Dclose(mdid);
+    assert_true(ck[2] * sizeof(double) >= ((size_t)256 << 10)); /* direct */
+    unsigned long long moff = att_u64(fid, "/raster_v/region_2",
+                                      "mixed_offset");
+    unsigned long long mcells = att_u64(fid, "/raster_v/region_2",
+                                        "mixed_cells");
+    assert_true(mcells > 0);
+    /* the stretch: region 2's pure chunks and the mixed chunks of its run */
+    haddr_t lo = HADDR_UNDEF, hi = 0;
+    size_t n = chunks_of(fid, "/raster_v/region_2/data", addr, size, cell,
+                         CAP);
+    size_t m = chunks_of(fid, "/raster_v/Mixed_Chunks/data", oaddr, osize,
+                         ocell, CAP);
+    assert_true(n > 0 && m > 0);
+    for (size_t i = 0; i < n + m; i++) {
+        int mixed = i >= n;
+        haddr_t a = mixed ? oaddr[i - n] : addr[i];
+        hsize_t sz = mixed ? osize[i - n] : size[i], c0 = mixed ? ocell[i - n] : 0;
+        if (mixed && (c0 + ck[2] <= moff || c0 >= moff + mcells))
+            continue; /* holds none of region 2's run */
+        lo = a < lo ? a : lo;
+        hi = a + sz > hi ? a + sz : hi;
+    }
+    static const char *const others[] = {"/raster_v/region_1/data",
+                                         "/raster_v/region_4/data"};
+    for (int k = 0; k < 2; k++) {
+        size_t no = chunks_of(fid, others[k], addr, size, cell, CAP);
+        assert_true(no > 0);
+        for (size_t i = 0; i < no; i++)
+            if (addr[i] >= lo && addr[i] < hi)
+                fail_msg("a chunk of %s at %llu lies in region 2's stretch "
+                         "[%llu, %llu)", others[k],
+                         (unsigned long long)addr[i], (unsigned long long)lo,
+                         (unsigned long long)hi);
+    }
+    H5Fclose(fid);
+    reopen_compared(&p);
+    RS(raster_close(p.rf));
+    NC(nc_close(p.pid));
+    unlink(p.rpath);
+    unlink(p.ppath);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -376,6 +478,7 @@ int main(void)
         cmocka_unit_test(test_direct_alloc_failures),
         cmocka_unit_test(test_direct_file_limit),
         cmocka_unit_test(test_direct_records_side_by_side),
+        cmocka_unit_test(test_direct_region_stretch),
     };
     return cmocka_run_group_tests(tests, setup, tmpdir_remove);
 }
