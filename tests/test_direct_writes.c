@@ -296,6 +296,27 @@ static void test_direct_file_limit(void **state)
                                   write_past_limit, &threads), 0);
 }
 
+/* Both files created, three whole records of values `tag` written (they
+ * go direct), both closed. */
+static void three_records(pair *p, const char *name, int tag)
+{
+    pair_create(p, name);
+    size_t s[4] = {0, 0, 0, 0}, c[4] = {3, NZ, NY, NX};
+    assert_true(put_both(p, tag, s, c) > 0);
+    RS(raster_close(p->rf));
+    NC(nc_close(p->pid));
+}
+
+/* Reopens both files, compares them, closes and removes them. */
+static void compared_and_removed(pair *p)
+{
+    reopen_compared(p);
+    RS(raster_close(p->rf));
+    NC(nc_close(p->pid));
+    unlink(p->rpath);
+    unlink(p->ppath);
+}
+
 /* Records written in one call lie side by side in each store: chunk
  * (t, z, c) of a store is followed in the file by chunk (t, z+1, c), so
  * that a region read from disk streams each cell chunk's records. Then
@@ -306,11 +327,7 @@ static void test_direct_records_side_by_side(void **state)
     (void)state;
     RS(raster_set_threads(2));
     pair p;
-    pair_create(&p, "sidebyside");
-    size_t s[4] = {0, 0, 0, 0}, c[4] = {3, NZ, NY, NX};
-    assert_true(put_both(&p, 8, s, c) > 0);
-    RS(raster_close(p.rf));
-    NC(nc_close(p.pid));
+    three_records(&p, "sidebyside", 8);
 
     hid_t fid = H5Fopen(p.rpath, H5F_ACC_RDONLY, H5P_DEFAULT);
     assert_true(fid >= 0);
@@ -354,11 +371,7 @@ static void test_direct_records_side_by_side(void **state)
     assert_true(fd >= 0);
     assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
     close(fd);
-    reopen_compared(&p);
-    RS(raster_close(p.rf));
-    NC(nc_close(p.pid));
-    unlink(p.rpath);
-    unlink(p.ppath);
+    compared_and_removed(&p);
     RS(raster_set_threads(0));
 }
 
@@ -404,11 +417,7 @@ static void test_direct_region_stretch(void **state)
 {
     (void)state;
     pair p;
-    pair_create(&p, "stretch");
-    size_t s[4] = {0, 0, 0, 0}, c[4] = {3, NZ, NY, NX};
-    assert_true(put_both(&p, 9, s, c) > 0);
-    RS(raster_close(p.rf));
-    NC(nc_close(p.pid));
+    three_records(&p, "stretch", 9);
 
     enum { CAP = 8192 };
     static haddr_t addr[CAP], oaddr[CAP];
@@ -457,11 +466,7 @@ static void test_direct_region_stretch(void **state)
                          (unsigned long long)hi);
     }
     H5Fclose(fid);
-    reopen_compared(&p);
-    RS(raster_close(p.rf));
-    NC(nc_close(p.pid));
-    unlink(p.rpath);
-    unlink(p.ppath);
+    compared_and_removed(&p);
 }
 
 static int setup(void **state)
