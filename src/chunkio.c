@@ -479,6 +479,13 @@ static int read_staged(xfer *x, const span *s, size_t plane, off_t off)
     return RASTER_OK;
 }
 
+/* 1 when span s would be announced (a large span on the fast path) */
+static int announced(const raster_var *v, const span *s)
+{
+    return v->addr[s->store].ok && v->addr[s->store].base >= 0 &&
+           (size_t)(s->hi - s->lo) * v->elem >= ANNOUNCE_BYTES;
+}
+
 /* Notes span s of planes flat.. flat+nb-1 in x->ann for announce_all,
  * when it is large enough for read-ahead to matter (announced at once
  * when the list cannot grow). */
@@ -487,7 +494,7 @@ static void announce(xfer *x, const span *s, size_t flat, size_t nb)
     raster_var *v = x->v;
     const store_addr *a = &v->addr[s->store];
     size_t bytes = (size_t)(s->hi - s->lo) * v->elem;
-    if (a->base < 0 || bytes < ANNOUNCE_BYTES)
+    if (!announced(v, s))
         return;
     for (size_t b = 0; b < nb; b++) {
         off_t off = store_offset(x, a, v->store_cells[s->store], flat + b,
@@ -823,13 +830,6 @@ static int page_cached(const xfer *x, off_t off)
     (void)x, (void)off;
     return 0;
 #endif
-}
-
-/* 1 when span s would be announced (a large span on the fast path) */
-static int announced(const raster_var *v, const span *s)
-{
-    return v->addr[s->store].ok && v->addr[s->store].base >= 0 &&
-           (size_t)(s->hi - s->lo) * v->elem >= ANNOUNCE_BYTES;
 }
 
 /* 1 when the request looks cached: the first bytes of the first, middle
@@ -1174,7 +1174,8 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
      * span of every plane (POSIX_FADV_WILLNEED), so that from disk the
      * kernel reads the whole request ahead in large requests while the
      * second walk copies (in the page cache this costs next to nothing). */
-    int first = write || cached(&x, spans, nspans, ostart, ocount, ostride) ? 1 : 0;
+    int first =
+        write || cached(&x, spans, nspans, ostart, ocount, ostride) ? 1 : 0;
     if (first == 0) { /* from disk: announce, then fault the output in */
         rc = walk_box(&x, spans, nspans, ostart, ocount, ostride, batch,
                       batched, 0, write);
