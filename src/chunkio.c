@@ -186,18 +186,27 @@ int64_t chunkio_file_h5(raster_file *f)
     return fid;
 }
 
-int64_t chunkio_store_h5(raster_var *v, size_t s)
+int64_t chunkio_dataset_h5(raster_file *f, int grpid, const char *name)
 {
-    hid_t fid = (hid_t)chunkio_file_h5(v->file);
+    hid_t fid = (hid_t)chunkio_file_h5(f);
     size_t len;
     char path[4096];
-    if (fid < 0 || v->store_var[s] < 0 ||
-        nc_inq_grpname_full(v->store_grp[s], &len, NULL) != NC_NOERR ||
-        len + 6 > sizeof path ||
-        nc_inq_grpname_full(v->store_grp[s], &len, path) != NC_NOERR)
+    if (fid < 0 || nc_inq_grpname_full(grpid, &len, NULL) != NC_NOERR ||
+        len + strlen(name) + 2 > sizeof path ||
+        nc_inq_grpname_full(grpid, &len, path) != NC_NOERR)
         return -1;
-    strcat(path, "/data"); /* the store variable (meta.c, define_store) */
+    if (len > 1) /* the root group's full name is "/" */
+        strcat(path, "/");
+    strcat(path, name);
     return H5Dopen2(fid, path, H5P_DEFAULT);
+}
+
+int64_t chunkio_store_h5(raster_var *v, size_t s)
+{
+    if (v->store_var[s] < 0)
+        return -1;
+    /* the store variable (meta.c, define_store) */
+    return chunkio_dataset_h5(v->file, v->store_grp[s], "data");
 }
 
 int chunkio_h5_plain(int64_t did, int64_t dcpl, size_t elem)
@@ -429,8 +438,8 @@ static off_t store_offset(const xfer *x, const store_addr *a, size_t cells,
 }
 
 /* pread of exactly `len` bytes at `off` (EINTR and short reads retried). */
-static int pread_all(int fd, unsigned char *buf, size_t len, off_t off,
-                     const char *name)
+int chunkio_pread_all(int fd, unsigned char *buf, size_t len, off_t off,
+                      const char *name)
 {
     while (len > 0) {
         ssize_t got = pread(fd, buf, len, off);
@@ -461,8 +470,10 @@ static int read_staged(xfer *x, const span *s, size_t plane, off_t off)
         if (p->soff > lo) /* skip a hole before the next piece */
             lo = p->soff;
         uint64_t hi = lo + cap < s->hi ? lo + cap : s->hi;
-        int rc = pread_all(v->file->fd, x->stage, (size_t)(hi - lo) * elem,
-                           off + (off_t)((lo - s->lo) * elem), v->name);
+        int rc = chunkio_pread_all(v->file->fd, x->stage,
+                                   (size_t)(hi - lo) * elem,
+                                   off + (off_t)((lo - s->lo) * elem),
+                                   v->name);
         if (rc)
             return rc;
         for (; i < s->p1 && x->pieces[i].soff < hi; i++) {

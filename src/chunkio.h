@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "var.h"
 
@@ -57,6 +58,15 @@ int64_t chunkio_file_h5(raster_file *f);
  * caller closes it. Errors are printed unless the caller has turned
  * HDF5's printing off. */
 int64_t chunkio_store_h5(raster_var *v, size_t s);
+
+/* Dataset `name` of netCDF group grpid (hid_t) through chunkio_file_h5,
+ * or -1; the caller closes it. */
+int64_t chunkio_dataset_h5(raster_file *f, int grpid, const char *name);
+
+/* pread of exactly len bytes at off (EINTR retried); RASTER_EIO naming
+ * `name` on an error or a file that ends early. */
+int chunkio_pread_all(int fd, unsigned char *buf, size_t len, off_t off,
+                      const char *name);
 
 /* 1 when dataset `did` (creation property list `dcpl`) holds plain bytes
  * raster can move itself: no filters, the native type of `elem` bytes. */

@@ -11,6 +11,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "maskio.h"
 #include "regions.h"
 
 #define TILE_UNSET UINT32_MAX
@@ -363,9 +364,11 @@ static size_t first_at(size_t a, size_t from, size_t step)
 }
 
 /* Pieces of pure tile k (region r) at rows [y0, y0+h) x cols [x0, x0+w)
- * of the grid, mask rows m (stride mw) checked for every served cell. */
+ * of the grid. m holds the tile's mask rows [my0, my1) (stride mw), and
+ * every served cell in them is checked. */
 static int pure_tile(raster_var *v, slab *s, size_t k, size_t y0, size_t h,
-                     size_t x0, size_t w, const int *m, size_t mw)
+                     size_t x0, size_t w, const int *m, size_t mw,
+                     size_t my0, size_t my1)
 {
     const struct tile_index *t = v->tiles;
     uint32_t r = t->kind[k];
@@ -374,9 +377,9 @@ static int pure_tile(raster_var *v, slab *s, size_t k, size_t y0, size_t h,
     size_t b = x0 + w < s->xend ? x0 + w : s->xend;
     for (size_t y = first_at(y0, s->ys, s->sy); y < y0 + h && y < s->yend;
          y += s->sy) {
-        const int *mrow = m + (y - y0) * mw;
+        const int *mrow = m + (y - my0) * mw;
         size_t i = (y - s->ys) / s->sy;
-        for (size_t x = a; x < b; x += s->sx)
+        for (size_t x = a; x < b && y >= my0 && y < my1; x += s->sx)
             if (mrow[x - x0] != id)
                 return raster_fail(RASTER_EFORMAT, "%s: grid cell (%zu, "
                                    "%zu) lies in region %d's chunk but the "
@@ -473,7 +476,51 @@ static int tile_rows(raster_var *v, slab *s, size_t tb, size_t te,
             const int *m = rows + (x0 - bx0);
             rc = t->kind[k] == TILE_MIXED
                      ? mixed_tile(v, s, k, y0, h, x0, w, m, bw, used)
-                     : pure_tile(v, s, k, y0, h, x0, w, m, bw);
+                     : pure_tile(v, s, k, y0, h, x0, w, m, bw, y0, y0 + h);
+        }
+    }
+    return rc;
+}
+
+/* Tile row ty from a mask read with pread (maskio.h): only the mask a
+ * tile needs (a mixed tile's whole, the first served row of a pure one,
+ * enough to tell a tile given to the wrong region), or the band of the
+ * tile row whole when that costs less. buf has room for the band. */
+static int tile_row_direct(raster_var *v, slab *s, size_t ty, size_t bx0,
+                           size_t bw, size_t tx0, size_t tx1, int *buf,
+                           uint64_t *used)
+{
+    const struct tile_index *t = v->tiles;
+    size_t y0 = ty * t->th, h = v->ny - y0 < t->th ? v->ny - y0 : t->th;
+    size_t yf = first_at(y0, s->ys, s->sy), each = 0;
+    if (yf >= y0 + h || yf >= s->yend)
+        return RASTER_OK; /* the stride steps over this tile row */
+    for (size_t tx = tx0; tx < tx1; tx++) {
+        size_t x0 = tx * t->tw, w = v->nx - x0 < t->tw ? v->nx - x0 : t->tw;
+        if (first_at(x0, s->xs, s->sx) < x0 + w)
+            each += maskio_cost(v, t->kind[ty * t->ntx + tx] == TILE_MIXED
+                                       ? h : 1, w);
+    }
+    int rc;
+    if (each >= maskio_cost(v, h, bw)) {
+        rc = maskio_rows(v, y0, h, bx0, bw, buf);
+        return rc ? rc : tile_rows(v, s, ty, ty + 1, bx0, bw, tx0, tx1, buf,
+                                   used);
+    }
+    rc = RASTER_OK;
+    for (size_t tx = tx0; tx < tx1 && rc == RASTER_OK; tx++) {
+        size_t x0 = tx * t->tw, w = v->nx - x0 < t->tw ? v->nx - x0 : t->tw;
+        if (first_at(x0, s->xs, s->sx) >= x0 + w)
+            continue;
+        size_t k = ty * t->ntx + tx;
+        if (t->kind[k] == TILE_MIXED) {
+            rc = maskio_rows(v, y0, h, x0, w, buf);
+            if (rc == RASTER_OK)
+                rc = mixed_tile(v, s, k, y0, h, x0, w, buf, w, used);
+        } else {
+            rc = maskio_rows(v, yf, 1, x0, w, buf);
+            if (rc == RASTER_OK)
+                rc = pure_tile(v, s, k, y0, h, x0, w, buf, w, yf, yf + 1);
         }
     }
     return rc;
@@ -499,9 +546,11 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
     size_t bx0 = tx0 * t->tw;
     size_t bx1 = tx1 * t->tw < v->nx ? tx1 * t->tw : v->nx, bw = bx1 - bx0;
     /* the mask of several tile rows per netCDF call (a call costs more
-     * than the 50 x 50 cells of a thin band's tile), up to MASK_BLOCK */
+     * than the 50 x 50 cells of a thin band's tile), up to MASK_BLOCK; one
+     * tile row at a time when read with pread */
     size_t ty_end = (s.yend - 1) / t->th + 1, per = t->th * bw;
-    size_t block = MASK_BLOCK / (per * sizeof(int));
+    int direct = maskio_usable(v);
+    size_t block = direct ? 1 : MASK_BLOCK / (per * sizeof(int));
     block = block < 1 ? 1 : block;
     int *band = raster_reallocarray(NULL, per * block, sizeof *band);
     uint64_t *used = raster_reallocarray(NULL, t->max_shares + 1,
@@ -513,6 +562,10 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
          tb += block) {
         size_t yb = tb * t->th, te = tb + block < ty_end ? tb + block : ty_end;
         size_t ye = te * t->th < v->ny ? te * t->th : v->ny;
+        if (direct) {
+            rc = tile_row_direct(v, &s, tb, bx0, bw, tx0, tx1, band, used);
+            continue;
+        }
         rc = regions_mask_rows(v, t->maskvar, yb, ye - yb, bx0, bw, band);
         if (rc == RASTER_OK)
             rc = tile_rows(v, &s, tb, te, bx0, bw, tx0, tx1, band, used);

@@ -86,6 +86,11 @@ struct raster_var {
     store_addr *addr;          /* per store, set when a read-only file loads */
     struct tile_index *tiles;  /* hyperslab reads of a read-only file
                                   (tiles.h); NULL until first needed */
+    /* the stored mask for pread (maskio.c): 0 not looked at, 1 usable,
+     * -1 not; its byte offset and bytes per value */
+    int mask_io;
+    int64_t mask_base;
+    size_t mask_elem;
     int format;                /* format version of its tables */
     int materialized;          /* mask and index tables written */
     int dirty;                 /* written since open: marker to rewrite */

@@ -1309,6 +1309,109 @@ static void test_many_pieces(void **state)
     case_free(&c);
 }
 
+/* Mask cell (y, x) of the closed raster file c set to `id` with netCDF. */
+static void damage_mask_cell(const scase *c, size_t y, size_t x, int id)
+{
+    int ncid, g, varid;
+    size_t idx[2] = {y, x};
+    NC(nc_open(c->rpath, NC_WRITE, &ncid));
+    NC(nc_inq_grp_ncid(ncid, "raster_v", &g));
+    NC(nc_inq_varid(g, "mask", &varid));
+    NC(nc_put_var1_int(g, varid, idx, &id));
+    NC(nc_close(ncid));
+}
+
+/* Whether tile (ty, tx) of c's mask (tile th x tw) holds one id. */
+static int tile_pure(const scase *c, size_t ty, size_t tx, size_t th,
+                     size_t tw)
+{
+    int32_t id = c->mask[ty * th * c->nx + tx * tw];
+    for (size_t y = ty * th; y < (ty + 1) * th && y < c->ny; y++)
+        for (size_t x = tx * tw; x < (tx + 1) * tw && x < c->nx; x++)
+            if (c->mask[y * c->nx + x] != id)
+                return 0;
+    return 1;
+}
+
+/* Thin bands of a wide grid, read-only: the mask of the tiles a band
+ * touches is read with pread (src/maskio.c): a mixed tile whole, a pure
+ * tile's first served row, or the band of a tile row whole when that costs
+ * less. Masks stored in 1, 2 and 4 bytes; plain, strided and row-limited
+ * bands; then a damaged mask cell, in a mixed tile and in the first row of
+ * a pure one, refused by the read. */
+static void test_wide_thin_bands(void **state)
+{
+    (void)state;
+    static const int32_t base[3] = {0, 300, 70000};
+    enum { NY = 23, NX = 3001, TH = 5, TW = 6 };
+    for (int k = 0; k < 3; k++) {
+        rng_seed(1200 + (uint64_t)k);
+        scase c;
+        size_t shape[3] = {2, NY, NX}, chunk[3] = {1, TH, TW};
+        case_init(&c, "wide-thin", NC_FLOAT, 3, shape, chunk, k == 1,
+                  MASK_BLOCKY, 0);
+        for (size_t i = 0; i < (size_t)NY * NX; i++)
+            c.mask[i] += base[k];
+        /* a stretch of mixed tiles: cells alternating between two ids */
+        for (size_t y = 0; y < NY; y++)
+            for (size_t x = 1000; x < 1030; x++)
+                c.mask[y * NX + x] = base[k] + 20 + (int32_t)((x + y) % 2);
+        case_open_writers(&c);
+        case_write(&c, W_WHOLE);
+        case_close_writers(&c);
+        raster_file *f;
+        raster_var *v;
+        RS(raster_open(c.rpath, RASTER_READ, &f));
+        RS(raster_var_find(f, "v", &v));
+        float *got = malloc(sizeof(float) * 2 * NY * 40);
+        float *want = malloc(sizeof(float) * 2 * NY * 40);
+        assert_true(got && want);
+        static const size_t widths[4] = {1, 5, 13, 40};
+        for (int i = 0; i < 40; i++) {
+            size_t w = widths[i % 4];
+            size_t x = i < 8 ? 995 + (size_t)i * 4 : rng_below(NX - w + 1);
+            size_t y = i % 3 == 2 ? rng_below(NY) : 0;
+            size_t st[3] = {0, y, x}, ct[3] = {2, NY - y, w};
+            ptrdiff_t sd[3] = {1, 1 + (ptrdiff_t)(i % 5 == 4) * 3, 1};
+            if (sd[1] > 1)
+                ct[1] = (NY - y + 3) / 4;
+            RS(raster_var_get(v, st, ct, sd, got));
+            ref_slab(&c, st, ct, sd, (unsigned char *)want);
+            char what[96];
+            snprintf(what, sizeof what, "band x %zu width %zu rows %zu/%zu"
+                     "/%td", x, w, y, ct[1], sd[1]);
+            check_same(c.label, what, NC_FLOAT, got, want, 2 * ct[1] * w);
+        }
+        if (v->mask_io != 1)
+            fail_msg("%s: the mask was not read with pread", c.label);
+        RS(raster_close(f));
+        /* damage: a mixed tile's cell, then a pure tile's first row */
+        size_t ty = 2, mx = 1002 / TW, px = NX;
+        for (size_t tx = 0; tx < NX / TW && px == NX; tx++)
+            if (tx != mx && tile_pure(&c, ty, tx, TH, TW))
+                px = tx;
+        assert_true(px < NX && !tile_pure(&c, ty, mx, TH, TW));
+        for (int d = 0; d < 2; d++) {
+            size_t dy = ty * TH + (d ? 0 : 2), dx = (d ? px : mx) * TW + 1;
+            int32_t was = c.mask[dy * NX + dx];
+            damage_mask_cell(&c, dy, dx, was ^ 1); /* another id */
+            RS(raster_open(c.rpath, RASTER_READ, &f));
+            RS(raster_var_find(f, "v", &v));
+            size_t st[3] = {0, ty * TH, dx}, ct[3] = {2, TH, 1};
+            raster_errmsg_clear();
+            int rc = raster_var_get(v, st, ct, NULL, got);
+            if (rc != RASTER_EFORMAT)
+                fail_msg("%s: damaged %s tile: read gave %d (%s)", c.label,
+                         d ? "pure" : "mixed", rc, raster_errmsg());
+            RS(raster_close(f));
+            damage_mask_cell(&c, dy, dx, was);
+        }
+        free(got);
+        free(want);
+        case_free(&c);
+    }
+}
+
 /* More records than one 32 MiB scratch buffer holds: an unlimited variable
  * read and written in several batches of records. */
 static void test_large_records(void **state)
@@ -2675,6 +2778,7 @@ int main(void)
         cmocka_unit_test(test_two_dimensional),
         cmocka_unit_test(test_paper_band),
         cmocka_unit_test(test_many_pieces),
+        cmocka_unit_test(test_wide_thin_bands),
         cmocka_unit_test(test_large_records),
         cmocka_unit_test(test_threaded_reads),
         cmocka_unit_test(test_region_lookup_by_name),

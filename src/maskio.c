@@ -1,0 +1,139 @@
+/*
+ * maskio.c - rectangles of a read-only variable's stored mask read with
+ * pread (see maskio.h).
+ */
+#include "maskio.h"
+
+#include <hdf5.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "chunkio.h"
+#include "error.h"
+
+/* Rows whose skipped bytes exceed this are read one pread each; narrower
+ * gaps are read through in one span (MASKIO_PREAD_BYTES's reasoning). */
+#define GAP_BYTES ((size_t)MASKIO_PREAD_BYTES)
+
+/* Byte offset and value size of v's mask, or 0 when HDF5 says it cannot
+ * be read as plain bytes. */
+static int probe(raster_var *v)
+{
+    hid_t did = (hid_t)chunkio_dataset_h5(v->file, v->grpid, "mask");
+    if (did < 0)
+        return 0;
+    int ok = 0;
+    hid_t dcpl = H5Dget_create_plist(did), type = H5Dget_type(did);
+    hid_t space = H5Dget_space(did);
+    hsize_t dims[2];
+    if (dcpl >= 0 && type >= 0 && space >= 0 &&
+        H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_nfilters(dcpl) == 0 &&
+        H5Tget_class(type) == H5T_INTEGER && H5Tget_sign(type) == H5T_SGN_2 &&
+        H5Sget_simple_extent_ndims(space) == 2 &&
+        H5Sget_simple_extent_dims(space, dims, NULL) == 2 &&
+        dims[0] == v->ny && dims[1] == v->nx) {
+        size_t size = H5Tget_size(type);
+        hid_t native = H5Tget_native_type(type, H5T_DIR_ASCEND);
+        haddr_t addr = H5Dget_offset(did);
+        if ((size == 1 || size == 2 || size == 4) && native >= 0 &&
+            H5Tequal(type, native) > 0 && addr != HADDR_UNDEF &&
+            addr <= (haddr_t)INT64_MAX) {
+            v->mask_base = (int64_t)addr;
+            v->mask_elem = size;
+            ok = 1;
+        }
+        if (native >= 0)
+            H5Tclose(native);
+    }
+    if (space >= 0)
+        H5Sclose(space);
+    if (type >= 0)
+        H5Tclose(type);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    H5Dclose(did);
+    return ok;
+}
+
+int maskio_usable(raster_var *v)
+{
+    if (v->mask_io == 0) {
+        int ok = 0;
+        if (!v->file->writable && v->file->fd >= 0) {
+            H5E_auto2_t efunc;
+            void *edata;
+            H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+            H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* probes never print */
+            ok = probe(v);
+            H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+        }
+        v->mask_io = ok ? 1 : -1;
+    }
+    return v->mask_io == 1;
+}
+
+static int one_by_one(const raster_var *v, size_t nx)
+{
+    return (v->nx - nx) * v->mask_elem > GAP_BYTES;
+}
+
+size_t maskio_cost(const raster_var *v, size_t ny, size_t nx)
+{
+    if (ny == 0 || nx == 0)
+        return 0;
+    if (one_by_one(v, nx))
+        return ny * (MASKIO_PREAD_BYTES + nx * v->mask_elem);
+    return MASKIO_PREAD_BYTES + ((ny - 1) * v->nx + nx) * v->mask_elem;
+}
+
+/* n values of size elem at src widened to int. */
+static void widen(int *dst, const unsigned char *src, size_t n, size_t elem)
+{
+    if (elem == 1) {
+        for (size_t i = 0; i < n; i++)
+            dst[i] = (int8_t)src[i];
+    } else if (elem == 2) {
+        for (size_t i = 0; i < n; i++) {
+            int16_t x;
+            memcpy(&x, src + 2 * i, 2);
+            dst[i] = x;
+        }
+    } else {
+        memcpy(dst, src, n * sizeof *dst);
+    }
+}
+
+int maskio_rows(raster_var *v, size_t y0, size_t ny, size_t x0, size_t nx,
+                int *buf)
+{
+    if (ny == 0 || nx == 0)
+        return RASTER_OK;
+    size_t elem = v->mask_elem, row = v->nx * elem;
+    int by_row = one_by_one(v, nx);
+    /* a row at a time, or the span from the first wanted byte to the last
+     * in blocks of rows */
+    size_t per = by_row ? 1 : ny;
+    size_t cap = by_row ? nx * elem : ((ny - 1) * v->nx + nx) * elem;
+    if (!by_row && cap > ((size_t)4 << 20)) {
+        per = ((size_t)4 << 20) / row;
+        per = per < 1 ? 1 : per;
+        cap = ((per - 1) * v->nx + nx) * elem;
+    }
+    unsigned char *tmp = raster_malloc(cap);
+    RETURN_ERROR_IF(!tmp, RASTER_ENOMEM, "out of memory reading the mask of "
+                    "%s", v->name);
+    int rc = RASTER_OK;
+    for (size_t y = 0; y < ny && rc == RASTER_OK; y += per) {
+        size_t k = ny - y < per ? ny - y : per;
+        off_t off = (off_t)v->mask_base + (off_t)(((y0 + y) * v->nx + x0) *
+                                                  elem);
+        rc = chunkio_pread_all(v->file->fd, tmp,
+                               ((k - 1) * v->nx + nx) * elem, off,
+                               "the stored mask");
+        for (size_t i = 0; i < k && rc == RASTER_OK; i++)
+            widen(buf + (y + i) * nx, tmp + i * row, nx, elem);
+    }
+    raster_free(tmp);
+    return rc;
+}
