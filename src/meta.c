@@ -444,6 +444,57 @@ static nc_type mask_store_type(const raster_mask *mask)
     return lo >= -32768 && hi <= 32767 ? NC_SHORT : NC_INT;
 }
 
+/* Format 3: writes (write=1) or checks against the file (write=0) the
+ * variable's summary of its regions (regions.h), rows[] room for it. A
+ * file written before the summary existed has none: nothing to check. */
+static int summary_io(raster_var *v, long long *rows, int write)
+{
+    const layout *lay = v->lay;
+    size_t chunk0 = 0, run0 = 0, n = lay->nregions * REGIONS_SUMMARY_FIELDS;
+    for (size_t r = 0; r < lay->nregions; r++) {
+        size_t nlist;
+        const size_t *list;
+        raster_mesh_region_chunks(v->mesh, lay->ids[r], &list, &nlist);
+        long long row[REGIONS_SUMMARY_FIELDS] = {
+            lay->ids[r], (long long)lay->pure_cells[r],
+            (long long)lay->mixed_cells[r], (long long)lay->mixed_off[r],
+            (long long)chunk0, (long long)nlist, (long long)run0,
+            (long long)v->regions[r].nruns};
+        memcpy(rows + r * REGIONS_SUMMARY_FIELDS, row, sizeof row);
+        chunk0 += nlist;
+        run0 += v->regions[r].nruns;
+    }
+    int rc = RASTER_OK;
+    if (write) {
+        NC_TRY(nc_put_att_longlong(v->grpid, NC_GLOBAL, REGIONS_SUMMARY,
+                                   NC_INT64, n, rows), "describing regions of");
+        NC_TRY(nc_put_att_text(v->grpid, NC_GLOBAL,
+                               REGIONS_SUMMARY "_columns",
+                               strlen(REGIONS_SUMMARY_COLUMNS),
+                               REGIONS_SUMMARY_COLUMNS),
+               "describing regions of");
+        return RASTER_OK;
+    }
+    nc_type type;
+    size_t len;
+    if (nc_inq_att(v->grpid, NC_GLOBAL, REGIONS_SUMMARY, &type, &len) !=
+        NC_NOERR)
+        return RASTER_OK;
+    long long *got = raster_reallocarray(NULL, n, sizeof *got);
+    RETURN_ERROR_IF(!got, RASTER_ENOMEM, "out of memory checking %s",
+                    v->name);
+    int same = type == NC_INT64 && len == n &&
+               nc_get_att_longlong(v->grpid, NC_GLOBAL, REGIONS_SUMMARY,
+                                   got) == NC_NOERR &&
+               memcmp(got, rows, n * sizeof *got) == 0;
+    raster_free(got);
+    RETURN_ERROR_IF(!same, RASTER_EFORMAT, "%s: attribute %s does not match "
+                    "the stored mask", v->name, REGIONS_SUMMARY);
+    return RASTER_OK;
+fail:
+    return rc;
+}
+
 int meta_define(raster_file *f, int parent, int varid, const char *name,
                 int xtype, int ndims, const int *dimids, const size_t *chunk,
                 const raster_mask *mask, raster_var **out)
@@ -461,6 +512,12 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
     /* everything that can fail for want of memory comes before the group
      * exists, so that failures after it are netCDF's alone */
     char *meanings = NULL;
+    long long *summary = raster_reallocarray(
+        NULL, v->lay->nregions * REGIONS_SUMMARY_FIELDS, sizeof *summary);
+    if (!summary) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory describing regions");
+        goto fail;
+    }
     /* an adopted placeholder may carry a fill value already */
     nc_type ftype;
     size_t flen;
@@ -548,8 +605,11 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
             NC_TRY(nc_put_att_text(v->store_grp[r], NC_GLOBAL, "region_name",
                                    strlen(rname), rname), "naming region of");
     }
-    if (v->format >= 3)
+    if (v->format >= 3) {
         rc = define_region_tables(v, chunk0, run0);
+        if (rc == RASTER_OK)
+            rc = summary_io(v, summary, 1);
+    }
     if (rc == RASTER_OK)
         rc = define_mixed(v);
     if (rc)
@@ -570,11 +630,13 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
                "chunking the placeholder of");
     }
     raster_free(meanings);
+    raster_free(summary);
     v->dirty = 1;
     *out = v;
     return RASTER_OK;
 fail:
     raster_free(meanings);
+    raster_free(summary);
     if (v->grpid >= 0)
         abandon_group(v->grpid, name);
     meta_var_free(v);
@@ -777,6 +839,14 @@ static int tables_io(raster_var *v, int write)
         if (rc == RASTER_OK)
             rc = table_io(v, (table_ref){g, "shares", 0, nms}, nms,
                           SHARE_FIELDS, shares, write);
+    }
+    if (rc == RASTER_OK && shared && !write) {
+        long long *sum = raster_reallocarray(
+            NULL, v->lay->nregions * REGIONS_SUMMARY_FIELDS, sizeof *sum);
+        rc = sum ? summary_io(v, sum, 0)
+                 : raster_fail(RASTER_ENOMEM, "out of memory checking %s",
+                               v->name);
+        raster_free(sum);
     }
 done:
     raster_free(rows);
@@ -1130,9 +1200,12 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
         char gname[32];
         int rg = v->store_grp[r], id;
         regions_group_name(v->regions[r].id, gname, sizeof gname);
+        /* a region from the summary was found by its group's name */
+        int summarised = v->regions[r].chunk_rows > 0;
         if ((!lazy && (nc_inq_grp_ncid(g, gname, &rg) != NC_NOERR ||
                        !same_counts(rg, &v->regions[r]))) ||
-            get_int_att(rg, "region_id", &id) != 0 || id != v->regions[r].id) {
+            (!summarised && (get_int_att(rg, "region_id", &id) != 0 ||
+                             id != v->regions[r].id))) {
             rc = raster_fail(RASTER_EFORMAT, "%s: region group %s missing or "
                              "inconsistent", name, gname);
             break;
@@ -1183,13 +1256,18 @@ int meta_ensure_layout(raster_var *v)
     v->nregions = 0;
     if (rc == RASTER_OK)
         rc = regions_from_layout(v);
-    if (rc == RASTER_OK && v->nregions != nold)
+    /* the summary names each region's group: count them all here */
+    if (rc == RASTER_OK &&
+        (v->nregions != nold || count_region_groups(v->grpid) != nold))
         rc = raster_fail(RASTER_EFORMAT, "%s: %zu region groups, the mask has "
                          "%zu regions", v->name, nold, v->nregions);
     for (size_t r = 0; rc == RASTER_OK && r < nold; r++) {
         const region_info *a = &old[r], *b = &v->regions[r];
+        int id; /* a summarised region's group attributes, unread so far */
         if (a->id != b->id || a->pure_cells != b->pure_cells ||
-            a->mixed_cells != b->mixed_cells || a->mixed_off != b->mixed_off)
+            a->mixed_cells != b->mixed_cells || a->mixed_off != b->mixed_off ||
+            !same_counts(v->store_grp[r], b) ||
+            get_int_att(v->store_grp[r], "region_id", &id) != 0 || id != b->id)
             rc = raster_fail(RASTER_EFORMAT, "%s: region %d does not match "
                              "the stored mask", v->name, (int)a->id);
     }

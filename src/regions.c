@@ -94,6 +94,67 @@ static int cmp_region(const void *a, const void *b)
     return (p->id > q->id) - (p->id < q->id);
 }
 
+/* Format 3: the regions from the variable group's summary attribute
+ * (regions.h), each region's group found by the name its id gives, the
+ * group id riding in nruns as below. *nr stays 0 when the file has no
+ * summary (written before it existed): the caller reads the groups. */
+static int from_summary(raster_var *v, int g, size_t nchildren, size_t *nr)
+{
+    nc_type type;
+    size_t len;
+    *nr = 0;
+    if (nc_inq_att(g, NC_GLOBAL, REGIONS_SUMMARY, &type, &len) != NC_NOERR)
+        return RASTER_OK;
+    RETURN_ERROR_IF(type != NC_INT64 || len == 0 ||
+                    len % REGIONS_SUMMARY_FIELDS != 0 ||
+                    len / REGIONS_SUMMARY_FIELDS > nchildren, RASTER_EFORMAT,
+                    "%s: attribute %s of the wrong type or length", v->name,
+                    REGIONS_SUMMARY);
+    long long *t = raster_reallocarray(NULL, len, sizeof *t);
+    RETURN_ERROR_IF(!t, RASTER_ENOMEM, "out of memory indexing regions of "
+                    "%s", v->name);
+    int rc = RASTER_OK, st = nc_get_att_longlong(g, NC_GLOBAL,
+                                                 REGIONS_SUMMARY, t);
+    if (st != NC_NOERR)
+        rc = raster_fail_nc(RASTER_ENETCDF, st, "%s: reading %s: %s", v->name,
+                            REGIONS_SUMMARY, nc_strerror(st));
+    size_t n = len / REGIONS_SUMMARY_FIELDS;
+    for (size_t r = 0; r < n && rc == RASTER_OK; r++) {
+        const long long *row = t + r * REGIONS_SUMMARY_FIELDS;
+        int ok = row[0] >= INT32_MIN && row[0] <= INT32_MAX;
+        for (int i = 1; i < REGIONS_SUMMARY_FIELDS; i++)
+            ok &= row[i] >= 0 && (unsigned long long)row[i] <= SIZE_MAX / 2;
+        region_info *ri = &v->regions[r];
+        char name[32];
+        int gid;
+        if (ok) {
+            ri->id = (int32_t)row[0];
+            ri->pure_cells = (size_t)row[1];
+            ri->mixed_cells = (size_t)row[2];
+            ri->mixed_off = (size_t)row[3];
+            ri->chunk0 = (size_t)row[4];
+            ri->chunk_rows = (size_t)row[5];
+            ri->run0 = (size_t)row[6];
+            ri->run_rows = (size_t)row[7];
+            regions_group_name(ri->id, name, sizeof name);
+            ok = ri->pure_cells + ri->mixed_cells > 0 && ri->chunk_rows > 0 &&
+                 ri->run_rows > 0 &&
+                 ri->run_rows <= ri->pure_cells + ri->mixed_cells &&
+                 nc_inq_grp_ncid(g, name, &gid) == NC_NOERR;
+        }
+        if (!ok)
+            rc = raster_fail(RASTER_EFORMAT, "%s: row %zu of %s is unusable "
+                             "or names no region group", v->name, r,
+                             REGIONS_SUMMARY);
+        else
+            ri->nruns = (size_t)gid; /* group id, until sorted */
+    }
+    raster_free(t);
+    if (rc == RASTER_OK)
+        *nr = n;
+    return rc;
+}
+
 int regions_from_file(raster_var *v, int g, int *grps)
 {
     int n, st;
@@ -114,9 +175,12 @@ int regions_from_file(raster_var *v, int g, int *grps)
         goto done;
     }
     /* the region groups are the children carrying region_id; their
-     * group ids ride along in mixed_off until sorted */
+     * group ids ride along in nruns until sorted */
     size_t nr = 0;
-    for (int i = 0; i < n; i++) {
+    if (v->format >= 3 &&
+        (rc = from_summary(v, g, (size_t)n, &nr)) != RASTER_OK)
+        goto done;
+    for (int i = 0, summarised = nr > 0; i < n && !summarised; i++) {
         nc_type type;
         size_t len;
         int id;

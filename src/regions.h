@@ -27,6 +27,16 @@ int regions_from_layout(raster_var *v);
  * child group). v->ny and v->nx must be set. Checks ids, counts, offsets. */
 int regions_from_file(raster_var *v, int g, int *grps);
 
+/* Format 3: the variable group's summary of its regions, attribute
+ * raster_regions (int64), REGIONS_SUMMARY_FIELDS per region in ascending
+ * id order: what each region group's attributes say, read in one
+ * attribute instead of every region group's (docs/FORMAT.md). */
+#define REGIONS_SUMMARY "raster_regions"
+#define REGIONS_SUMMARY_FIELDS 8
+#define REGIONS_SUMMARY_COLUMNS                                               \
+    "region_id pure_cells mixed_cells mixed_offset chunk_first chunk_count "  \
+    "run_first run_count"
+
 /* Position of region `id` in v's ascending table, or -1. */
 long regions_pos(const raster_var *v, int32_t id);
 

@@ -79,6 +79,11 @@ static int chunk_rows(const raster_var *v, size_t r, size_t *first,
     size_t len;
     unsigned long long rows[2];
     int g = v->store_grp[r];
+    if (v->regions[r].chunk_rows > 0) { /* from the variable's summary */
+        *first = v->regions[r].chunk0;
+        *count = v->regions[r].chunk_rows;
+        return RASTER_OK;
+    }
     if (nc_inq_att(g, NC_GLOBAL, "chunk_rows", &type, &len) != NC_NOERR ||
         type != NC_UINT64 || len != 2 ||
         nc_get_att_ulonglong(g, NC_GLOBAL, "chunk_rows", rows) != NC_NOERR)

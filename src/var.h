@@ -53,6 +53,9 @@ typedef struct region_info {
     size_t box[4];       /* y0 x0 y1 x1 of its cells, once runs are known */
     size_t run0, run_rows; /* format 3, loaded: its rows of the shared runs
                               table (attribute run_rows) */
+    size_t chunk0, chunk_rows; /* and of the chunks table, when the
+                                  variable's raster_regions gave them
+                                  (chunk_rows 0: ask the region group) */
     int on_mask;         /* loaded runs checked to lie on its mask cells */
 } region_info;
 

@@ -860,10 +860,11 @@ static void check_file_layout(scase *c)
     assert_int_equal(raster_is_raster_group(ncid), 0);
     static const char *const atts[] = {
         "raster_format_version", "raster_variable", "raster_complete",
-        "raster_type", "raster_dims", "raster_dimids", "raster_chunk"};
+        "raster_type", "raster_dims", "raster_dimids", "raster_chunk",
+        "raster_regions", "raster_regions_columns"};
     NC(nc_inq_natts(g, &natts));
-    assert_int_equal(natts, 7);
-    for (size_t i = 0; i < 7; i++) {
+    assert_int_equal(natts, 9);
+    for (size_t i = 0; i < 9; i++) {
         int id;
         NC(nc_inq_attid(g, NC_GLOBAL, atts[i], &id));
     }
@@ -921,6 +922,33 @@ static void check_file_layout(scase *c)
     NC(nc_inq_grps(g, &nsub, NULL));
     assert_int_equal(nsub, nr + 1);
     NC(nc_inq_grps(g, NULL, subs));
+    /* the summary: a row per region, what its group's attributes say */
+    long long *sum = malloc(nr * 8 * sizeof *sum);
+    assert_non_null(sum);
+    NC(nc_inq_att(g, NC_GLOBAL, "raster_regions", &atype, &alen));
+    assert_int_equal(atype, NC_INT64);
+    assert_int_equal(alen, nr * 8);
+    NC(nc_get_att_longlong(g, NC_GLOBAL, "raster_regions", sum));
+    get_text_att(g, NC_GLOBAL, "raster_regions_columns", text, sizeof text);
+    assert_string_equal(text, "region_id pure_cells mixed_cells mixed_offset "
+                        "chunk_first chunk_count run_first run_count");
+    for (size_t r = 0; r < nr; r++) {
+        int rid;
+        unsigned long long cnt[3], rows[4];
+        NC(nc_get_att_int(subs[r], NC_GLOBAL, "region_id", &rid));
+        NC(nc_get_att_ulonglong(subs[r], NC_GLOBAL, "pure_cells", &cnt[0]));
+        NC(nc_get_att_ulonglong(subs[r], NC_GLOBAL, "mixed_cells", &cnt[1]));
+        NC(nc_get_att_ulonglong(subs[r], NC_GLOBAL, "mixed_offset", &cnt[2]));
+        NC(nc_get_att_ulonglong(subs[r], NC_GLOBAL, "chunk_rows", rows));
+        NC(nc_get_att_ulonglong(subs[r], NC_GLOBAL, "run_rows", rows + 2));
+        long long want[8] = {rid, (long long)cnt[0], (long long)cnt[1],
+                             (long long)cnt[2], (long long)rows[0],
+                             (long long)rows[1], (long long)rows[2],
+                             (long long)rows[3]};
+        assert_int_equal(rid, rids[r]);
+        assert_memory_equal(sum + r * 8, want, sizeof want);
+    }
+    free(sum);
     for (size_t r = 0; r <= nr; r++) {
         char gname[NC_MAX_NAME + 1], wname[32];
         if (r < nr && rids[r] < 0)

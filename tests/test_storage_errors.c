@@ -1629,6 +1629,38 @@ static void c_mixed_offset(int g)
     NC(nc_inq_grp_ncid(g, "region_6", &rg));
     NC(nc_put_att_ulonglong(rg, NC_GLOBAL, "mixed_offset", NC_UINT64, 1, &n));
 }
+/* format 3: the variable's summary of its regions, 8 values per region */
+static void add_summary(int g, size_t row, size_t field, long long delta)
+{
+    long long v[64];
+    size_t len;
+    NC(nc_inq_attlen(g, NC_GLOBAL, "raster_regions", &len));
+    assert_true(len <= 64 && row * 8 + field < len);
+    NC(nc_get_att_longlong(g, NC_GLOBAL, "raster_regions", v));
+    v[row * 8 + field] += delta;
+    NC(nc_put_att_longlong(g, NC_GLOBAL, "raster_regions", NC_INT64, len, v));
+}
+static void c_summary_id(int g) { add_summary(g, 0, 0, 77); }
+static void c_summary_pure(int g) { add_summary(g, 1, 1, 1); }
+static void c_summary_mixed_offset(int g) { add_summary(g, 2, 3, 1); }
+static void c_summary_chunk_first(int g) { add_summary(g, 1, 4, 1); }
+static void c_summary_run_first(int g) { add_summary(g, 1, 6, 1); }
+static void c_summary_run_count(int g) { add_summary(g, 3, 7, -1); }
+static void c_summary_short(int g)
+{
+    long long v[64];
+    size_t len;
+    NC(nc_inq_attlen(g, NC_GLOBAL, "raster_regions", &len));
+    NC(nc_get_att_longlong(g, NC_GLOBAL, "raster_regions", v));
+    NC(nc_put_att_longlong(g, NC_GLOBAL, "raster_regions", NC_INT64, len - 1,
+                           v));
+}
+static void c_summary_text(int g)
+{
+    NC(nc_del_att(g, NC_GLOBAL, "raster_regions"));
+    NC(nc_put_att_text(g, NC_GLOBAL, "raster_regions", 2, "12"));
+}
+
 static void c_region_duplicated(int g) /* a second group claims region 3 */
 {
     int rg, id = 3;
@@ -1929,6 +1961,15 @@ static void test_corrupt_metadata(void **state)
         {"pure_cells changed", c_pure_cells, RASTER_EFORMAT},
         {"mixed_offset huge", c_mixed_offset, RASTER_EFORMAT},
         {"region group duplicated", c_region_duplicated, RASTER_EFORMAT},
+        {"raster_regions id", c_summary_id, RASTER_EFORMAT},
+        {"raster_regions pure_cells", c_summary_pure, RASTER_EFORMAT},
+        {"raster_regions mixed_offset", c_summary_mixed_offset,
+         RASTER_EFORMAT},
+        {"raster_regions chunk_first", c_summary_chunk_first, RASTER_EFORMAT},
+        {"raster_regions run_first", c_summary_run_first, RASTER_EFORMAT},
+        {"raster_regions run_count", c_summary_run_count, RASTER_EFORMAT},
+        {"raster_regions short", c_summary_short, RASTER_EFORMAT},
+        {"raster_regions as text", c_summary_text, RASTER_EFORMAT},
         {"region_id changed", c_region_id, RASTER_EFORMAT},
         {"region_id as text", c_region_id_text, RASTER_EFORMAT},
         {"region group renamed", c_region_renamed, RASTER_EFORMAT},
@@ -1984,6 +2025,54 @@ static void test_corrupt_metadata(void **state)
                              raster_errmsg(), cases[i].code);
             }
         }
+    }
+    unlink(path);
+}
+
+static void c_summary_deleted(int g)
+{
+    NC(nc_del_att(g, NC_GLOBAL, "raster_regions"));
+    NC(nc_del_att(g, NC_GLOBAL, "raster_regions_columns"));
+}
+static void c_summary_deleted_run_rows(int g)
+{
+    c_summary_deleted(g);
+    c_run_rows_first(g);
+}
+
+/* A format 3 file written before the variable's summary of its regions
+ * existed: a read-only open takes the regions from their groups, so the
+ * data reads back whole, hyperslabs and regions, and a damaged group
+ * attribute is refused as before. */
+static void test_without_summary(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "nosummary.nc");
+    for (int unlim = 0; unlim < 2; unlim++) {
+        make_corrupt_file(path, unlim, c_summary_deleted);
+        raster_file *f;
+        raster_var *v;
+        RS(raster_open(path, RASTER_READ, &f));
+        check_std_data(f);
+        RS(raster_var_find(f, "v", &v));
+        int32_t id = 6, mask[NY * NX];
+        std_mask(mask);
+        size_t n, k = 0, ost[2] = {0, 0}, oct[2] = {T, Z};
+        RS(raster_region_size(v, &id, 1, RASTER_LAYOUT_PACKED, &n));
+        float *got = malloc(sizeof(float) * T * Z * n);
+        assert_non_null(got);
+        RS(raster_region_read(v, &id, 1, ost, oct, RASTER_LAYOUT_PACKED, got));
+        for (size_t i = 0; i < (size_t)T * Z * NY * NX; i++)
+            if (mask[i % (NY * NX)] == id && got[k++] != std_value(i))
+                fail_msg("region 6: value %zu is %g, expected %g", k - 1,
+                         (double)got[k - 1], (double)std_value(i));
+        assert_int_equal(k, T * Z * n);
+        free(got);
+        RS(raster_var_check(v));
+        RS(raster_close(f));
+        make_corrupt_file(path, unlim, c_summary_deleted_run_rows);
+        assert_int_equal(open_fails(path, RASTER_READ), RASTER_EFORMAT);
     }
     unlink(path);
 }
@@ -2400,6 +2489,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_metadata),
         cmocka_unit_test(test_two_groups_one_placeholder),
         cmocka_unit_test(test_hyperslab_contradictions),
+        cmocka_unit_test(test_without_summary),
         cmocka_unit_test(test_region_reads_shifted_run),
         cmocka_unit_test(test_newer_format),
         cmocka_unit_test(test_alloc_failures_read),
