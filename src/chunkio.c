@@ -223,30 +223,95 @@ int chunkio_h5_plain(int64_t did, int64_t dcpl, size_t elem)
     return plain;
 }
 
+/* 1 when HDF5 type `type` holds values of netCDF type xtype (any byte
+ * order), 0 when not, -1 for types checked through netCDF only. */
+static int holds_xtype(hid_t type, int xtype)
+{
+    H5T_class_t cls = H5Tget_class(type);
+    size_t size = H5Tget_size(type);
+    H5T_sign_t sign = cls == H5T_INTEGER ? H5Tget_sign(type) : H5T_SGN_ERROR;
+    switch (xtype) {
+    case NC_FLOAT: return cls == H5T_FLOAT && size == 4;
+    case NC_DOUBLE: return cls == H5T_FLOAT && size == 8;
+    case NC_BYTE: return size == 1 && sign == H5T_SGN_2;
+    case NC_UBYTE: return size == 1 && sign == H5T_SGN_NONE;
+    case NC_SHORT: return size == 2 && sign == H5T_SGN_2;
+    case NC_USHORT: return size == 2 && sign == H5T_SGN_NONE;
+    case NC_INT: return size == 4 && sign == H5T_SGN_2;
+    case NC_UINT: return size == 4 && sign == H5T_SGN_NONE;
+    case NC_INT64: return size == 8 && sign == H5T_SGN_2;
+    case NC_UINT64: return size == 8 && sign == H5T_SGN_NONE;
+    default: return -1;
+    }
+}
+
+/* meta_check_store()'s checks from store s's HDF5 dataset: its type, its
+ * cells, its outer extents within the variable's (a store of unlimited
+ * records may be shorter). Through netCDF the first inquiry about a
+ * variable reads all its metadata and attributes: for the fifteen stores
+ * a thin band crosses, a twentieth of the read. */
+static int check_store_h5(raster_var *v, size_t s, hid_t did)
+{
+    int no = var_nouter(v), ok = 0;
+    size_t outer[RASTER_MAX_DIMS];
+    hsize_t dims[RASTER_MAX_DIMS + 1];
+    hid_t type = H5Dget_type(did), space = H5Dget_space(did);
+    int holds = type >= 0 ? holds_xtype(type, v->xtype) : 0;
+    if (holds < 0) {
+        ok = -1;
+    } else if (holds && space >= 0 &&
+               H5Sget_simple_extent_ndims(space) == no + 1 &&
+               H5Sget_simple_extent_dims(space, dims, NULL) == no + 1 &&
+               dims[no] == v->store_cells[s] &&
+               var_outer_shape(v, outer) == RASTER_OK) {
+        ok = 1;
+        for (int i = 0; i < no; i++)
+            ok &= meta_dim_unlimited(v->grpid, v->dimids[i])
+                      ? dims[i] <= outer[i]
+                      : dims[i] == outer[i];
+    }
+    if (space >= 0)
+        H5Sclose(space);
+    if (type >= 0)
+        H5Tclose(type);
+    if (ok < 0)
+        return meta_check_store(v, s);
+    RETURN_ERROR_IF(!ok, RASTER_EFORMAT, "%s: data of store %zu of the wrong "
+                    "type or shape", v->name, s);
+    return RASTER_OK;
+}
+
 /* Records whether store s can be read with pread, and where. HDF5 errors
- * only disable the fast path; running out of memory is an error. */
+ * only disable the fast path; running out of memory is an error. The
+ * store's type and shape are checked from HDF5 when it is opened here,
+ * through netCDF otherwise and when netCDF will read it. */
 int chunkio_prepare_store(raster_var *v, size_t s)
 {
     raster_file *f = v->file;
     store_addr *a = &v->addr[s];
     if (a->prepared)
         return RASTER_OK;
-    int rc = meta_check_store(v, s);
-    if (rc)
+    int rc;
+    if (f->writable || f->fd < 0 || !f->path || v->store_var[s] < 0) {
+        if ((rc = meta_check_store(v, s)) == RASTER_OK)
+            a->prepared = 1;
         return rc;
-    a->prepared = 1;
-    if (f->writable || f->fd < 0 || !f->path || v->store_var[s] < 0)
-        return RASTER_OK;
+    }
     H5E_auto2_t efunc;
     void *edata;
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* probes never print */
     hid_t did = (hid_t)chunkio_store_h5(v, s);
-    if (did >= 0) {
+    rc = did >= 0 ? check_store_h5(v, s, did) : meta_check_store(v, s);
+    if (did >= 0 && rc == RASTER_OK) {
         hid_t dcpl = H5Dget_create_plist(did);
         int plain = chunkio_h5_plain(did, dcpl, v->elem);
+        if (!plain) /* read through netCDF: its view checked too */
+            rc = meta_check_store(v, s);
         H5D_layout_t layout = plain ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
-        if (layout == H5D_CONTIGUOUS) {
+        if (rc != RASTER_OK) {
+            /* refused: nothing read */
+        } else if (layout == H5D_CONTIGUOUS) {
             haddr_t addr = H5Dget_offset(did);
             a->ok = 1;
             a->base = addr == HADDR_UNDEF ? -1 : (int64_t)addr;
@@ -255,9 +320,12 @@ int chunkio_prepare_store(raster_var *v, size_t s)
         }
         if (dcpl >= 0)
             H5Pclose(dcpl);
-        H5Dclose(did);
     }
+    if (did >= 0)
+        H5Dclose(did);
     H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    if (rc == RASTER_OK)
+        a->prepared = 1;
     return rc;
 }
 

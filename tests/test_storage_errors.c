@@ -37,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <hdf5.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -2077,6 +2078,75 @@ static void test_without_summary(void **state)
     unlink(path);
 }
 
+/* Region 3's store replaced, with HDF5, by a dataset of another type or
+ * of one cell more (netCDF cannot rename a variable with dimension
+ * scales): refused by the first read (read-only, from HDF5) or at open
+ * (writable, through netCDF). */
+static void test_store_replaced(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "store.nc");
+    static const struct {
+        const char *name;
+        int type; /* 0 float, 1 double, 2 int */
+        int longer;
+    } cases[] = {{"doubles", 1, 0}, {"ints", 2, 0}, {"one cell more", 0, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (int unlim = 0; unlim < 2; unlim++) {
+            make_raster_file(path, unlim);
+            hid_t fid = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+            assert_true(fid >= 0);
+            const char *store = "/raster_v/region_3/data";
+            hid_t did = H5Dopen2(fid, store, H5P_DEFAULT), space;
+            assert_true(did >= 0);
+            hsize_t dims[4];
+            space = H5Dget_space(did);
+            int nd = H5Sget_simple_extent_dims(space, dims, NULL);
+            assert_int_equal(nd, 3);
+            H5Sclose(space);
+            H5Dclose(did);
+            assert_true(H5Lmove(fid, store, fid, "/raster_v/region_3/was",
+                                H5P_DEFAULT, H5P_DEFAULT) >= 0);
+            dims[2] += (hsize_t)cases[i].longer;
+            space = H5Screate_simple(nd, dims, NULL);
+            hid_t type = cases[i].type == 1   ? H5T_NATIVE_DOUBLE
+                         : cases[i].type == 2 ? H5T_NATIVE_INT
+                                              : H5T_NATIVE_FLOAT;
+            did = H5Dcreate2(fid, store, type, space, H5P_DEFAULT,
+                             H5P_DEFAULT, H5P_DEFAULT);
+            assert_true(did >= 0);
+            H5Dclose(did);
+            H5Sclose(space);
+            H5Fclose(fid);
+            for (int mode = 0; mode < 2; mode++) {
+                int rc = open_fails(path, mode);
+                if (rc != RASTER_EFORMAT)
+                    fail_msg("store of %s (%s, %s): gave %d (%s)",
+                             cases[i].name, unlim ? "unlimited" : "fixed",
+                             mode ? "write" : "read", rc, raster_errmsg());
+            }
+            /* read-only: the read itself refuses it, before the check */
+            raster_file *f;
+            raster_var *v;
+            RS(raster_open(path, RASTER_READ, &f));
+            RS(raster_var_find(f, "v", &v));
+            float *buf = malloc(sizeof(float) * T * Z * NY * NX);
+            assert_non_null(buf);
+            size_t st[4] = {0}, ct[4] = {T, Z, NY, NX};
+            raster_errmsg_clear();
+            int rc = raster_var_get(v, st, ct, NULL, buf);
+            if (rc != RASTER_EFORMAT ||
+                !strstr(raster_errmsg(), "wrong type or shape"))
+                fail_msg("store of %s (%s): read gave %d (%s)", cases[i].name,
+                         unlim ? "unlimited" : "fixed", rc, raster_errmsg());
+            free(buf);
+            RS(raster_close(f));
+        }
+    }
+    unlink(path);
+}
+
 /* The standard file damaged by fn, opened read-only; the caller closes. */
 static void open_corrupt_read(const char *path, int unlim, corrupt_fn fn,
                               raster_file **f, raster_var **v)
@@ -2490,6 +2560,7 @@ int main(void)
         cmocka_unit_test(test_two_groups_one_placeholder),
         cmocka_unit_test(test_hyperslab_contradictions),
         cmocka_unit_test(test_without_summary),
+        cmocka_unit_test(test_store_replaced),
         cmocka_unit_test(test_region_reads_shifted_run),
         cmocka_unit_test(test_newer_format),
         cmocka_unit_test(test_alloc_failures_read),
