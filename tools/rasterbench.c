@@ -29,7 +29,6 @@
 #include <unistd.h>
 
 #include "benchwork.h"
-#include "pin.h"
 #include "cli.h"
 #include "raster.h"
 
@@ -721,10 +720,6 @@ static int measure_regions(const options *o, raster_var *v,
             if ((cold && !o->cold) || (!cold && !o->warm))
                 continue;
             const char *cache = cold ? "cold" : "warm";
-            const char *files[3] = {o->plain, o->raster, floor_path};
-            pinned pin = {0};
-            if (!cold)
-                pin_files(files, 3, &pin);
             bench_result r[4];
             static const bench_method methods[4] = {
                 BENCH_NETCDF, BENCH_RASTER, BENCH_FLOOR, BENCH_RASTER_MALLOC};
@@ -750,7 +745,6 @@ static int measure_regions(const options *o, raster_var *v,
                            c->multi ? "multi" : "single", &r[k], o->reps,
                            region_bytes);
             }
-            unpin_files(&pin);
             if (status)
                 break;
             double t[4];
@@ -815,10 +809,6 @@ static int measure_shim(const options *o, size_t ny, size_t nx, size_t elem,
         if ((cold && !o->cold) || (!cold && !o->warm))
             continue;
         const char *cache = cold ? "cold" : "warm";
-        const char *files[2] = {o->plain, o->raster};
-        pinned pin = {0};
-        if (!cold)
-            pin_files(files, 2, &pin);
         bench_job j = {.method = BENCH_READ, .file = o->plain, .var = o->var,
                        .elem = elem, .reps = o->reps, .cold = cold,
                        .hyper = {0, 0, ny, nx}};
@@ -829,7 +819,6 @@ static int measure_shim(const options *o, size_t ny, size_t nx, size_t elem,
         if (status == 0)
             status = measure_pair(o, "thin column band", cache, j, o->raster,
                                   NULL);
-        unpin_files(&pin);
     }
     if (status == 0 && o->write && o->warm && nd == 4) {
         static char env_mask[PATH_MAX + 64], env_vars[NC_MAX_NAME + 16];
