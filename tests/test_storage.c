@@ -1299,6 +1299,16 @@ static void test_paper_band(void **state)
     case_free(&c);
 }
 
+/* Case c written whole and closed, then opened read-only: *f, *v. */
+static void written_read_only(scase *c, raster_file **f, raster_var **v)
+{
+    case_open_writers(c);
+    case_write(c, W_WHOLE);
+    case_close_writers(c);
+    RS(raster_open(c->rpath, RASTER_READ, f));
+    RS(raster_var_find(*f, "v", v));
+}
+
 /* Requests of thousands of pieces: a noise mask makes nearly every tile
  * mixed and every run of equal ids a piece, so one span of the mixed store
  * needs more iovecs than IOV_MAX; and a wide single-region grid whose
@@ -1319,13 +1329,9 @@ static void test_many_pieces(void **state)
     scase c;
     size_t shape[3] = {2, 40, 1300}, chunk[3] = {1, 8, 600};
     case_init(&c, "wide", NC_DOUBLE, 3, shape, chunk, 0, MASK_SINGLE, 0);
-    case_open_writers(&c);
-    case_write(&c, W_WHOLE);
-    case_close_writers(&c);
     raster_file *f;
     raster_var *v;
-    RS(raster_open(c.rpath, RASTER_READ, &f));
-    RS(raster_var_find(f, "v", &v));
+    written_read_only(&c, &f, &v);
     double col[2 * 40], want[2 * 40];
     for (size_t x = 0; x < 1300; x += 97) {
         size_t st[3] = {0, 0, x}, ct[3] = {2, 40, 1};
@@ -1384,13 +1390,9 @@ static void test_wide_thin_bands(void **state)
         for (size_t y = 0; y < NY; y++)
             for (size_t x = 1000; x < 1030; x++)
                 c.mask[y * NX + x] = base[k] + 20 + (int32_t)((x + y) % 2);
-        case_open_writers(&c);
-        case_write(&c, W_WHOLE);
-        case_close_writers(&c);
         raster_file *f;
         raster_var *v;
-        RS(raster_open(c.rpath, RASTER_READ, &f));
-        RS(raster_var_find(f, "v", &v));
+        written_read_only(&c, &f, &v);
         float *got = malloc(sizeof(float) * 2 * NY * 40);
         float *want = malloc(sizeof(float) * 2 * NY * 40);
         assert_true(got && want);
