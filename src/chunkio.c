@@ -1104,30 +1104,36 @@ typedef struct worker {
     xfer x;                    /* its own stage, iovecs and junk */
     const span *spans;
     size_t nspans;
-    const size_t *flat, *plane; /* the planes to read: [i0, i1) */
-    size_t i0, i1;
+    const size_t *flat, *plane; /* the planes to read: [0, np) */
+    size_t np;
+    atomic_size_t *next;       /* the next plane nobody has taken */
     int rc;
     char msg[512];             /* the error message, from its thread */
 } worker;
 
+/* Takes planes one at a time until none is left: a thread whose vCPU the
+ * host holds back reads fewer planes instead of holding the read back (an
+ * even split waited for the slower half). */
 static void *work(void *arg)
 {
     worker *w = arg;
     const xfer *x = &w->x;
-    if (x->fault && w->i1 > w->i0) /* this thread's planes are contiguous */
-        prefault(plane_ptr(x, w->i0, 0),
-                 (w->i1 - w->i0) * x->plane_cells * x->v->elem);
-    for (size_t i = w->i0; i < w->i1 && w->rc == RASTER_OK; i++)
+    for (size_t i; w->rc == RASTER_OK &&
+                   (i = atomic_fetch_add(w->next, 1)) < w->np;) {
+        if (x->fault)
+            prefault(plane_ptr(x, w->plane[i], 0),
+                     x->plane_cells * x->v->elem);
         for (size_t k = 0; k < w->nspans && w->rc == RASTER_OK; k++)
             w->rc = read_direct(&w->x, &w->spans[k], w->flat[i],
                                 w->plane[i], 1);
+    }
     if (w->rc)
         snprintf(w->msg, sizeof w->msg, "%s", raster_errmsg());
     return NULL;
 }
 
 /* Reads every plane of the outer box on n threads (the caller's included),
- * each with buffers of its own; planes are split into n even blocks.
+ * each with buffers of its own, each taking the next plane in turn.
  * Returns -1 (nothing read) when the plan cannot be made, else a status. */
 static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
                          const size_t *ostart, const size_t *ocount,
@@ -1142,6 +1148,7 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
     worker *w = raster_calloc((size_t)n, sizeof *w);
     pthread_t tid[MAX_READ_THREADS];
     int started[MAX_READ_THREADS] = {0}, rc = RASTER_OK;
+    atomic_size_t next = 0;
     if (!flat || !w) {
         raster_free(flat);
         raster_free(w);
@@ -1171,8 +1178,8 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
         w[t].nspans = nspans;
         w[t].flat = flat;
         w[t].plane = plane;
-        w[t].i0 = np * (size_t)t / (size_t)n;
-        w[t].i1 = np * (size_t)(t + 1) / (size_t)n;
+        w[t].np = np;
+        w[t].next = &next;
         if (!w[t].x.junk || !w[t].x.stage)
             rc = -1;
     }
@@ -1184,7 +1191,7 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
             if (started[t])
                 pthread_join(tid[t], NULL);
             else
-                work(&w[t]); /* no thread: its share here */
+                work(&w[t]); /* no thread: nothing left, or its error */
         }
         for (int t = 0; t < n && rc == RASTER_OK; t++)
             if (w[t].rc)
