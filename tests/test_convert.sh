@@ -196,8 +196,18 @@ for path, names in [("", ["TEMP", "SSH", "KMT"]), ("diag", ["HMXL"]),
         assert (p[...] == np.asarray(fill, p.dtype)).all(), n  # fill only
         assert sorted(s.ncattrs()) == sorted([
             "raster_format_version", "raster_variable", "raster_complete",
-            "raster_type", "raster_dims", "raster_dimids", "raster_chunk"]), \
+            "raster_type", "raster_dims", "raster_dimids", "raster_chunk",
+            "raster_regions", "raster_regions_columns"]), \
             (n, s.ncattrs())  # no raster_varid any more
+        # the regions' summary: what each region group's attributes say
+        summ = np.asarray(s.raster_regions).reshape(-1, 8)
+        assert len(summ) == len(s.groups) - 1, (n, summ)
+        for row, (gname, rg) in zip(summ, list(s.groups.items())[:-1]):
+            assert [row[0], row[1], row[2], row[3]] == [
+                rg.region_id, rg.pure_cells, rg.mixed_cells,
+                rg.mixed_offset], (n, gname, row)
+            assert list(row[4:6]) == list(rg.chunk_rows), (n, gname, row)
+            assert list(row[6:8]) == list(rg.run_rows), (n, gname, row)
         assert s.raster_format_version == 3 and s.raster_complete == 1
         assert s.raster_variable == n
         assert s.raster_type == nctype[p.dtype.str[1:]], (n, s.raster_type)
