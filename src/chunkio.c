@@ -239,10 +239,9 @@ static int outer_shape(raster_var *v, size_t *shape)
     return RASTER_OK;
 }
 
-/* 1 when HDF5 type `type` holds values of netCDF type xtype (any byte
- * order), 0 when not, -1 for types checked through netCDF only. */
-static int holds_xtype(hid_t type, int xtype)
+int chunkio_h5_holds(int64_t h5type, int xtype)
 {
+    hid_t type = (hid_t)h5type;
     H5T_class_t cls = H5Tget_class(type);
     size_t size = H5Tget_size(type);
     H5T_sign_t sign = cls == H5T_INTEGER ? H5Tget_sign(type) : H5T_SGN_ERROR;
@@ -272,7 +271,7 @@ static int check_store_h5(raster_var *v, size_t s, hid_t did)
     size_t outer[RASTER_MAX_DIMS];
     hsize_t dims[RASTER_MAX_DIMS + 1];
     hid_t type = H5Dget_type(did), space = H5Dget_space(did);
-    int holds = type >= 0 ? holds_xtype(type, v->xtype) : 0;
+    int holds = type >= 0 ? chunkio_h5_holds(type, v->xtype) : 0;
     if (holds < 0) {
         ok = -1;
     } else if (holds && space >= 0 &&

@@ -68,6 +68,10 @@ int64_t chunkio_dataset_h5(raster_file *f, int grpid, const char *name);
 int chunkio_pread_all(int fd, unsigned char *buf, size_t len, off_t off,
                       const char *name);
 
+/* 1 when HDF5 type h5type (hid_t) holds values of netCDF type xtype, in
+ * any byte order; 0 when not; -1 for types this does not judge (text). */
+int chunkio_h5_holds(int64_t h5type, int xtype);
+
 /* 1 when dataset `did` (creation property list `dcpl`) holds plain bytes
  * raster can move itself: no filters, the native type of `elem` bytes. */
 int chunkio_h5_plain(int64_t did, int64_t dcpl, size_t elem);

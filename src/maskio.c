@@ -27,24 +27,21 @@ static int probe(raster_var *v)
     hid_t dcpl = H5Dget_create_plist(did), type = H5Dget_type(did);
     hid_t space = H5Dget_space(did);
     hsize_t dims[2];
+    size_t size = type >= 0 ? H5Tget_size(type) : 0;
+    haddr_t addr = H5Dget_offset(did);
     if (dcpl >= 0 && type >= 0 && space >= 0 &&
-        H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_nfilters(dcpl) == 0 &&
-        H5Tget_class(type) == H5T_INTEGER && H5Tget_sign(type) == H5T_SGN_2 &&
+        H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
+        chunkio_h5_plain(did, dcpl, size) &&
+        (chunkio_h5_holds(type, NC_BYTE) == 1 ||
+         chunkio_h5_holds(type, NC_SHORT) == 1 ||
+         chunkio_h5_holds(type, NC_INT) == 1) &&
         H5Sget_simple_extent_ndims(space) == 2 &&
         H5Sget_simple_extent_dims(space, dims, NULL) == 2 &&
-        dims[0] == v->ny && dims[1] == v->nx) {
-        size_t size = H5Tget_size(type);
-        hid_t native = H5Tget_native_type(type, H5T_DIR_ASCEND);
-        haddr_t addr = H5Dget_offset(did);
-        if ((size == 1 || size == 2 || size == 4) && native >= 0 &&
-            H5Tequal(type, native) > 0 && addr != HADDR_UNDEF &&
-            addr <= (haddr_t)INT64_MAX) {
-            v->mask_base = (int64_t)addr;
-            v->mask_elem = size;
-            ok = 1;
-        }
-        if (native >= 0)
-            H5Tclose(native);
+        dims[0] == v->ny && dims[1] == v->nx && addr != HADDR_UNDEF &&
+        addr <= (haddr_t)INT64_MAX) {
+        v->mask_base = (int64_t)addr;
+        v->mask_elem = size;
+        ok = 1;
     }
     if (space >= 0)
         H5Sclose(space);
