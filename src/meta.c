@@ -444,13 +444,14 @@ static nc_type mask_store_type(const raster_mask *mask)
     return lo >= -32768 && hi <= 32767 ? NC_SHORT : NC_INT;
 }
 
-/* Format 3: writes (write=1) or checks against the file (write=0) the
- * variable's summary of its regions (regions.h), rows[] room for it. A
- * file written before the summary existed has none: nothing to check. */
-static int summary_io(raster_var *v, long long *rows, int write)
+/* The variable's summary of its regions (regions.h) from the layout:
+ * rows[] gets REGIONS_SUMMARY_FIELDS per region, its rows of the shared
+ * tables (format 3) back to back in id order. Writers place the regions'
+ * table rows by it, and the checks compare with it. */
+static void summary_rows(const raster_var *v, long long *rows)
 {
     const layout *lay = v->lay;
-    size_t chunk0 = 0, run0 = 0, n = lay->nregions * REGIONS_SUMMARY_FIELDS;
+    size_t chunk0 = 0, run0 = 0;
     for (size_t r = 0; r < lay->nregions; r++) {
         size_t nlist;
         const size_t *list;
@@ -464,6 +465,21 @@ static int summary_io(raster_var *v, long long *rows, int write)
         chunk0 += nlist;
         run0 += v->regions[r].nruns;
     }
+}
+
+/* Row `field` of region r in summary rows[]. */
+static size_t summary_at(const long long *rows, size_t r,
+                         enum regions_summary_field field)
+{
+    return (size_t)rows[r * REGIONS_SUMMARY_FIELDS + (size_t)field];
+}
+
+/* Format 3: writes (write=1) or checks against the file (write=0) the
+ * summary rows[] (summary_rows). A file written before the summary
+ * existed has none: nothing to check. */
+static int summary_io(raster_var *v, const long long *rows, int write)
+{
+    size_t n = v->lay->nregions * REGIONS_SUMMARY_FIELDS;
     int rc = RASTER_OK;
     if (write) {
         NC_TRY(nc_put_att_longlong(v->grpid, NC_GLOBAL, REGIONS_SUMMARY,
@@ -513,11 +529,13 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
      * exists, so that failures after it are netCDF's alone */
     char *meanings = NULL;
     long long *summary = raster_reallocarray(
-        NULL, v->lay->nregions * REGIONS_SUMMARY_FIELDS, sizeof *summary);
+        NULL, (v->lay->nregions ? v->lay->nregions : 1) *
+                  REGIONS_SUMMARY_FIELDS, sizeof *summary);
     if (!summary) {
         rc = raster_fail(RASTER_ENOMEM, "out of memory describing regions");
         goto fail;
     }
+    summary_rows(v, summary);
     /* an adopted placeholder may carry a fill value already */
     nc_type ftype;
     size_t flen;
@@ -590,16 +608,15 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
                                strlen(meanings), meanings),
                "naming the regions of");
     }
-    size_t chunk0 = 0, run0 = 0;
+    size_t chunk0 = 0, run0 = 0; /* after the last region: the totals */
     for (size_t r = 0; r < v->lay->nregions; r++) {
-        size_t nlist;
-        const size_t *list;
-        raster_mesh_region_chunks(v->mesh, v->lay->ids[r], &list, &nlist);
+        chunk0 = summary_at(summary, r, SUMMARY_CHUNK_FIRST);
+        run0 = summary_at(summary, r, SUMMARY_RUN_FIRST);
         rc = define_region(v, r, chunk0, run0);
         if (rc)
             goto fail;
-        chunk0 += nlist;
-        run0 += v->regions[r].nruns;
+        chunk0 += summary_at(summary, r, SUMMARY_CHUNK_COUNT);
+        run0 += summary_at(summary, r, SUMMARY_RUN_COUNT);
         const char *rname = raster_mask_region_name(mask, v->lay->ids[r]);
         if (rname)
             NC_TRY(nc_put_att_text(v->store_grp[r], NC_GLOBAL, "region_name",
@@ -791,24 +808,27 @@ static int tables_io(raster_var *v, int write)
                                           sizeof *rows);
     long long *shares = raster_reallocarray(NULL, m->nshares * SHARE_FIELDS,
                                             sizeof *shares);
+    size_t nr = v->lay->nregions;
+    long long *sum = raster_reallocarray(
+        NULL, (nr ? nr : 1) * REGIONS_SUMMARY_FIELDS, sizeof *sum);
     int rc = RASTER_OK, shared = v->format >= 3;
-    if (!rows || !shares) {
+    if (!rows || !shares || !sum) {
         rc = raster_fail(RASTER_ENOMEM, "out of memory indexing %s", v->name);
         goto done;
     }
     /* format 3: the regions' rows back to back in id order */
-    size_t nchunk_rows = 0, nrun_rows = 0, chunk0 = 0, run0 = 0;
-    for (size_t r = 0; shared && r < v->lay->nregions; r++) {
-        size_t n;
-        const size_t *list;
-        raster_mesh_region_chunks(m, v->lay->ids[r], &list, &n);
-        nchunk_rows += n;
-        nrun_rows += v->regions[r].nruns;
+    summary_rows(v, sum);
+    size_t nchunk_rows = 0, nrun_rows = 0; /* the shared tables' lengths */
+    if (nr > 0) {
+        nchunk_rows = summary_at(sum, nr - 1, SUMMARY_CHUNK_FIRST) +
+                      summary_at(sum, nr - 1, SUMMARY_CHUNK_COUNT);
+        nrun_rows = summary_at(sum, nr - 1, SUMMARY_RUN_FIRST) +
+                    summary_at(sum, nr - 1, SUMMARY_RUN_COUNT);
     }
-    for (size_t r = 0; r < v->lay->nregions && rc == RASTER_OK; r++) {
-        size_t n;
-        const size_t *list;
-        raster_mesh_region_chunks(m, v->lay->ids[r], &list, &n);
+    for (size_t r = 0; r < nr && rc == RASTER_OK; r++) {
+        size_t n = summary_at(sum, r, SUMMARY_CHUNK_COUNT);
+        size_t chunk0 = summary_at(sum, r, SUMMARY_CHUNK_FIRST);
+        size_t run0 = summary_at(sum, r, SUMMARY_RUN_FIRST);
         region_rows(v, r, rows);
         table_ref ct = {v->store_grp[r], "chunks", 0, n};
         table_ref rt = {v->store_grp[r], "runs", 0, v->regions[r].nruns};
@@ -821,8 +841,6 @@ static int tables_io(raster_var *v, int write)
             rc = rows_att_io(v, r, ATT_CHUNK_ROWS, chunk0, n, write);
         if (rc == RASTER_OK && v->format >= 2)
             rc = runs_io(v, r, rt, write);
-        chunk0 += n;
-        run0 += v->regions[r].nruns;
     }
     size_t nmixed = 0, nms = 0;
     for (size_t c = 0; c < m->nchunks; c++)
@@ -840,17 +858,12 @@ static int tables_io(raster_var *v, int write)
             rc = table_io(v, (table_ref){g, "shares", 0, nms}, nms,
                           SHARE_FIELDS, shares, write);
     }
-    if (rc == RASTER_OK && shared && !write) {
-        long long *sum = raster_reallocarray(
-            NULL, v->lay->nregions * REGIONS_SUMMARY_FIELDS, sizeof *sum);
-        rc = sum ? summary_io(v, sum, 0)
-                 : raster_fail(RASTER_ENOMEM, "out of memory checking %s",
-                               v->name);
-        raster_free(sum);
-    }
+    if (rc == RASTER_OK && shared && !write)
+        rc = summary_io(v, sum, 0);
 done:
     raster_free(rows);
     raster_free(shares);
+    raster_free(sum);
     return rc;
 }
 

@@ -121,21 +121,21 @@ static int from_summary(raster_var *v, int g, size_t nchildren, size_t *nr)
     size_t n = len / REGIONS_SUMMARY_FIELDS;
     for (size_t r = 0; r < n && rc == RASTER_OK; r++) {
         const long long *row = t + r * REGIONS_SUMMARY_FIELDS;
-        int ok = row[0] >= INT32_MIN && row[0] <= INT32_MAX;
-        for (int i = 1; i < REGIONS_SUMMARY_FIELDS; i++)
+        int ok = row[SUMMARY_ID] >= INT32_MIN && row[SUMMARY_ID] <= INT32_MAX;
+        for (int i = SUMMARY_PURE_CELLS; i < REGIONS_SUMMARY_FIELDS; i++)
             ok &= row[i] >= 0 && (unsigned long long)row[i] <= SIZE_MAX / 2;
         region_info *ri = &v->regions[r];
         char name[32];
         int gid;
         if (ok) {
-            ri->id = (int32_t)row[0];
-            ri->pure_cells = (size_t)row[1];
-            ri->mixed_cells = (size_t)row[2];
-            ri->mixed_off = (size_t)row[3];
-            ri->chunk0 = (size_t)row[4];
-            ri->chunk_rows = (size_t)row[5];
-            ri->run0 = (size_t)row[6];
-            ri->run_rows = (size_t)row[7];
+            ri->id = (int32_t)row[SUMMARY_ID];
+            ri->pure_cells = (size_t)row[SUMMARY_PURE_CELLS];
+            ri->mixed_cells = (size_t)row[SUMMARY_MIXED_CELLS];
+            ri->mixed_off = (size_t)row[SUMMARY_MIXED_OFFSET];
+            ri->chunk0 = (size_t)row[SUMMARY_CHUNK_FIRST];
+            ri->chunk_rows = (size_t)row[SUMMARY_CHUNK_COUNT];
+            ri->run0 = (size_t)row[SUMMARY_RUN_FIRST];
+            ri->run_rows = (size_t)row[SUMMARY_RUN_COUNT];
             regions_group_name(ri->id, name, sizeof name);
             ok = ri->pure_cells + ri->mixed_cells > 0 && ri->chunk_rows > 0 &&
                  ri->run_rows > 0 &&

@@ -33,6 +33,11 @@ int regions_from_file(raster_var *v, int g, int *grps);
  * attribute instead of every region group's (docs/FORMAT.md). */
 #define REGIONS_SUMMARY "raster_regions"
 #define REGIONS_SUMMARY_FIELDS 8
+enum regions_summary_field {
+    SUMMARY_ID, SUMMARY_PURE_CELLS, SUMMARY_MIXED_CELLS, SUMMARY_MIXED_OFFSET,
+    SUMMARY_CHUNK_FIRST, SUMMARY_CHUNK_COUNT, SUMMARY_RUN_FIRST,
+    SUMMARY_RUN_COUNT
+};
 #define REGIONS_SUMMARY_COLUMNS                                               \
     "region_id pure_cells mixed_cells mixed_offset chunk_first chunk_count "  \
     "run_first run_count"
