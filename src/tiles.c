@@ -361,6 +361,13 @@ static int push(slab *s, uint32_t store, uint64_t soff, uint64_t uoff,
     return rc;
 }
 
+/* A tile's extent along a dimension of length n from a0 (edge tiles are
+ * smaller). */
+static size_t tile_extent(size_t a0, size_t tile, size_t n)
+{
+    return n - a0 < tile ? n - a0 : tile;
+}
+
 /* First wanted index >= a along a dimension sampled from `from` by
  * `step`. */
 static size_t first_at(size_t a, size_t from, size_t step)
@@ -468,13 +475,13 @@ static int tile_rows(raster_var *v, slab *s, size_t tb, size_t te,
     const struct tile_index *t = v->tiles;
     int rc = RASTER_OK;
     for (size_t ty = tb; ty < te && rc == RASTER_OK; ty++) {
-        size_t y0 = ty * t->th, h = v->ny - y0 < t->th ? v->ny - y0 : t->th;
+        size_t y0 = ty * t->th, h = tile_extent(y0, t->th, v->ny);
         if (first_at(y0, s->ys, s->sy) >= y0 + h)
             continue; /* the stride steps over this tile row */
         const int *rows = band + (y0 - tb * t->th) * bw;
         for (size_t tx = tx0; tx < tx1 && rc == RASTER_OK; tx++) {
             size_t x0 = tx * t->tw;
-            size_t w = v->nx - x0 < t->tw ? v->nx - x0 : t->tw;
+            size_t w = tile_extent(x0, t->tw, v->nx);
             if (first_at(x0, s->xs, s->sx) >= x0 + w)
                 continue;
             size_t k = ty * t->ntx + tx;
@@ -496,12 +503,12 @@ static int tile_row_direct(raster_var *v, slab *s, size_t ty, size_t bx0,
                            uint64_t *used)
 {
     const struct tile_index *t = v->tiles;
-    size_t y0 = ty * t->th, h = v->ny - y0 < t->th ? v->ny - y0 : t->th;
+    size_t y0 = ty * t->th, h = tile_extent(y0, t->th, v->ny);
     size_t yf = first_at(y0, s->ys, s->sy), each = 0;
     if (yf >= y0 + h || yf >= s->yend)
         return RASTER_OK; /* the stride steps over this tile row */
     for (size_t tx = tx0; tx < tx1; tx++) {
-        size_t x0 = tx * t->tw, w = v->nx - x0 < t->tw ? v->nx - x0 : t->tw;
+        size_t x0 = tx * t->tw, w = tile_extent(x0, t->tw, v->nx);
         if (first_at(x0, s->xs, s->sx) < x0 + w)
             each += maskio_cost(v, t->kind[ty * t->ntx + tx] == TILE_MIXED
                                        ? h : 1, w);
@@ -514,7 +521,7 @@ static int tile_row_direct(raster_var *v, slab *s, size_t ty, size_t bx0,
     }
     rc = RASTER_OK;
     for (size_t tx = tx0; tx < tx1 && rc == RASTER_OK; tx++) {
-        size_t x0 = tx * t->tw, w = v->nx - x0 < t->tw ? v->nx - x0 : t->tw;
+        size_t x0 = tx * t->tw, w = tile_extent(x0, t->tw, v->nx);
         if (first_at(x0, s->xs, s->sx) >= x0 + w)
             continue;
         size_t k = ty * t->ntx + tx;
