@@ -18,6 +18,7 @@
 #include "meta.h"
 #include "parallel.h"
 #include "regions.h"
+#include "lean.h"
 #include "tiles.h"
 
 #define DEFAULT_TILE 50
@@ -100,6 +101,7 @@ static void file_free(raster_file *f)
         f->vars = next;
     }
     chunkio_file_close(f);
+    pthread_mutex_destroy(&f->lean_lock);
     raster_free(f->path);
     raster_free(f);
 }
@@ -109,6 +111,10 @@ static int file_new(int ncid, int own, int writable, const char *path,
 {
     raster_file *f = raster_calloc(1, sizeof *f);
     RETURN_ERROR_IF(!f, RASTER_ENOMEM, "out of memory opening a file");
+    if (pthread_mutex_init(&f->lean_lock, NULL) != 0) {
+        raster_free(f);
+        return raster_fail(RASTER_ENOMEM, "no mutex for a file");
+    }
     f->ncid = ncid;
     f->own_ncid = own;
     f->writable = writable;
@@ -118,6 +124,7 @@ static int file_new(int ncid, int own, int writable, const char *path,
     if (path) {
         f->path = raster_strdup(path);
         if (!f->path) {
+            pthread_mutex_destroy(&f->lean_lock);
             raster_free(f);
             return raster_fail(RASTER_ENOMEM, "out of memory opening %s",
                                path);
@@ -162,6 +169,22 @@ int raster_open(const char *path, int mode, raster_file **out)
     RETURN_ERROR_IF(mode != RASTER_READ && mode != RASTER_WRITE,
                     RASTER_EINVAL, "mode %d is neither RASTER_READ nor "
                     "RASTER_WRITE", mode);
+    if (mode == RASTER_READ && getenv("RASTER_NO_LEAN") == NULL) {
+        /* through HDF5 alone when the file allows (lean.h); netCDF's own
+         * open otherwise, which also gives the errors */
+        raster_file *f;
+        int rc = file_new(-1, 1, 0, path, &f);
+        if (rc)
+            return rc;
+        rc = lean_open(f);
+        if (rc == RASTER_OK) {
+            *out = f;
+            return RASTER_OK;
+        }
+        file_free(f);
+        if (rc == RASTER_ENOMEM)
+            return rc;
+    }
     int ncid, st = nc_open(path, mode == RASTER_WRITE ? NC_WRITE : NC_NOWRITE,
                            &ncid);
     if (st != NC_NOERR)
@@ -222,6 +245,80 @@ int raster_attach(int ncid, int writable, raster_file **out)
     return RASTER_OK;
 }
 
+/* Binds lean variable a to its netCDF twin b, loaded from the same file
+ * by meta_load: their descriptions must agree (the file is read-only, but
+ * another program may have replaced it since). */
+static int bind_var(raster_var *a, raster_var *b)
+{
+    int same = strcmp(a->name, b->name) == 0 && a->xtype == b->xtype &&
+               a->ndims == b->ndims && a->nregions == b->nregions &&
+               a->ny == b->ny && a->nx == b->nx &&
+               memcmp(a->dimids, b->dimids, (size_t)a->ndims *
+                      sizeof *a->dimids) == 0;
+    for (size_t r = 0; same && r < a->nregions; r++)
+        same = a->regions[r].id == b->regions[r].id &&
+               a->regions[r].pure_cells == b->regions[r].pure_cells &&
+               a->regions[r].mixed_cells == b->regions[r].mixed_cells;
+    RETURN_ERROR_IF(!same, RASTER_EFORMAT, "%s: the file changed since it "
+                    "was opened", a->name);
+    int *grp = a->store_grp, *var = a->store_var;
+    raster_mask *mask = a->mask;
+    a->store_grp = b->store_grp;
+    a->store_var = b->store_var;
+    a->mask = b->mask; /* its values readable through netCDF */
+    b->store_grp = grp;
+    b->store_var = var;
+    b->mask = mask;
+    a->grpid = b->grpid;
+    a->parent = b->parent;
+    a->varid = b->varid;
+    memcpy(a->fill, b->fill, sizeof a->fill);
+    return RASTER_OK;
+}
+
+static int bind_netcdf(raster_file *f)
+{
+    /* netCDF opens the file with its own close degree: raster's HDF5
+     * handle goes first (the fast path reopens it to match) */
+    chunkio_file_close(f);
+    int ncid, st = nc_open(f->path, NC_NOWRITE, &ncid);
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "opening %s: %s", f->path,
+                              nc_strerror(st));
+    raster_file twin = {.ncid = ncid, .fd = -1, .h5 = -1, .path = f->path};
+    int rc = scan_groups(&twin, ncid);
+    raster_var *a = f->vars, *b = twin.vars;
+    for (; rc == RASTER_OK && a && b; a = a->next, b = b->next)
+        rc = bind_var(a, b);
+    if (rc == RASTER_OK && (a || b))
+        rc = raster_fail(RASTER_EFORMAT, "%s changed since it was opened",
+                         f->path);
+    while (twin.vars) {
+        raster_var *next = twin.vars->next;
+        meta_var_free(twin.vars);
+        twin.vars = next;
+    }
+    if (rc == RASTER_OK)
+        f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+    if (rc) {
+        nc_close(ncid);
+        return rc;
+    }
+    f->ncid = ncid;
+    f->lean = 0;
+    return RASTER_OK;
+}
+
+int file_netcdf(raster_file *f)
+{
+    if (!f || !f->lean)
+        return RASTER_OK;
+    pthread_mutex_lock(&f->lean_lock);
+    int rc = f->lean ? bind_netcdf(f) : RASTER_OK;
+    pthread_mutex_unlock(&f->lean_lock);
+    return rc;
+}
+
 int raster_close(raster_file *f)
 {
     if (!f)
@@ -249,7 +346,7 @@ int raster_close(raster_file *f)
                 rc = meta_mark_complete(v, 1);
     }
     chunkio_file_close(f); /* raster's own HDF5 handle before netCDF's */
-    if (f->own_ncid) {
+    if (f->own_ncid && !f->lean) {
         int st = nc_close(f->ncid);
         if (st != NC_NOERR && rc == RASTER_OK)
             rc = raster_fail_nc(RASTER_ENETCDF, st, "closing %s: %s",
@@ -259,7 +356,10 @@ int raster_close(raster_file *f)
     return rc;
 }
 
-int raster_file_ncid(const raster_file *f) { return f->ncid; }
+int raster_file_ncid(const raster_file *f)
+{
+    return file_netcdf((raster_file *)f) == RASTER_OK ? f->ncid : -1;
+}
 
 int raster_set_threads(int n)
 {
@@ -421,6 +521,8 @@ int raster_adopt_var(raster_file *f, int parent, int varid,
 
 raster_var *raster_var_by_varid(const raster_file *f, int parent, int varid)
 {
+    if (file_netcdf((raster_file *)f) != RASTER_OK)
+        return NULL;
     for (raster_var *v = f ? f->vars : NULL; v; v = v->next)
         if (v->parent == parent && v->varid == varid)
             return v;
@@ -437,7 +539,7 @@ int raster_abandon(raster_file *f)
     if (!f)
         return RASTER_OK;
     int rc = RASTER_OK;
-    if (f->own_ncid) {
+    if (f->own_ncid && !f->lean) {
         int st = nc_abort(f->ncid);
         if (st != NC_NOERR)
             rc = raster_fail_nc(RASTER_ENETCDF, st, "abandoning %s: %s",
@@ -474,6 +576,9 @@ int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,
                        const void *value)
 {
     RETURN_ERROR_IF(!v || !name, RASTER_EINVAL, "NULL argument");
+    int rc = file_netcdf(v->file);
+    if (rc)
+        return rc;
     int is_fill = strcmp(name, "_FillValue") == 0;
     RETURN_ERROR_IF(is_fill && (xtype != v->xtype || len != 1),
                     RASTER_EINVAL, "%s: _FillValue must be one value of the "
@@ -500,15 +605,22 @@ int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,
 
 void raster_var_attributes(const raster_var *v, int *grpid, int *varid)
 {
-    if (grpid) *grpid = v->parent;
-    if (varid) *varid = v->varid;
+    int ok = file_netcdf(v->file) == RASTER_OK;
+    if (grpid) *grpid = ok ? v->parent : -1;
+    if (varid) *varid = ok ? v->varid : -1;
 }
 
 const char *raster_var_name(const raster_var *v) { return v->name; }
 int raster_var_type(const raster_var *v) { return v->xtype; }
 int raster_var_ndims(const raster_var *v) { return v->ndims; }
-int raster_var_varid(const raster_var *v) { return v->varid; }
-int raster_var_parent(const raster_var *v) { return v->parent; }
+int raster_var_varid(const raster_var *v)
+{
+    return file_netcdf(v->file) == RASTER_OK ? v->varid : -1;
+}
+int raster_var_parent(const raster_var *v)
+{
+    return file_netcdf(v->file) == RASTER_OK ? v->parent : -1;
+}
 const raster_mesh *raster_var_mesh(const raster_var *v)
 {
     /* read-only files load without a mesh: build it on first request */
@@ -540,7 +652,10 @@ int raster_var_dims(const raster_var *v, int *dimids, size_t *shape,
             dimids[i] = v->dimids[i];
         if (chunk)
             chunk[i] = v->chunk[i];
-        if (shape) {
+        if (shape && v->file->lean) { /* looked up at the lean open */
+            shape[i] = i < v->ndims - 2 ? v->outer[i]
+                       : i == v->ndims - 2 ? v->ny : v->nx;
+        } else if (shape) {
             int st = nc_inq_dimlen(v->grpid, v->dimids[i], &shape[i]);
             RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "%s: %s",
                                v->name, nc_strerror(st));
@@ -722,7 +837,10 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
                     "NULL argument");
     RETURN_NC_ERROR_IF(write && !v->file->writable, RASTER_EINVAL, NC_EPERM,
                        "%s: file is read-only", v->name);
-    int rc = check_box(v, start, count, stride, write);
+    int rc = file_netcdf(v->file); /* hyperslabs use the tables */
+    if (rc)
+        return rc;
+    rc = check_box(v, start, count, stride, write);
     if (rc)
         return rc;
     if (!v->materialized && (rc = meta_materialize(v)) != RASTER_OK)

@@ -32,6 +32,7 @@
 #include "direct.h"
 #include "error.h"
 #include "meta.h"
+#include "regions.h"
 
 /* Largest hole (in bytes) read through rather than split around. */
 #define GAP_BYTES 4096
@@ -174,11 +175,13 @@ int64_t chunkio_file_h5(raster_file *f)
     unsigned mode = f->writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY;
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fid = -1;
     if (fapl >= 0) {
-        /* netCDF opens with a "semi" close degree; a second open of the
-         * same file must use the same one. */
-        if (H5Pset_fclose_degree(fapl, H5F_CLOSE_SEMI) >= 0)
+        /* every open of one file must use the same close degree: netCDF
+         * 4.9 opens with HDF5's default ("weak"), other builds "semi";
+         * a lean open (lean.c) comes first and must let netCDF open
+         * after it */
+        if (H5Pset_fclose_degree(fapl, H5F_CLOSE_WEAK) >= 0)
             fid = H5Fopen(f->path, mode, fapl);
-        if (fid < 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_WEAK) >= 0)
+        if (fid < 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_SEMI) >= 0)
             fid = H5Fopen(f->path, mode, fapl);
         H5Pclose(fapl);
     }
@@ -203,6 +206,18 @@ int64_t chunkio_dataset_h5(raster_file *f, int grpid, const char *name)
 
 int64_t chunkio_store_h5(raster_var *v, size_t s)
 {
+    if (v->file->lean) { /* no netCDF ids yet: by its path */
+        hid_t fid = (hid_t)chunkio_file_h5(v->file);
+        char path[4096], grp[32] = "Mixed_Chunks";
+        if (v->store_cells[s] == 0 || fid < 0)
+            return -1;
+        if (s < v->nregions)
+            regions_group_name(v->regions[s].id, grp, sizeof grp);
+        if ((size_t)snprintf(path, sizeof path, "%s/%s/data", v->h5path,
+                             grp) >= sizeof path)
+            return -1;
+        return H5Dopen2(fid, path, H5P_DEFAULT);
+    }
     if (v->store_var[s] < 0)
         return -1;
     /* the store variable (meta.c, define_store) */
@@ -281,7 +296,8 @@ static int check_store_h5(raster_var *v, size_t s, hid_t did)
                outer_shape(v, outer) == RASTER_OK) {
         ok = 1;
         for (int i = 0; i < no; i++)
-            ok &= meta_dim_unlimited(v->grpid, v->dimids[i])
+            ok &= (v->file->lean ? v->unlimited[i]
+                                 : meta_dim_unlimited(v->grpid, v->dimids[i]))
                       ? dims[i] <= outer[i]
                       : dims[i] == outer[i];
     }
@@ -307,7 +323,12 @@ int chunkio_prepare_store(raster_var *v, size_t s)
     if (a->prepared)
         return RASTER_OK;
     int rc;
-    if (f->writable || f->fd < 0 || !f->path || v->store_var[s] < 0) {
+    if (f->lean && v->store_cells[s] == 0) { /* an empty store */
+        a->prepared = 1;
+        return RASTER_OK;
+    }
+    if (f->writable || f->fd < 0 || !f->path ||
+        (!f->lean && v->store_var[s] < 0)) {
         if ((rc = meta_check_store(v, s)) == RASTER_OK)
             a->prepared = 1;
         return rc;

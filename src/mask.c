@@ -172,6 +172,44 @@ static int load_ints(int ncid, int varid, const char *var, nc_type type,
     return RASTER_OK;
 }
 
+/* Region names from CF flag_values (nvals of them) and flag_meanings (text,
+ * NUL-terminated, split at blanks; it is modified). A count or a value that
+ * does not fit leaves the mask unnamed. */
+static int set_names(raster_mask *m, const long long *vals, size_t nvals,
+                     char *text)
+{
+    m->name_ids = raster_reallocarray(NULL, nvals, sizeof *m->name_ids);
+    m->names = raster_calloc(nvals, sizeof *m->names);
+    RETURN_ERROR_IF(!m->name_ids || !m->names, RASTER_ENOMEM,
+                    "out of memory reading region names");
+    char *save = NULL;
+    size_t n = 0;
+    for (char *tok = strtok_r(text, " \t\n", &save); tok;
+         tok = strtok_r(NULL, " \t\n", &save)) {
+        if (n == nvals) {
+            n++; /* more meanings than values: ignore the names */
+            break;
+        }
+        if (vals[n] < INT32_MIN || vals[n] > INT32_MAX)
+            break;
+        m->name_ids[n] = (int32_t)vals[n];
+        m->names[n] = raster_strdup(tok);
+        if (!m->names[n]) {
+            m->nnames = n;
+            return raster_fail(RASTER_ENOMEM, "out of memory reading names");
+        }
+        n++;
+    }
+    if (n == nvals) {
+        m->nnames = n;
+    } else {
+        for (size_t i = 0; i < n && i < nvals; i++)
+            raster_free(m->names[i]);
+        m->nnames = 0;
+    }
+    return RASTER_OK;
+}
+
 /* Region names from CF flag_values / flag_meanings; absent or inconsistent
  * attributes simply leave the mask unnamed. */
 static int load_names(int ncid, int varid, raster_mask *m)
@@ -190,43 +228,15 @@ static int load_names(int ncid, int varid, raster_mask *m)
     int rc = RASTER_OK;
     long long *vals = raster_reallocarray(NULL, nvals, sizeof *vals);
     char *text = raster_malloc(nchars + 1);
-    m->name_ids = raster_reallocarray(NULL, nvals, sizeof *m->name_ids);
-    m->names = raster_calloc(nvals, sizeof *m->names);
-    if (!vals || !text || !m->name_ids || !m->names) {
+    if (!vals || !text)
         rc = raster_fail(RASTER_ENOMEM, "out of memory reading region names");
-        goto done;
+    else if (nc_get_att_longlong(ncid, varid, "flag_values", vals) ==
+                 NC_NOERR &&
+             nc_get_att_text(ncid, varid, "flag_meanings", text) ==
+                 NC_NOERR) {
+        text[nchars] = '\0';
+        rc = set_names(m, vals, nvals, text);
     }
-    if (nc_get_att_longlong(ncid, varid, "flag_values", vals) != NC_NOERR ||
-        nc_get_att_text(ncid, varid, "flag_meanings", text) != NC_NOERR)
-        goto done;
-    text[nchars] = '\0';
-    char *save = NULL;
-    size_t n = 0;
-    for (char *tok = strtok_r(text, " \t\n", &save); tok;
-         tok = strtok_r(NULL, " \t\n", &save)) {
-        if (n == nvals) {
-            n++; /* more meanings than values: ignore the names */
-            break;
-        }
-        if (vals[n] < INT32_MIN || vals[n] > INT32_MAX)
-            break;
-        m->name_ids[n] = (int32_t)vals[n];
-        m->names[n] = raster_strdup(tok);
-        if (!m->names[n]) {
-            m->nnames = n;
-            rc = raster_fail(RASTER_ENOMEM, "out of memory reading names");
-            goto done;
-        }
-        n++;
-    }
-    if (n == nvals) {
-        m->nnames = n;
-    } else {
-        for (size_t i = 0; i < n && i < nvals; i++)
-            raster_free(m->names[i]);
-        m->nnames = 0;
-    }
-done:
     raster_free(vals);
     raster_free(text);
     return rc;
@@ -298,6 +308,29 @@ int mask_describe_ncid(int ncid, int varid, const char *label,
         return rc;
     }
     mask_drop_values(m, ncid, varid);
+    *out = m;
+    return RASTER_OK;
+}
+
+int mask_describe(size_t ny, size_t nx, const long long *vals, size_t nvals,
+                  char *meanings, raster_mask **out)
+{
+    *out = NULL;
+    size_t cells;
+    RETURN_ERROR_IF(raster_mul_overflows(ny, nx, &cells) ||
+                    cells > SIZE_MAX / sizeof(int32_t), RASTER_EFORMAT,
+                    "stored mask too large");
+    raster_mask *m = raster_calloc(1, sizeof *m);
+    RETURN_ERROR_IF(!m, RASTER_ENOMEM, "out of memory describing a mask");
+    m->ny = ny;
+    m->nx = nx;
+    int rc = nvals > 0 && meanings ? set_names(m, vals, nvals, meanings)
+                                   : RASTER_OK;
+    if (rc) {
+        raster_mask_free(m);
+        return rc;
+    }
+    mask_drop_values(m, -1, -1);
     *out = m;
     return RASTER_OK;
 }

@@ -33,6 +33,13 @@ int mask_read_ncid(int ncid, int varid, const char *label, raster_mask **out);
 int mask_describe_ncid(int ncid, int varid, const char *label,
                        raster_mask **out);
 
+/* A stored mask described without netCDF (src/lean.c): its shape, and its
+ * names from flag_values (nvals) and flag_meanings (modified) when given.
+ * It holds no values and reads none back until the file's netCDF ids are
+ * bound to it (mask_drop_values). */
+int mask_describe(size_t ny, size_t nx, const long long *vals, size_t nvals,
+                  char *meanings, raster_mask **out);
+
 /* Drops the values of a mask read from (grp, var) of a file that stays
  * open and unchanged; raster_mask_values() reads them back on demand. */
 void mask_drop_values(raster_mask *m, int grp, int var);

@@ -76,7 +76,7 @@ size_t meta_type_size(int xtype)
 }
 
 /* netCDF's default fill value of a numeric type, in that type. */
-static void default_fill(int xtype, unsigned char *out)
+void meta_default_fill(int xtype, unsigned char *out)
 {
     memset(out, 0, 8);
     switch (xtype) {
@@ -113,6 +113,10 @@ int meta_dim_unlimited(int grpid, int dimid)
 
 int var_outer_shape(const raster_var *v, size_t *shape)
 {
+    if (v->file && v->file->lean) { /* looked up at the lean open */
+        memcpy(shape, v->outer, (size_t)var_nouter(v) * sizeof *shape);
+        return RASTER_OK;
+    }
     for (int i = 0; i < var_nouter(v); i++) {
         int st = nc_inq_dimlen(v->grpid, v->dimids[i], &shape[i]);
         if (st != NC_NOERR)
@@ -125,6 +129,7 @@ void meta_var_free(raster_var *v)
 {
     if (!v)
         return;
+    raster_free(v->h5path);
     for (size_t s = 0; v->addr && s <= v->nregions; s++)
         raster_free(v->addr[s].addr);
     raster_free(v->addr);
@@ -192,7 +197,7 @@ static int var_new(const char *name, int xtype, int ndims, const int *dimids,
     v->ndims = ndims;
     memcpy(v->dimids, dimids, (size_t)ndims * sizeof *dimids);
     memcpy(v->chunk, chunk, (size_t)ndims * sizeof *chunk);
-    default_fill(xtype, v->fill);
+    meta_default_fill(xtype, v->fill);
     rc = raster_mesh_build(mask->values, mask->ny, mask->nx, chunk[ndims - 2],
                            chunk[ndims - 1], &v->mesh);
     if (rc == RASTER_OK)
@@ -939,7 +944,12 @@ static int load_store(raster_var *v, int g, size_t s, int lazy)
 
 int meta_check_store(raster_var *v, size_t s)
 {
-    if (v->addr[s].checked || v->store_var[s] < 0)
+    if (v->addr[s].checked)
+        return RASTER_OK;
+    int rc = file_netcdf(v->file);
+    if (rc)
+        return rc;
+    if (v->store_var[s] < 0)
         return RASTER_OK;
     int g = v->store_grp[s], varid = v->store_var[s], ndims;
     int dimids[RASTER_MAX_DIMS + 1];
@@ -1086,7 +1096,7 @@ static int var_lazy(const char *name, int g, int maskid, int format,
     v->ndims = ndims;
     memcpy(v->dimids, dimids, (size_t)ndims * sizeof *dimids);
     memcpy(v->chunk, chunk, (size_t)ndims * sizeof *chunk);
-    default_fill(xtype, v->fill);
+    meta_default_fill(xtype, v->fill);
     v->ny = ny;
     v->nx = nx;
     rc = mask_describe_ncid(g, maskid, name, &v->mask);
@@ -1105,6 +1115,48 @@ static int var_lazy(const char *name, int g, int maskid, int format,
     for (size_t r = 0; rc == RASTER_OK && r < v->nregions; r++)
         v->store_grp[r] = grps[r];
     raster_free(grps);
+    if (rc)
+        goto fail;
+    *out = v;
+    return RASTER_OK;
+fail:
+    meta_var_free(v);
+    return rc;
+}
+
+int meta_var_lean(raster_file *f, const meta_desc *d, raster_mask **mask,
+                  const long long *summary, size_t len, raster_var **out)
+{
+    *out = NULL;
+    raster_var *v = raster_calloc(1, sizeof *v);
+    RETURN_ERROR_IF(!v, RASTER_ENOMEM, "out of memory loading %s", d->name);
+    int rc = RASTER_OK;
+    v->name = raster_strdup(d->name);
+    v->h5path = raster_strdup(d->h5path);
+    if (!v->name || !v->h5path) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory loading %s", d->name);
+        goto fail;
+    }
+    v->file = f;
+    v->format = d->format;
+    v->grpid = v->parent = v->varid = -1;
+    v->xtype = d->xtype;
+    v->elem = meta_type_size(d->xtype);
+    v->ndims = d->ndims;
+    memcpy(v->dimids, d->dimids, (size_t)d->ndims * sizeof *d->dimids);
+    memcpy(v->chunk, d->chunk, (size_t)d->ndims * sizeof *d->chunk);
+    memcpy(v->fill, d->fill, sizeof v->fill);
+    memcpy(v->outer, d->outer, (size_t)var_nouter(v) * sizeof *v->outer);
+    memcpy(v->unlimited, d->unlimited, sizeof v->unlimited);
+    v->outer_known = 1;
+    v->ny = d->ny;
+    v->nx = d->nx;
+    v->materialized = 1;
+    v->mask = *mask;
+    *mask = NULL;
+    rc = regions_from_summary(v, summary, len);
+    if (rc == RASTER_OK)
+        rc = alloc_stores(v);
     if (rc)
         goto fail;
     *out = v;
@@ -1255,10 +1307,13 @@ int meta_ensure_layout(raster_var *v)
 {
     if (v->lay)
         return RASTER_OK;
+    int rc = file_netcdf(v->file); /* the mask's values, the tables */
+    if (rc)
+        return rc;
     const int32_t *ids = raster_mask_values(v->mask);
     RETURN_ERROR_IF(!ids, RASTER_ENOMEM, "%s: cannot read its mask back",
                     v->name);
-    int rc = raster_mesh_build(ids, v->ny, v->nx, v->chunk[v->ndims - 2],
+    rc = raster_mesh_build(ids, v->ny, v->nx, v->chunk[v->ndims - 2],
                                v->chunk[v->ndims - 1], &v->mesh);
     if (rc == RASTER_OK)
         rc = layout_build(v->mesh, ids, &v->lay);

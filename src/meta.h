@@ -36,6 +36,25 @@ int meta_materialize(raster_var *v);
  * them. `need_complete`: refuse a variable without the completeness marker. */
 int meta_load(raster_file *f, int grpid, int need_complete, raster_var **out);
 
+/* What src/lean.c reads of a variable through HDF5, checked there. */
+typedef struct meta_desc {
+    const char *name;          /* the placeholder's */
+    const char *h5path;        /* HDF5 path of the variable's group */
+    int format, xtype, ndims;
+    int dimids[RASTER_MAX_DIMS];
+    size_t chunk[RASTER_MAX_DIMS];
+    size_t outer[RASTER_MAX_DIMS];      /* outer dimension lengths */
+    unsigned char unlimited[RASTER_MAX_DIMS];
+    size_t ny, nx;
+    unsigned char fill[8];
+} meta_desc;
+
+/* A read-only variable of format 3 from its description, its mask (taken
+ * over: *mask is cleared) and its regions' summary (len values, checked as
+ * by meta_load); no netCDF id known yet (file_netcdf binds them). */
+int meta_var_lean(raster_file *f, const meta_desc *d, raster_mask **mask,
+                  const long long *summary, size_t len, raster_var **out);
+
 /* Builds the mesh and layout of a variable loaded without them (a
  * read-only file of format 2 or 3) from its stored mask, and checks every
  * stored table against them. */
@@ -60,5 +79,8 @@ void meta_var_free(raster_var *v);
 
 /* Bytes of one value of a numeric netCDF type, 0 for others. */
 size_t meta_type_size(int xtype);
+
+/* netCDF's default fill value of numeric type xtype, into out[8]. */
+void meta_default_fill(int xtype, unsigned char *out);
 
 #endif

@@ -15,6 +15,7 @@
 #include "alloc.h"
 #include "error.h"
 #include "index.h"
+#include "lean.h"
 
 #define RUN_FIELDS REGIONS_RUN_FIELDS
 
@@ -94,6 +95,36 @@ static int cmp_region(const void *a, const void *b)
     return (p->id > q->id) - (p->id < q->id);
 }
 
+/* Regions from the rows of a summary (regions.h), values checked; their
+ * groups are the caller's to find. */
+static int parse_summary(raster_var *v, const long long *t, size_t n)
+{
+    for (size_t r = 0; r < n; r++) {
+        const long long *row = t + r * REGIONS_SUMMARY_FIELDS;
+        int ok = row[SUMMARY_ID] >= INT32_MIN && row[SUMMARY_ID] <= INT32_MAX;
+        for (int i = SUMMARY_PURE_CELLS; i < REGIONS_SUMMARY_FIELDS; i++)
+            ok &= row[i] >= 0 && (unsigned long long)row[i] <= SIZE_MAX / 2;
+        region_info *ri = &v->regions[r];
+        if (ok) {
+            ri->id = (int32_t)row[SUMMARY_ID];
+            ri->pure_cells = (size_t)row[SUMMARY_PURE_CELLS];
+            ri->mixed_cells = (size_t)row[SUMMARY_MIXED_CELLS];
+            ri->mixed_off = (size_t)row[SUMMARY_MIXED_OFFSET];
+            ri->chunk0 = (size_t)row[SUMMARY_CHUNK_FIRST];
+            ri->chunk_rows = (size_t)row[SUMMARY_CHUNK_COUNT];
+            ri->run0 = (size_t)row[SUMMARY_RUN_FIRST];
+            ri->run_rows = (size_t)row[SUMMARY_RUN_COUNT];
+            ok = ri->pure_cells + ri->mixed_cells > 0 && ri->chunk_rows > 0 &&
+                 ri->run_rows > 0 &&
+                 ri->run_rows <= ri->pure_cells + ri->mixed_cells;
+        }
+        RETURN_ERROR_IF(!ok, RASTER_EFORMAT, "%s: row %zu of %s is unusable "
+                        "or names no region group", v->name, r,
+                        REGIONS_SUMMARY);
+    }
+    return RASTER_OK;
+}
+
 /* Format 3: the regions from the variable group's summary attribute
  * (regions.h), each region's group found by the name its id gives, the
  * group id riding in nruns as below. *nr stays 0 when the file has no
@@ -119,40 +150,56 @@ static int from_summary(raster_var *v, int g, size_t nchildren, size_t *nr)
         rc = raster_fail_nc(RASTER_ENETCDF, st, "%s: reading %s: %s", v->name,
                             REGIONS_SUMMARY, nc_strerror(st));
     size_t n = len / REGIONS_SUMMARY_FIELDS;
+    if (rc == RASTER_OK)
+        rc = parse_summary(v, t, n);
+    raster_free(t);
     for (size_t r = 0; r < n && rc == RASTER_OK; r++) {
-        const long long *row = t + r * REGIONS_SUMMARY_FIELDS;
-        int ok = row[SUMMARY_ID] >= INT32_MIN && row[SUMMARY_ID] <= INT32_MAX;
-        for (int i = SUMMARY_PURE_CELLS; i < REGIONS_SUMMARY_FIELDS; i++)
-            ok &= row[i] >= 0 && (unsigned long long)row[i] <= SIZE_MAX / 2;
         region_info *ri = &v->regions[r];
         char name[32];
         int gid;
-        if (ok) {
-            ri->id = (int32_t)row[SUMMARY_ID];
-            ri->pure_cells = (size_t)row[SUMMARY_PURE_CELLS];
-            ri->mixed_cells = (size_t)row[SUMMARY_MIXED_CELLS];
-            ri->mixed_off = (size_t)row[SUMMARY_MIXED_OFFSET];
-            ri->chunk0 = (size_t)row[SUMMARY_CHUNK_FIRST];
-            ri->chunk_rows = (size_t)row[SUMMARY_CHUNK_COUNT];
-            ri->run0 = (size_t)row[SUMMARY_RUN_FIRST];
-            ri->run_rows = (size_t)row[SUMMARY_RUN_COUNT];
-            regions_group_name(ri->id, name, sizeof name);
-            ok = ri->pure_cells + ri->mixed_cells > 0 && ri->chunk_rows > 0 &&
-                 ri->run_rows > 0 &&
-                 ri->run_rows <= ri->pure_cells + ri->mixed_cells &&
-                 nc_inq_grp_ncid(g, name, &gid) == NC_NOERR;
-        }
-        if (!ok)
+        regions_group_name(ri->id, name, sizeof name);
+        if (nc_inq_grp_ncid(g, name, &gid) != NC_NOERR)
             rc = raster_fail(RASTER_EFORMAT, "%s: row %zu of %s is unusable "
                              "or names no region group", v->name, r,
                              REGIONS_SUMMARY);
         else
             ri->nruns = (size_t)gid; /* group id, until sorted */
     }
-    raster_free(t);
     if (rc == RASTER_OK)
         *nr = n;
     return rc;
+}
+
+/* Sorts the first nr regions by id (handing out the group ids riding in
+ * nruns to grps, when given) and checks them together: ids distinct, runs
+ * and mixed runs back to back in id order, the grid covered exactly. */
+static int finish_regions(raster_var *v, size_t nr, int *grps)
+{
+    v->nregions = nr;
+    qsort(v->regions, nr, sizeof *v->regions, cmp_region);
+    size_t total = 0, mixed = 0, run0 = 0;
+    for (size_t r = 0; r < nr; r++) {
+        region_info *ri = &v->regions[r];
+        if (grps)
+            grps[r] = (int)ri->nruns;
+        ri->nruns = 0;
+        RETURN_ERROR_IF(v->format >= 3 && ri->run0 != run0, RASTER_EFORMAT,
+                        "%s: the runs of region %d are not where its "
+                        "run_rows say", v->name, (int)ri->id);
+        run0 += ri->run_rows;
+        RETURN_ERROR_IF((r > 0 && ri->id == v->regions[r - 1].id) ||
+                        ri->mixed_off != mixed, RASTER_EFORMAT, "%s: region "
+                        "%d is stored twice or its mixed cells are misplaced",
+                        v->name, (int)ri->id);
+        mixed += ri->mixed_cells;
+        total += ri->pure_cells + ri->mixed_cells;
+        if (total > v->ny * v->nx)
+            break;
+    }
+    RETURN_ERROR_IF(nr == 0 || total != v->ny * v->nx, RASTER_EFORMAT,
+                    "%s: its regions do not cover the %zu x %zu grid exactly",
+                    v->name, v->ny, v->nx);
+    return RASTER_OK;
 }
 
 int regions_from_file(raster_var *v, int g, int *grps)
@@ -219,38 +266,23 @@ int regions_from_file(raster_var *v, int g, int *grps)
         ri->nruns = (size_t)ids[i]; /* group id, until sorted */
         nr++;
     }
-    v->nregions = nr;
-    qsort(v->regions, nr, sizeof *v->regions, cmp_region);
-    size_t total = 0, mixed = 0, run0 = 0;
-    for (size_t r = 0; r < nr; r++) {
-        region_info *ri = &v->regions[r];
-        grps[r] = (int)ri->nruns;
-        ri->nruns = 0;
-        if (v->format >= 3 && ri->run0 != run0) {
-            rc = raster_fail(RASTER_EFORMAT, "%s: the runs of region %d are "
-                             "not where its run_rows say", v->name,
-                             (int)ri->id);
-            goto done;
-        }
-        run0 += ri->run_rows;
-        if ((r > 0 && ri->id == v->regions[r - 1].id) ||
-            ri->mixed_off != mixed) {
-            rc = raster_fail(RASTER_EFORMAT, "%s: region %d is stored twice "
-                             "or its mixed cells are misplaced", v->name,
-                             (int)ri->id);
-            goto done;
-        }
-        mixed += ri->mixed_cells;
-        total += ri->pure_cells + ri->mixed_cells;
-        if (total > v->ny * v->nx)
-            break;
-    }
-    if (nr == 0 || total != v->ny * v->nx)
-        rc = raster_fail(RASTER_EFORMAT, "%s: its regions do not cover the "
-                         "%zu x %zu grid exactly", v->name, v->ny, v->nx);
+    rc = finish_regions(v, nr, grps);
 done:
     raster_free(ids);
     return rc;
+}
+
+int regions_from_summary(raster_var *v, const long long *t, size_t len)
+{
+    RETURN_ERROR_IF(len == 0 || len % REGIONS_SUMMARY_FIELDS != 0,
+                    RASTER_EFORMAT, "%s: attribute %s of the wrong type or "
+                    "length", v->name, REGIONS_SUMMARY);
+    size_t n = len / REGIONS_SUMMARY_FIELDS;
+    v->regions = raster_calloc(n, sizeof *v->regions);
+    RETURN_ERROR_IF(!v->regions, RASTER_ENOMEM, "out of memory indexing "
+                    "regions of %s", v->name);
+    int rc = parse_summary(v, t, n);
+    return rc ? rc : finish_regions(v, n, NULL);
 }
 
 /* Runs of region r from the layout's segments (writers). */
@@ -358,11 +390,36 @@ static int check_runs(raster_var *v, size_t r, const long long *rows,
     return rc;
 }
 
+/* Region r's rows of the shared runs table through HDF5 (src/lean.c). */
+static int runs_lean(raster_var *v, size_t r)
+{
+    region_info *ri = &v->regions[r];
+    size_t n = ri->run_rows;
+    long long *rows = raster_reallocarray(NULL, n * RUN_FIELDS, sizeof *rows);
+    region_run *runs = raster_reallocarray(NULL, n, sizeof *runs);
+    int rc = !rows || !runs
+                 ? raster_fail(RASTER_ENOMEM, "out of memory reading region "
+                               "%d of %s", (int)ri->id, v->name)
+                 : lean_runs(v, ri->run0, n, rows);
+    if (rc == RASTER_OK)
+        rc = check_runs(v, r, rows, n, runs);
+    raster_free(rows);
+    if (rc) {
+        raster_free(runs);
+        return rc;
+    }
+    ri->runs = runs;
+    ri->nruns = n;
+    return RASTER_OK;
+}
+
 /* Region r's runs from the file: its own table (format 2) or its rows of
  * the shared one (format 3), checked before use. */
 static int runs_from_file(raster_var *v, size_t r)
 {
     region_info *ri = &v->regions[r];
+    if (v->file && v->file->lean)
+        return runs_lean(v, r);
     int shared = v->format >= 3;
     int g = shared ? v->grpid : v->store_grp[r], varid, ndims, dimids[2], st;
     nc_type type;
@@ -421,6 +478,10 @@ int regions_runs(raster_var *v, size_t r, const region_run **runs, size_t *n)
 
 int regions_mask_var(const raster_var *v, int *varid)
 {
+    if (v->file && v->file->lean) { /* checked at the lean open */
+        *varid = -1;
+        return RASTER_OK;
+    }
     int nd, dims[2];
     size_t my = 0, mx = 0;
     RETURN_ERROR_IF(nc_inq_varid(v->grpid, "mask", varid) != NC_NOERR ||
@@ -438,6 +499,8 @@ int regions_mask_var(const raster_var *v, int *varid)
 int regions_mask_rows(const raster_var *v, int varid, size_t y0, size_t ny,
                       size_t x0, size_t nx, int *buf)
 {
+    if (v->file && v->file->lean)
+        return lean_mask_rows(v, y0, ny, x0, nx, buf);
     size_t start[2] = {y0, x0}, count[2] = {ny, nx};
     int st = nc_get_vara_int(v->grpid, varid, start, count, buf);
     /* a value out of int's range is a damaged mask */

@@ -27,6 +27,11 @@ int regions_from_layout(raster_var *v);
  * child group). v->ny and v->nx must be set. Checks ids, counts, offsets. */
 int regions_from_file(raster_var *v, int g, int *grps);
 
+/* Fills v's region table from the rows of a summary (below), len values,
+ * with the same checks as regions_from_file(); finding each region's group
+ * is the caller's (src/lean.c). v->ny, v->nx and v->format must be set. */
+int regions_from_summary(raster_var *v, const long long *t, size_t len);
+
 /* Format 3: the variable group's summary of its regions, attribute
  * raster_regions (int64), REGIONS_SUMMARY_FIELDS per region in ascending
  * id order: what each region group's attributes say, read in one

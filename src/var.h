@@ -7,6 +7,7 @@
 #define RASTER_VAR_H
 
 #include <netcdf.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #include "layout.h"
@@ -98,6 +99,11 @@ struct raster_var {
     size_t outer[RASTER_MAX_DIMS];
     int64_t mask_base;
     size_t mask_elem;
+    /* a variable of a file opened without netCDF (src/lean.c): the HDF5
+     * path of its group, and which outer dimensions are unlimited; its
+     * netCDF ids are -1 until file_netcdf() binds them */
+    char *h5path;
+    unsigned char unlimited[RASTER_MAX_DIMS];
     int format;                /* format version of its tables */
     int materialized;          /* mask and index tables written */
     int dirty;                 /* written since open: marker to rewrite */
@@ -105,7 +111,12 @@ struct raster_var {
 };
 
 struct raster_file {
-    int ncid;
+    int ncid;         /* -1 while `lean` */
+    /* opened read-only through HDF5 alone (src/lean.c): netCDF is opened,
+     * and the variables' netCDF ids bound, by file_netcdf() when a call
+     * first needs it */
+    int lean;
+    pthread_mutex_t lean_lock;
     int own_ncid;     /* opened by raster_open: closed by raster_close */
     int writable;
     int fd;           /* for pread, -1 until needed */
@@ -117,6 +128,11 @@ struct raster_file {
     struct raster_file *next_attached; /* registry of raster_attach() */
     struct raster_par *par; /* MPI state (parallel.c); NULL when serial */
 };
+
+/* Opens netCDF on a file opened lean and binds its variables' netCDF ids
+ * (api.c); RASTER_OK at once for any other file. Every path that calls
+ * netCDF on a variable's ids goes through it first. */
+int file_netcdf(raster_file *f);
 
 /* Outer dimension lengths of v right now (unlimited ones grow). */
 int var_outer_shape(const raster_var *v, size_t *shape);

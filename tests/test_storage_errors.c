@@ -44,6 +44,7 @@
 #include "alloc.h"
 #include "error.h"
 #include "raster.h"
+#include "var.h"
 
 #include "testutil.h"
 
@@ -2331,6 +2332,247 @@ static void test_newer_format(void **state)
     unlink(path);
 }
 
+/* ---- the lean open (src/lean.c) ----------------------------------------------- */
+
+/* raster_open(RASTER_READ) through HDF5 alone, or through netCDF when
+ * `netcdf` is set (RASTER_NO_LEAN); the file must have been opened the
+ * way `want_lean` says. */
+static raster_file *open_read(const char *path, int netcdf, int want_lean)
+{
+    raster_file *f;
+    if (netcdf)
+        assert_int_equal(setenv("RASTER_NO_LEAN", "1", 1), 0);
+    int rc = raster_open(path, RASTER_READ, &f);
+    unsetenv("RASTER_NO_LEAN");
+    RS(rc);
+    if (f->lean != want_lean)
+        fail_msg("%s opened %s", path, f->lean ? "lean" : "through netCDF");
+    return f;
+}
+
+/* Every region alone, then all together, in every layout over every
+ * record, and the variable's shape: the same from files a and b. */
+static void same_reads(raster_file *a, raster_file *b, const char *var,
+                       const int32_t *ids, size_t nids)
+{
+    raster_var *va, *vb;
+    RS(raster_var_find(a, var, &va));
+    RS(raster_var_find(b, var, &vb));
+    int nd = raster_var_ndims(va), da[8], db[8];
+    size_t sa[8], sb[8], ca[8], cb[8], ost[8] = {0};
+    assert_int_equal(nd, raster_var_ndims(vb));
+    RS(raster_var_dims(va, da, sa, ca));
+    RS(raster_var_dims(vb, db, sb, cb));
+    assert_memory_equal(da, db, (size_t)nd * sizeof *da);
+    assert_memory_equal(sa, sb, (size_t)nd * sizeof *sa);
+    assert_memory_equal(ca, cb, (size_t)nd * sizeof *ca);
+    size_t planes = 1, elem = 4;
+    for (int i = 0; i < nd - 2; i++)
+        planes *= sa[i];
+    static const int layouts[3] = {RASTER_LAYOUT_PACKED, RASTER_LAYOUT_BBOX,
+                                   RASTER_LAYOUT_FULL};
+    for (size_t k = 0; k <= nids; k++) {
+        const int32_t *sel = k < nids ? &ids[k] : ids;
+        size_t nsel = k < nids ? 1 : nids;
+        for (int l = 0; l < 3; l++) {
+            size_t na, nb;
+            RS(raster_region_size(va, sel, nsel, layouts[l], &na));
+            RS(raster_region_size(vb, sel, nsel, layouts[l], &nb));
+            assert_int_equal(na, nb);
+            unsigned char *ga = malloc(planes * na * elem + 1);
+            unsigned char *gb = malloc(planes * na * elem + 1);
+            assert_true(ga && gb);
+            memset(ga, 0xa5, planes * na * elem);
+            memset(gb, 0x5a, planes * na * elem);
+            RS(raster_region_read(va, sel, nsel, ost, sa, layouts[l], ga));
+            RS(raster_region_read(vb, sel, nsel, ost, sb, layouts[l], gb));
+            if (memcmp(ga, gb, planes * na * elem) != 0)
+                fail_msg("region %d (of %zu), layout %d: the opens differ",
+                         (int)sel[0], nsel, layouts[l]);
+            free(ga);
+            free(gb);
+        }
+    }
+}
+
+/* A read-only file opens through HDF5 alone and reads as through netCDF;
+ * the first call that needs netCDF (a hyperslab, the ncid, the mask's
+ * values) opens it, binds it, and reads go on the same. */
+static void test_lean_open(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "lean.nc");
+    static const int32_t ids[4] = {-5, 0, 3, 6};
+    for (int unlim = 0; unlim < 2; unlim++) {
+        make_raster_file(path, unlim);
+        int fds = count_fds();
+        raster_file *a = open_read(path, 0, 1), *b = open_read(path, 1, 0);
+        same_reads(a, b, "v", ids, 4);
+        /* region 6 packed is std_value over its cells */
+        raster_var *v;
+        RS(raster_var_find(a, "v", &v));
+        int32_t mask[NY * NX], six = 6;
+        std_mask(mask);
+        size_t n, k = 0, ost[2] = {0, 0}, oct[2] = {T, Z};
+        RS(raster_region_size(v, &six, 1, RASTER_LAYOUT_PACKED, &n));
+        float *got = malloc(sizeof(float) * T * Z * n);
+        assert_non_null(got);
+        RS(raster_region_read(v, &six, 1, ost, oct, RASTER_LAYOUT_PACKED,
+                              got));
+        for (size_t i = 0; i < (size_t)T * Z * NY * NX; i++)
+            if (mask[i % (NY * NX)] == six && got[k++] != std_value(i))
+                fail_msg("value %zu is %g, expected %g", k - 1,
+                         (double)got[k - 1], (double)std_value(i));
+        assert_int_equal(k, T * Z * n);
+        free(got);
+        assert_int_equal(a->lean, 1);
+        check_std_data(a); /* a hyperslab: netCDF opened and bound */
+        assert_int_equal(a->lean, 0);
+        int ncid = raster_file_ncid(a), varid;
+        assert_true(ncid >= 0);
+        NC(nc_inq_varid(ncid, "v", &varid));
+        assert_int_equal(raster_var_varid(v), varid);
+        assert_int_equal(raster_var_parent(v), ncid);
+        const int32_t *mv = raster_mask_values(raster_var_mask(v));
+        assert_non_null(mv);
+        assert_memory_equal(mv, mask, sizeof mask);
+        same_reads(a, b, "v", ids, 4);
+        RS(raster_close(a));
+        RS(raster_close(b));
+        assert_int_equal(count_fds(), fds);
+    }
+    unlink(path);
+}
+
+/* The ncid asked for first (no read before): bound on the spot. */
+static void test_lean_ncid_first(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "leanncid.nc");
+    make_raster_file(path, 1);
+    raster_file *f = open_read(path, 0, 1);
+    int ncid = raster_file_ncid(f), dimid;
+    assert_true(ncid >= 0);
+    NC(nc_inq_dimid(ncid, "time", &dimid));
+    assert_int_equal(f->lean, 0);
+    check_std_data(f);
+    RS(raster_close(f));
+    unlink(path);
+}
+
+/* Another variable on the unlimited dimension with more records: the
+ * dimension is as long as netCDF says (the longest variable on it), from
+ * the lean open as through netCDF, and reads agree. */
+static void test_lean_unlimited_longer(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "leanlonger.nc");
+    make_raster_file(path, 1);
+    int ncid, dim, varid;
+    NC(nc_open(path, NC_WRITE, &ncid));
+    NC(nc_inq_dimid(ncid, "time", &dim));
+    NC(nc_redef(ncid));
+    NC(nc_def_var(ncid, "w", NC_DOUBLE, 1, &dim, &varid));
+    NC(nc_enddef(ncid));
+    double w[T + 2] = {0};
+    size_t st = 0, ct = T + 2, len;
+    NC(nc_put_vara_double(ncid, varid, &st, &ct, w));
+    NC(nc_close(ncid));
+    raster_file *a = open_read(path, 0, 1), *b = open_read(path, 1, 0);
+    raster_var *v;
+    size_t shape[4];
+    RS(raster_var_find(a, "v", &v));
+    RS(raster_var_dims(v, NULL, shape, NULL));
+    assert_int_equal(shape[0], T + 2);
+    NC(nc_open(path, NC_NOWRITE, &ncid));
+    NC(nc_inq_dimlen(ncid, dim, &len));
+    NC(nc_close(ncid));
+    assert_int_equal(len, T + 2);
+    static const int32_t ids[2] = {3, -5};
+    same_reads(a, b, "v", ids, 2);
+    RS(raster_close(a));
+    RS(raster_close(b));
+    unlink(path);
+}
+
+/* Files the lean open leaves to netCDF: without the regions' summary
+ * (read from the groups), and of format 2; both read as ever. A file it
+ * declines for damage gets netCDF's error. */
+static void test_lean_declines(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "leandecl.nc");
+    make_corrupt_file(path, 1, c_summary_deleted);
+    raster_file *f = open_read(path, 0, 0);
+    check_std_data(f);
+    RS(raster_close(f));
+    testutil_write_format = 2;
+    make_raster_file(path, 0);
+    testutil_write_format = 0;
+    f = open_read(path, 0, 0);
+    check_std_data(f);
+    RS(raster_close(f));
+    make_corrupt_file(path, 0, c_summary_deleted_run_rows);
+    assert_int_equal(open_fails(path, RASTER_READ), RASTER_EFORMAT);
+    unlink(path);
+}
+
+/* A variable in a subgroup, its dimensions in the root group: found, and
+ * read as through netCDF. */
+static void test_lean_subgroup(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "leansub.nc");
+    int32_t mask[NY * NX];
+    std_mask(mask);
+    raster_mask *m;
+    RS(raster_mask_wrap(mask, NY, NX, &m));
+    raster_file *f;
+    raster_var *v;
+    RS(raster_create(path, &f));
+    int ncid = raster_file_ncid(f), d[4], g, inner;
+    static const char *const names[4] = {"time", "z", "y", "x"};
+    const size_t shape[4] = {T, Z, NY, NX}, chunk[4] = {1, 1, 4, 5};
+    for (int i = 0; i < 4; i++)
+        NC(nc_def_dim(ncid, names[i], i == 0 ? NC_UNLIMITED : shape[i],
+                      &d[i]));
+    NC(nc_def_grp(ncid, "outer", &g));
+    NC(nc_def_grp(g, "inner", &inner));
+    RS(raster_def_var(f, inner, "v", NC_FLOAT, 4, d, chunk, m, &v));
+    float fill = -7.5f;
+    RS(raster_var_put_att(v, "_FillValue", NC_FLOAT, 1, &fill));
+    raster_mask_free(m);
+    float *data = malloc(sizeof(float) * T * Z * NY * NX);
+    assert_non_null(data);
+    for (size_t i = 0; i < (size_t)T * Z * NY * NX; i++)
+        data[i] = std_value(i);
+    size_t start[4] = {0};
+    RS(raster_var_put(v, start, shape, NULL, data));
+    free(data);
+    RS(raster_close(f));
+    raster_file *a = open_read(path, 0, 1), *b = open_read(path, 1, 0);
+    static const int32_t ids[4] = {-5, 0, 3, 6};
+    same_reads(a, b, "v", ids, 4);
+    /* the fill value outside a region: the variable's own */
+    RS(raster_var_find(a, "v", &v));
+    int32_t three = 3;
+    size_t n, ost[2] = {0, 0}, oct[2] = {1, 1};
+    RS(raster_region_size(v, &three, 1, RASTER_LAYOUT_FULL, &n));
+    float *full = malloc(n * sizeof *full);
+    assert_non_null(full);
+    RS(raster_region_read(v, &three, 1, ost, oct, RASTER_LAYOUT_FULL, full));
+    assert_true(full[NX - 1] == fill); /* column 11 is region 0's */
+    free(full);
+    RS(raster_close(a));
+    RS(raster_close(b));
+    unlink(path);
+}
+
 /* ---- allocation failures ------------------------------------------------------- */
 
 /* raster_open + raster_region_read + raster_var_get with allocation n
@@ -2563,6 +2805,11 @@ int main(void)
         cmocka_unit_test(test_store_replaced),
         cmocka_unit_test(test_region_reads_shifted_run),
         cmocka_unit_test(test_newer_format),
+        cmocka_unit_test(test_lean_open),
+        cmocka_unit_test(test_lean_ncid_first),
+        cmocka_unit_test(test_lean_unlimited_longer),
+        cmocka_unit_test(test_lean_declines),
+        cmocka_unit_test(test_lean_subgroup),
         cmocka_unit_test(test_alloc_failures_read),
         cmocka_unit_test(test_alloc_failures_write),
     };

@@ -1,0 +1,645 @@
+/*
+ * lean.c - Opening a read-only raster file through HDF5 alone (lean.h).
+ *
+ * It reads what netCDF's path reads of a format-3 variable (meta_load, in
+ * its lazy read-only form) and checks the same things, from the objects
+ * netCDF-4 writes underneath: its group's attributes, the placeholder
+ * dataset and its `_FillValue`, the dimension scales (each carries the
+ * netCDF id `_Netcdf4Dimid`; each variable its dimension ids,
+ * `_Netcdf4Coordinates`) and the stored mask's shape and names. The
+ * length of an unlimited dimension is netCDF's: the longest extent among
+ * the datasets attached to its scale (REFERENCE_LIST).
+ */
+#include "lean.h"
+
+#include <fcntl.h>
+#include <hdf5.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "chunkio.h"
+#include "error.h"
+#include "mask.h"
+#include "meta.h"
+#include "regions.h"
+
+#define PATH_BYTES 4096
+#define LEAN_FAIL(...) raster_fail(RASTER_EFORMAT, __VA_ARGS__)
+
+/* The native memory type of a numeric netCDF type. */
+static hid_t mem_type(int xtype)
+{
+    switch (xtype) {
+    case NC_BYTE: return H5T_NATIVE_SCHAR;
+    case NC_UBYTE: return H5T_NATIVE_UCHAR;
+    case NC_SHORT: return H5T_NATIVE_SHORT;
+    case NC_USHORT: return H5T_NATIVE_USHORT;
+    case NC_INT: return H5T_NATIVE_INT;
+    case NC_UINT: return H5T_NATIVE_UINT;
+    case NC_INT64: return H5T_NATIVE_LLONG;
+    case NC_UINT64: return H5T_NATIVE_ULLONG;
+    case NC_FLOAT: return H5T_NATIVE_FLOAT;
+    case NC_DOUBLE: return H5T_NATIVE_DOUBLE;
+    default: return -1;
+    }
+}
+
+/* Values of attribute `name` of obj, of netCDF type xtype (an HDF5 type
+ * holding exactly it), at most cap of them; 0 and *n when read, -1 when
+ * absent or anything else. */
+static int att_values(hid_t obj, const char *name, int xtype, void *buf,
+                      size_t cap, size_t *n)
+{
+    if (H5Aexists(obj, name) <= 0)
+        return -1;
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    hid_t type = a >= 0 ? H5Aget_type(a) : -1;
+    hid_t space = a >= 0 ? H5Aget_space(a) : -1;
+    hssize_t np = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+    int ok = type >= 0 && chunkio_h5_holds(type, xtype) == 1 && np >= 1 &&
+             (size_t)np <= cap && H5Aread(a, mem_type(xtype), buf) >= 0;
+    if (space >= 0)
+        H5Sclose(space);
+    if (type >= 0)
+        H5Tclose(type);
+    if (a >= 0)
+        H5Aclose(a);
+    if (ok && n)
+        *n = (size_t)np;
+    return ok ? 0 : -1;
+}
+
+/* One value of netCDF type xtype. */
+static int att_one(hid_t obj, const char *name, int xtype, void *value)
+{
+    size_t n;
+    return att_values(obj, name, xtype, value, 1, &n);
+}
+
+/* A text (NC_CHAR) attribute: a fixed-length HDF5 string, *text
+ * NUL-terminated (caller frees), *len its length. RASTER_EFORMAT when
+ * absent or anything else. */
+static int att_text(hid_t obj, const char *name, char **out, size_t *len)
+{
+    *out = NULL;
+    if (H5Aexists(obj, name) <= 0)
+        return RASTER_EFORMAT;
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    hid_t type = a >= 0 ? H5Aget_type(a) : -1;
+    hid_t space = a >= 0 ? H5Aget_space(a) : -1;
+    char *text = NULL;
+    size_t size = type >= 0 ? H5Tget_size(type) : 0;
+    int rc = RASTER_EFORMAT;
+    if (type >= 0 && space >= 0 && H5Tget_class(type) == H5T_STRING &&
+        H5Tis_variable_str(type) == 0 && size > 0 &&
+        H5Sget_simple_extent_npoints(space) == 1) {
+        if (!(text = raster_malloc(size + 1))) {
+            rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                             name);
+        } else if (H5Aread(a, type, text) < 0) {
+            raster_free(text);
+            text = NULL;
+        } else {
+            text[size] = '\0';
+            *len = size;
+            rc = RASTER_OK;
+        }
+    }
+    if (space >= 0)
+        H5Sclose(space);
+    if (type >= 0)
+        H5Tclose(type);
+    if (a >= 0)
+        H5Aclose(a);
+    *out = text;
+    return rc;
+}
+
+/* 1 when obj's `_Netcdf4Coordinates` (the dimension ids netCDF gives a
+ * variable) are ids[0..n). */
+static int coords_are(hid_t obj, const int *ids, int n)
+{
+    int got[RASTER_MAX_DIMS];
+    size_t len;
+    return att_values(obj, "_Netcdf4Coordinates", NC_INT, got,
+                      RASTER_MAX_DIMS, &len) == 0 &&
+           len == (size_t)n && memcmp(got, ids, (size_t)n * sizeof *ids) == 0;
+}
+
+/* Extent of dataset d: rank and dims; -1 when unreadable. */
+static int extent(hid_t d, hsize_t *dims, hsize_t *maxdims)
+{
+    hid_t space = H5Dget_space(d);
+    int rank = space >= 0 && H5Sget_simple_extent_ndims(space) <= RASTER_MAX_DIMS + 1
+                   ? H5Sget_simple_extent_dims(space, dims, maxdims)
+                   : -1;
+    if (space >= 0)
+        H5Sclose(space);
+    return rank;
+}
+
+/* netCDF's length of the unlimited dimension of `scale`: the longest
+ * extent along it among the datasets attached to it, and its own. */
+static int unlimited_len(hid_t scale, hsize_t own, hsize_t *len)
+{
+    *len = own;
+    if (H5Aexists(scale, "REFERENCE_LIST") <= 0)
+        return RASTER_OK; /* used by no other variable */
+    typedef struct {
+        hobj_ref_t ref;
+        int index;
+    } attached;
+    hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(attached));
+    hid_t a = H5Aopen(scale, "REFERENCE_LIST", H5P_DEFAULT);
+    hid_t space = a >= 0 ? H5Aget_space(a) : -1;
+    hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+    attached *list = n > 0 ? raster_reallocarray(NULL, (size_t)n,
+                                                 sizeof *list)
+                           : NULL;
+    int rc = RASTER_EFORMAT;
+    if (n > 0 && !list)
+        rc = raster_fail(RASTER_ENOMEM, "out of memory reading a dimension");
+    else if (mt >= 0 && list &&
+        H5Tinsert(mt, "dataset", HOFFSET(attached, ref),
+                  H5T_STD_REF_OBJ) >= 0 &&
+        H5Tinsert(mt, "dimension", HOFFSET(attached, index),
+                  H5T_NATIVE_INT) >= 0 &&
+        H5Aread(a, mt, list) >= 0) {
+        rc = RASTER_OK;
+        for (hssize_t i = 0; i < n && rc == RASTER_OK; i++) {
+            hid_t d = H5Rdereference2(scale, H5P_DEFAULT, H5R_OBJECT,
+                                      &list[i].ref);
+            hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
+            int rank = d >= 0 ? extent(d, dims, maxdims) : -1;
+            if (rank <= list[i].index || list[i].index < 0)
+                rc = RASTER_EFORMAT;
+            else if (dims[list[i].index] > *len)
+                *len = dims[list[i].index];
+            if (d >= 0)
+                H5Dclose(d);
+        }
+    }
+    raster_free(list);
+    if (space >= 0)
+        H5Sclose(space);
+    if (a >= 0)
+        H5Aclose(a);
+    if (mt >= 0)
+        H5Tclose(mt);
+    return rc;
+}
+
+/* The dimension `name` with netCDF id `dimid` visible from group path
+ * `grp` (it or an ancestor holds its scale): its length and whether it is
+ * unlimited. */
+static int find_dim(hid_t fid, const char *grp, const char *name, int dimid,
+                    size_t *len, unsigned char *unlimited)
+{
+    char path[PATH_BYTES];
+    snprintf(path, sizeof path, "%s", grp);
+    for (;;) {
+        char obj[PATH_BYTES];
+        int root = strcmp(path, "/") == 0;
+        if ((size_t)snprintf(obj, sizeof obj, "%s/%s", root ? "" : path,
+                             name) >= sizeof obj)
+            return RASTER_EFORMAT;
+        if (H5Lexists(fid, obj, H5P_DEFAULT) > 0) {
+            hid_t d = H5Dopen2(fid, obj, H5P_DEFAULT);
+            int id = -1, rc = RASTER_EFORMAT;
+            hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
+            if (d >= 0 && att_one(d, "_Netcdf4Dimid", NC_INT, &id) == 0 &&
+                id == dimid && extent(d, dims, maxdims) == 1) {
+                hsize_t n = dims[0];
+                *unlimited = maxdims[0] == H5S_UNLIMITED;
+                rc = *unlimited ? unlimited_len(d, dims[0], &n) : RASTER_OK;
+                *len = (size_t)n;
+            }
+            if (d >= 0)
+                H5Dclose(d);
+            if (rc != RASTER_EFORMAT)
+                return rc;
+        }
+        if (root)
+            return RASTER_EFORMAT;
+        char *slash = strrchr(path, '/');
+        if (slash == path)
+            slash[1] = '\0';
+        else
+            *slash = '\0';
+    }
+}
+
+/* 1 when link `name` of g is an object of HDF5 kind `kind` (H5I_GROUP,
+ * H5I_DATASET). */
+static int is_kind(hid_t g, const char *name, H5I_type_t kind)
+{
+    if (H5Lexists(g, name, H5P_DEFAULT) <= 0)
+        return 0;
+    hid_t o = H5Oopen(g, name, H5P_DEFAULT);
+    int is = o >= 0 && H5Iget_type(o) == kind;
+    if (o >= 0)
+        H5Oclose(o);
+    return is;
+}
+
+/* HDF5 types a stored mask may have: those netCDF reads into int. */
+static const int mask_types[] = {NC_BYTE, NC_UBYTE, NC_SHORT, NC_USHORT,
+                                 NC_INT};
+#define NMASK_TYPES (sizeof mask_types / sizeof *mask_types)
+
+/* 1 when HDF5 type `type` holds one of types[0..n). */
+static int holds_any(hid_t type, const int *types, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (chunkio_h5_holds(type, types[i]) == 1)
+            return 1;
+    return 0;
+}
+
+/* The stored mask: 2-D over the grid, an integer type netCDF gives a
+ * stored mask, on the grid's dimensions; its names. */
+static int load_mask(hid_t g, const meta_desc *d, raster_mask **mask)
+{
+    hid_t m = is_kind(g, "mask", H5I_DATASET)
+                  ? H5Dopen2(g, "mask", H5P_DEFAULT)
+                  : -1;
+    hid_t type = m >= 0 ? H5Dget_type(m) : -1;
+    hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
+    int ok = type >= 0 && holds_any(type, mask_types, NMASK_TYPES) &&
+             extent(m, dims, maxdims) == 2 && dims[0] == d->ny &&
+             dims[1] == d->nx && coords_are(m, d->dimids + d->ndims - 2, 2);
+    int rc = ok ? RASTER_OK
+                         : LEAN_FAIL("%s: stored mask not of its grid",
+                                     d->name);
+    /* names as mask.c reads them: flag_values of any numeric type */
+    long long *vals = NULL;
+    char *meanings = NULL;
+    size_t nvals = 0, nchars = 0;
+    hid_t a = rc == RASTER_OK && H5Aexists(m, "flag_values") > 0
+                  ? H5Aopen(m, "flag_values", H5P_DEFAULT)
+                  : -1;
+    if (a >= 0) {
+        hid_t at = H5Aget_type(a), as = H5Aget_space(a);
+        hssize_t np = as >= 0 ? H5Sget_simple_extent_npoints(as) : -1;
+        H5T_class_t c = at >= 0 ? H5Tget_class(at) : H5T_NO_CLASS;
+        if (np > 0 && (c == H5T_INTEGER || c == H5T_FLOAT)) {
+            vals = raster_reallocarray(NULL, (size_t)np, sizeof *vals);
+            if (!vals)
+                rc = raster_fail(RASTER_ENOMEM, "out of memory reading "
+                                 "region names");
+            else if (H5Aread(a, H5T_NATIVE_LLONG, vals) >= 0)
+                nvals = (size_t)np;
+        }
+        if (as >= 0)
+            H5Sclose(as);
+        if (at >= 0)
+            H5Tclose(at);
+        H5Aclose(a);
+        if (nvals && att_text(m, "flag_meanings", &meanings, &nchars) ==
+                         RASTER_ENOMEM)
+            rc = RASTER_ENOMEM;
+    }
+    if (rc == RASTER_OK)
+        rc = mask_describe(d->ny, d->nx, vals, meanings ? nvals : 0,
+                           meanings, mask);
+    raster_free(vals);
+    raster_free(meanings);
+    if (type >= 0)
+        H5Tclose(type);
+    if (m >= 0)
+        H5Dclose(m);
+    return rc;
+}
+
+/* The placeholder `d->name` of group path `parent`: the stored type,
+ * rank and dimension ids, not a dimension scale; its fill value. */
+static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
+{
+    char path[PATH_BYTES];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s",
+                         strcmp(parent, "/") ? parent : "", d->name) >=
+        sizeof path)
+        return LEAN_FAIL("%s: path too long", d->name);
+    hid_t p = is_kind(fid, path, H5I_DATASET)
+                  ? H5Dopen2(fid, path, H5P_DEFAULT)
+                  : -1;
+    hid_t type = p >= 0 ? H5Dget_type(p) : -1;
+    hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
+    int ok = type >= 0 && chunkio_h5_holds(type, d->xtype) == 1 &&
+             extent(p, dims, maxdims) == d->ndims &&
+             coords_are(p, d->dimids, d->ndims) &&
+             H5Aexists(p, "_Netcdf4Dimid") == 0;
+    /* its _FillValue when of its type and one value, as meta_load takes
+     * it; netCDF's default otherwise */
+    meta_default_fill(d->xtype, d->fill);
+    if (ok && att_one(p, "_FillValue", d->xtype, d->fill) != 0)
+        meta_default_fill(d->xtype, d->fill);
+    if (type >= 0)
+        H5Tclose(type);
+    if (p >= 0)
+        H5Dclose(p);
+    return ok ? RASTER_OK
+              : LEAN_FAIL("%s: its placeholder variable is missing or of "
+                          "another type or shape", d->name);
+}
+
+/* The description attributes of group g (meta.c, load_description). */
+static int load_description(hid_t fid, hid_t g, const char *path,
+                            meta_desc *d, char *names)
+{
+    int version = 0, complete = 0;
+    RETURN_ERROR_IF(att_one(g, ATT_VERSION, NC_INT, &version) != 0 ||
+                    version < 3 || version > RASTER_FORMAT_VERSION ||
+                    att_one(g, ATT_COMPLETE, NC_INT, &complete) != 0 ||
+                    complete != 1 ||
+                    att_one(g, "raster_type", NC_INT, &d->xtype) != 0 ||
+                    meta_type_size(d->xtype) == 0, RASTER_EFORMAT,
+                    "%s: not a complete variable of format 3", path);
+    d->format = version;
+    char *save = NULL, *dimnames[RASTER_MAX_DIMS];
+    d->ndims = 0;
+    for (char *tok = strtok_r(names, "/", &save); tok;
+         tok = strtok_r(NULL, "/", &save)) {
+        RETURN_ERROR_IF(d->ndims == RASTER_MAX_DIMS, RASTER_EFORMAT,
+                        "%s: too many dimensions", path);
+        dimnames[d->ndims++] = tok;
+    }
+    unsigned long long ch[RASTER_MAX_DIMS];
+    size_t n1, n2;
+    RETURN_ERROR_IF(d->ndims < 2 ||
+                    att_values(g, "raster_dimids", NC_INT, d->dimids,
+                               RASTER_MAX_DIMS, &n1) != 0 ||
+                    n1 != (size_t)d->ndims ||
+                    att_values(g, "raster_chunk", NC_UINT64, ch,
+                               RASTER_MAX_DIMS, &n2) != 0 ||
+                    n2 != (size_t)d->ndims, RASTER_EFORMAT,
+                    "%s: unreadable description", path);
+    for (int i = 0; i < d->ndims; i++) {
+        int rc = find_dim(fid, path, dimnames[i], d->dimids[i], &d->outer[i],
+                          &d->unlimited[i]);
+        if (rc == RASTER_ENOMEM)
+            return rc;
+        RETURN_ERROR_IF(rc || ch[i] == 0 || ch[i] > SIZE_MAX, RASTER_EFORMAT,
+                        "%s: dimension %s or chunk unusable", path,
+                        dimnames[i]);
+        d->chunk[i] = (size_t)ch[i];
+    }
+    /* the grid: the last two dimensions, fixed, the tile inside it */
+    int nd = d->ndims;
+    d->ny = d->outer[nd - 2];
+    d->nx = d->outer[nd - 1];
+    RETURN_ERROR_IF(d->unlimited[nd - 2] || d->unlimited[nd - 1] ||
+                    d->ny == 0 || d->nx == 0 || d->ny > UINT32_MAX ||
+                    d->nx > UINT32_MAX || d->chunk[nd - 2] > d->ny ||
+                    d->chunk[nd - 1] > d->nx, RASTER_EFORMAT,
+                    "%s: grid unusable", path);
+    return RASTER_OK;
+}
+
+/* The variable of raster group g (HDF5 path `path`, in group `parent`). */
+static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
+                    const char *parent, raster_var **out)
+{
+    meta_desc d;
+    memset(&d, 0, sizeof d);
+    d.h5path = path;
+    size_t nlen = 0, dlen = 0;
+    char *name = NULL, *dims = NULL;
+    long long *summary = NULL;
+    raster_mask *mask = NULL;
+    int rc = att_text(g, ATT_VARIABLE, &name, &nlen);
+    if (rc == RASTER_OK)
+        rc = att_text(g, "raster_dims", &dims, &dlen);
+    if (rc == RASTER_OK && (nlen > NC_MAX_NAME || strlen(name) != nlen ||
+                            strlen(dims) != dlen))
+        rc = LEAN_FAIL("%s: no variable name or dimensions", path);
+    d.name = name;
+    if (rc == RASTER_OK)
+        rc = load_description(fid, g, path, &d, dims);
+    if (rc == RASTER_OK)
+        rc = load_placeholder(fid, parent, &d);
+    if (rc == RASTER_OK)
+        rc = load_mask(g, &d, &mask);
+    /* the summary: as many rows as it says, each naming a region group */
+    size_t len = 0;
+    hid_t a = rc == RASTER_OK && H5Aexists(g, REGIONS_SUMMARY) > 0
+                  ? H5Aopen(g, REGIONS_SUMMARY, H5P_DEFAULT)
+                  : -1;
+    hid_t as = a >= 0 ? H5Aget_space(a) : -1;
+    hssize_t np = as >= 0 ? H5Sget_simple_extent_npoints(as) : -1;
+    if (as >= 0)
+        H5Sclose(as);
+    if (a >= 0)
+        H5Aclose(a);
+    if (rc == RASTER_OK && np > 0 &&
+        !(summary = raster_reallocarray(NULL, (size_t)np, sizeof *summary)))
+        rc = raster_fail(RASTER_ENOMEM, "out of memory loading %s", path);
+    if (rc == RASTER_OK &&
+        (np <= 0 || att_values(g, REGIONS_SUMMARY, NC_INT64, summary,
+                               (size_t)np, &len) != 0))
+        rc = LEAN_FAIL("%s: no regions' summary", path);
+    raster_var *v = NULL;
+    if (rc == RASTER_OK)
+        rc = meta_var_lean(f, &d, &mask, summary, len, &v);
+    for (size_t r = 0; rc == RASTER_OK && r <= v->nregions; r++) {
+        char gname[32] = "Mixed_Chunks";
+        if (r < v->nregions)
+            regions_group_name(v->regions[r].id, gname, sizeof gname);
+        if (!is_kind(g, gname, H5I_GROUP))
+            rc = LEAN_FAIL("%s: no group %s", path, gname);
+    }
+    if (rc && v) {
+        meta_var_free(v);
+        v = NULL;
+    }
+    raster_mask_free(mask);
+    raster_free(summary);
+    raster_free(name);
+    raster_free(dims);
+    *out = v;
+    return rc;
+}
+
+typedef struct walk {
+    raster_file *f;
+    hid_t fid;
+    const char *path; /* of the group iterated */
+    int rc;
+} walk;
+
+static int walk_group(walk *w, hid_t g, const char *path);
+
+/* One link of a group: raster groups load, other groups are searched
+ * (abandoned definitions skipped), anything netCDF would not open as a
+ * plain object leaves the file to netCDF. */
+static herr_t visit(hid_t g, const char *name, const H5L_info_t *info,
+                    void *arg)
+{
+    walk *w = arg;
+    if (info->type != H5L_TYPE_HARD) {
+        w->rc = LEAN_FAIL("%s: a link that is not an object", name);
+        return -1;
+    }
+    if (!is_kind(g, name, H5I_GROUP))
+        return 0;
+    char path[PATH_BYTES];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s",
+                         strcmp(w->path, "/") ? w->path : "", name) >=
+        sizeof path) {
+        w->rc = LEAN_FAIL("%s: path too long", name);
+        return -1;
+    }
+    hid_t c = H5Gopen2(g, name, H5P_DEFAULT);
+    if (c < 0) {
+        w->rc = LEAN_FAIL("%s: unreadable group", path);
+        return -1;
+    }
+    if (H5Aexists(c, ATT_VERSION) > 0) {
+        raster_var *v = NULL;
+        w->rc = load_var(w->f, w->fid, c, path, w->path, &v);
+        if (w->rc == RASTER_OK) {
+            raster_var **tail = &w->f->vars;
+            while (*tail)
+                tail = &(*tail)->next;
+            *tail = v;
+        }
+    } else if (H5Aexists(c, ATT_ABANDONED) <= 0) {
+        w->rc = walk_group(w, c, path);
+    }
+    H5Gclose(c);
+    return w->rc == RASTER_OK ? 0 : -1;
+}
+
+/* The links of group g in netCDF's order: creation order where the group
+ * tracks it, else by name. */
+static int walk_group(walk *w, hid_t g, const char *path)
+{
+    walk inner = *w;
+    inner.path = path;
+    inner.rc = RASTER_OK;
+    hid_t gcpl = H5Gget_create_plist(g);
+    unsigned order = 0;
+    if (gcpl < 0 || H5Pget_link_creation_order(gcpl, &order) < 0)
+        order = 0;
+    if (gcpl >= 0)
+        H5Pclose(gcpl);
+    H5_index_t index = order & H5P_CRT_ORDER_TRACKED ? H5_INDEX_CRT_ORDER
+                                                     : H5_INDEX_NAME;
+    hsize_t at = 0;
+    if (H5Literate(g, index, H5_ITER_INC, &at, visit, &inner) < 0 &&
+        inner.rc == RASTER_OK)
+        inner.rc = LEAN_FAIL("%s: unreadable group", path);
+    return inner.rc;
+}
+
+int lean_open(raster_file *f)
+{
+    RETURN_ERROR_IF(!f->path || f->writable || f->vars || f->h5 >= 0,
+                    RASTER_EINVAL, "no file for a lean open");
+    H5E_auto2_t efunc;
+    void *edata;
+    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures only decline */
+    int rc = RASTER_OK;
+    hid_t fid = (hid_t)chunkio_file_h5(f), root = -1;
+    if (fid < 0 || (root = H5Gopen2(fid, "/", H5P_DEFAULT)) < 0)
+        rc = LEAN_FAIL("%s: not an HDF5 file", f->path);
+    walk w = {f, fid, "/", RASTER_OK};
+    if (rc == RASTER_OK)
+        rc = walk_group(&w, root, "/");
+    if (root >= 0)
+        H5Gclose(root);
+    if (rc == RASTER_OK && !f->vars)
+        rc = LEAN_FAIL("%s holds no raster variable", f->path);
+    if (rc == RASTER_OK) {
+        f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+        if (f->fd < 0)
+            rc = raster_fail(RASTER_EIO, "%s: cannot open", f->path);
+    }
+    if (rc) {
+        while (f->vars) {
+            raster_var *next = f->vars->next;
+            meta_var_free(f->vars);
+            f->vars = next;
+        }
+        chunkio_file_close(f);
+    } else {
+        f->lean = 1;
+        f->ncid = -1;
+    }
+    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    return rc;
+}
+
+/* Dataset `name` of v's group, H5Dopen2 with HDF5's printing off. */
+static hid_t var_dataset(const raster_var *v, const char *name)
+{
+    char path[PATH_BYTES];
+    hid_t fid = (hid_t)chunkio_file_h5(v->file);
+    if (fid < 0 || (size_t)snprintf(path, sizeof path, "%s/%s", v->h5path,
+                                    name) >= sizeof path)
+        return -1;
+    return H5Dopen2(fid, path, H5P_DEFAULT);
+}
+
+/* Reads the block [y0, y0+ny) x [x0, x0+nx) of 2-D dataset `name` of
+ * v's group, of one of the netCDF types[] on disk and mem in memory, the dataset checked
+ * to be rows x cols with cols == want_cols (0: any) and to hold it. */
+static int read_block(const raster_var *v, const char *name,
+                      const int *types, size_t ntypes, hid_t mem,
+                      size_t want_cols, size_t y0, size_t ny, size_t x0,
+                      size_t nx, void *buf)
+{
+    H5E_auto2_t efunc;
+    void *edata;
+    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t d = var_dataset(v, name);
+    hid_t type = d >= 0 ? H5Dget_type(d) : -1;
+    hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
+    int ok = type >= 0 && holds_any(type, types, ntypes) &&
+             extent(d, dims, maxdims) == 2 &&
+             (want_cols == 0 || dims[1] == want_cols) && ny <= dims[0] &&
+             y0 <= dims[0] - ny && nx <= dims[1] && x0 <= dims[1] - nx;
+    int rc = ok ? RASTER_OK
+                : raster_fail(RASTER_EFORMAT, "%s: %s of the wrong type or "
+                              "shape", v->name, name);
+    if (rc == RASTER_OK && ny > 0 && nx > 0) {
+        hsize_t start[2] = {y0, x0}, count[2] = {ny, nx};
+        hid_t fs = H5Dget_space(d), ms = H5Screate_simple(2, count, NULL);
+        if (fs < 0 || ms < 0 ||
+            H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count,
+                                NULL) < 0 ||
+            H5Dread(d, mem, ms, fs, H5P_DEFAULT, buf) < 0)
+            rc = raster_fail(RASTER_EFORMAT, "%s: reading %s failed",
+                             v->name, name);
+        if (ms >= 0)
+            H5Sclose(ms);
+        if (fs >= 0)
+            H5Sclose(fs);
+    }
+    if (type >= 0)
+        H5Tclose(type);
+    if (d >= 0)
+        H5Dclose(d);
+    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    return rc;
+}
+
+int lean_runs(const raster_var *v, size_t first, size_t n, long long *rows)
+{
+    static const int int64[] = {NC_INT64};
+    return read_block(v, "runs", int64, 1, H5T_NATIVE_LLONG,
+                      REGIONS_RUN_FIELDS, first, n, 0, REGIONS_RUN_FIELDS,
+                      rows);
+}
+
+int lean_mask_rows(const raster_var *v, size_t y0, size_t ny, size_t x0,
+                   size_t nx, int *buf)
+{
+    return read_block(v, "mask", mask_types, NMASK_TYPES, H5T_NATIVE_INT,
+                      v->nx, y0, ny, x0, nx, buf);
+}
