@@ -245,42 +245,38 @@ int raster_attach(int ncid, int writable, raster_file **out)
     return RASTER_OK;
 }
 
-/* Binds lean variable a to its netCDF twin b, loaded from the same file
- * by meta_load: their descriptions must agree (the file is read-only, but
- * another program may have replaced it since). */
-static int bind_var(raster_var *a, raster_var *b)
+/* 1 when lean variable a and its netCDF twin b, loaded from the same file
+ * by meta_load, describe the same variable (the file is read-only, but
+ * another program may have replaced it since the lean open). */
+static int same_var(const raster_var *a, raster_var *b)
 {
+    size_t outer[RASTER_MAX_DIMS];
+    int no = var_nouter(a);
     int same = strcmp(a->name, b->name) == 0 && a->xtype == b->xtype &&
                a->ndims == b->ndims && a->nregions == b->nregions &&
                a->ny == b->ny && a->nx == b->nx &&
-               memcmp(a->dimids, b->dimids, (size_t)a->ndims *
-                      sizeof *a->dimids) == 0;
-    for (size_t r = 0; same && r < a->nregions; r++)
-        same = a->regions[r].id == b->regions[r].id &&
-               a->regions[r].pure_cells == b->regions[r].pure_cells &&
-               a->regions[r].mixed_cells == b->regions[r].mixed_cells;
-    RETURN_ERROR_IF(!same, RASTER_EFORMAT, "%s: the file changed since it "
-                    "was opened", a->name);
-    int *grp = a->store_grp, *var = a->store_var;
-    raster_mask *mask = a->mask;
-    a->store_grp = b->store_grp;
-    a->store_var = b->store_var;
-    a->mask = b->mask; /* its values readable through netCDF */
-    b->store_grp = grp;
-    b->store_var = var;
-    b->mask = mask;
-    a->grpid = b->grpid;
-    a->parent = b->parent;
-    a->varid = b->varid;
-    memcpy(a->fill, b->fill, sizeof a->fill);
-    return RASTER_OK;
+               memcmp(a->dimids, b->dimids,
+                      (size_t)a->ndims * sizeof *a->dimids) == 0 &&
+               memcmp(a->chunk, b->chunk,
+                      (size_t)a->ndims * sizeof *a->chunk) == 0 &&
+               memcmp(a->fill, b->fill, a->elem) == 0 &&
+               var_outer_shape(b, outer) == RASTER_OK &&
+               memcmp(a->outer, outer, (size_t)no * sizeof *outer) == 0;
+    for (size_t r = 0; same && r < a->nregions; r++) {
+        const region_info *p = &a->regions[r], *q = &b->regions[r];
+        same = p->id == q->id && p->pure_cells == q->pure_cells &&
+               p->mixed_cells == q->mixed_cells &&
+               p->mixed_off == q->mixed_off && p->run0 == q->run0 &&
+               p->run_rows == q->run_rows;
+    }
+    return same;
 }
 
+/* Opens netCDF on a lean file and gives its variables their netCDF ids,
+ * every variable checked before any is changed. Readers on other threads
+ * keep the HDF5 handle and fd they use; f->lean is cleared last. */
 static int bind_netcdf(raster_file *f)
 {
-    /* netCDF opens the file with its own close degree: raster's HDF5
-     * handle goes first (the fast path reopens it to match) */
-    chunkio_file_close(f);
     int ncid, st = nc_open(f->path, NC_NOWRITE, &ncid);
     if (st != NC_NOERR)
         return raster_fail_nc(RASTER_ENETCDF, st, "opening %s: %s", f->path,
@@ -289,32 +285,45 @@ static int bind_netcdf(raster_file *f)
     int rc = scan_groups(&twin, ncid);
     raster_var *a = f->vars, *b = twin.vars;
     for (; rc == RASTER_OK && a && b; a = a->next, b = b->next)
-        rc = bind_var(a, b);
+        if (!same_var(a, b))
+            rc = raster_fail(RASTER_EFORMAT, "%s: %s changed since it was "
+                             "opened", f->path, a->name);
     if (rc == RASTER_OK && (a || b))
         rc = raster_fail(RASTER_EFORMAT, "%s changed since it was opened",
                          f->path);
+    for (a = f->vars, b = twin.vars; rc == RASTER_OK && a; a = a->next,
+        b = b->next) {
+        for (size_t s = 0; s <= a->nregions; s++) {
+            a->store_grp[s] = b->store_grp[s];
+            a->store_var[s] = b->store_var[s];
+        }
+        a->grpid = b->grpid;
+        a->parent = b->parent;
+        a->varid = b->varid;
+        mask_bind_source(a->mask, b->mask->src_grp, b->mask->src_var);
+    }
     while (twin.vars) {
         raster_var *next = twin.vars->next;
         meta_var_free(twin.vars);
         twin.vars = next;
     }
-    if (rc == RASTER_OK)
-        f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
     if (rc) {
         nc_close(ncid);
         return rc;
     }
     f->ncid = ncid;
-    f->lean = 0;
+    atomic_store_explicit(&f->lean, 0, memory_order_release);
     return RASTER_OK;
 }
 
 int file_netcdf(raster_file *f)
 {
-    if (!f || !f->lean)
+    if (!f || !atomic_load_explicit(&f->lean, memory_order_acquire))
         return RASTER_OK;
     pthread_mutex_lock(&f->lean_lock);
-    int rc = f->lean ? bind_netcdf(f) : RASTER_OK;
+    int rc = atomic_load_explicit(&f->lean, memory_order_relaxed)
+                 ? bind_netcdf(f)
+                 : RASTER_OK;
     pthread_mutex_unlock(&f->lean_lock);
     return rc;
 }
@@ -1016,10 +1025,13 @@ static int typed_io(raster_var *v, const size_t *start, const size_t *count,
                     void *data, int memtype, int write)
 {
     RETURN_NC_ERROR_IF(!v, RASTER_EINVAL, NC_EINVAL, "NULL variable");
+    int rc = file_netcdf(v->file); /* its checks ask netCDF */
+    if (rc)
+        return rc;
     /* NC_check_nulls, before the dispatch layer looks at types */
     RETURN_NC_ERROR_IF(!start, RASTER_EINVAL, NC_EINVALCOORDS,
                        "%s: no start given", v->name);
-    int nd = v->ndims, rc;
+    int nd = v->ndims;
     if (memtype == NC_NAT)
         memtype = v->xtype;
     RETURN_NC_ERROR_IF(memtype == NC_CHAR, RASTER_EINVAL, NC_ECHAR,

@@ -738,6 +738,9 @@ static int xfer_netcdf(xfer *x, const span *s, const size_t *start,
         scount[no - 1] = nb;
     sstart[no] = s->lo;
     scount[no] = width;
+    int rc = file_netcdf(v->file); /* a lean file's stores get their ids */
+    if (rc)
+        return rc;
     int g = v->store_grp[s->store], id = v->store_var[s->store];
     if (!x->tmp && !(x->tmp = raster_malloc(x->tmp_bytes)))
         return raster_fail(RASTER_ENOMEM, "out of memory moving data of %s",

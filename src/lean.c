@@ -142,10 +142,20 @@ static int extent(hid_t d, hsize_t *dims, hsize_t *maxdims)
 }
 
 /* netCDF's length of the unlimited dimension of `scale`: the longest
- * extent along it among the datasets attached to it, and its own. */
+ * extent along it among the variables on it (nc4_find_dim_len): the
+ * datasets attached to the scale, and the scale itself when it is a
+ * coordinate variable, not a dimension alone (its NAME says which). */
 static int unlimited_len(hid_t scale, hsize_t own, hsize_t *len)
 {
-    *len = own;
+    static const char alone[] = "This is a netCDF dimension but not a "
+                                "netCDF variable";
+    char *name = NULL;
+    size_t nlen = 0;
+    int rc = att_text(scale, "NAME", &name, &nlen);
+    if (rc == RASTER_ENOMEM)
+        return rc;
+    *len = name && strncmp(name, alone, sizeof alone - 1) == 0 ? 0 : own;
+    raster_free(name);
     if (H5Aexists(scale, "REFERENCE_LIST") <= 0)
         return RASTER_OK; /* used by no other variable */
     typedef struct {
@@ -159,7 +169,7 @@ static int unlimited_len(hid_t scale, hsize_t own, hsize_t *len)
     attached *list = n > 0 ? raster_reallocarray(NULL, (size_t)n,
                                                  sizeof *list)
                            : NULL;
-    int rc = RASTER_EFORMAT;
+    rc = RASTER_EFORMAT;
     if (n > 0 && !list)
         rc = raster_fail(RASTER_ENOMEM, "out of memory reading a dimension");
     else if (mt >= 0 && list &&
@@ -173,13 +183,15 @@ static int unlimited_len(hid_t scale, hsize_t own, hsize_t *len)
             hid_t d = H5Rdereference2(scale, H5P_DEFAULT, H5R_OBJECT,
                                       &list[i].ref);
             hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
-            int rank = d >= 0 ? extent(d, dims, maxdims) : -1;
+            int rank = d >= 0 && H5Iget_type(d) == H5I_DATASET
+                           ? extent(d, dims, maxdims)
+                           : -1;
             if (rank <= list[i].index || list[i].index < 0)
                 rc = RASTER_EFORMAT;
             else if (dims[list[i].index] > *len)
                 *len = dims[list[i].index];
             if (d >= 0)
-                H5Dclose(d);
+                H5Oclose(d);
         }
     }
     raster_free(list);
@@ -333,10 +345,24 @@ static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
              coords_are(p, d->dimids, d->ndims) &&
              H5Aexists(p, "_Netcdf4Dimid") == 0;
     /* its _FillValue when of its type and one value, as meta_load takes
-     * it; netCDF's default otherwise */
+     * it (refusing it unreadable); netCDF's default otherwise */
     meta_default_fill(d->xtype, d->fill);
-    if (ok && att_one(p, "_FillValue", d->xtype, d->fill) != 0)
-        meta_default_fill(d->xtype, d->fill);
+    if (ok && H5Aexists(p, "_FillValue") > 0) {
+        hid_t a = H5Aopen(p, "_FillValue", H5P_DEFAULT);
+        hid_t at = a >= 0 ? H5Aget_type(a) : -1;
+        hid_t as = a >= 0 ? H5Aget_space(a) : -1;
+        if (at < 0 || as < 0)
+            ok = 0;
+        else if (chunkio_h5_holds(at, d->xtype) == 1 &&
+                 H5Sget_simple_extent_npoints(as) == 1)
+            ok = H5Aread(a, mem_type(d->xtype), d->fill) >= 0;
+        if (as >= 0)
+            H5Sclose(as);
+        if (at >= 0)
+            H5Tclose(at);
+        if (a >= 0)
+            H5Aclose(a);
+    }
     if (type >= 0)
         H5Tclose(type);
     if (p >= 0)
@@ -413,8 +439,9 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
     int rc = att_text(g, ATT_VARIABLE, &name, &nlen);
     if (rc == RASTER_OK)
         rc = att_text(g, "raster_dims", &dims, &dlen);
-    if (rc == RASTER_OK && (nlen > NC_MAX_NAME || strlen(name) != nlen ||
-                            strlen(dims) != dlen))
+    if (rc == RASTER_OK &&
+        (nlen > NC_MAX_NAME || strlen(name) != nlen || strlen(dims) != dlen ||
+         dlen >= RASTER_MAX_DIMS * (NC_MAX_NAME + 1) + 1))
         rc = LEAN_FAIL("%s: no variable name or dimensions", path);
     d.name = name;
     if (rc == RASTER_OK)
@@ -444,12 +471,16 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
     raster_var *v = NULL;
     if (rc == RASTER_OK)
         rc = meta_var_lean(f, &d, &mask, summary, len, &v);
+    /* each region's group, and each store with cells (meta.c,
+     * load_store); the stores' type and shape when first read */
     for (size_t r = 0; rc == RASTER_OK && r <= v->nregions; r++) {
-        char gname[32] = "Mixed_Chunks";
+        char gname[32] = "Mixed_Chunks", store[48];
         if (r < v->nregions)
             regions_group_name(v->regions[r].id, gname, sizeof gname);
-        if (!is_kind(g, gname, H5I_GROUP))
-            rc = LEAN_FAIL("%s: no group %s", path, gname);
+        snprintf(store, sizeof store, "%s/data", gname);
+        if (!is_kind(g, gname, H5I_GROUP) ||
+            (v->store_cells[r] > 0 && H5Lexists(g, store, H5P_DEFAULT) <= 0))
+            rc = LEAN_FAIL("%s: no group %s or its data", path, gname);
     }
     if (rc && v) {
         meta_var_free(v);
@@ -461,6 +492,13 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
     raster_free(dims);
     *out = v;
     return rc;
+}
+
+/* 1 when HDF5 paths a and b name objects of one group. */
+static int same_parent(const char *a, const char *b)
+{
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    return sa - a == sb - b && strncmp(a, b, (size_t)(sa - a)) == 0;
 }
 
 typedef struct walk {
@@ -500,12 +538,16 @@ static herr_t visit(hid_t g, const char *name, const H5L_info_t *info,
     if (H5Aexists(c, ATT_VERSION) > 0) {
         raster_var *v = NULL;
         w->rc = load_var(w->f, w->fid, c, path, w->path, &v);
-        if (w->rc == RASTER_OK) {
-            raster_var **tail = &w->f->vars;
-            while (*tail)
-                tail = &(*tail)->next;
+        raster_var **tail = &w->f->vars;
+        /* two groups claiming one placeholder (scan_groups refuses) */
+        for (; w->rc == RASTER_OK && *tail; tail = &(*tail)->next)
+            if (strcmp((*tail)->name, v->name) == 0 &&
+                same_parent((*tail)->h5path, path))
+                w->rc = LEAN_FAIL("%s: claimed twice", v->name);
+        if (w->rc == RASTER_OK)
             *tail = v;
-        }
+        else
+            meta_var_free(v);
     } else if (H5Aexists(c, ATT_ABANDONED) <= 0) {
         w->rc = walk_group(w, c, path);
     }
@@ -539,11 +581,16 @@ int lean_open(raster_file *f)
 {
     RETURN_ERROR_IF(!f->path || f->writable || f->vars || f->h5 >= 0,
                     RASTER_EINVAL, "no file for a lean open");
+    /* netCDF's own start first: it turns HDF5's error printing off, which
+     * must not happen later inside a call that turned it off for a while
+     * and then restores what it found */
+    int rc = nc_initialize();
+    RETURN_ERROR_IF(rc != NC_NOERR, RASTER_ENETCDF, "netCDF did not start: "
+                    "%s", nc_strerror(rc));
     H5E_auto2_t efunc;
     void *edata;
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures only decline */
-    int rc = RASTER_OK;
     hid_t fid = (hid_t)chunkio_file_h5(f), root = -1;
     if (fid < 0 || (root = H5Gopen2(fid, "/", H5P_DEFAULT)) < 0)
         rc = LEAN_FAIL("%s: not an HDF5 file", f->path);

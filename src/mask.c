@@ -382,6 +382,16 @@ void mask_drop_values(raster_mask *m, int grp, int var)
     m->values = NULL;
 }
 
+void mask_bind_source(raster_mask *m, int grp, int var)
+{
+    if (!m->has_lock)
+        return;
+    pthread_mutex_lock(&m->lock);
+    m->src_grp = grp;
+    m->src_var = var;
+    pthread_mutex_unlock(&m->lock);
+}
+
 const int32_t *raster_mask_values(const raster_mask *mask)
 {
     if (!mask || !mask->has_lock)

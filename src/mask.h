@@ -44,6 +44,10 @@ int mask_describe(size_t ny, size_t nx, const long long *vals, size_t nvals,
  * open and unchanged; raster_mask_values() reads them back on demand. */
 void mask_drop_values(raster_mask *m, int grp, int var);
 
+/* Points a mask without values (mask_drop_values) at (grp, var) to read
+ * them back from, under its lock: a lean file's mask once netCDF is open. */
+void mask_bind_source(raster_mask *m, int grp, int var);
+
 /* Deep copy of a mask, names included. */
 int mask_clone(const raster_mask *src, raster_mask **out);
 

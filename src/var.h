@@ -8,6 +8,7 @@
 
 #include <netcdf.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "layout.h"
@@ -114,8 +115,10 @@ struct raster_file {
     int ncid;         /* -1 while `lean` */
     /* opened read-only through HDF5 alone (src/lean.c): netCDF is opened,
      * and the variables' netCDF ids bound, by file_netcdf() when a call
-     * first needs it */
-    int lean;
+     * first needs it. Cleared (release) only once every id is in place,
+     * so a reader that sees 0 sees the ids; the lean paths (HDF5 handle,
+     * fd, paths) stay valid after it, for readers that saw 1. */
+    atomic_int lean;
     pthread_mutex_t lean_lock;
     int own_ncid;     /* opened by raster_open: closed by raster_close */
     int writable;

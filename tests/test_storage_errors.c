@@ -32,6 +32,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <netcdf.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -2573,6 +2574,141 @@ static void test_lean_subgroup(void **state)
     unlink(path);
 }
 
+/* The outcome of raster_open through HDF5 alone (when it takes the file)
+ * and through netCDF: the same status, and then the same reads. */
+static void same_outcome(const char *path, const char *what)
+{
+    raster_file *a = NULL, *b = NULL;
+    raster_errmsg_clear();
+    int ra = raster_open(path, RASTER_READ, &a);
+    assert_int_equal(setenv("RASTER_NO_LEAN", "1", 1), 0);
+    int rb = raster_open(path, RASTER_READ, &b);
+    unsetenv("RASTER_NO_LEAN");
+    if (ra != rb)
+        fail_msg("%s: lean open %d, netCDF open %d (%s)", what, ra, rb,
+                 raster_errmsg());
+    if (ra == RASTER_OK) {
+        static const int32_t ids[4] = {-5, 0, 3, 6};
+        same_reads(a, b, "v", ids, 4);
+        /* a typed read past the records: netCDF's status from both */
+        raster_var *va, *vb;
+        RS(raster_var_find(a, "v", &va));
+        RS(raster_var_find(b, "v", &vb));
+        size_t shape[4], st[4] = {0}, ct[4] = {1, 1, 1, 1};
+        RS(raster_var_dims(vb, NULL, shape, NULL));
+        st[0] = shape[0] + 1;
+        float x;
+        int ea = raster_var_get_typed(va, st, ct, NULL, NULL, &x, NC_FLOAT);
+        int sa = raster_nc_status();
+        int eb = raster_var_get_typed(vb, st, ct, NULL, NULL, &x, NC_FLOAT);
+        assert_int_equal(ea, eb);
+        assert_int_equal(sa, raster_nc_status());
+        RS(raster_close(a));
+        RS(raster_close(b));
+    }
+}
+
+/* Damage a lean open must judge as netCDF's open does: a store deleted, a
+ * storage group linked twice, the unlimited dimension's own scale (a
+ * dimension without a variable) stretched past every variable on it. */
+static void test_lean_same_outcome(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "leansame.nc");
+    for (int unlim = 0; unlim < 2; unlim++) {
+        make_raster_file(path, unlim);
+        same_outcome(path, "intact");
+        hid_t fid = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+        assert_true(fid >= 0);
+        assert_true(H5Ldelete(fid, "/raster_v/region_3/data", H5P_DEFAULT) >=
+                    0);
+        assert_true(H5Fclose(fid) >= 0);
+        same_outcome(path, "store deleted");
+        make_raster_file(path, unlim);
+        fid = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+        assert_true(fid >= 0);
+        assert_true(H5Lcreate_hard(fid, "/raster_v", fid, "/raster_w",
+                                   H5P_DEFAULT, H5P_DEFAULT) >= 0);
+        assert_true(H5Fclose(fid) >= 0);
+        same_outcome(path, "group linked twice");
+    }
+    make_raster_file(path, 1);
+    hid_t fid = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(fid >= 0);
+    hid_t did = H5Dopen2(fid, "/time", H5P_DEFAULT);
+    hsize_t ten = 10;
+    assert_true(did >= 0 && H5Dset_extent(did, &ten) >= 0);
+    assert_true(H5Dclose(did) >= 0 && H5Fclose(fid) >= 0);
+    same_outcome(path, "time scale stretched");
+    raster_file *f = open_read(path, 0, 1);
+    raster_var *v;
+    size_t shape[4];
+    RS(raster_var_find(f, "v", &v));
+    RS(raster_var_dims(v, NULL, shape, NULL));
+    assert_int_equal(shape[0], T);
+    RS(raster_close(f));
+    unlink(path);
+}
+
+typedef struct reader_arg {
+    raster_var *v;
+    int rounds, failures;
+} reader_arg;
+
+/* Region 6 packed, over and over, checked. */
+static void *reader(void *p)
+{
+    reader_arg *r = p;
+    int32_t mask[NY * NX], six = 6;
+    std_mask(mask);
+    size_t n, ost[2] = {0, 0}, oct[2] = {T, Z};
+    if (raster_region_size(r->v, &six, 1, RASTER_LAYOUT_PACKED, &n) !=
+        RASTER_OK) {
+        r->failures++;
+        return NULL;
+    }
+    float *got = malloc(sizeof(float) * T * Z * n);
+    for (int i = 0; got && i < r->rounds; i++) {
+        if (raster_region_read(r->v, &six, 1, ost, oct, RASTER_LAYOUT_PACKED,
+                               got) != RASTER_OK) {
+            r->failures++;
+            continue;
+        }
+        size_t k = 0;
+        for (size_t c = 0; c < (size_t)T * Z * NY * NX; c++)
+            if (mask[c % (NY * NX)] == six && got[k++] != std_value(c)) {
+                r->failures++;
+                break;
+            }
+    }
+    free(got);
+    return NULL;
+}
+
+/* netCDF opened and bound while another thread reads regions of the same
+ * handle: no read of it fails or goes wrong. */
+static void test_lean_bind_concurrent(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "leanthreads.nc");
+    make_raster_file(path, 1);
+    for (int round = 0; round < 5; round++) {
+        raster_file *f = open_read(path, 0, 1);
+        reader_arg r = {NULL, 200, 0};
+        RS(raster_var_find(f, "v", &r.v));
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, reader, &r), 0);
+        check_std_data(f); /* binds netCDF meanwhile */
+        assert_int_equal(pthread_join(t, NULL), 0);
+        assert_int_equal(r.failures, 0);
+        assert_int_equal(f->lean, 0);
+        RS(raster_close(f));
+    }
+    unlink(path);
+}
+
 /* ---- allocation failures ------------------------------------------------------- */
 
 /* raster_open + raster_region_read + raster_var_get with allocation n
@@ -2810,6 +2946,8 @@ int main(void)
         cmocka_unit_test(test_lean_unlimited_longer),
         cmocka_unit_test(test_lean_declines),
         cmocka_unit_test(test_lean_subgroup),
+        cmocka_unit_test(test_lean_same_outcome),
+        cmocka_unit_test(test_lean_bind_concurrent),
         cmocka_unit_test(test_alloc_failures_read),
         cmocka_unit_test(test_alloc_failures_write),
     };
