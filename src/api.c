@@ -101,9 +101,29 @@ static void file_free(raster_file *f)
         f->vars = next;
     }
     chunkio_file_close(f);
-    pthread_mutex_destroy(&f->lean_lock);
+    file_locks_destroy(f);
     raster_free(f->path);
     raster_free(f);
+}
+
+int file_locks_init(raster_file *f)
+{
+    pthread_mutexattr_t attr;
+    int err = pthread_mutexattr_init(&attr);
+    if (err)
+        return err;
+    err = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    if (!err && (err = pthread_mutex_init(&f->lazy_lock, &attr)) == 0 &&
+        (err = pthread_mutex_init(&f->lean_lock, NULL)) != 0)
+        pthread_mutex_destroy(&f->lazy_lock);
+    pthread_mutexattr_destroy(&attr);
+    return err;
+}
+
+void file_locks_destroy(raster_file *f)
+{
+    pthread_mutex_destroy(&f->lean_lock);
+    pthread_mutex_destroy(&f->lazy_lock);
 }
 
 static int file_new(int ncid, int own, int writable, const char *path,
@@ -111,7 +131,7 @@ static int file_new(int ncid, int own, int writable, const char *path,
 {
     raster_file *f = raster_calloc(1, sizeof *f);
     RETURN_ERROR_IF(!f, RASTER_ENOMEM, "out of memory opening a file");
-    if (pthread_mutex_init(&f->lean_lock, NULL) != 0) {
+    if (file_locks_init(f) != 0) {
         raster_free(f);
         return raster_fail(RASTER_ENOMEM, "no mutex for a file");
     }
@@ -124,7 +144,7 @@ static int file_new(int ncid, int own, int writable, const char *path,
     if (path) {
         f->path = raster_strdup(path);
         if (!f->path) {
-            pthread_mutex_destroy(&f->lean_lock);
+            file_locks_destroy(f);
             raster_free(f);
             return raster_fail(RASTER_ENOMEM, "out of memory opening %s",
                                path);
@@ -282,7 +302,12 @@ static int bind_netcdf(raster_file *f)
         return raster_fail_nc(RASTER_ENETCDF, st, "opening %s: %s", f->path,
                               nc_strerror(st));
     raster_file twin = {.ncid = ncid, .fd = -1, .h5 = -1, .path = f->path};
-    int rc = scan_groups(&twin, ncid);
+    int rc = file_locks_init(&twin);
+    if (rc) {
+        nc_close(ncid);
+        return raster_fail(RASTER_ENOMEM, "no mutex for a file");
+    }
+    rc = scan_groups(&twin, ncid);
     raster_var *a = f->vars, *b = twin.vars;
     for (; rc == RASTER_OK && a && b; a = a->next, b = b->next)
         if (!same_var(a, b))
@@ -307,6 +332,7 @@ static int bind_netcdf(raster_file *f)
         meta_var_free(twin.vars);
         twin.vars = next;
     }
+    file_locks_destroy(&twin);
     if (rc) {
         nc_close(ncid);
         return rc;

@@ -244,14 +244,14 @@ static int outer_shape(raster_var *v, size_t *shape)
 {
     if (v->file->writable)
         return var_outer_shape(v, shape);
-    if (!v->outer_known) {
-        int rc = var_outer_shape(v, v->outer);
-        if (rc)
-            return rc;
+    int rc = RASTER_OK;
+    lazy_lock(v->file);
+    if (!v->outer_known && (rc = var_outer_shape(v, v->outer)) == RASTER_OK)
         v->outer_known = 1;
-    }
-    memcpy(shape, v->outer, (size_t)var_nouter(v) * sizeof *shape);
-    return RASTER_OK;
+    if (rc == RASTER_OK)
+        memcpy(shape, v->outer, (size_t)var_nouter(v) * sizeof *shape);
+    lazy_unlock(v->file);
+    return rc;
 }
 
 int chunkio_h5_holds(int64_t h5type, int xtype)
@@ -316,7 +316,17 @@ static int check_store_h5(raster_var *v, size_t s, hid_t did)
  * only disable the fast path; running out of memory is an error. The
  * store's type and shape are checked from HDF5 when it is opened here,
  * through netCDF otherwise and when netCDF will read it. */
+static int prepare_store(raster_var *v, size_t s);
+
 int chunkio_prepare_store(raster_var *v, size_t s)
+{
+    lazy_lock(v->file);
+    int rc = prepare_store(v, s);
+    lazy_unlock(v->file);
+    return rc;
+}
+
+static int prepare_store(raster_var *v, size_t s)
 {
     raster_file *f = v->file;
     store_addr *a = &v->addr[s];
@@ -878,9 +888,23 @@ static int walk_chunks(const raster_var *v, store_addr *a, hid_t did)
  * Ocean of the bench file with 1 MiB chunks). On the caller's thread: the
  * reading threads make no HDF5 call. A store HDF5 cannot describe as plain
  * bytes goes to netCDF, as a whole. */
+static int lookup_unlocked(xfer *x, const span *spans, size_t nspans,
+                           const size_t *ostart, const size_t *ocount,
+                           const ptrdiff_t *ostride);
+
 static int lookup_chunks(xfer *x, const span *spans, size_t nspans,
                          const size_t *ostart, const size_t *ocount,
                          const ptrdiff_t *ostride)
+{
+    lazy_lock(x->v->file);
+    int rc = lookup_unlocked(x, spans, nspans, ostart, ocount, ostride);
+    lazy_unlock(x->v->file);
+    return rc;
+}
+
+static int lookup_unlocked(xfer *x, const span *spans, size_t nspans,
+                           const size_t *ostart, const size_t *ocount,
+                           const ptrdiff_t *ostride)
 {
     raster_var *v = x->v;
     int no = var_nouter(v);

@@ -55,6 +55,7 @@ static int probe(raster_var *v)
 
 int maskio_usable(raster_var *v)
 {
+    lazy_lock(v->file);
     if (v->mask_io == 0) {
         int ok = 0;
         if (!v->file->writable && v->file->fd >= 0) {
@@ -67,7 +68,9 @@ int maskio_usable(raster_var *v)
         }
         v->mask_io = ok ? 1 : -1;
     }
-    return v->mask_io == 1;
+    int usable = v->mask_io == 1;
+    lazy_unlock(v->file);
+    return usable;
 }
 
 static int one_by_one(const raster_var *v, size_t nx)

@@ -942,7 +942,17 @@ static int load_store(raster_var *v, int g, size_t s, int lazy)
     return lazy ? RASTER_OK : meta_check_store(v, s);
 }
 
+static int check_store(raster_var *v, size_t s);
+
 int meta_check_store(raster_var *v, size_t s)
+{
+    lazy_lock(v->file);
+    int rc = check_store(v, s);
+    lazy_unlock(v->file);
+    return rc;
+}
+
+static int check_store(raster_var *v, size_t s)
 {
     if (v->addr[s].checked)
         return RASTER_OK;
@@ -1303,7 +1313,17 @@ fail:
     return rc;
 }
 
+static int ensure_layout(raster_var *v);
+
 int meta_ensure_layout(raster_var *v)
+{
+    lazy_lock(v->file);
+    int rc = ensure_layout(v);
+    lazy_unlock(v->file);
+    return rc;
+}
+
+static int ensure_layout(raster_var *v)
 {
     if (v->lay)
         return RASTER_OK;

@@ -462,14 +462,14 @@ static int runs_from_file(raster_var *v, size_t r)
 int regions_runs(raster_var *v, size_t r, const region_run **runs, size_t *n)
 {
     region_info *ri = &v->regions[r];
-    if (!ri->runs) {
-        int rc = v->lay ? runs_from_layout(v, r) : runs_from_file(v, r);
-        if (rc)
-            return rc;
-    }
+    int rc = RASTER_OK;
+    lazy_lock(v->file);
+    if (!ri->runs)
+        rc = v->lay ? runs_from_layout(v, r) : runs_from_file(v, r);
     *runs = ri->runs;
     *n = ri->nruns;
-    return RASTER_OK;
+    lazy_unlock(v->file);
+    return rc;
 }
 
 /* Rows of the stored mask read per netCDF call, at most this many bytes
@@ -511,7 +511,17 @@ int regions_mask_rows(const raster_var *v, int varid, size_t y0, size_t ny,
     return RASTER_OK;
 }
 
+static int check_mask(raster_var *v, size_t r);
+
 int regions_check_mask(raster_var *v, size_t r)
+{
+    lazy_lock(v->file);
+    int rc = check_mask(v, r);
+    lazy_unlock(v->file);
+    return rc;
+}
+
+static int check_mask(raster_var *v, size_t r)
 {
     region_info *ri = &v->regions[r];
     if (v->lay || ri->on_mask)

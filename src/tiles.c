@@ -546,7 +546,10 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
     int dy = v->ndims - 2, dx = v->ndims - 1, rc;
     if (count[dy] == 0 || count[dx] == 0)
         return RASTER_OK;
-    if (!v->tiles && (rc = load(v)) != RASTER_OK)
+    lazy_lock(v->file);
+    rc = v->tiles ? RASTER_OK : load(v);
+    lazy_unlock(v->file);
+    if (rc)
         return rc;
     const struct tile_index *t = v->tiles;
     slab s = {.ys = start[dy], .sy = stride ? (size_t)stride[dy] : 1,

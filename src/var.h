@@ -120,6 +120,11 @@ struct raster_file {
      * fd, paths) stay valid after it, for readers that saw 1. */
     atomic_int lean;
     pthread_mutex_t lean_lock;
+    /* what reads load on first use (runs, stores' byte offsets, the tile
+     * index, the outer shape, the mesh) is loaded under this lock: a
+     * handle may be read from several threads at once. Recursive, since
+     * loaders call each other. */
+    pthread_mutex_t lazy_lock;
     int own_ncid;     /* opened by raster_open: closed by raster_close */
     int writable;
     int fd;           /* for pread, -1 until needed */
@@ -131,6 +136,20 @@ struct raster_file {
     struct raster_file *next_attached; /* registry of raster_attach() */
     struct raster_par *par; /* MPI state (parallel.c); NULL when serial */
 };
+
+/* The file's lazy_lock around a first-use load. */
+static inline void lazy_lock(raster_file *f)
+{
+    pthread_mutex_lock(&f->lazy_lock);
+}
+static inline void lazy_unlock(raster_file *f)
+{
+    pthread_mutex_unlock(&f->lazy_lock);
+}
+
+/* Initialises f's locks (file_new; 0 or an errno). */
+int file_locks_init(raster_file *f);
+void file_locks_destroy(raster_file *f);
 
 /* Opens netCDF on a file opened lean and binds its variables' netCDF ids
  * (api.c); RASTER_OK at once for any other file. Every path that calls

@@ -2686,6 +2686,33 @@ static void *reader(void *p)
     return NULL;
 }
 
+/* Several threads reading regions of a handle just opened, all loading
+ * the same runs, store offsets and shape at once: every read right (and,
+ * under the sanitizers, nothing loaded twice and lost). */
+static void test_concurrent_first_reads(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "firstreads.nc");
+    make_raster_file(path, 1);
+    for (int round = 0; round < 20; round++) {
+        raster_file *f = open_read(path, round % 2, !(round % 2));
+        reader_arg r[4];
+        pthread_t t[4];
+        for (int i = 0; i < 4; i++) {
+            r[i] = (reader_arg){NULL, 3, 0};
+            RS(raster_var_find(f, "v", &r[i].v));
+            assert_int_equal(pthread_create(&t[i], NULL, reader, &r[i]), 0);
+        }
+        for (int i = 0; i < 4; i++) {
+            assert_int_equal(pthread_join(t[i], NULL), 0);
+            assert_int_equal(r[i].failures, 0);
+        }
+        RS(raster_close(f));
+    }
+    unlink(path);
+}
+
 /* netCDF opened and bound while another thread reads regions of the same
  * handle: no read of it fails or goes wrong. */
 static void test_lean_bind_concurrent(void **state)
@@ -2948,6 +2975,7 @@ int main(void)
         cmocka_unit_test(test_lean_subgroup),
         cmocka_unit_test(test_lean_same_outcome),
         cmocka_unit_test(test_lean_bind_concurrent),
+        cmocka_unit_test(test_concurrent_first_reads),
         cmocka_unit_test(test_alloc_failures_read),
         cmocka_unit_test(test_alloc_failures_write),
     };
