@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <hdf5.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -577,6 +578,9 @@ static int walk_group(walk *w, hid_t g, const char *path)
     return inner.rc;
 }
 
+static int netcdf_started = NC_EINTERNAL;
+static void start_netcdf(void) { netcdf_started = nc_initialize(); }
+
 int lean_open(raster_file *f)
 {
     RETURN_ERROR_IF(!f->path || f->writable || f->vars || f->h5 >= 0,
@@ -584,7 +588,8 @@ int lean_open(raster_file *f)
     /* netCDF's own start first: it turns HDF5's error printing off, which
      * must not happen later inside a call that turned it off for a while
      * and then restores what it found */
-    int rc = nc_initialize();
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    int rc = pthread_once(&once, start_netcdf) == 0 ? netcdf_started : -1;
     RETURN_ERROR_IF(rc != NC_NOERR, RASTER_ENETCDF, "netCDF did not start: "
                     "%s", nc_strerror(rc));
     H5E_auto2_t efunc;
