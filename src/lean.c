@@ -48,28 +48,59 @@ static hid_t mem_type(int xtype)
     }
 }
 
+/* An open attribute: its id, file type and number of values. */
+typedef struct att {
+    hid_t id, type;
+    hssize_t n;
+} att;
+
+/* Opens attribute `name` of obj; 0, or -1 when absent or unreadable (t
+ * then holds nothing to close). */
+static int att_open(hid_t obj, const char *name, att *t)
+{
+    t->id = t->type = -1;
+    t->n = -1;
+    if (H5Aexists(obj, name) <= 0 ||
+        (t->id = H5Aopen(obj, name, H5P_DEFAULT)) < 0)
+        return -1;
+    hid_t space = H5Aget_space(t->id);
+    t->type = H5Aget_type(t->id);
+    t->n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+    if (space >= 0)
+        H5Sclose(space);
+    if (t->type < 0 || t->n < 0) {
+        if (t->type >= 0)
+            H5Tclose(t->type);
+        H5Aclose(t->id);
+        t->id = t->type = -1;
+        return -1;
+    }
+    return 0;
+}
+
+static void att_close(att *t)
+{
+    if (t->type >= 0)
+        H5Tclose(t->type);
+    if (t->id >= 0)
+        H5Aclose(t->id);
+    t->id = t->type = -1;
+}
+
 /* Values of attribute `name` of obj, of netCDF type xtype (an HDF5 type
  * holding exactly it), at most cap of them; 0 and *n when read, -1 when
  * absent or anything else. */
 static int att_values(hid_t obj, const char *name, int xtype, void *buf,
                       size_t cap, size_t *n)
 {
-    if (H5Aexists(obj, name) <= 0)
+    att t;
+    if (att_open(obj, name, &t) != 0)
         return -1;
-    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-    hid_t type = a >= 0 ? H5Aget_type(a) : -1;
-    hid_t space = a >= 0 ? H5Aget_space(a) : -1;
-    hssize_t np = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
-    int ok = type >= 0 && chunkio_h5_holds(type, xtype) == 1 && np >= 1 &&
-             (size_t)np <= cap && H5Aread(a, mem_type(xtype), buf) >= 0;
-    if (space >= 0)
-        H5Sclose(space);
-    if (type >= 0)
-        H5Tclose(type);
-    if (a >= 0)
-        H5Aclose(a);
+    int ok = chunkio_h5_holds(t.type, xtype) == 1 && t.n >= 1 &&
+             (size_t)t.n <= cap && H5Aread(t.id, mem_type(xtype), buf) >= 0;
+    att_close(&t);
     if (ok && n)
-        *n = (size_t)np;
+        *n = (size_t)t.n;
     return ok ? 0 : -1;
 }
 
@@ -86,21 +117,18 @@ static int att_one(hid_t obj, const char *name, int xtype, void *value)
 static int att_text(hid_t obj, const char *name, char **out, size_t *len)
 {
     *out = NULL;
-    if (H5Aexists(obj, name) <= 0)
+    att t;
+    if (att_open(obj, name, &t) != 0)
         return RASTER_EFORMAT;
-    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-    hid_t type = a >= 0 ? H5Aget_type(a) : -1;
-    hid_t space = a >= 0 ? H5Aget_space(a) : -1;
     char *text = NULL;
-    size_t size = type >= 0 ? H5Tget_size(type) : 0;
+    size_t size = H5Tget_size(t.type);
     int rc = RASTER_EFORMAT;
-    if (type >= 0 && space >= 0 && H5Tget_class(type) == H5T_STRING &&
-        H5Tis_variable_str(type) == 0 && size > 0 &&
-        H5Sget_simple_extent_npoints(space) == 1) {
+    if (H5Tget_class(t.type) == H5T_STRING &&
+        H5Tis_variable_str(t.type) == 0 && size > 0 && t.n == 1) {
         if (!(text = raster_malloc(size + 1))) {
             rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s",
                              name);
-        } else if (H5Aread(a, type, text) < 0) {
+        } else if (H5Aread(t.id, t.type, text) < 0) {
             raster_free(text);
             text = NULL;
         } else {
@@ -109,12 +137,7 @@ static int att_text(hid_t obj, const char *name, char **out, size_t *len)
             rc = RASTER_OK;
         }
     }
-    if (space >= 0)
-        H5Sclose(space);
-    if (type >= 0)
-        H5Tclose(type);
-    if (a >= 0)
-        H5Aclose(a);
+    att_close(&t);
     *out = text;
     return rc;
 }
@@ -157,16 +180,17 @@ static int unlimited_len(hid_t scale, hsize_t own, hsize_t *len)
         return rc;
     *len = name && strncmp(name, alone, sizeof alone - 1) == 0 ? 0 : own;
     raster_free(name);
+    att t;
     if (H5Aexists(scale, "REFERENCE_LIST") <= 0)
         return RASTER_OK; /* used by no other variable */
+    if (att_open(scale, "REFERENCE_LIST", &t) != 0)
+        return RASTER_EFORMAT;
     typedef struct {
         hobj_ref_t ref;
         int index;
     } attached;
     hid_t mt = H5Tcreate(H5T_COMPOUND, sizeof(attached));
-    hid_t a = H5Aopen(scale, "REFERENCE_LIST", H5P_DEFAULT);
-    hid_t space = a >= 0 ? H5Aget_space(a) : -1;
-    hssize_t n = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+    hssize_t n = t.n;
     attached *list = n > 0 ? raster_reallocarray(NULL, (size_t)n,
                                                  sizeof *list)
                            : NULL;
@@ -178,7 +202,7 @@ static int unlimited_len(hid_t scale, hsize_t own, hsize_t *len)
                   H5T_STD_REF_OBJ) >= 0 &&
         H5Tinsert(mt, "dimension", HOFFSET(attached, index),
                   H5T_NATIVE_INT) >= 0 &&
-        H5Aread(a, mt, list) >= 0) {
+        H5Aread(t.id, mt, list) >= 0) {
         rc = RASTER_OK;
         for (hssize_t i = 0; i < n && rc == RASTER_OK; i++) {
             hid_t d = H5Rdereference2(scale, H5P_DEFAULT, H5R_OBJECT,
@@ -196,10 +220,7 @@ static int unlimited_len(hid_t scale, hsize_t own, hsize_t *len)
         }
     }
     raster_free(list);
-    if (space >= 0)
-        H5Sclose(space);
-    if (a >= 0)
-        H5Aclose(a);
+    att_close(&t);
     if (mt >= 0)
         H5Tclose(mt);
     return rc;
@@ -291,26 +312,18 @@ static int load_mask(hid_t g, const meta_desc *d, raster_mask **mask)
     long long *vals = NULL;
     char *meanings = NULL;
     size_t nvals = 0, nchars = 0;
-    hid_t a = rc == RASTER_OK && H5Aexists(m, "flag_values") > 0
-                  ? H5Aopen(m, "flag_values", H5P_DEFAULT)
-                  : -1;
-    if (a >= 0) {
-        hid_t at = H5Aget_type(a), as = H5Aget_space(a);
-        hssize_t np = as >= 0 ? H5Sget_simple_extent_npoints(as) : -1;
-        H5T_class_t c = at >= 0 ? H5Tget_class(at) : H5T_NO_CLASS;
-        if (np > 0 && (c == H5T_INTEGER || c == H5T_FLOAT)) {
-            vals = raster_reallocarray(NULL, (size_t)np, sizeof *vals);
+    att t;
+    if (rc == RASTER_OK && att_open(m, "flag_values", &t) == 0) {
+        H5T_class_t c = H5Tget_class(t.type);
+        if (t.n > 0 && (c == H5T_INTEGER || c == H5T_FLOAT)) {
+            vals = raster_reallocarray(NULL, (size_t)t.n, sizeof *vals);
             if (!vals)
                 rc = raster_fail(RASTER_ENOMEM, "out of memory reading "
                                  "region names");
-            else if (H5Aread(a, H5T_NATIVE_LLONG, vals) >= 0)
-                nvals = (size_t)np;
+            else if (H5Aread(t.id, H5T_NATIVE_LLONG, vals) >= 0)
+                nvals = (size_t)t.n;
         }
-        if (as >= 0)
-            H5Sclose(as);
-        if (at >= 0)
-            H5Tclose(at);
-        H5Aclose(a);
+        att_close(&t);
         if (nvals && att_text(m, "flag_meanings", &meanings, &nchars) ==
                          RASTER_ENOMEM)
             rc = RASTER_ENOMEM;
@@ -348,21 +361,13 @@ static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
     /* its _FillValue when of its type and one value, as meta_load takes
      * it (refusing it unreadable); netCDF's default otherwise */
     meta_default_fill(d->xtype, d->fill);
+    att t;
     if (ok && H5Aexists(p, "_FillValue") > 0) {
-        hid_t a = H5Aopen(p, "_FillValue", H5P_DEFAULT);
-        hid_t at = a >= 0 ? H5Aget_type(a) : -1;
-        hid_t as = a >= 0 ? H5Aget_space(a) : -1;
-        if (at < 0 || as < 0)
+        if (att_open(p, "_FillValue", &t) != 0)
             ok = 0;
-        else if (chunkio_h5_holds(at, d->xtype) == 1 &&
-                 H5Sget_simple_extent_npoints(as) == 1)
-            ok = H5Aread(a, mem_type(d->xtype), d->fill) >= 0;
-        if (as >= 0)
-            H5Sclose(as);
-        if (at >= 0)
-            H5Tclose(at);
-        if (a >= 0)
-            H5Aclose(a);
+        else if (chunkio_h5_holds(t.type, d->xtype) == 1 && t.n == 1)
+            ok = H5Aread(t.id, mem_type(d->xtype), d->fill) >= 0;
+        att_close(&t);
     }
     if (type >= 0)
         H5Tclose(type);
@@ -453,15 +458,10 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
         rc = load_mask(g, &d, &mask);
     /* the summary: as many rows as it says, each naming a region group */
     size_t len = 0;
-    hid_t a = rc == RASTER_OK && H5Aexists(g, REGIONS_SUMMARY) > 0
-                  ? H5Aopen(g, REGIONS_SUMMARY, H5P_DEFAULT)
-                  : -1;
-    hid_t as = a >= 0 ? H5Aget_space(a) : -1;
-    hssize_t np = as >= 0 ? H5Sget_simple_extent_npoints(as) : -1;
-    if (as >= 0)
-        H5Sclose(as);
-    if (a >= 0)
-        H5Aclose(a);
+    att t = {-1, -1, -1};
+    if (rc == RASTER_OK && att_open(g, REGIONS_SUMMARY, &t) == 0)
+        att_close(&t);
+    hssize_t np = t.n;
     if (rc == RASTER_OK && np > 0 &&
         !(summary = raster_reallocarray(NULL, (size_t)np, sizeof *summary)))
         rc = raster_fail(RASTER_ENOMEM, "out of memory loading %s", path);

@@ -390,47 +390,27 @@ static int check_runs(raster_var *v, size_t r, const long long *rows,
     return rc;
 }
 
-/* Region r's rows of the shared runs table through HDF5 (src/lean.c). */
-static int runs_lean(raster_var *v, size_t r)
-{
-    region_info *ri = &v->regions[r];
-    size_t n = ri->run_rows;
-    long long *rows = raster_reallocarray(NULL, n * RUN_FIELDS, sizeof *rows);
-    region_run *runs = raster_reallocarray(NULL, n, sizeof *runs);
-    int rc = !rows || !runs
-                 ? raster_fail(RASTER_ENOMEM, "out of memory reading region "
-                               "%d of %s", (int)ri->id, v->name)
-                 : lean_runs(v, ri->run0, n, rows);
-    if (rc == RASTER_OK)
-        rc = check_runs(v, r, rows, n, runs);
-    raster_free(rows);
-    if (rc) {
-        raster_free(runs);
-        return rc;
-    }
-    ri->runs = runs;
-    ri->nruns = n;
-    return RASTER_OK;
-}
-
 /* Region r's runs from the file: its own table (format 2) or its rows of
  * the shared one (format 3), checked before use. */
 static int runs_from_file(raster_var *v, size_t r)
 {
     region_info *ri = &v->regions[r];
-    if (v->file && v->file->lean)
-        return runs_lean(v, r);
+    int lean = v->file && v->file->lean; /* through HDF5 (src/lean.c) */
     int shared = v->format >= 3;
-    int g = shared ? v->grpid : v->store_grp[r], varid, ndims, dimids[2], st;
+    int g = shared ? v->grpid : v->store_grp[r], varid = -1, ndims;
+    int dimids[2], st;
     nc_type type;
-    size_t n = 0, fields = 0, cells = ri->pure_cells + ri->mixed_cells;
-    if (nc_inq_varid(g, "runs", &varid) != NC_NOERR ||
-        nc_inq_var(g, varid, NULL, &type, &ndims, dimids, NULL) != NC_NOERR ||
-        type != NC_INT64 || ndims != 2 ||
-        nc_inq_dimlen(g, dimids[0], &n) != NC_NOERR ||
-        nc_inq_dimlen(g, dimids[1], &fields) != NC_NOERR ||
-        fields != RUN_FIELDS || n == 0 ||
-        (shared ? ri->run0 + ri->run_rows > n : n > cells))
+    size_t n = ri->run_rows, fields = 0, cells = ri->pure_cells +
+                                                ri->mixed_cells;
+    if (!lean &&
+        (nc_inq_varid(g, "runs", &varid) != NC_NOERR ||
+         nc_inq_var(g, varid, NULL, &type, &ndims, dimids, NULL) !=
+             NC_NOERR ||
+         type != NC_INT64 || ndims != 2 ||
+         nc_inq_dimlen(g, dimids[0], &n) != NC_NOERR ||
+         nc_inq_dimlen(g, dimids[1], &fields) != NC_NOERR ||
+         fields != RUN_FIELDS || n == 0 ||
+         (shared ? ri->run0 + ri->run_rows > n : n > cells)))
         return raster_fail(RASTER_EFORMAT, "%s: runs of region %d missing or "
                            "of the wrong type or shape", v->name, (int)ri->id);
     size_t start[2] = {shared ? ri->run0 : 0, 0};
@@ -443,11 +423,13 @@ static int runs_from_file(raster_var *v, size_t r)
     if (!rows || !runs)
         rc = raster_fail(RASTER_ENOMEM, "out of memory reading region %d of "
                          "%s", (int)ri->id, v->name);
+    else if (lean)
+        rc = lean_runs(v, start[0], n, rows);
     else if ((st = nc_get_vara_longlong(g, varid, start, count, rows)) !=
              NC_NOERR)
         rc = raster_fail_nc(RASTER_ENETCDF, st, "%s: reading runs of region "
                             "%d: %s", v->name, (int)ri->id, nc_strerror(st));
-    else
+    if (rc == RASTER_OK)
         rc = check_runs(v, r, rows, n, runs);
     raster_free(rows);
     if (rc) {
