@@ -872,10 +872,7 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
                     "NULL argument");
     RETURN_NC_ERROR_IF(write && !v->file->writable, RASTER_EINVAL, NC_EPERM,
                        "%s: file is read-only", v->name);
-    int rc = file_netcdf(v->file); /* hyperslabs use the tables */
-    if (rc)
-        return rc;
-    rc = check_box(v, start, count, stride, write);
+    int rc = check_box(v, start, count, stride, write);
     if (rc)
         return rc;
     if (!v->materialized && (rc = meta_materialize(v)) != RASTER_OK)
@@ -934,7 +931,7 @@ int raster_var_get(raster_var *v, const size_t *start, const size_t *count,
 /* 1 when dimension d of v is unlimited. */
 static int dim_unlimited(const raster_var *v, int d)
 {
-    return d < v->ndims - 2 && meta_dim_unlimited(v->grpid, v->dimids[d]);
+    return var_dim_unlimited(v, d);
 }
 
 /* 1 when a box of counts cnt laid out by imap is plain row-major. */
@@ -1051,7 +1048,9 @@ static int typed_io(raster_var *v, const size_t *start, const size_t *count,
                     void *data, int memtype, int write)
 {
     RETURN_NC_ERROR_IF(!v, RASTER_EINVAL, NC_EINVAL, "NULL variable");
-    int rc = file_netcdf(v->file); /* its checks ask netCDF */
+    /* a put's checks ask netCDF (NC_is_recvar) before it is refused as a
+     * write to a read-only file: a lean one binds first */
+    int rc = write ? file_netcdf(v->file) : RASTER_OK;
     if (rc)
         return rc;
     /* NC_check_nulls, before the dispatch layer looks at types */

@@ -204,19 +204,41 @@ int64_t chunkio_dataset_h5(raster_file *f, int grpid, const char *name)
     return H5Dopen2(fid, path, H5P_DEFAULT);
 }
 
+int64_t chunkio_var_dataset_h5(raster_var *v, const char *rel)
+{
+    if (!v->file->lean) {
+        const char *slash = strchr(rel, '/');
+        if (!slash) /* in the variable's own group */
+            return chunkio_dataset_h5(v->file, v->grpid, rel);
+        char grp[NC_MAX_NAME + 1];
+        int g;
+        if ((size_t)(slash - rel) >= sizeof grp)
+            return -1;
+        memcpy(grp, rel, (size_t)(slash - rel));
+        grp[slash - rel] = '\0';
+        return nc_inq_grp_ncid(v->grpid, grp, &g) == NC_NOERR
+                   ? chunkio_dataset_h5(v->file, g, slash + 1)
+                   : -1;
+    }
+    /* no netCDF ids yet (lean.c): by its path */
+    hid_t fid = (hid_t)chunkio_file_h5(v->file);
+    char path[4096];
+    if (fid < 0 || (size_t)snprintf(path, sizeof path, "%s/%s", v->h5path,
+                                    rel) >= sizeof path)
+        return -1;
+    return H5Dopen2(fid, path, H5P_DEFAULT);
+}
+
 int64_t chunkio_store_h5(raster_var *v, size_t s)
 {
-    if (v->file->lean) { /* no netCDF ids yet: by its path */
-        hid_t fid = (hid_t)chunkio_file_h5(v->file);
-        char path[4096], grp[32] = "Mixed_Chunks";
-        if (v->store_cells[s] == 0 || fid < 0)
+    if (v->file->lean) {
+        char rel[48] = "Mixed_Chunks";
+        if (v->store_cells[s] == 0)
             return -1;
         if (s < v->nregions)
-            regions_group_name(v->regions[s].id, grp, sizeof grp);
-        if ((size_t)snprintf(path, sizeof path, "%s/%s/data", v->h5path,
-                             grp) >= sizeof path)
-            return -1;
-        return H5Dopen2(fid, path, H5P_DEFAULT);
+            regions_group_name(v->regions[s].id, rel, sizeof rel);
+        strcat(rel, "/data");
+        return chunkio_var_dataset_h5(v, rel);
     }
     if (v->store_var[s] < 0)
         return -1;
@@ -296,10 +318,8 @@ static int check_store_h5(raster_var *v, size_t s, hid_t did)
                outer_shape(v, outer) == RASTER_OK) {
         ok = 1;
         for (int i = 0; i < no; i++)
-            ok &= (v->file->lean ? v->unlimited[i]
-                                 : meta_dim_unlimited(v->grpid, v->dimids[i]))
-                      ? dims[i] <= outer[i]
-                      : dims[i] == outer[i];
+            ok &= var_dim_unlimited(v, i) ? dims[i] <= outer[i]
+                                          : dims[i] == outer[i];
     }
     if (space >= 0)
         H5Sclose(space);

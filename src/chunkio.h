@@ -59,6 +59,11 @@ int64_t chunkio_file_h5(raster_file *f);
  * HDF5's printing off. */
 int64_t chunkio_store_h5(raster_var *v, size_t s);
 
+/* Dataset `rel` of v's group ("mask", "region_3/data") (hid_t) through
+ * chunkio_file_h5, by netCDF ids or, in a lean file, by path; or -1. The
+ * caller closes it. */
+int64_t chunkio_var_dataset_h5(raster_var *v, const char *rel);
+
 /* Dataset `name` of netCDF group grpid (hid_t) through chunkio_file_h5,
  * or -1; the caller closes it. */
 int64_t chunkio_dataset_h5(raster_file *f, int grpid, const char *name);

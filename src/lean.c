@@ -681,12 +681,42 @@ static int read_block(const raster_var *v, const char *name,
     return rc;
 }
 
+static const int int64[] = {NC_INT64};
+
+int lean_table_rows(const raster_var *v, const char *name, size_t fields,
+                    size_t *n)
+{
+    H5E_auto2_t efunc;
+    void *edata;
+    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t d = var_dataset(v, name);
+    hid_t type = d >= 0 ? H5Dget_type(d) : -1;
+    hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
+    int ok = type >= 0 && chunkio_h5_holds(type, NC_INT64) == 1 &&
+             extent(d, dims, maxdims) == 2 && dims[1] == fields;
+    if (ok)
+        *n = (size_t)dims[0];
+    if (type >= 0)
+        H5Tclose(type);
+    if (d >= 0)
+        H5Dclose(d);
+    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    return ok ? RASTER_OK
+              : raster_fail(RASTER_EFORMAT, "%s: table %s missing or of the "
+                            "wrong type or shape", v->name, name);
+}
+
+int lean_table(const raster_var *v, const char *name, size_t fields,
+               size_t first, size_t n, long long *rows)
+{
+    return read_block(v, name, int64, 1, H5T_NATIVE_LLONG, fields, first, n,
+                      0, fields, rows);
+}
+
 int lean_runs(const raster_var *v, size_t first, size_t n, long long *rows)
 {
-    static const int int64[] = {NC_INT64};
-    return read_block(v, "runs", int64, 1, H5T_NATIVE_LLONG,
-                      REGIONS_RUN_FIELDS, first, n, 0, REGIONS_RUN_FIELDS,
-                      rows);
+    return lean_table(v, "runs", REGIONS_RUN_FIELDS, first, n, rows);
 }
 
 int lean_mask_rows(const raster_var *v, size_t y0, size_t ny, size_t x0,

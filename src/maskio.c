@@ -20,7 +20,7 @@
  * be read as plain bytes. */
 static int probe(raster_var *v)
 {
-    hid_t did = (hid_t)chunkio_dataset_h5(v->file, v->grpid, "mask");
+    hid_t did = (hid_t)chunkio_var_dataset_h5(v, "mask");
     if (did < 0)
         return 0;
     int ok = 0;

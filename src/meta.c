@@ -111,6 +111,15 @@ int meta_dim_unlimited(int grpid, int dimid)
     }
 }
 
+int var_dim_unlimited(const raster_var *v, int d)
+{
+    if (d >= var_nouter(v))
+        return 0; /* the grid never is */
+    return v->file && v->file->lean ? v->unlimited[d]
+                                    : meta_dim_unlimited(v->grpid,
+                                                         v->dimids[d]);
+}
+
 int var_outer_shape(const raster_var *v, size_t *shape)
 {
     if (v->file && v->file->lean) { /* looked up at the lean open */

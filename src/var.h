@@ -156,6 +156,9 @@ void file_locks_destroy(raster_file *f);
  * netCDF on a variable's ids goes through it first. */
 int file_netcdf(raster_file *f);
 
+/* 1 when v's dimension d is unlimited (a lean file: as its open found). */
+int var_dim_unlimited(const raster_var *v, int d);
+
 /* Outer dimension lengths of v right now (unlimited ones grow). */
 int var_outer_shape(const raster_var *v, size_t *shape);
 

@@ -2396,9 +2396,9 @@ static void same_reads(raster_file *a, raster_file *b, const char *var,
     }
 }
 
-/* A read-only file opens through HDF5 alone and reads as through netCDF;
- * the first call that needs netCDF (a hyperslab, the ncid, the mask's
- * values) opens it, binds it, and reads go on the same. */
+/* A read-only file opens through HDF5 alone and reads, region and
+ * hyperslab, as through netCDF; the first call that needs netCDF (the
+ * ncid, the mask's values) opens it, binds it, and reads go on the same. */
 static void test_lean_open(void **state)
 {
     (void)state;
@@ -2428,16 +2428,18 @@ static void test_lean_open(void **state)
         assert_int_equal(k, T * Z * n);
         free(got);
         assert_int_equal(a->lean, 1);
-        check_std_data(a); /* a hyperslab: netCDF opened and bound */
-        assert_int_equal(a->lean, 0);
+        check_std_data(a); /* a hyperslab: through HDF5 too */
+        assert_int_equal(a->lean, 1);
+        const int32_t *mv = raster_mask_values(raster_var_mask(v));
+        assert_int_equal(a->lean, 0); /* the mask's values: netCDF */
+        assert_non_null(mv);
+        assert_memory_equal(mv, mask, sizeof mask);
         int ncid = raster_file_ncid(a), varid;
         assert_true(ncid >= 0);
         NC(nc_inq_varid(ncid, "v", &varid));
         assert_int_equal(raster_var_varid(v), varid);
         assert_int_equal(raster_var_parent(v), ncid);
-        const int32_t *mv = raster_mask_values(raster_var_mask(v));
-        assert_non_null(mv);
-        assert_memory_equal(mv, mask, sizeof mask);
+        check_std_data(a);
         same_reads(a, b, "v", ids, 4);
         RS(raster_close(a));
         RS(raster_close(b));
@@ -2727,7 +2729,8 @@ static void test_lean_bind_concurrent(void **state)
         RS(raster_var_find(f, "v", &r.v));
         pthread_t t;
         assert_int_equal(pthread_create(&t, NULL, reader, &r), 0);
-        check_std_data(f); /* binds netCDF meanwhile */
+        assert_true(raster_file_ncid(f) >= 0); /* binds netCDF meanwhile */
+        check_std_data(f);
         assert_int_equal(pthread_join(t, NULL), 0);
         assert_int_equal(r.failures, 0);
         assert_int_equal(f->lean, 0);
