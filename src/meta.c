@@ -1342,24 +1342,30 @@ static int ensure_layout(raster_var *v)
     const int32_t *ids = raster_mask_values(v->mask);
     RETURN_ERROR_IF(!ids, RASTER_ENOMEM, "%s: cannot read its mask back",
                     v->name);
+    /* The check runs on a twin sharing v's stores and mask: readers on
+     * other threads go on using v's loaded region table and runs, which
+     * stay; only the mesh and layout are published, once checked. */
+    raster_var t = *v;
+    t.regions = NULL;
+    t.nregions = 0;
+    t.table_from_layout = 0;
+    t.mesh = NULL;
+    t.lay = NULL;
     rc = raster_mesh_build(ids, v->ny, v->nx, v->chunk[v->ndims - 2],
-                               v->chunk[v->ndims - 1], &v->mesh);
+                           v->chunk[v->ndims - 1], &t.mesh);
     if (rc == RASTER_OK)
-        rc = layout_build(v->mesh, ids, &v->lay);
+        rc = layout_build(t.mesh, ids, &t.lay);
     /* the region table from the layout must equal the one loaded */
-    region_info *old = v->regions;
-    size_t nold = v->nregions;
-    v->regions = NULL;
-    v->nregions = 0;
     if (rc == RASTER_OK)
-        rc = regions_from_layout(v);
+        rc = regions_from_layout(&t);
     /* the summary names each region's group: count them all here */
+    size_t n = v->nregions;
     if (rc == RASTER_OK &&
-        (v->nregions != nold || count_region_groups(v->grpid) != nold))
+        (t.nregions != n || count_region_groups(v->grpid) != n))
         rc = raster_fail(RASTER_EFORMAT, "%s: %zu region groups, the mask has "
-                         "%zu regions", v->name, nold, v->nregions);
-    for (size_t r = 0; rc == RASTER_OK && r < nold; r++) {
-        const region_info *a = &old[r], *b = &v->regions[r];
+                         "%zu regions", v->name, n, t.nregions);
+    for (size_t r = 0; rc == RASTER_OK && r < n; r++) {
+        const region_info *a = &v->regions[r], *b = &t.regions[r];
         int id; /* a summarised region's group attributes, unread so far */
         if (a->id != b->id || a->pure_cells != b->pure_cells ||
             a->mixed_cells != b->mixed_cells || a->mixed_off != b->mixed_off ||
@@ -1368,22 +1374,17 @@ static int ensure_layout(raster_var *v)
             rc = raster_fail(RASTER_EFORMAT, "%s: region %d does not match "
                              "the stored mask", v->name, (int)a->id);
     }
-    for (size_t s = 0; rc == RASTER_OK && s <= nold; s++)
+    for (size_t s = 0; rc == RASTER_OK && s <= n; s++)
         rc = meta_check_store(v, s);
     if (rc == RASTER_OK)
-        rc = tables_io(v, 0);
-    if (rc) { /* back to the loaded table: reads from runs still work */
-        regions_free(v);
-        v->regions = old;
-        v->nregions = nold;
-        layout_free(v->lay);
-        raster_mesh_free(v->mesh);
-        v->lay = NULL;
-        v->mesh = NULL;
+        rc = tables_io(&t, 0); /* every stored table against the layout */
+    regions_free(&t);
+    if (rc) {
+        layout_free(t.lay);
+        raster_mesh_free(t.mesh);
         return rc;
     }
-    for (size_t r = 0; r < nold; r++)
-        raster_free(old[r].runs);
-    raster_free(old);
+    v->mesh = t.mesh;
+    v->lay = t.lay; /* last: a reader that sees it finds the runs checked */
     return RASTER_OK;
 }

@@ -58,6 +58,7 @@ int regions_from_layout(raster_var *v)
     RETURN_ERROR_IF(!v->regions, RASTER_ENOMEM, "out of memory indexing "
                     "regions of %s", v->name);
     v->nregions = lay->nregions;
+    v->table_from_layout = 1;
     for (size_t r = 0; r < lay->nregions; r++) {
         region_info *ri = &v->regions[r];
         const raster_region_stats *st = region_index_at(v->mesh, r);
@@ -447,7 +448,8 @@ int regions_runs(raster_var *v, size_t r, const region_run **runs, size_t *n)
     int rc = RASTER_OK;
     lazy_lock(v->file);
     if (!ri->runs)
-        rc = v->lay ? runs_from_layout(v, r) : runs_from_file(v, r);
+        rc = v->table_from_layout ? runs_from_layout(v, r)
+                                  : runs_from_file(v, r);
     *runs = ri->runs;
     *n = ri->nruns;
     lazy_unlock(v->file);
@@ -481,7 +483,7 @@ int regions_mask_var(const raster_var *v, int *varid)
 int regions_mask_rows(const raster_var *v, int varid, size_t y0, size_t ny,
                       size_t x0, size_t nx, int *buf)
 {
-    if (v->file && v->file->lean)
+    if (varid < 0) /* found at a lean open: through HDF5 for good */
         return lean_mask_rows(v, y0, ny, x0, nx, buf);
     size_t start[2] = {y0, x0}, count[2] = {ny, nx};
     int st = nc_get_vara_int(v->grpid, varid, start, count, buf);

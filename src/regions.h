@@ -59,7 +59,9 @@ int regions_runs(raster_var *v, size_t r, const region_run **runs,
 int regions_mask_var(const raster_var *v, int *varid);
 
 /* Rows [y0, y0+ny) x columns [x0, x0+nx) of the stored mask into buf
- * (ny * nx ints); RASTER_EFORMAT for a value out of int's range. */
+ * (ny * nx ints); RASTER_EFORMAT for a value out of int's range. varid -1
+ * (regions_mask_var of a lean file) reads through HDF5, also after the
+ * file has been bound to netCDF. */
 int regions_mask_rows(const raster_var *v, int varid, size_t y0, size_t ny,
                       size_t x0, size_t nx, int *buf);
 

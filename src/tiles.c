@@ -54,7 +54,7 @@ void tiles_free(raster_var *v)
 
 int tiles_usable(const raster_var *v)
 {
-    return !v->lay && v->format >= 3 && !v->file->writable;
+    return !v->table_from_layout && v->format >= 3 && !v->file->writable;
 }
 
 /* RASTER_EFORMAT with "V: index table `chunks`: <message>". */

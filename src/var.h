@@ -79,6 +79,11 @@ struct raster_var {
     size_t ny, nx;             /* the grid */
     size_t nregions;
     region_info *regions;      /* ascending ids */
+    int table_from_layout;     /* regions[] derived from lay (writers; runs
+                                  from its segments), not loaded from the
+                                  file (runs loaded on first use); a
+                                  read-only file keeps its loaded table
+                                  also once the full check built lay */
     /* mesh and layout: built from the mask when a variable is defined or
      * a writable file is opened; in read-only files only on demand
      * (raster_var_mesh()), since reads need only the regions' runs */

@@ -2688,6 +2688,77 @@ static void *reader(void *p)
     return NULL;
 }
 
+/* A copy made with nccopy -d1 (compressed stores and mask): opened lean,
+ * its stores read through netCDF (which binds it), its tiles' mask through
+ * HDF5 before and after the binding: every read right, as through netCDF. */
+static void test_lean_filtered(void **state)
+{
+    (void)state;
+    char path[600], copy[600], cmd[1400];
+    tmpdir_path(path, sizeof path, "leanplain.nc");
+    tmpdir_path(copy, sizeof copy, "leandeflated.nc");
+    make_raster_file(path, 1);
+    snprintf(cmd, sizeof cmd, "nccopy -d1 '%s' '%s' 2>/dev/null", path, copy);
+    if (system(cmd) != 0) {
+        unlink(path);
+        skip(); /* no nccopy here */
+    }
+    raster_file *a = open_read(copy, 0, 1), *b = open_read(copy, 1, 0);
+    check_std_data(a);
+    check_std_data(a); /* the tile index's mask after the binding */
+    static const int32_t ids[4] = {-5, 0, 3, 6};
+    same_reads(a, b, "v", ids, 4);
+    RS(raster_close(a));
+    RS(raster_close(b));
+    unlink(path);
+    unlink(copy);
+}
+
+typedef struct checker_arg {
+    raster_var *v;
+    int failures;
+} checker_arg;
+
+/* The full check (raster_var_mask) on one thread while others read. */
+static void *checker(void *p)
+{
+    checker_arg *c = p;
+    if (!raster_var_mask(c->v))
+        c->failures++;
+    return NULL;
+}
+
+/* The full check builds the mesh and layout while other threads make
+ * their first region reads of the same handle: every read right, and
+ * the check passes. */
+static void test_check_while_reading(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "checkreads.nc");
+    make_raster_file(path, 1);
+    for (int round = 0; round < 20; round++) {
+        raster_file *f = open_read(path, round % 2, !(round % 2));
+        reader_arg r[3];
+        checker_arg c = {NULL, 0};
+        pthread_t t[4];
+        RS(raster_var_find(f, "v", &c.v));
+        for (int i = 0; i < 3; i++) {
+            r[i] = (reader_arg){c.v, 3, 0};
+            assert_int_equal(pthread_create(&t[i], NULL, reader, &r[i]), 0);
+        }
+        assert_int_equal(pthread_create(&t[3], NULL, checker, &c), 0);
+        for (int i = 0; i < 4; i++)
+            assert_int_equal(pthread_join(t[i], NULL), 0);
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(r[i].failures, 0);
+        assert_int_equal(c.failures, 0);
+        check_std_data(f);
+        RS(raster_close(f));
+    }
+    unlink(path);
+}
+
 /* Several threads reading regions of a handle just opened, all loading
  * the same runs, store offsets and shape at once: every read right (and,
  * under the sanitizers, nothing loaded twice and lost). */
@@ -2979,6 +3050,8 @@ int main(void)
         cmocka_unit_test(test_lean_same_outcome),
         cmocka_unit_test(test_lean_bind_concurrent),
         cmocka_unit_test(test_concurrent_first_reads),
+        cmocka_unit_test(test_lean_filtered),
+        cmocka_unit_test(test_check_while_reading),
         cmocka_unit_test(test_alloc_failures_read),
         cmocka_unit_test(test_alloc_failures_write),
     };
