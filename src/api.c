@@ -95,11 +95,7 @@ static void file_free(raster_file *f)
 #ifdef RASTER_MPI
     par_free(f);
 #endif
-    while (f->vars) {
-        raster_var *next = f->vars->next;
-        meta_var_free(f->vars);
-        f->vars = next;
-    }
+    meta_vars_free(&f->vars);
     chunkio_file_close(f);
     file_locks_destroy(f);
     raster_free(f->path);
@@ -327,11 +323,7 @@ static int bind_netcdf(raster_file *f)
         a->varid = b->varid;
         mask_bind_source(a->mask, b->mask->src_grp, b->mask->src_var);
     }
-    while (twin.vars) {
-        raster_var *next = twin.vars->next;
-        meta_var_free(twin.vars);
-        twin.vars = next;
-    }
+    meta_vars_free(&twin.vars);
     file_locks_destroy(&twin);
     if (rc) {
         nc_close(ncid);

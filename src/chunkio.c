@@ -232,12 +232,10 @@ int64_t chunkio_var_dataset_h5(raster_var *v, const char *rel)
 int64_t chunkio_store_h5(raster_var *v, size_t s)
 {
     if (v->file->lean) {
-        char rel[48] = "Mixed_Chunks";
+        char rel[48];
         if (v->store_cells[s] == 0)
             return -1;
-        if (s < v->nregions)
-            regions_group_name(v->regions[s].id, rel, sizeof rel);
-        strcat(rel, "/data");
+        regions_store_path(v, s, rel, sizeof rel);
         return chunkio_var_dataset_h5(v, rel);
     }
     if (v->store_var[s] < 0)

@@ -279,11 +279,6 @@ static int is_kind(hid_t g, const char *name, H5I_type_t kind)
     return is;
 }
 
-/* HDF5 types a stored mask may have: those netCDF reads into int. */
-static const int mask_types[] = {NC_BYTE, NC_UBYTE, NC_SHORT, NC_USHORT,
-                                 NC_INT};
-#define NMASK_TYPES (sizeof mask_types / sizeof *mask_types)
-
 /* 1 when HDF5 type `type` holds one of types[0..n). */
 static int holds_any(hid_t type, const int *types, size_t n)
 {
@@ -302,7 +297,7 @@ static int load_mask(hid_t g, const meta_desc *d, raster_mask **mask)
                   : -1;
     hid_t type = m >= 0 ? H5Dget_type(m) : -1;
     hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
-    int ok = type >= 0 && holds_any(type, mask_types, NMASK_TYPES) &&
+    int ok = type >= 0 && holds_any(type, mask_stored_types, MASK_STORED_NTYPES) &&
              extent(m, dims, maxdims) == 2 && dims[0] == d->ny &&
              dims[1] == d->nx && coords_are(m, d->dimids + d->ndims - 2, 2);
     int rc = ok ? RASTER_OK
@@ -475,10 +470,10 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
     /* each region's group, and each store with cells (meta.c,
      * load_store); the stores' type and shape when first read */
     for (size_t r = 0; rc == RASTER_OK && r <= v->nregions; r++) {
-        char gname[32] = "Mixed_Chunks", store[48];
-        if (r < v->nregions)
-            regions_group_name(v->regions[r].id, gname, sizeof gname);
-        snprintf(store, sizeof store, "%s/data", gname);
+        char store[48], gname[48];
+        regions_store_path(v, r, store, sizeof store);
+        snprintf(gname, sizeof gname, "%.*s", (int)(strchr(store, '/') - store),
+                 store);
         if (!is_kind(g, gname, H5I_GROUP) ||
             (v->store_cells[r] > 0 && H5Lexists(g, store, H5P_DEFAULT) <= 0))
             rc = LEAN_FAIL("%s: no group %s or its data", path, gname);
@@ -612,11 +607,7 @@ int lean_open(raster_file *f)
             rc = raster_fail(RASTER_EIO, "%s: cannot open", f->path);
     }
     if (rc) {
-        while (f->vars) {
-            raster_var *next = f->vars->next;
-            meta_var_free(f->vars);
-            f->vars = next;
-        }
+        meta_vars_free(&f->vars);
         chunkio_file_close(f);
     } else {
         f->lean = 1;
@@ -629,17 +620,35 @@ int lean_open(raster_file *f)
 /* Dataset `name` of v's group, H5Dopen2 with HDF5's printing off. */
 static hid_t var_dataset(const raster_var *v, const char *name)
 {
-    char path[PATH_BYTES];
-    hid_t fid = (hid_t)chunkio_file_h5(v->file);
-    if (fid < 0 || (size_t)snprintf(path, sizeof path, "%s/%s", v->h5path,
-                                    name) >= sizeof path)
-        return -1;
-    return H5Dopen2(fid, path, H5P_DEFAULT);
+    return (hid_t)chunkio_var_dataset_h5((raster_var *)v, name);
 }
 
-/* Reads the block [y0, y0+ny) x [x0, x0+nx) of 2-D dataset `name` of
- * v's group, of one of the netCDF types[] on disk and mem in memory, the dataset checked
- * to be rows x cols with cols == want_cols (0: any) and to hold it. */
+/* 2-D dataset `name` of v's group, of one of the netCDF types[] on disk,
+ * with want_cols columns (0: any): its id and extent, or -1. HDF5's
+ * printing is the caller's to turn off. */
+static hid_t open_2d(const raster_var *v, const char *name, const int *types,
+                     size_t ntypes, size_t want_cols, hsize_t *dims)
+{
+    hid_t d = var_dataset(v, name);
+    hid_t type = d >= 0 ? H5Dget_type(d) : -1;
+    hsize_t maxdims[RASTER_MAX_DIMS + 1], ext[RASTER_MAX_DIMS + 1];
+    int ok = type >= 0 && holds_any(type, types, ntypes) &&
+             extent(d, ext, maxdims) == 2 &&
+             (want_cols == 0 || ext[1] == want_cols);
+    if (type >= 0)
+        H5Tclose(type);
+    if (!ok) {
+        if (d >= 0)
+            H5Dclose(d);
+        return -1;
+    }
+    dims[0] = ext[0];
+    dims[1] = ext[1];
+    return d;
+}
+
+/* Reads the block [y0, y0+ny) x [x0, x0+nx) of open_2d's dataset `name`
+ * into buf, of type mem in memory, checked to lie inside it. */
 static int read_block(const raster_var *v, const char *name,
                       const int *types, size_t ntypes, hid_t mem,
                       size_t want_cols, size_t y0, size_t ny, size_t x0,
@@ -649,16 +658,13 @@ static int read_block(const raster_var *v, const char *name,
     void *edata;
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    hid_t d = var_dataset(v, name);
-    hid_t type = d >= 0 ? H5Dget_type(d) : -1;
-    hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
-    int ok = type >= 0 && holds_any(type, types, ntypes) &&
-             extent(d, dims, maxdims) == 2 &&
-             (want_cols == 0 || dims[1] == want_cols) && ny <= dims[0] &&
-             y0 <= dims[0] - ny && nx <= dims[1] && x0 <= dims[1] - nx;
-    int rc = ok ? RASTER_OK
-                : raster_fail(RASTER_EFORMAT, "%s: %s of the wrong type or "
-                              "shape", v->name, name);
+    hsize_t dims[2];
+    hid_t d = open_2d(v, name, types, ntypes, want_cols, dims);
+    int rc = d >= 0 && ny <= dims[0] && y0 <= dims[0] - ny && nx <= dims[1] &&
+                     x0 <= dims[1] - nx
+                 ? RASTER_OK
+                 : raster_fail(RASTER_EFORMAT, "%s: %s of the wrong type or "
+                               "shape", v->name, name);
     if (rc == RASTER_OK && ny > 0 && nx > 0) {
         hsize_t start[2] = {y0, x0}, count[2] = {ny, nx};
         hid_t fs = H5Dget_space(d), ms = H5Screate_simple(2, count, NULL);
@@ -673,8 +679,6 @@ static int read_block(const raster_var *v, const char *name,
         if (fs >= 0)
             H5Sclose(fs);
     }
-    if (type >= 0)
-        H5Tclose(type);
     if (d >= 0)
         H5Dclose(d);
     H5Eset_auto2(H5E_DEFAULT, efunc, edata);
@@ -690,21 +694,16 @@ int lean_table_rows(const raster_var *v, const char *name, size_t fields,
     void *edata;
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    hid_t d = var_dataset(v, name);
-    hid_t type = d >= 0 ? H5Dget_type(d) : -1;
-    hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
-    int ok = type >= 0 && chunkio_h5_holds(type, NC_INT64) == 1 &&
-             extent(d, dims, maxdims) == 2 && dims[1] == fields;
-    if (ok)
+    hsize_t dims[2];
+    hid_t d = open_2d(v, name, int64, 1, fields, dims);
+    if (d >= 0) {
         *n = (size_t)dims[0];
-    if (type >= 0)
-        H5Tclose(type);
-    if (d >= 0)
         H5Dclose(d);
+    }
     H5Eset_auto2(H5E_DEFAULT, efunc, edata);
-    return ok ? RASTER_OK
-              : raster_fail(RASTER_EFORMAT, "%s: table %s missing or of the "
-                            "wrong type or shape", v->name, name);
+    return d >= 0 ? RASTER_OK
+                  : raster_fail(RASTER_EFORMAT, "%s: table %s missing or of "
+                                "the wrong type or shape", v->name, name);
 }
 
 int lean_table(const raster_var *v, const char *name, size_t fields,
@@ -722,6 +721,7 @@ int lean_runs(const raster_var *v, size_t first, size_t n, long long *rows)
 int lean_mask_rows(const raster_var *v, size_t y0, size_t ny, size_t x0,
                    size_t nx, int *buf)
 {
-    return read_block(v, "mask", mask_types, NMASK_TYPES, H5T_NATIVE_INT,
+    return read_block(v, "mask", mask_stored_types, MASK_STORED_NTYPES,
+                      H5T_NATIVE_INT,
                       v->nx, y0, ny, x0, nx, buf);
 }

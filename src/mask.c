@@ -285,32 +285,30 @@ int mask_describe_ncid(int ncid, int varid, const char *label,
     if ((st = nc_inq_var(ncid, varid, NULL, &type, &ndims, dimids, NULL)) !=
         NC_NOERR)
         return nc_fail(st, "describing the stored mask of", label);
-    RETURN_ERROR_IF(ndims != 2 || (type != NC_BYTE && type != NC_UBYTE &&
-                                   type != NC_SHORT && type != NC_USHORT &&
-                                   type != NC_INT), RASTER_EFORMAT,
+    int stored = 0;
+    for (size_t i = 0; i < MASK_STORED_NTYPES; i++)
+        stored |= type == mask_stored_types[i];
+    RETURN_ERROR_IF(ndims != 2 || !stored, RASTER_EFORMAT,
                     "%s: the stored mask is not a 2-D integer variable",
                     label);
-    raster_mask *m = raster_calloc(1, sizeof *m);
-    RETURN_ERROR_IF(!m, RASTER_ENOMEM, "out of memory describing a mask");
-    int rc = RASTER_OK;
-    for (int i = 0; i < 2 && rc == RASTER_OK; i++)
-        if ((st = nc_inq_dimlen(ncid, dimids[i], i ? &m->nx : &m->ny)) !=
-            NC_NOERR)
-            rc = nc_fail(st, "reading mask dimensions of", label);
-    if (rc == RASTER_OK)
-        rc = load_names(ncid, varid, m);
-    size_t cells;
-    if (rc == RASTER_OK && (raster_mul_overflows(m->ny, m->nx, &cells) ||
-                            cells > SIZE_MAX / sizeof(int32_t)))
-        rc = raster_fail(RASTER_EFORMAT, "%s: mask too large", label);
-    if (rc) {
+    size_t dims[2];
+    for (int i = 0; i < 2; i++)
+        if ((st = nc_inq_dimlen(ncid, dimids[i], &dims[i])) != NC_NOERR)
+            return nc_fail(st, "reading mask dimensions of", label);
+    raster_mask *m;
+    int rc = mask_describe(dims[0], dims[1], NULL, 0, NULL, &m);
+    if (rc == RASTER_OK && (rc = load_names(ncid, varid, m)) != RASTER_OK)
         raster_mask_free(m);
+    if (rc)
         return rc;
-    }
-    mask_drop_values(m, ncid, varid);
+    mask_bind_source(m, ncid, varid);
     *out = m;
     return RASTER_OK;
 }
+
+const int mask_stored_types[MASK_STORED_NTYPES] = {NC_BYTE, NC_UBYTE,
+                                                   NC_SHORT, NC_USHORT,
+                                                   NC_INT};
 
 int mask_describe(size_t ny, size_t nx, const long long *vals, size_t nvals,
                   char *meanings, raster_mask **out)

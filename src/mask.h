@@ -33,10 +33,14 @@ int mask_read_ncid(int ncid, int varid, const char *label, raster_mask **out);
 int mask_describe_ncid(int ncid, int varid, const char *label,
                        raster_mask **out);
 
+/* The netCDF types a stored mask may have (all read into int). */
+#define MASK_STORED_NTYPES 5
+extern const int mask_stored_types[MASK_STORED_NTYPES];
+
 /* A stored mask described without netCDF (src/lean.c): its shape, and its
  * names from flag_values (nvals) and flag_meanings (modified) when given.
  * It holds no values and reads none back until the file's netCDF ids are
- * bound to it (mask_drop_values). */
+ * bound to it (mask_bind_source). */
 int mask_describe(size_t ny, size_t nx, const long long *vals, size_t nvals,
                   char *meanings, raster_mask **out);
 

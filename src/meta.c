@@ -134,6 +134,15 @@ int var_outer_shape(const raster_var *v, size_t *shape)
     return RASTER_OK;
 }
 
+void meta_vars_free(raster_var **list)
+{
+    while (*list) {
+        raster_var *next = (*list)->next;
+        meta_var_free(*list);
+        *list = next;
+    }
+}
+
 void meta_var_free(raster_var *v)
 {
     if (!v)

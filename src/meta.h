@@ -77,6 +77,9 @@ int meta_is_abandoned_group(int grpid);
 
 void meta_var_free(raster_var *v);
 
+/* Frees every variable of a file's list and empties it. */
+void meta_vars_free(raster_var **list);
+
 /* Bytes of one value of a numeric netCDF type, 0 for others. */
 size_t meta_type_size(int xtype);
 

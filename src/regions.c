@@ -27,6 +27,15 @@ void regions_group_name(int32_t id, char *buf, size_t len)
         snprintf(buf, len, "region_%d", (int)id);
 }
 
+void regions_store_path(const raster_var *v, size_t s, char *buf,
+                        size_t len)
+{
+    char grp[32] = "Mixed_Chunks";
+    if (s < v->nregions)
+        regions_group_name(v->regions[s].id, grp, sizeof grp);
+    snprintf(buf, len, "%s/data", grp);
+}
+
 void regions_free(raster_var *v)
 {
     for (size_t r = 0; v->regions && r < v->nregions; r++)

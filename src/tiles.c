@@ -95,25 +95,36 @@ static int chunk_rows(const raster_var *v, size_t r, size_t *first,
     return RASTER_OK;
 }
 
+/* The rows of the `chunks` table, checked to be int64 with CHUNK_FIELDS
+ * columns, and its varid: -1 for a lean file's (through HDF5). */
+static int table_rows(const raster_var *v, int *varid, size_t *n)
+{
+    *varid = -1;
+    if (v->file->lean)
+        return lean_table_rows(v, "chunks", CHUNK_FIELDS, n);
+    int ndims, dimids[2];
+    nc_type type;
+    size_t fields = 0;
+    return nc_inq_varid(v->grpid, "chunks", varid) == NC_NOERR &&
+                   nc_inq_var(v->grpid, *varid, NULL, &type, &ndims, NULL,
+                              NULL) == NC_NOERR &&
+                   type == NC_INT64 && ndims == 2 &&
+                   nc_inq_vardimid(v->grpid, *varid, dimids) == NC_NOERR &&
+                   nc_inq_dimlen(v->grpid, dimids[0], n) == NC_NOERR &&
+                   nc_inq_dimlen(v->grpid, dimids[1], &fields) == NC_NOERR &&
+                   fields == CHUNK_FIELDS
+               ? RASTER_OK
+               : RASTER_EFORMAT;
+}
+
 /* The whole `chunks` table, its rows checked to be region by region as
  * the regions' chunk_rows say; counts[r] gets region r's rows. */
 static int read_table(raster_var *v, long long **out, size_t *nrows,
                       size_t *counts)
 {
-    int varid = -1, ndims, dimids[2], st;
-    int lean = v->file->lean; /* through HDF5 (src/lean.c) */
-    nc_type type;
-    size_t n = 0, fields = CHUNK_FIELDS, next = 0;
-    if (lean ? lean_table_rows(v, "chunks", CHUNK_FIELDS, &n) != RASTER_OK
-             : nc_inq_varid(v->grpid, "chunks", &varid) != NC_NOERR ||
-                   nc_inq_var(v->grpid, varid, NULL, &type, &ndims, NULL,
-                              NULL) != NC_NOERR ||
-                   type != NC_INT64 || ndims != 2 ||
-                   nc_inq_vardimid(v->grpid, varid, dimids) != NC_NOERR ||
-                   nc_inq_dimlen(v->grpid, dimids[0], &n) != NC_NOERR ||
-                   nc_inq_dimlen(v->grpid, dimids[1], &fields) != NC_NOERR)
-        return bad_table(v, "missing or of the wrong type or shape");
-    if (fields != CHUNK_FIELDS || n == 0)
+    int varid, st;
+    size_t n = 0, next = 0;
+    if (table_rows(v, &varid, &n) != RASTER_OK || n == 0)
         return bad_table(v, "missing or of the wrong type or shape");
     for (size_t r = 0; r < v->nregions; r++) {
         size_t first = 0, count = 0;
@@ -132,13 +143,13 @@ static int read_table(raster_var *v, long long **out, size_t *nrows,
     RETURN_ERROR_IF(!rows, RASTER_ENOMEM, "out of memory indexing %s",
                     v->name);
     size_t start[2] = {0, 0}, cnt[2] = {n, CHUNK_FIELDS};
-    if (lean && (st = lean_table(v, "chunks", CHUNK_FIELDS, 0, n, rows)) !=
-                    RASTER_OK) {
+    if (varid < 0 &&
+        (st = lean_table(v, "chunks", CHUNK_FIELDS, 0, n, rows)) != RASTER_OK) {
         raster_free(rows);
         return st;
     }
-    if (!lean && (st = nc_get_vara_longlong(v->grpid, varid, start, cnt,
-                                            rows)) != NC_NOERR) {
+    if (varid >= 0 && (st = nc_get_vara_longlong(v->grpid, varid, start, cnt,
+                                                 rows)) != NC_NOERR) {
         raster_free(rows);
         return raster_fail_nc(RASTER_ENETCDF, st, "%s: reading its index "
                               "table: %s", v->name, nc_strerror(st));
