@@ -276,6 +276,10 @@ RASTER_API int raster_create(const char *path, raster_file **out);
 /*! raster_open() :
  *  Opens `path` with mode RASTER_READ or RASTER_WRITE and loads every raster
  *  variable in it, checking each one's stored tables against its mask.
+ *  In RASTER_READ mode a file of the current format is opened through HDF5
+ *  alone, reading only what its region and hyperslab reads need; netCDF
+ *  opens it when a call first needs it (raster_file_ncid(), the mask's
+ *  values, the mesh). $RASTER_NO_LEAN set: through netCDF from the start.
  *  @return RASTER_OK and *out; RASTER_ENOTFOUND (no such file),
  *  RASTER_ENETCDF (not netCDF), RASTER_EFORMAT (no raster variable, when
  *  reading; or a corrupt one), RASTER_EINCOMPLETE (a variable's writer never
