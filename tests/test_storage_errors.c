@@ -2714,18 +2714,34 @@ static void test_lean_filtered(void **state)
     unlink(copy);
 }
 
-typedef struct checker_arg {
-    raster_var *v;
-    int failures;
-} checker_arg;
-
-/* The full check (raster_var_mask) on one thread while others read. */
-static void *checker(void *p)
+/* n threads (at most 4) each reading region 6 of f's "v" `rounds` times
+ * while the caller's thread runs during(f) (NULL: nothing): no read of
+ * theirs fails or goes wrong. */
+static void readers_around(raster_file *f, int n, int rounds,
+                           void (*during)(raster_file *))
 {
-    checker_arg *c = p;
-    if (!raster_var_mask(c->v))
-        c->failures++;
-    return NULL;
+    reader_arg r[4];
+    pthread_t t[4];
+    assert_true(n >= 1 && n <= 4);
+    for (int i = 0; i < n; i++) {
+        r[i] = (reader_arg){NULL, rounds, 0};
+        RS(raster_var_find(f, "v", &r[i].v));
+        assert_int_equal(pthread_create(&t[i], NULL, reader, &r[i]), 0);
+    }
+    if (during)
+        during(f);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(pthread_join(t[i], NULL), 0);
+        assert_int_equal(r[i].failures, 0);
+    }
+}
+
+/* The full check, which builds the mesh and layout, and passes. */
+static void full_check(raster_file *f)
+{
+    raster_var *v;
+    RS(raster_var_find(f, "v", &v));
+    assert_non_null(raster_var_mask(v));
 }
 
 /* The full check builds the mesh and layout while other threads make
@@ -2739,20 +2755,7 @@ static void test_check_while_reading(void **state)
     make_raster_file(path, 1);
     for (int round = 0; round < 20; round++) {
         raster_file *f = open_read(path, round % 2, !(round % 2));
-        reader_arg r[3];
-        checker_arg c = {NULL, 0};
-        pthread_t t[4];
-        RS(raster_var_find(f, "v", &c.v));
-        for (int i = 0; i < 3; i++) {
-            r[i] = (reader_arg){c.v, 3, 0};
-            assert_int_equal(pthread_create(&t[i], NULL, reader, &r[i]), 0);
-        }
-        assert_int_equal(pthread_create(&t[3], NULL, checker, &c), 0);
-        for (int i = 0; i < 4; i++)
-            assert_int_equal(pthread_join(t[i], NULL), 0);
-        for (int i = 0; i < 3; i++)
-            assert_int_equal(r[i].failures, 0);
-        assert_int_equal(c.failures, 0);
+        readers_around(f, 3, 3, full_check);
         check_std_data(f);
         RS(raster_close(f));
     }
@@ -2770,20 +2773,17 @@ static void test_concurrent_first_reads(void **state)
     make_raster_file(path, 1);
     for (int round = 0; round < 20; round++) {
         raster_file *f = open_read(path, round % 2, !(round % 2));
-        reader_arg r[4];
-        pthread_t t[4];
-        for (int i = 0; i < 4; i++) {
-            r[i] = (reader_arg){NULL, 3, 0};
-            RS(raster_var_find(f, "v", &r[i].v));
-            assert_int_equal(pthread_create(&t[i], NULL, reader, &r[i]), 0);
-        }
-        for (int i = 0; i < 4; i++) {
-            assert_int_equal(pthread_join(t[i], NULL), 0);
-            assert_int_equal(r[i].failures, 0);
-        }
+        readers_around(f, 4, 3, NULL);
         RS(raster_close(f));
     }
     unlink(path);
+}
+
+/* netCDF bound (the ncid asked for), then a hyperslab read. */
+static void bind_and_read(raster_file *f)
+{
+    assert_true(raster_file_ncid(f) >= 0);
+    check_std_data(f);
 }
 
 /* netCDF opened and bound while another thread reads regions of the same
@@ -2796,14 +2796,7 @@ static void test_lean_bind_concurrent(void **state)
     make_raster_file(path, 1);
     for (int round = 0; round < 5; round++) {
         raster_file *f = open_read(path, 0, 1);
-        reader_arg r = {NULL, 200, 0};
-        RS(raster_var_find(f, "v", &r.v));
-        pthread_t t;
-        assert_int_equal(pthread_create(&t, NULL, reader, &r), 0);
-        assert_true(raster_file_ncid(f) >= 0); /* binds netCDF meanwhile */
-        check_std_data(f);
-        assert_int_equal(pthread_join(t, NULL), 0);
-        assert_int_equal(r.failures, 0);
+        readers_around(f, 1, 200, bind_and_read);
         assert_int_equal(f->lean, 0);
         RS(raster_close(f));
     }
