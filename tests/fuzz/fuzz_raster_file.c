@@ -24,6 +24,7 @@
  *
  * The file lives in $RASTER_FUZZ_DIR (default /dev/shm, else /tmp).
  */
+#include <hdf5.h>
 #include <netcdf.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -622,6 +623,7 @@ static void check_file(const char *path, const spec *s, int mode)
 }
 
 static char file_path[512];
+static unsigned path_generation; /* leave_leftovers() moves the file */
 
 /* The last file written, by the input bytes that chose it: most inputs
  * differ from the previous one in their mutations only, and writing a
@@ -667,8 +669,37 @@ static void make_path(void)
     const char *dir = getenv("RASTER_FUZZ_DIR");
     if (!dir || !*dir)
         dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    snprintf(file_path, sizeof file_path, "%s/raster-fuzz-%ld.nc", dir,
-             (long)getpid());
+    snprintf(file_path, sizeof file_path, "%s/raster-fuzz-%ld-%u.nc", dir,
+             (long)getpid(), path_generation);
+}
+
+/* A failed nc_close (the mutations' own) can leave the file open in HDF5
+ * with its metadata cache as netCDF left it; HDF5 knows a file by its
+ * inode, so the next open of the path would share that state instead of
+ * reading the file, and crash in HDF5 on it (closing the leftovers can
+ * crash there too). A program would meet HDF5's state there, not
+ * raster's. So the file moves to a new inode under a new name, used from
+ * then on, and the old one is left to the leaked handle. */
+static void leave_leftovers(void)
+{
+    if (H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_FILE) == 0)
+        return;
+    FILE *fp = fopen(file_path, "rb");
+    long len = fp && fseek(fp, 0, SEEK_END) == 0 ? ftell(fp) : -1;
+    unsigned char *bytes = len > 0 ? malloc((size_t)len) : NULL;
+    if (!fp || len <= 0 || !bytes || fseek(fp, 0, SEEK_SET) != 0 ||
+        fread(bytes, 1, (size_t)len, fp) != (size_t)len)
+        DIE("copying %s", file_path);
+    fclose(fp);
+    unlink(file_path);
+    path_generation++;
+    file_path[0] = '\0';
+    make_path();
+    fp = fopen(file_path, "wb");
+    if (!fp || fwrite(bytes, 1, (size_t)len, fp) != (size_t)len ||
+        fclose(fp) != 0)
+        DIE("writing %s", file_path);
+    free(bytes);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -677,6 +708,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 4096)
         return -1; /* keep inputs small: reject from the corpus */
+    if (!file_path[0]) /* before HDF5 starts: its exit handler would close
+                        * what leave_leftovers() left, and crash there */
+        H5dont_atexit();
     make_path();
     input in = {data, size};
     int32_t mask[20 * 30];
@@ -694,7 +728,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             DIE("no raster_v");
         for (unsigned i = 0; i < nops; i++)
             mutate(ncid, g, &in, &s, &cut, &cut_at);
-        nc_close(ncid); /* may fail after hostile edits: that is fine */
+        if (nc_close(ncid) != NC_NOERR) /* hostile edits can make it fail */
+            leave_leftovers();
     }
     if (cut) {
         FILE *fp = fopen(file_path, "rb");
