@@ -266,17 +266,25 @@ static int find_dim(hid_t fid, const char *grp, const char *name, int dimid,
     }
 }
 
-/* 1 when link `name` of g is an object of HDF5 kind `kind` (H5I_GROUP,
- * H5I_DATASET). */
-static int is_kind(hid_t g, const char *name, H5I_type_t kind)
+/* 1 when link `name` of g is an object of HDF5 kind `kind` (H5O_TYPE_GROUP,
+ * H5O_TYPE_DATASET). */
+static int is_kind(hid_t g, const char *name, H5O_type_t kind)
 {
-    if (H5Lexists(g, name, H5P_DEFAULT) <= 0)
-        return 0;
-    hid_t o = H5Oopen(g, name, H5P_DEFAULT);
-    int is = o >= 0 && H5Iget_type(o) == kind;
-    if (o >= 0)
-        H5Oclose(o);
-    return is;
+    /* the object header's type: opening a dataset to ask costs several
+     * times more (its layout, dataspace and fill value are read) */
+#if H5_VERSION_GE(1, 12, 0)
+    H5O_info2_t oi;
+    herr_t st = H5Oget_info_by_name3(g, name, &oi, H5O_INFO_BASIC,
+                                     H5P_DEFAULT);
+#elif H5_VERSION_GE(1, 10, 3)
+    H5O_info_t oi;
+    herr_t st = H5Oget_info_by_name2(g, name, &oi, H5O_INFO_BASIC,
+                                     H5P_DEFAULT);
+#else
+    H5O_info_t oi;
+    herr_t st = H5Oget_info_by_name(g, name, &oi, H5P_DEFAULT);
+#endif
+    return st >= 0 && oi.type == kind;
 }
 
 /* 1 when HDF5 type `type` holds one of types[0..n). */
@@ -292,7 +300,7 @@ static int holds_any(hid_t type, const int *types, size_t n)
  * stored mask, on the grid's dimensions; its names. */
 static int load_mask(hid_t g, const meta_desc *d, raster_mask **mask)
 {
-    hid_t m = is_kind(g, "mask", H5I_DATASET)
+    hid_t m = is_kind(g, "mask", H5O_TYPE_DATASET)
                   ? H5Dopen2(g, "mask", H5P_DEFAULT)
                   : -1;
     hid_t type = m >= 0 ? H5Dget_type(m) : -1;
@@ -344,7 +352,7 @@ static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
                          strcmp(parent, "/") ? parent : "", d->name) >=
         sizeof path)
         return LEAN_FAIL("%s: path too long", d->name);
-    hid_t p = is_kind(fid, path, H5I_DATASET)
+    hid_t p = is_kind(fid, path, H5O_TYPE_DATASET)
                   ? H5Dopen2(fid, path, H5P_DEFAULT)
                   : -1;
     hid_t type = p >= 0 ? H5Dget_type(p) : -1;
@@ -474,7 +482,7 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
         regions_store_path(v, r, store, sizeof store);
         snprintf(gname, sizeof gname, "%.*s", (int)(strchr(store, '/') - store),
                  store);
-        if (!is_kind(g, gname, H5I_GROUP) ||
+        if (!is_kind(g, gname, H5O_TYPE_GROUP) ||
             (v->store_cells[r] > 0 && H5Lexists(g, store, H5P_DEFAULT) <= 0))
             rc = LEAN_FAIL("%s: no group %s or its data", path, gname);
     }
@@ -517,7 +525,7 @@ static herr_t visit(hid_t g, const char *name, const H5L_info_t *info,
         w->rc = LEAN_FAIL("%s: a link that is not an object", name);
         return -1;
     }
-    if (!is_kind(g, name, H5I_GROUP))
+    if (!is_kind(g, name, H5O_TYPE_GROUP))
         return 0;
     char path[PATH_BYTES];
     if ((size_t)snprintf(path, sizeof path, "%s/%s",
