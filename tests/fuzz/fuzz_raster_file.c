@@ -67,7 +67,9 @@ static long long pick_value(input *in, long long base)
         INT64_MAX, INT64_MIN, INT64_MIN + 1};
     unsigned kind = u8(in);
     switch (kind % 4) {
-    case 0: return base + (int8_t)u8(in);           /* a small delta */
+    case 0: /* a small delta, wrapping at the ends of the range (the base
+             * may be an earlier mutation's INT64_MIN) */
+        return (long long)((uint64_t)base + (uint64_t)(int64_t)(int8_t)u8(in));
     case 1: return special[u8(in) % (sizeof special / sizeof *special)];
     case 2: return (int32_t)u32(in);
     default: return (long long)((uint64_t)u32(in) << 32 | u32(in));
