@@ -271,6 +271,31 @@ static int num_chunks(hid_t did, hsize_t *n)
     return rc;
 }
 
+/* The file address of did's object header: 0 when known. HDF5 1.12 made
+ * object addresses tokens; the native VOL connector turns them back. */
+static int header_addr(hid_t did, uint64_t *oh)
+{
+#if H5_VERSION_GE(1, 12, 0)
+    H5O_info2_t oi;
+    haddr_t a = HADDR_UNDEF;
+    if (H5Oget_info3(did, &oi, H5O_INFO_BASIC) < 0 ||
+        H5VLnative_token_to_addr(did, oi.token, &a) < 0 || a == HADDR_UNDEF)
+        return -1;
+    *oh = (uint64_t)a;
+    return 0;
+#elif H5_VERSION_GE(1, 10, 3)
+    H5O_info_t oi;
+    if (H5Oget_info2(did, &oi, H5O_INFO_BASIC) < 0)
+        return -1;
+    *oh = (uint64_t)oi.addr;
+    return 0;
+#else
+    (void)did;
+    (void)oh;
+    return -1; /* not walked before 1.10.3 */
+#endif
+}
+
 int chunkmap_read(int fd, int64_t did, int no, const size_t *ck,
                   const size_t *nck, size_t elem, int64_t *addr,
                   size_t total)
@@ -283,14 +308,10 @@ int chunkmap_read(int fd, int64_t did, int no, const size_t *ck,
     for (int d = 0; d <= no; d++)
         if (raster_mul_overflows(w.chunk_bytes, ck[d], &w.chunk_bytes))
             return 0;
-    H5O_info_t oi;
+    uint64_t oh = 0;
     hsize_t nalloc = 0;
     if (file_sizes((hid_t)did, &w) != 0 ||
-#if H5_VERSION_GE(1, 12, 0) || !H5_VERSION_GE(1, 10, 3)
-        1 || /* object addresses became tokens: not walked here */
-#else
-        H5Oget_info2((hid_t)did, &oi, H5O_INFO_BASIC) < 0 ||
-#endif
+        header_addr((hid_t)did, &oh) != 0 ||
         num_chunks((hid_t)did, &nalloc) != 0)
         return 0;
     w.addr = raster_reallocarray(NULL, total, sizeof *w.addr);
@@ -298,12 +319,9 @@ int chunkmap_read(int fd, int64_t did, int no, const size_t *ck,
         return -1;
     for (size_t i = 0; i < total; i++)
         w.addr[i] = -1;
-    int ok = 0;
-#if !H5_VERSION_GE(1, 12, 0) && H5_VERSION_GE(1, 10, 3)
-    uint64_t root = find_btree(&w, (uint64_t)oi.addr);
-    ok = root != 0 && walk_node(&w, root, -1, 0) == 0 &&
-         w.found == (size_t)nalloc;
-#endif
+    uint64_t root = find_btree(&w, oh);
+    int ok = root != 0 && walk_node(&w, root, -1, 0) == 0 &&
+             w.found == (size_t)nalloc;
     /* HDF5 must agree on the first and the last chunk written */
     size_t first = total, last = total;
     for (size_t i = 0; ok && i < total; i++)
