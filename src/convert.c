@@ -10,6 +10,7 @@
 #include <float.h>
 #include <math.h>
 #include <netcdf.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -28,6 +29,41 @@ static inline int64_t trunc64(double x)
 {
     return x >= -9223372036854775808.0 && x < 9223372036854775808.0
                ? (int64_t)x : INT64_MIN;
+}
+
+/* A floating value into uint64 the way the netCDF in this process does it.
+ * netCDF 4.9.0 stores it through a long long pointer (trunc64: 2^63 and up
+ * give 2^63); a later one (4.9.3 on Debian trixie; the release that changed
+ * it is not known here) casts to unsigned long long, which x86-64 compilers
+ * emit as cvttsd2si below 2^63 and as cvttsd2si(x - 2^63) with the top bit
+ * flipped from there: exact up to 2^64, 0 beyond and for +Inf. Which one is
+ * asked of netCDF itself, once, by converting 1e19 in a diskless file. */
+static pthread_once_t u64_once = PTHREAD_ONCE_INIT;
+static int u64_unsigned; /* 1: the unsigned cast; 0: through long long */
+
+static void probe_u64(void)
+{
+    int ncid, dim, var;
+    size_t at[1] = {0};
+    double x = 1e19; /* in uint64's range, beyond int64's */
+    unsigned long long got = 0;
+    if (nc_create("raster-uint64-probe", NC_NETCDF4 | NC_DISKLESS | NC_CLOBBER,
+                  &ncid) != NC_NOERR)
+        return; /* unknown: 4.9.0's way */
+    int ok = nc_def_dim(ncid, "n", 1, &dim) == NC_NOERR &&
+             nc_def_var(ncid, "v", NC_UINT64, 1, &dim, &var) == NC_NOERR &&
+             nc_enddef(ncid) == NC_NOERR &&
+             nc_put_var1_double(ncid, var, at, &x) == NC_NOERR &&
+             nc_get_var1_ulonglong(ncid, var, at, &got) == NC_NOERR;
+    (void)nc_close(ncid); /* diskless, not persisted: nothing is written */
+    u64_unsigned = ok && got == 10000000000000000000ULL;
+}
+
+static inline uint64_t trunc_u64(double x)
+{
+    if (!u64_unsigned || !(x >= 9223372036854775808.0))
+        return (uint64_t)trunc64(x);
+    return (uint64_t)trunc64(x - 9223372036854775808.0) ^ ((uint64_t)1 << 63);
 }
 
 /* Range tests, as functions so that the generated code never compares an
@@ -124,7 +160,7 @@ INT_SOURCE(uint64, unsigned long long, OUT_UNSIGNED)
             (long long)trunc64(x))                                            \
     CONV_FN(conv_##SN##_uint64, S, unsigned long long,                        \
             out_f(x, 0.0, 18446744073709551616.0),                            \
-            (unsigned long long)trunc64(x))
+            (unsigned long long)trunc_u64(x))
 
 FLOAT_SOURCE(float, float, 4294967296.0)
 FLOAT_SOURCE(double, double, 4294967295.0)
@@ -180,6 +216,8 @@ size_t convert_values(const void *src, ptrdiff_t sstep, int from, void *dst,
     int f = type_index(from), t = type_index(to);
     if (f < 0 || t < 0 || n == 0)
         return 0;
+    if (to == NC_UINT64 && (from == NC_FLOAT || from == NC_DOUBLE))
+        (void)pthread_once(&u64_once, probe_u64);
     return table[f][t]((const unsigned char *)src, sstep,
                        (unsigned char *)dst, dstep, n);
 }

@@ -16,8 +16,11 @@
  *    the range tests compare the unrounded value with the type's limits as
  *    netCDF writes them (so 127.5 into a byte is a range error, -0.5 into an
  *    unsigned type is one, and float 4294967296.0f into uint is not);
- *  - float/double into (unsigned) 64-bit integers goes through a signed
- *    64-bit conversion (netCDF stores through a long long pointer).
+ *  - float/double into int64 goes through a signed 64-bit conversion;
+ *    into uint64 as the netCDF in the process does it, asked once on first
+ *    use: netCDF 4.9.0 through long long too (2^63 and up give 2^63), 4.9.3
+ *    through unsigned long long (exact below 2^64, 0 from there and for
+ *    +Inf).
  */
 #ifndef RASTER_CONVERT_H
 #define RASTER_CONVERT_H
