@@ -15,18 +15,22 @@ cd "$top"
 packages=(meson ninja-build pkg-config gcc libc6-dev
           libnetcdf-dev libhdf5-dev libcmocka-dev uthash-dev libpng-dev
           netcdf-bin python3 python3-numpy python3-netcdf4
-          clang libclang-rt-14-dev valgrind  # fuzz target, valgrind test
+          python3-venv                # the wheel test's virtual environment
+          clang valgrind              # fuzz target, valgrind test
           openmpi-bin libopenmpi-dev libnetcdf-mpi-dev libhdf5-openmpi-dev)
+# plus clang's runtime (libFuzzer) for the clang installed: its version
+# differs between releases (14 on bookworm, 19 on trixie)
 
 say() { printf 'run.sh: %s\n' "$*" >&2; }
 
+# install_missing PACKAGE...: apt-get install those not installed.
 install_missing() {
     local missing=() p
     if ! command -v dpkg-query >/dev/null 2>&1; then
-        say "no dpkg/apt here: install by hand the equivalents of: ${packages[*]}"
+        say "no dpkg/apt here: install by hand the equivalents of: $*"
         return 0  # the build below says what is really missing
     fi
-    for p in "${packages[@]}"; do
+    for p in "$@"; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
             missing+=("$p")
     done
@@ -51,6 +55,29 @@ install_missing() {
     "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
+# The libclang-rt-N-dev of the clang installed (N: its major version).
+install_clang_runtime() {
+    command -v clang >/dev/null 2>&1 || return 0
+    local v
+    v=$(clang -dumpversion 2>/dev/null | cut -d. -f1)
+    case $v in
+        ''|*[!0-9]*) say "clang gave no version; its runtime is not installed" ;;
+        *) install_missing "libclang-rt-$v-dev" ;;
+    esac
+}
+
+# quietly LOG COMMAND...: runs COMMAND with its output in LOG; on failure
+# shows the end of LOG (a CI log must say why the build failed).
+quietly() {
+    local log=$1
+    shift
+    if ! "$@" > "$log" 2>&1; then
+        say "failed: $* (the end of $log:)"
+        tail -n 60 "$log" >&2
+        return 1
+    fi
+}
+
 # setup DIR [meson options...]: configure DIR on first use.
 setup() {
     local dir=$1
@@ -58,14 +85,16 @@ setup() {
     if [ ! -f "$dir/build.ninja" ]; then
         local werror=()
         [ -n "${CI:-}" ] && werror=(-Dwerror=true)
-        meson setup "$dir" "${werror[@]}" "$@" >/dev/null
+        quietly "$top/.meson-setup-${dir##*/}.log" \
+            meson setup "$dir" "${werror[@]}" "$@"
     fi
 }
 
 build() {
-    install_missing
+    install_missing "${packages[@]}"
+    install_clang_runtime
     setup build
-    ninja -C build >/dev/null
+    quietly build/ninja-output.txt ninja -C build
     say "built: build/src/libraster.so, build/preload/libraster_preload.so, build/tools/"
 }
 
@@ -91,7 +120,7 @@ run_tests() {
     # UBSan must fail a test, not only print: no recovery.
     setup build-san -Db_sanitize=address,undefined -Db_lundef=false \
         -Dc_args=-fno-sanitize-recover=undefined
-    ninja -C build-san >/dev/null
+    quietly build-san/ninja-output.txt ninja -C build-san
     local status=0 passed=0 failed=0 skipped=0 dir
     for dir in build build-san; do
         say "test suite in $dir/"
