@@ -305,7 +305,8 @@ RASTER_API raster_file *raster_file_for_ncid(int ncid);
  *  Writes what is pending (mask, index tables, completeness markers, last),
  *  closes the file if raster opened it and frees every handle of it. NULL is
  *  a no-op. @return RASTER_OK or the first error met (the handle is freed
- *  in any case). */
+ *  in any case; a file raster opened whose netCDF close fails is then
+ *  abandoned with nc_abort, so nothing of it stays open). */
 RASTER_API int raster_close(raster_file *file);
 
 /*! raster_abandon() :

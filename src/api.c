@@ -160,7 +160,7 @@ int raster_create(const char *path, raster_file **out)
                        path, nc_strerror(st));
     int rc = file_new(ncid, 1, 1, path, out);
     if (rc)
-        nc_close(ncid);
+        raster_nc_close(ncid);
     return rc;
 }
 
@@ -210,14 +210,14 @@ int raster_open(const char *path, int mode, raster_file **out)
     raster_file *f;
     int rc = file_new(ncid, 1, mode == RASTER_WRITE, path, &f);
     if (rc) {
-        nc_close(ncid);
+        raster_nc_close(ncid);
         return rc;
     }
     rc = file_load(f);
     if (rc == RASTER_OK && mode == RASTER_READ && !f->vars)
         rc = raster_fail(RASTER_EFORMAT, "%s holds no raster variable", path);
     if (rc) {
-        nc_close(ncid);
+        raster_nc_close(ncid);
         file_free(f);
         return rc;
     }
@@ -300,7 +300,7 @@ static int bind_netcdf(raster_file *f)
     raster_file twin = {.ncid = ncid, .fd = -1, .h5 = -1, .path = f->path};
     int rc = file_locks_init(&twin);
     if (rc) {
-        nc_close(ncid);
+        raster_nc_close(ncid);
         return raster_fail(RASTER_ENOMEM, "no mutex for a file");
     }
     rc = scan_groups(&twin, ncid);
@@ -326,7 +326,7 @@ static int bind_netcdf(raster_file *f)
     meta_vars_free(&twin.vars);
     file_locks_destroy(&twin);
     if (rc) {
-        nc_close(ncid);
+        raster_nc_close(ncid);
         return rc;
     }
     f->ncid = ncid;
@@ -374,7 +374,7 @@ int raster_close(raster_file *f)
     }
     chunkio_file_close(f); /* raster's own HDF5 handle before netCDF's */
     if (f->own_ncid && !f->lean) {
-        int st = nc_close(f->ncid);
+        int st = raster_nc_close(f->ncid);
         if (st != NC_NOERR && rc == RASTER_OK)
             rc = raster_fail_nc(RASTER_ENETCDF, st, "closing %s: %s",
                                 f->path ? f->path : "file", nc_strerror(st));

@@ -6,6 +6,7 @@
  * strided run of values; convert_box() walks the rows of a box.
  */
 #include "convert.h"
+#include "error.h"
 
 #include <float.h>
 #include <math.h>
@@ -55,7 +56,7 @@ static void probe_u64(void)
              nc_enddef(ncid) == NC_NOERR &&
              nc_put_var1_double(ncid, var, at, &x) == NC_NOERR &&
              nc_get_var1_ulonglong(ncid, var, at, &got) == NC_NOERR;
-    (void)nc_close(ncid); /* diskless, not persisted: nothing is written */
+    (void)raster_nc_close(ncid); /* diskless: nothing is written */
     u64_unsigned = ok && got == 10000000000000000000ULL;
 }
 

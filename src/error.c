@@ -79,6 +79,14 @@ int raster_fail_nc(int code, int nc_status, const char *fmt, ...)
     return code;
 }
 
+int raster_nc_close(int ncid)
+{
+    int st = nc_close(ncid);
+    if (st != NC_NOERR)
+        (void)nc_abort(ncid); /* its status adds nothing to nc_close's */
+    return st;
+}
+
 int raster_version_number(void) { return RASTER_VERSION_NUMBER; }
 
 const char *raster_version_string(void) { return RASTER_VERSION_STRING; }

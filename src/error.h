@@ -20,6 +20,12 @@ int raster_fail(int code, const char *fmt, ...)
 int raster_fail_nc(int code, int nc_status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* nc_close(ncid), and nc_abort(ncid) when that fails: netCDF keeps a file
+ * whose close failed (a damaged or hostile one) open, with its HDF5
+ * objects, and its id is then lost to the caller. Returns nc_close's
+ * status. */
+int raster_nc_close(int ncid);
+
 /* Sets the thread's netCDF status without touching the message (a typed
  * transfer that succeeded: NC_NOERR, or NC_ERANGE). */
 void raster_nc_status_set(int nc_status);

@@ -350,7 +350,7 @@ int raster_mask_load(const char *path, const char *var, raster_mask **out)
                          path);
     else
         rc = mask_read_ncid(ncid, varid, path, &m);
-    st = nc_close(ncid);
+    st = raster_nc_close(ncid);
     if (rc == RASTER_OK && st != NC_NOERR)
         rc = nc_fail(st, "closing", path);
     if (rc) {

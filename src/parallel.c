@@ -676,7 +676,7 @@ int raster_open_par(const char *path, int mode, MPI_Comm comm, MPI_Info info,
         rc = raster_fail(RASTER_EFORMAT, "%s holds no raster variable", path);
     }
     if (rc) {
-        nc_close(ncid);
+        raster_nc_close(ncid);
         return rc;
     }
     (*out)->own_ncid = 1;
