@@ -41,8 +41,12 @@
  * one iovec per piece. */
 #define STAGE_PIECE_BYTES 16384
 #define STAGE_BYTES ((size_t)1 << 20)
-/* Spans from this size on are announced to the kernel before a read. */
+/* Spans from this size on are announced to the kernel before a read from
+ * disk; shorter ones too when the read makes at least ANNOUNCE_READS of
+ * them (a hyperslab across the stores: one short read per tile and
+ * record, which one at a time would each wait for the disk). */
 #define ANNOUNCE_BYTES ((size_t)64 << 10)
+#define ANNOUNCE_READS 64
 /* Upper bound on the scratch buffer of one netCDF call. */
 #define SCRATCH_BYTES ((size_t)32 << 20)
 
@@ -517,6 +521,7 @@ typedef struct xfer {
     unsigned char *junk;
     unsigned char *stage; /* read_staged's buffer, STAGE_BYTES */
     int fault;            /* fault the output in before reading (prefault) */
+    int ann_short;        /* announce short spans too (ANNOUNCE_READS) */
     off_t (*ann)[2];      /* byte ranges to announce: offset, length */
     size_t nann, ann_cap;
     size_t full[RASTER_MAX_DIMS]; /* outer shape, for the fast path */
@@ -634,11 +639,19 @@ static int read_staged(xfer *x, const span *s, size_t plane, off_t off)
     return RASTER_OK;
 }
 
-/* 1 when span s would be announced (a large span on the fast path) */
-static int announced(const raster_var *v, const span *s)
+/* 1 when span s is read on the fast path from a store with data */
+static int direct_span(const raster_var *v, const span *s)
 {
-    return v->addr[s->store].ok && v->addr[s->store].base >= 0 &&
-           (size_t)(s->hi - s->lo) * v->elem >= ANNOUNCE_BYTES;
+    return v->addr[s->store].ok && v->addr[s->store].base >= 0;
+}
+
+/* 1 when span s would be announced: a direct span, large or in a read of
+ * many (x->ann_short) */
+static int announced(const xfer *x, const span *s)
+{
+    return direct_span(x->v, s) &&
+           (x->ann_short ||
+            (size_t)(s->hi - s->lo) * x->v->elem >= ANNOUNCE_BYTES);
 }
 
 /* Notes span s of planes flat.. flat+nb-1 in x->ann for announce_all,
@@ -649,7 +662,7 @@ static void announce(xfer *x, const span *s, size_t flat, size_t nb)
     raster_var *v = x->v;
     const store_addr *a = &v->addr[s->store];
     size_t bytes = (size_t)(s->hi - s->lo) * v->elem;
-    if (!announced(v, s))
+    if (!announced(x, s))
         return;
     for (size_t b = 0; b < nb; b++) {
         off_t off = store_offset(x, a, v->store_cells[s->store], flat + b,
@@ -1017,11 +1030,11 @@ static int cached(xfer *x, const span *spans, size_t nspans,
     raster_var *v = x->v;
     size_t n = 0, big[3], nbig = 0;
     for (size_t i = 0; i < nspans; i++)
-        n += announced(v, &spans[i]);
+        n += announced(x, &spans[i]);
     if (n == 0 || v->file->fd < 0)
         return 1; /* nothing would be announced anyway */
     for (size_t i = 0, k = 0; i < nspans; i++) {
-        if (!announced(v, &spans[i]))
+        if (!announced(x, &spans[i]))
             continue;
         if (k == 0 || k == n / 2 || k == n - 1)
             big[nbig++] = i;
@@ -1352,7 +1365,17 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     /* Reads walk the outer box twice: first only announcing every large
      * span of every plane (POSIX_FADV_WILLNEED), so that from disk the
      * kernel reads the whole request ahead in large requests while the
-     * second walk copies (in the page cache this costs next to nothing). */
+     * second walk copies (in the page cache this costs next to nothing);
+     * in a read of many short spans, those too, so that the disk serves
+     * them side by side instead of one synchronous pread at a time. */
+    if (!write) {
+        size_t planes = 1, ndirect = 0;
+        for (int i = 0; i < no; i++)
+            planes *= ocount[i];
+        for (size_t i = 0; i < nspans; i++)
+            ndirect += direct_span(v, &spans[i]);
+        x.ann_short = ndirect * planes >= ANNOUNCE_READS;
+    }
     int first =
         write || cached(&x, spans, nspans, ostart, ocount, ostride) ? 1 : 0;
     if (first == 0) { /* from disk: announce, then fault the output in */
