@@ -1003,18 +1003,21 @@ static int lookup_unlocked(xfer *x, const span *spans, size_t nspans,
     return RASTER_OK;
 }
 
-/* 1 when the page at byte `off` is in the page cache: a non-blocking
- * read (RWF_NOWAIT) of it succeeds. */
-static int page_cached(const xfer *x, off_t off)
+int chunkio_page_cached(int fd, off_t off)
 {
 #ifdef RWF_NOWAIT
-    struct iovec iov = {x->junk, GAP_BYTES};
-    return off >= 0 && preadv2(x->v->file->fd, &iov, 1, off, RWF_NOWAIT) ==
-                           (ssize_t)GAP_BYTES;
+    unsigned char byte;
+    struct iovec iov = {&byte, 1};
+    return off >= 0 && preadv2(fd, &iov, 1, off, RWF_NOWAIT) == 1;
 #else
-    (void)x, (void)off;
+    (void)fd, (void)off;
     return 0;
 #endif
+}
+
+static int page_cached(const xfer *x, off_t off)
+{
+    return chunkio_page_cached(x->v->file->fd, off);
 }
 
 /* 1 when the request looks cached: the first bytes of the first, middle

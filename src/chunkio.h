@@ -73,6 +73,11 @@ int64_t chunkio_dataset_h5(raster_file *f, int grpid, const char *name);
 int chunkio_pread_all(int fd, unsigned char *buf, size_t len, off_t off,
                       const char *name);
 
+/* 1 when the page holding byte `off` of fd is in the page cache (a
+ * non-blocking read of it succeeds); 0 when not, or where the kernel
+ * cannot tell (no RWF_NOWAIT). */
+int chunkio_page_cached(int fd, off_t off);
+
 /* 1 when HDF5 type h5type (hid_t) holds values of netCDF type xtype, in
  * any byte order; 0 when not; -1 for types this does not judge (text). */
 int chunkio_h5_holds(int64_t h5type, int xtype);

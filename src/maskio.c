@@ -4,6 +4,7 @@
  */
 #include "maskio.h"
 
+#include <fcntl.h>
 #include <hdf5.h>
 #include <stdint.h>
 #include <string.h>
@@ -137,3 +138,50 @@ int maskio_rows(raster_var *v, size_t y0, size_t ny, size_t x0, size_t nx,
     raster_free(tmp);
     return rc;
 }
+
+/* Byte offset of mask cell (y, x) */
+static int64_t cell_offset(const raster_var *v, size_t y, size_t x)
+{
+    return v->mask_base + (int64_t)((y * v->nx + x) * v->mask_elem);
+}
+
+int maskio_plan_begin(raster_var *v, maskio_plan *p, size_t y0, size_t y1,
+                      size_t x)
+{
+    *p = (maskio_plan){.v = v};
+    if (y1 <= y0)
+        return 0;
+    size_t probe_rows[3] = {y0, y0 + (y1 - y0) / 2, y1 - 1};
+    for (int i = 0; i < 3; i++)
+        if (!chunkio_page_cached(v->file->fd,
+                                 (off_t)cell_offset(v, probe_rows[i], x)))
+            return 1;
+    return 0;
+}
+
+static void plan_flush(maskio_plan *p)
+{
+    if (p->hi > p->lo)
+        (void)posix_fadvise(p->v->file->fd, (off_t)p->lo,
+                            (off_t)(p->hi - p->lo), POSIX_FADV_WILLNEED);
+    p->lo = p->hi = 0;
+}
+
+void maskio_plan_rows(maskio_plan *p, size_t y0, size_t ny, size_t x0,
+                      size_t nx)
+{
+    int64_t len = (int64_t)(nx * p->v->mask_elem);
+    for (size_t y = y0; y < y0 + ny; y++) {
+        int64_t off = cell_offset(p->v, y, x0);
+        if (p->hi > p->lo && off <= p->hi + 4096) {
+            if (off + len > p->hi)
+                p->hi = off + len;
+            continue;
+        }
+        plan_flush(p);
+        p->lo = off;
+        p->hi = off + len;
+    }
+}
+
+void maskio_plan_end(maskio_plan *p) { plan_flush(p); }

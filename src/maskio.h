@@ -13,6 +13,7 @@
 #define RASTER_MASKIO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "var.h"
 
@@ -33,5 +34,28 @@ int maskio_rows(raster_var *v, size_t y0, size_t ny, size_t x0, size_t nx,
  * tiles whole and reading only the tiles that need it. */
 #define MASKIO_PREAD_BYTES 2560
 size_t maskio_cost(const raster_var *v, size_t ny, size_t nx);
+
+/* Announcing the rows a hyperslab read will take from a mask on disk
+ * (POSIX_FADV_WILLNEED), so that the disk reads them together instead of
+ * one synchronous pread per row: a thin band's mask is a thousand rows of
+ * 50 bytes. Rows are gathered into byte ranges, neighbours less than a
+ * page apart merged. */
+typedef struct maskio_plan {
+    raster_var *v;
+    int64_t lo, hi; /* the range being gathered; lo == hi: none */
+} maskio_plan;
+
+/* 0 when the mask of rows [y0, y1) at column x looks cached (its first,
+ * middle and last row are in the page cache) and nothing needs announcing;
+ * else 1 and p is ready for maskio_plan_rows. maskio_usable(v) must be 1. */
+int maskio_plan_begin(raster_var *v, maskio_plan *p, size_t y0, size_t y1,
+                      size_t x);
+
+/* Adds rows [y0, y0 + ny) x columns [x0, x0 + nx), in ascending rows. */
+void maskio_plan_rows(maskio_plan *p, size_t y0, size_t ny, size_t x0,
+                      size_t nx);
+
+/* Announces what is still gathered. */
+void maskio_plan_end(maskio_plan *p);
 
 #endif

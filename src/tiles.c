@@ -559,6 +559,35 @@ static int tile_row_direct(raster_var *v, slab *s, size_t ty, size_t bx0,
     return rc;
 }
 
+/* A read from disk: the mask rows tile_row_direct will take announced to
+ * the kernel first (maskio_plan). A tile row holding a touched mixed tile
+ * needs its rows of the band, any other its first served row. */
+static void announce_mask(raster_var *v, const slab *s, size_t tx0,
+                          size_t tx1, size_t bx0, size_t bw, size_t ty_end)
+{
+    const struct tile_index *t = v->tiles;
+    maskio_plan p;
+    if (!maskio_plan_begin(v, &p, s->ys, s->yend, bx0))
+        return;
+    for (size_t ty = s->ys / t->th; ty < ty_end; ty++) {
+        size_t y0 = ty * t->th, h = tile_extent(y0, t->th, v->ny);
+        size_t yf = first_at(y0, s->ys, s->sy);
+        if (yf >= y0 + h || yf >= s->yend)
+            continue;
+        int mixed = 0;
+        for (size_t tx = tx0; tx < tx1 && !mixed; tx++) {
+            size_t x0 = tx * t->tw, w = tile_extent(x0, t->tw, v->nx);
+            mixed = t->kind[ty * t->ntx + tx] == TILE_MIXED &&
+                    first_at(x0, s->xs, s->sx) < x0 + w;
+        }
+        if (mixed)
+            maskio_plan_rows(&p, y0, h, bx0, bw);
+        else
+            maskio_plan_rows(&p, yf, 1, bx0, bw);
+    }
+    maskio_plan_end(&p);
+}
+
 int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
                  const ptrdiff_t *stride, piece **out, size_t *n)
 {
@@ -586,6 +615,8 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
      * tile row at a time when read with pread */
     size_t ty_end = (s.yend - 1) / t->th + 1, per = t->th * bw;
     int direct = maskio_usable(v);
+    if (direct)
+        announce_mask(v, &s, tx0, tx1, bx0, bw, ty_end);
     size_t block = direct ? 1 : MASK_BLOCK / (per * sizeof(int));
     block = block < 1 ? 1 : block;
     int *band = raster_reallocarray(NULL, per * block, sizeof *band);

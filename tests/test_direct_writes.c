@@ -367,10 +367,7 @@ static void test_direct_records_side_by_side(void **state)
     H5Dclose(did);
     H5Fclose(fid);
 
-    int fd = open(p.rpath, O_RDONLY);
-    assert_true(fd >= 0);
-    assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-    close(fd);
+    evict_file(p.rpath);
     compared_and_removed(&p);
     RS(raster_set_threads(0));
 }

@@ -6,6 +6,7 @@
 int testutil_write_format = 0;
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <hdf5.h>
@@ -47,6 +48,16 @@ int tmpdir_remove(void **state)
 void tmpdir_path(char *buf, size_t len, const char *name)
 {
     snprintf(buf, len, "%s/%s", test_tmpdir, name);
+}
+
+void evict_file(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        fail_msg("%s: cannot open it to evict it", path);
+    (void)fdatasync(fd);
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    close(fd);
 }
 
 /* ---- PRNG (splitmix64) -------------------------------------------------- */
