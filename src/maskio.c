@@ -139,6 +139,9 @@ int maskio_rows(raster_var *v, size_t y0, size_t ny, size_t x0, size_t nx,
     return rc;
 }
 
+/* Announced ranges closer than this (a page) are merged. */
+#define PLAN_GAP_BYTES 4096
+
 /* Byte offset of mask cell (y, x) */
 static int64_t cell_offset(const raster_var *v, size_t y, size_t x)
 {
@@ -173,7 +176,7 @@ void maskio_plan_rows(maskio_plan *p, size_t y0, size_t ny, size_t x0,
     int64_t len = (int64_t)(nx * p->v->mask_elem);
     for (size_t y = y0; y < y0 + ny; y++) {
         int64_t off = cell_offset(p->v, y, x0);
-        if (p->hi > p->lo && off <= p->hi + 4096) {
+        if (p->hi > p->lo && off <= p->hi + PLAN_GAP_BYTES) {
             if (off + len > p->hi)
                 p->hi = off + len;
             continue;

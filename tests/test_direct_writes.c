@@ -15,7 +15,6 @@
  * netCDF's HDF5 status), a read-only file. Records written in one call
  * lie side by side in each store, and read back right from disk.
  */
-#include <fcntl.h>
 #include <hdf5.h>
 #include <signal.h>
 #include <stdio.h>

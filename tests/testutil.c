@@ -56,8 +56,10 @@ void evict_file(const char *path)
     if (fd < 0)
         fail_msg("%s: cannot open it to evict it", path);
     (void)fdatasync(fd);
-    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     close(fd);
+    if (rc != 0)
+        fail_msg("%s: posix_fadvise(DONTNEED): error %d", path, rc);
 }
 
 /* ---- PRNG (splitmix64) -------------------------------------------------- */

@@ -47,7 +47,8 @@ void tmpdir_path(char *buf, size_t len, const char *name);
 /* Drops the file's pages from the page cache (fdatasync, then
  * POSIX_FADV_DONTNEED), so that the next read takes raster's path for
  * data on disk; on a file system without a page cache of its own (tmpfs)
- * nothing changes. Fails the test when the file cannot be opened. */
+ * nothing changes. Fails the test when the file cannot be opened or the
+ * kernel refuses the advice. */
 void evict_file(const char *path);
 
 /* ---- status checks ------------------------------------------------------ */
