@@ -559,6 +559,10 @@ static int tile_row_direct(raster_var *v, slab *s, size_t ty, size_t bx0,
     return rc;
 }
 
+/* Reads of fewer tile rows take their mask without announcing it: the
+ * probes would cost more than they save (a point's time series). */
+#define ANNOUNCE_TILE_ROWS 4
+
 /* A read from disk: the mask rows tile_row_direct will take announced to
  * the kernel first (maskio_plan). A tile row holding a touched mixed tile
  * needs its rows of the band, any other its first served row. */
@@ -615,7 +619,7 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
      * tile row at a time when read with pread */
     size_t ty_end = (s.yend - 1) / t->th + 1, per = t->th * bw;
     int direct = maskio_usable(v);
-    if (direct)
+    if (direct && ty_end - s.ys / t->th >= ANNOUNCE_TILE_ROWS)
         announce_mask(v, &s, tx0, tx1, bx0, bw, ty_end);
     size_t block = direct ? 1 : MASK_BLOCK / (per * sizeof(int));
     block = block < 1 ? 1 : block;
