@@ -263,22 +263,6 @@ int chunkio_h5_plain(int64_t did, int64_t dcpl, size_t elem)
     return plain;
 }
 
-/* var_outer_shape(), looked up once in a read-only file (whose shape
- * netCDF does not see change either). */
-static int outer_shape(raster_var *v, size_t *shape)
-{
-    if (v->file->writable)
-        return var_outer_shape(v, shape);
-    int rc = RASTER_OK;
-    lazy_lock(v->file);
-    if (!v->outer_known && (rc = var_outer_shape(v, v->outer)) == RASTER_OK)
-        v->outer_known = 1;
-    if (rc == RASTER_OK)
-        memcpy(shape, v->outer, (size_t)var_nouter(v) * sizeof *shape);
-    lazy_unlock(v->file);
-    return rc;
-}
-
 int chunkio_h5_holds(int64_t h5type, int xtype)
 {
     hid_t type = (hid_t)h5type;
@@ -318,7 +302,7 @@ static int check_store_h5(raster_var *v, size_t s, hid_t did)
                H5Sget_simple_extent_ndims(space) == no + 1 &&
                H5Sget_simple_extent_dims(space, dims, NULL) == no + 1 &&
                dims[no] == v->store_cells[s] &&
-               outer_shape(v, outer) == RASTER_OK) {
+               var_outer_shape(v, outer) == RASTER_OK) {
         ok = 1;
         for (int i = 0; i < no; i++)
             ok &= var_dim_unlimited(v, i) ? dims[i] <= outer[i]
@@ -1370,7 +1354,7 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
                          v->name);
         goto done;
     }
-    rc = outer_shape(v, x.full);
+    rc = var_outer_shape(v, x.full);
     if (rc)
         goto done;
     if (!write &&

@@ -120,18 +120,40 @@ int var_dim_unlimited(const raster_var *v, int d)
                                                          v->dimids[d]);
 }
 
-int var_outer_shape(const raster_var *v, size_t *shape)
+static int outer_from_netcdf(const raster_var *v, size_t *shape)
 {
-    if (v->file && v->file->lean) { /* looked up at the lean open */
-        memcpy(shape, v->outer, (size_t)var_nouter(v) * sizeof *shape);
-        return RASTER_OK;
-    }
     for (int i = 0; i < var_nouter(v); i++) {
         int st = nc_inq_dimlen(v->grpid, v->dimids[i], &shape[i]);
         if (st != NC_NOERR)
             return meta_ncfail(st, "reading dimension lengths of", v->name);
     }
     return RASTER_OK;
+}
+
+int var_outer_shape(const raster_var *v, size_t *shape)
+{
+    size_t n = (size_t)var_nouter(v) * sizeof *shape;
+    if (v->file && v->file->lean) { /* looked up at the lean open */
+        memcpy(shape, v->outer, n);
+        return RASTER_OK;
+    }
+    if (!v->file || v->file->writable)
+        return outer_from_netcdf(v, shape);
+    /* A read-only file: looked up once. For an unlimited dimension netCDF
+     * scans every variable using it (half of a point read through the
+     * shim). The handle keeps the shape it first saw: records another
+     * handle of this process appends later (which marks the variable
+     * incomplete) are refused as beyond it, never read as fill. The cache
+     * is the only thing written through the const pointer. */
+    raster_var *c = (raster_var *)v;
+    int rc = RASTER_OK;
+    lazy_lock(c->file);
+    if (!c->outer_known && (rc = outer_from_netcdf(v, c->outer)) == RASTER_OK)
+        c->outer_known = 1;
+    if (rc == RASTER_OK)
+        memcpy(shape, c->outer, n);
+    lazy_unlock(c->file);
+    return rc;
 }
 
 void meta_vars_free(raster_var **list)
