@@ -433,6 +433,50 @@ static int pure_tile(raster_var *v, slab *s, size_t k, size_t y0, size_t h,
     return RASTER_OK;
 }
 
+/* Index into sh of region id's share (in *cur), else RASTER_EFORMAT for
+ * the cell (y, x) the mask gives a region the tile has no share of. */
+static int find_share(const raster_var *v, const tile_share *sh, size_t ns,
+                      size_t *cur, int32_t id, size_t y, size_t x)
+{
+    size_t c = 0;
+    while (c < ns && sh[c].id != id)
+        c++;
+    if (c == ns)
+        return raster_fail(RASTER_EFORMAT, "%s: grid cell (%zu, %zu) of "
+                           "region %d is not in its tile's shares", v->name,
+                           y, x, (int)id);
+    *cur = c;
+    return RASTER_OK;
+}
+
+static int over_share(const raster_var *v, int32_t id, size_t y0, size_t x0)
+{
+    const struct tile_index *t = v->tiles;
+    return raster_fail(RASTER_EFORMAT, "%s: region %d has more cells in tile "
+                       "(%zu, %zu) than its share", v->name, (int)id,
+                       y0 / t->th, x0 / t->tw);
+}
+
+/* Counts columns [a, b) of a mixed tile's row y (mask row mrow, the tile
+ * from column x0) by region, serving none of them. */
+static int count_cells(const raster_var *v, const tile_share *sh, size_t ns,
+                       size_t *cur, uint64_t *used, const int *mrow,
+                       size_t a, size_t b, size_t y, size_t x0)
+{
+    size_t c = *cur;
+    for (size_t dx = a; dx < b; dx++) {
+        int32_t id = mrow[dx];
+        if (sh[c].id != id) { /* cells of one region come in runs */
+            int rc = find_share(v, sh, ns, &c, id, y, x0 + dx);
+            if (rc)
+                return rc;
+        }
+        used[c]++;
+    }
+    *cur = c;
+    return RASTER_OK;
+}
+
 /* Pieces of mixed tile k: every cell of the tile is numbered within its
  * region's share (row-major), whether served or not; the counts must be
  * the shares' sizes. used[] has room for the tile's shares. */
@@ -451,31 +495,33 @@ static int mixed_tile(raster_var *v, slab *s, size_t k, size_t y0, size_t h,
                          (y - s->ys) % s->sy == 0;
         size_t i = row_wanted ? (y - s->ys) / s->sy : 0;
         const int *mrow = m + dy * mw;
-        for (size_t dx = 0; dx < w; dx++) {
+        /* the row's columns the read serves, [a, b); the others are only
+         * counted (a thin band serves one cell of each tile row) */
+        size_t a = w, b = w;
+        if (row_wanted && s->xs < x0 + w && s->xend > x0) {
+            a = s->xs > x0 ? s->xs - x0 : 0;
+            b = s->xend < x0 + w ? s->xend - x0 : w;
+        }
+        int rc = count_cells(v, sh, ns, &cur, used, mrow, 0, a, y, x0);
+        for (size_t dx = a; dx < b && rc == RASTER_OK; dx++) {
             int32_t id = mrow[dx];
-            if (sh[cur].id != id) { /* cells of one region come in runs */
-                for (cur = 0; cur < ns && sh[cur].id != id; cur++)
-                    ;
-                if (cur == ns)
-                    return raster_fail(RASTER_EFORMAT, "%s: grid cell (%zu, "
-                                       "%zu) of region %d is not in its "
-                                       "tile's shares", v->name, y, x0 + dx,
-                                       (int)id);
-            }
+            if (sh[cur].id != id && (rc = find_share(v, sh, ns, &cur, id, y,
+                                                     x0 + dx)) != RASTER_OK)
+                break;
             if (used[cur] >= sh[cur].cells)
-                return raster_fail(RASTER_EFORMAT, "%s: region %d has more "
-                                   "cells in tile (%zu, %zu) than its share",
-                                   v->name, (int)id, y0 / t->th, x0 / t->tw);
+                return over_share(v, sh[cur].id, y0, x0);
             uint64_t soff = sh[cur].off + used[cur]++;
             size_t x = x0 + dx;
-            if (row_wanted && x >= s->xs && x < s->xend &&
-                (x - s->xs) % s->sx == 0) {
-                int rc = push(s, store, soff, i * s->cx + (x - s->xs) / s->sx,
-                              1);
-                if (rc)
-                    return rc;
-            }
+            if ((x - s->xs) % s->sx == 0)
+                rc = push(s, store, soff, i * s->cx + (x - s->xs) / s->sx, 1);
         }
+        if (rc == RASTER_OK)
+            rc = count_cells(v, sh, ns, &cur, used, mrow, b, w, y, x0);
+        if (rc)
+            return rc;
+        for (size_t q = 0; q < ns; q++)
+            if (used[q] > sh[q].cells)
+                return over_share(v, sh[q].id, y0, x0);
     }
     for (size_t q = 0; q < ns; q++)
         if (used[q] != sh[q].cells)
