@@ -679,20 +679,23 @@ int raster_var_dims(const raster_var *v, int *dimids, size_t *shape,
             dimids[i] = v->dimids[i];
         if (chunk)
             chunk[i] = v->chunk[i];
-        if (shape && v->file->writable) { /* records may have been added */
+    }
+    if (!shape)
+        return RASTER_OK;
+    if (v->file->writable) { /* records may have been added */
+        for (int i = 0; i < v->ndims; i++) {
             int st = nc_inq_dimlen(v->grpid, v->dimids[i], &shape[i]);
             RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "%s: %s",
                                v->name, nc_strerror(st));
         }
+        return RASTER_OK;
     }
-    if (shape && !v->file->writable) {
-        /* the grid is the mask's; the outer shape looked up once */
-        int rc = var_outer_shape(v, shape);
-        if (rc)
-            return rc;
-        shape[v->ndims - 2] = v->ny;
-        shape[v->ndims - 1] = v->nx;
-    }
+    /* the grid is the mask's; the outer shape looked up once */
+    int rc = var_outer_shape(v, shape);
+    if (rc)
+        return rc;
+    shape[v->ndims - 2] = v->ny;
+    shape[v->ndims - 1] = v->nx;
     return RASTER_OK;
 }
 

@@ -396,6 +396,12 @@ static size_t first_at(size_t a, size_t from, size_t step)
     return a <= from ? from : from + (a - from + step - 1) / step * step;
 }
 
+/* 1 when the slab serves a column of the tile columns [x0, x0 + w) */
+static int cols_served(const slab *s, size_t x0, size_t w)
+{
+    return first_at(x0, s->xs, s->sx) < x0 + w;
+}
+
 /* Pieces of pure tile k (region r) at rows [y0, y0+h) x cols [x0, x0+w)
  * of the grid. m holds the tile's mask rows [my0, my1) (stride mw), and
  * every served cell in them is checked. */
@@ -549,7 +555,7 @@ static int tile_rows(raster_var *v, slab *s, size_t tb, size_t te,
         for (size_t tx = tx0; tx < tx1 && rc == RASTER_OK; tx++) {
             size_t x0 = tx * t->tw;
             size_t w = tile_extent(x0, t->tw, v->nx);
-            if (first_at(x0, s->xs, s->sx) >= x0 + w)
+            if (!cols_served(s, x0, w))
                 continue;
             size_t k = ty * t->ntx + tx;
             const int *m = rows + (x0 - bx0);
@@ -576,7 +582,7 @@ static int tile_row_direct(raster_var *v, slab *s, size_t ty, size_t bx0,
         return RASTER_OK; /* the stride steps over this tile row */
     for (size_t tx = tx0; tx < tx1; tx++) {
         size_t x0 = tx * t->tw, w = tile_extent(x0, t->tw, v->nx);
-        if (first_at(x0, s->xs, s->sx) < x0 + w)
+        if (cols_served(s, x0, w))
             each += maskio_cost(v, t->kind[ty * t->ntx + tx] == TILE_MIXED
                                        ? h : 1, w);
     }
@@ -589,7 +595,7 @@ static int tile_row_direct(raster_var *v, slab *s, size_t ty, size_t bx0,
     rc = RASTER_OK;
     for (size_t tx = tx0; tx < tx1 && rc == RASTER_OK; tx++) {
         size_t x0 = tx * t->tw, w = tile_extent(x0, t->tw, v->nx);
-        if (first_at(x0, s->xs, s->sx) >= x0 + w)
+        if (!cols_served(s, x0, w))
             continue;
         size_t k = ty * t->ntx + tx;
         if (t->kind[k] == TILE_MIXED) {
@@ -628,7 +634,7 @@ static void announce_mask(raster_var *v, const slab *s, size_t tx0,
         for (size_t tx = tx0; tx < tx1 && !mixed; tx++) {
             size_t x0 = tx * t->tw, w = tile_extent(x0, t->tw, v->nx);
             mixed = t->kind[ty * t->ntx + tx] == TILE_MIXED &&
-                    first_at(x0, s->xs, s->sx) < x0 + w;
+                    cols_served(s, x0, w);
         }
         if (mixed)
             maskio_plan_rows(&p, y0, h, bx0, bw);
