@@ -376,7 +376,11 @@ RASTER_API int raster_def_var(raster_file *file, int parent, const char *name,
  *  the name, dimensions and attributes, and the data goes to raster's
  *  stores. `chunk` as in raster_def_var(). This is how a program that
  *  defined a variable with netCDF (or the preload shim) hands it to raster.
- *  @return as raster_def_var(). */
+ *  The variable must have been defined since the file was created or last
+ *  opened (HDF5 fixes a dataset's filters when it creates it, and raster's
+ *  marker, RASTER_FILTER_ID, must be among them).
+ *  @return as raster_def_var(); RASTER_EUNSUPPORTED for a variable the
+ *  file held before. */
 RASTER_API int raster_adopt_var(raster_file *file, int parent, int varid,
                                 const size_t *chunk, const raster_mask *mask,
                                 raster_var **out);
@@ -391,6 +395,31 @@ RASTER_API raster_var *raster_var_by_varid(const raster_file *file, int parent,
  *  @return 1 when netCDF group `grpid` is one of raster's own storage groups
  *  (a raster variable's), which tools that copy or list a file skip. */
 RASTER_API int raster_is_raster_group(int grpid);
+
+/*! RASTER_FILTER_ID :
+ *  The HDF5 filter id in every placeholder's filter pipeline (the netCDF
+ *  variable whose data raster stores by region). No filter of that id is
+ *  registered anywhere but in raster, so netCDF-C (NC_ENOFILTER), HDF5,
+ *  h5py and the PyPI netCDF4 wheel refuse to read or write a placeholder
+ *  without raster instead of handing out fill values or losing the write.
+ *  HDF5 leaves ids 32768-65535 to applications and never assigns them
+ *  (docs/FORMAT.md, "The placeholder's marker"). */
+#define RASTER_FILTER_ID 47137
+
+/*! raster_filter_register() :
+ *  Registers the placeholder filter with the HDF5 library libraster links
+ *  (once per process; later calls do nothing). netCDF decides at nc_open
+ *  whether a variable's filters are available, so a program that opens a
+ *  raster file through netCDF itself and hands it to raster_attach()
+ *  calls this first. raster_create(), raster_open() and the shim do it.
+ *  @return RASTER_OK, or RASTER_ENETCDF when HDF5 refuses. */
+RASTER_API int raster_filter_register(void);
+
+/*! raster_filter_is_placeholder() :
+ *  @return 1 when HDF5 filter id `id` is RASTER_FILTER_ID: the shim hides
+ *  it from nc_inq_var_filter_ids() and friends, as tools that copy a
+ *  file's variables must. */
+RASTER_API int raster_filter_is_placeholder(unsigned id);
 
 /*! raster_var_rename() :
  *  Renames the variable (its placeholder, as nc_rename_var would) and keeps

@@ -18,6 +18,7 @@
 
 #include <limits.h>
 #include <netcdf.h>
+#include <netcdf_filter.h>
 #include <netcdf_mem.h>
 #if defined(RASTER_MPI) && RASTER_MPI
 #include <netcdf_par.h>
@@ -149,6 +150,15 @@ int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
       (ncid, varid, name, xtype, len, op))                                    \
     X(nc_rename_var, (int ncid, int varid, const char *name),                 \
       (ncid, varid, name))                                                    \
+    X(nc_inq_var_filter_ids, (int ncid, int varid, size_t *nfiltersp,         \
+                              unsigned int *ids),                             \
+      (ncid, varid, nfiltersp, ids))                                          \
+    X(nc_inq_var_filter_info, (int ncid, int varid, unsigned int id,          \
+                               size_t *nparamsp, unsigned int *params),       \
+      (ncid, varid, id, nparamsp, params))                                    \
+    X(nc_inq_var_filter, (int ncid, int varid, unsigned int *idp,             \
+                          size_t *nparamsp, unsigned int *params),            \
+      (ncid, varid, idp, nparamsp, params))                                   \
     NCAPI_PAR_CALLS(X)
 
 /* The parallel calls, wrapped by the MPI flavour only (shim_mpi.inc). */

@@ -12,6 +12,7 @@
  * Real functions are resolved once each, on first use.
  */
 #include <netcdf.h>
+#include <netcdf_filter.h>
 #include <netcdf_mem.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -51,6 +52,11 @@ static void activate(void)
         active = 0;
     } else {
         config_get(); /* reads the environment and the mask once */
+        /* netCDF checks filters at open: with raster's registered, a
+         * placeholder opens as an ordinary variable */
+        if (raster_filter_register() != RASTER_OK)
+            shim_log(LOG_WARN, "%s; raster files opened in this process "
+                     "read as unreadable placeholders", raster_errmsg());
         active = 1;
     }
     shim_depth--;
@@ -143,72 +149,76 @@ static int after_open(int status, int ncid, int writable, const char *path,
 
 SHIM_API int nc_create(const char *path, int cmode, int *ncidp)
 {
+    int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc_create, (path, cmode, ncidp));
-    return shim_on() ? after_open(st, *ncidp, 1, path, 1) : st;
+    return on ? after_open(st, *ncidp, 1, path, 1) : st;
 }
 
 SHIM_API int nc__create(const char *path, int cmode, size_t initialsz,
                         size_t *chunksizehintp, int *ncidp)
 {
+    int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc__create, (path, cmode, initialsz, chunksizehintp,
                                     ncidp));
-    return shim_on() ? after_open(st, *ncidp, 1, path, 1) : st;
+    return on ? after_open(st, *ncidp, 1, path, 1) : st;
 }
 
 SHIM_API int nc_open(const char *path, int mode, int *ncidp)
 {
+    int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc_open, (path, mode, ncidp));
-    return shim_on() ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
-                     : st;
+    return on ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
 }
 
 SHIM_API int nc__open(const char *path, int mode, size_t *chunksizehintp,
                       int *ncidp)
 {
+    int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc__open, (path, mode, chunksizehintp, ncidp));
-    return shim_on() ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
-                     : st;
+    return on ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
 }
 
 SHIM_API int nc__create_mp(const char *path, int cmode, size_t initialsz,
                            int basepe, size_t *chunksizehintp, int *ncidp)
 {
+    int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc__create_mp, (path, cmode, initialsz, basepe,
                                        chunksizehintp, ncidp));
-    return shim_on() ? after_open(st, *ncidp, 1, path, 1) : st;
+    return on ? after_open(st, *ncidp, 1, path, 1) : st;
 }
 
 SHIM_API int nc__open_mp(const char *path, int mode, int basepe,
                          size_t *chunksizehintp, int *ncidp)
 {
+    int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc__open_mp, (path, mode, basepe, chunksizehintp,
                                      ncidp));
-    return shim_on() ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
-                     : st;
+    return on ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
 }
 
 /* In-memory files: raster works through netCDF there (no byte offsets). */
 SHIM_API int nc_create_mem(const char *path, int mode, size_t initialsize,
                            int *ncidp)
 {
+    int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc_create_mem, (path, mode, initialsize, ncidp));
-    return shim_on() ? after_open(st, *ncidp, 1, path, 1) : st;
+    return on ? after_open(st, *ncidp, 1, path, 1) : st;
 }
 
 SHIM_API int nc_open_mem(const char *path, int mode, size_t size,
                          void *memory, int *ncidp)
 {
+    int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc_open_mem, (path, mode, size, memory, ncidp));
-    return shim_on() ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
-                     : st;
+    return on ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
 }
 
 SHIM_API int nc_open_memio(const char *path, int mode, NC_memio *info,
                            int *ncidp)
 {
+    int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc_open_memio, (path, mode, info, ncidp));
-    return shim_on() ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
-                     : st;
+    return on ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
 }
 
 SHIM_API int nc_close(int ncid)
@@ -486,6 +496,79 @@ SHIM_API int nc_put_att(int ncid, int varid, const char *name, nc_type xtype,
         return st;
     }
     return CALL_REAL(nc_put_att, (ncid, varid, name, xtype, len, op));
+}
+
+/* ---- the placeholder's marker filter ------------------------------------ */
+
+#define SHIM_MAX_FILTERS 32 /* HDF5's limit on one pipeline */
+
+/* A placeholder's filter list, raster's marker (RASTER_FILTER_ID) left out:
+ * under the shim the variable is the program's, whose filters are its own
+ * (ncdump -s prints no _Filter for it, nccopy copies no marker). Any
+ * variable may be asked: only placeholders carry the marker. */
+SHIM_API int nc_inq_var_filter_ids(int ncid, int varid, size_t *nfiltersp,
+                                   unsigned int *ids)
+{
+    if (!shim_on())
+        return CALL_REAL(nc_inq_var_filter_ids, (ncid, varid, nfiltersp,
+                                                 ids));
+    size_t n = 0;
+    int st = CALL_REAL(nc_inq_var_filter_ids, (ncid, varid, &n, NULL));
+    if (st != NC_NOERR || n == 0) {
+        if (st == NC_NOERR && nfiltersp)
+            *nfiltersp = 0;
+        return st;
+    }
+    unsigned int *all = malloc(n * sizeof *all);
+    if (!all)
+        return NC_ENOMEM;
+    st = CALL_REAL(nc_inq_var_filter_ids, (ncid, varid, NULL, all));
+    size_t kept = 0;
+    for (size_t i = 0; st == NC_NOERR && i < n; i++) {
+        if (raster_filter_is_placeholder(all[i]))
+            continue;
+        if (ids)
+            ids[kept] = all[i];
+        kept++;
+    }
+    free(all);
+    if (st == NC_NOERR && nfiltersp)
+        *nfiltersp = kept;
+    return st;
+}
+
+SHIM_API int nc_inq_var_filter_info(int ncid, int varid, unsigned int id,
+                                    size_t *nparamsp, unsigned int *params)
+{
+    if (shim_on() && raster_filter_is_placeholder(id))
+        return NC_ENOFILTER;
+    return CALL_REAL(nc_inq_var_filter_info, (ncid, varid, id, nparamsp,
+                                              params));
+}
+
+/* The older call names the first filter, as the program sees the list; a
+ * variable without one gets netCDF's answer: id 0. */
+SHIM_API int nc_inq_var_filter(int ncid, int varid, unsigned int *idp,
+                               size_t *nparamsp, unsigned int *params)
+{
+    unsigned int ids[SHIM_MAX_FILTERS];
+    size_t n = 0;
+    int st = nc_inq_var_filter_ids(ncid, varid, &n, NULL);
+    if (!shim_on() || st != NC_NOERR || n > SHIM_MAX_FILTERS)
+        return CALL_REAL(nc_inq_var_filter, (ncid, varid, idp, nparamsp,
+                                             params));
+    if (n == 0) {
+        if (idp)
+            *idp = 0;
+        return NC_NOERR;
+    }
+    st = nc_inq_var_filter_ids(ncid, varid, NULL, ids);
+    if (st != NC_NOERR)
+        return st;
+    if (idp)
+        *idp = ids[0];
+    return CALL_REAL(nc_inq_var_filter_info, (ncid, varid, ids[0], nparamsp,
+                                              params));
 }
 
 /* A renamed raster variable keeps its storage group pointing at it. */

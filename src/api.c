@@ -17,6 +17,7 @@
 #include "index.h"
 #include "meta.h"
 #include "parallel.h"
+#include "placeholder.h"
 #include "regions.h"
 #include "lean.h"
 #include "tiles.h"
@@ -155,10 +156,13 @@ int raster_create(const char *path, raster_file **out)
     RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
     *out = NULL;
     RETURN_ERROR_IF(!path, RASTER_EINVAL, "file name is NULL");
+    int rc = raster_filter_register();
+    if (rc)
+        return rc;
     int ncid, st = nc_create(path, NC_NETCDF4 | NC_CLOBBER, &ncid);
     RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "creating %s: %s",
                        path, nc_strerror(st));
-    int rc = file_new(ncid, 1, 1, path, out);
+    rc = file_new(ncid, 1, 1, path, out);
     if (rc)
         raster_nc_close(ncid);
     return rc;
@@ -185,11 +189,15 @@ int raster_open(const char *path, int mode, raster_file **out)
     RETURN_ERROR_IF(mode != RASTER_READ && mode != RASTER_WRITE,
                     RASTER_EINVAL, "mode %d is neither RASTER_READ nor "
                     "RASTER_WRITE", mode);
+    /* before netCDF opens the file: it checks the placeholders' filter */
+    int rc = raster_filter_register();
+    if (rc)
+        return rc;
     if (mode == RASTER_READ && getenv("RASTER_NO_LEAN") == NULL) {
         /* through HDF5 alone when the file allows (lean.h); netCDF's own
          * open otherwise, which also gives the errors */
         raster_file *f;
-        int rc = file_new(-1, 1, 0, path, &f);
+        rc = file_new(-1, 1, 0, path, &f);
         if (rc)
             return rc;
         rc = lean_open(f);
@@ -208,7 +216,7 @@ int raster_open(const char *path, int mode, raster_file **out)
                                            : RASTER_ENETCDF,
                               st, "opening %s: %s", path, nc_strerror(st));
     raster_file *f;
-    int rc = file_new(ncid, 1, mode == RASTER_WRITE, path, &f);
+    rc = file_new(ncid, 1, mode == RASTER_WRITE, path, &f);
     if (rc) {
         raster_nc_close(ncid);
         return rc;
@@ -346,6 +354,25 @@ int file_netcdf(raster_file *f)
     return rc;
 }
 
+/* The placeholder of v at v's extent, so that every part of it a reader
+ * without raster can ask for holds the marker (placeholder.c). Parallel
+ * files keep it as netCDF made it: HDF5 extends a dataset only
+ * collectively there. */
+static int fit_placeholder(raster_var *v)
+{
+    if (v->file->par)
+        return RASTER_OK;
+    size_t len[RASTER_MAX_DIMS];
+    for (int i = 0; i < v->ndims; i++) {
+        int st = nc_inq_dimlen(v->parent, v->dimids[i], &len[i]);
+        if (st != NC_NOERR)
+            return raster_fail_nc(RASTER_ENETCDF, st, "%s: dimension %d: %s",
+                                  v->name, i, nc_strerror(st));
+    }
+    return placeholder_fit(chunkio_dataset_h5(v->file, v->parent, v->name),
+                           v->ndims, len, v->name);
+}
+
 int raster_close(raster_file *f)
 {
     if (!f)
@@ -362,6 +389,9 @@ int raster_close(raster_file *f)
     int dirty = 0;
     for (raster_var *v = f->vars; v; v = v->next)
         dirty |= v->dirty;
+    for (raster_var *v = f->vars; v && dirty && rc == RASTER_OK; v = v->next)
+        if (v->dirty)
+            rc = fit_placeholder(v);
     if (dirty && rc == RASTER_OK) {
         /* data first, then the markers, so a marker never precedes data */
         int st = nc_sync(f->ncid);

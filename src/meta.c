@@ -25,6 +25,7 @@
 #include "index.h"
 #include "mask.h"
 #include "parallel.h"
+#include "placeholder.h"
 #include "regions.h"
 #include "tiles.h"
 
@@ -691,6 +692,10 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
         NC_TRY(nc_def_var_chunking(parent, v->varid, NC_CHUNKED, pch),
                "chunking the placeholder of");
     }
+    /* readers and writers without raster refuse it (placeholder.c) */
+    rc = placeholder_mark(parent, v->varid, name);
+    if (rc)
+        goto fail;
     raster_free(meanings);
     raster_free(summary);
     v->dirty = 1;

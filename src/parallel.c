@@ -642,11 +642,14 @@ int raster_create_par(const char *path, MPI_Comm comm, MPI_Info info,
     RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
     *out = NULL;
     RETURN_ERROR_IF(!path, RASTER_EINVAL, "file name is NULL");
+    int rc = raster_filter_register();
+    if (rc)
+        return rc;
     int ncid, st = nc_create_par(path, NC_NETCDF4 | NC_CLOBBER, comm, info,
                                  &ncid);
     RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "creating %s: %s",
                        path, nc_strerror(st));
-    int rc = raster_attach_par(ncid, 1, comm, out);
+    rc = raster_attach_par(ncid, 1, comm, out);
     if (rc) {
         nc_abort(ncid);
         return rc;
@@ -664,12 +667,16 @@ int raster_open_par(const char *path, int mode, MPI_Comm comm, MPI_Info info,
     RETURN_ERROR_IF(mode != RASTER_READ && mode != RASTER_WRITE,
                     RASTER_EINVAL, "mode %d is neither RASTER_READ nor "
                     "RASTER_WRITE", mode);
+    /* before netCDF opens the file: it checks the placeholders' filter */
+    int rc = raster_filter_register();
+    if (rc)
+        return rc;
     int ncid, st = nc_open_par(path, mode == RASTER_WRITE ? NC_WRITE
                                                           : NC_NOWRITE,
                                comm, info, &ncid);
     RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "opening %s: %s",
                        path, nc_strerror(st));
-    int rc = raster_attach_par(ncid, mode == RASTER_WRITE, comm, out);
+    rc = raster_attach_par(ncid, mode == RASTER_WRITE, comm, out);
     if (rc == RASTER_OK && mode == RASTER_READ && !(*out)->vars) {
         raster_abandon(*out);
         *out = NULL;

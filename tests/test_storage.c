@@ -838,16 +838,14 @@ static void check_file_layout(scase *c)
         NC(nc_get_att(ncid, varid, "_FillValue", fill));
         assert_memory_equal(fill, c->fill, c->es);
     }
-    /* a plain read of the placeholder: fill values only */
+    /* a plain read of the placeholder fails: never fill values as data */
     size_t n = prod(cur, c->ndims);
     if (n > 0) {
         unsigned char *plain = malloc(n * c->es);
         assert_non_null(plain);
-        NC(nc_get_var(ncid, varid, plain));
-        for (size_t i = 0; i < n; i++)
-            if (memcmp(plain + i * c->es, c->fill, c->es) != 0)
-                fail_msg("%s: a plain netCDF read of the placeholder gives "
-                         "data at element %zu", c->label, i);
+        if (nc_get_var(ncid, varid, plain) == NC_NOERR)
+            fail_msg("%s: a plain netCDF read of the placeholder succeeded",
+                     c->label);
         free(plain);
     }
 
@@ -978,8 +976,13 @@ static void check_file_layout(scase *c)
     free(subs);
     free(rids);
     NC(nc_close(ncid));
-    /* never written: HDF5 allocated nothing for the placeholder */
-    assert_int_equal(h5_storage_size(c->rpath, "/v"), 0);
+    /* never written: HDF5 holds only the marker for the placeholder, as far
+     * as the variable reaches (else h5netcdf pads it with fill values) */
+    h5_check_placeholder(c->rpath, "/v");
+    unsigned long long ext[MAXD];
+    assert_int_equal(h5_extent(c->rpath, "/v", ext), c->ndims);
+    for (int d = 0; d < c->ndims; d++)
+        assert_int_equal(ext[d], cur[d]);
 }
 
 static void case_verify(scase *c, int nslabs)
@@ -2082,15 +2085,13 @@ static void test_two_vars_and_plain(void **state)
         float pa[2 * NY * NX];
         int pb[NY * NX];
         unsigned short ps[NY * NX];
-        NC(nc_get_var_float(ncid, raster_var_varid(a), pa));
-        NC(nc_get_var_int(ncid, raster_var_varid(b), pb));
-        NC(nc_get_var_ushort(grp, raster_var_varid(sub), ps));
-        for (int i = 0; i < 2 * NY * NX; i++)
-            assert_true(pa[i] == afill);
-        for (int i = 0; i < NY * NX; i++) {
-            assert_int_equal(pb[i], NC_FILL_INT);
-            assert_int_equal(ps[i], NC_FILL_USHORT);
-        }
+        /* the placeholders refuse a plain read */
+        assert_int_not_equal(nc_get_var_float(ncid, raster_var_varid(a), pa),
+                             NC_NOERR);
+        assert_int_not_equal(nc_get_var_int(ncid, raster_var_varid(b), pb),
+                             NC_NOERR);
+        assert_int_not_equal(nc_get_var_ushort(grp, raster_var_varid(sub),
+                                               ps), NC_NOERR);
     }
 
     /* the plain variable is intact, and every raster variable too */
@@ -2119,10 +2120,10 @@ static void test_two_vars_and_plain(void **state)
             assert_int_equal(gb[k++], vb[i]);
     assert_int_equal(k, n);
     RS(raster_close(f));
-    /* the placeholders were never written: HDF5 allocated nothing */
-    assert_int_equal(h5_storage_size(path, "/sst"), 0);
-    assert_int_equal(h5_storage_size(path, "/salt"), 0);
-    assert_int_equal(h5_storage_size(path, "/ocean/depth"), 0);
+    /* the placeholders were never written: they hold only the marker */
+    h5_check_placeholder(path, "/sst");
+    h5_check_placeholder(path, "/salt");
+    h5_check_placeholder(path, "/ocean/depth");
     assert_true(h5_storage_size(path, "/lat") > 0);
     free(va); free(vb); free(vs); free(ga); free(gb); free(gs);
     free(m1);
@@ -2284,9 +2285,9 @@ static size_t store_values(int g, int fill, int *vals, size_t cap)
     return total;
 }
 
-/* A plain netCDF read of the placeholder gives only fill values, in the
- * writing session and after reopening, while its storage group holds every
- * value written, exactly once. */
+/* A plain netCDF read of the placeholder fails, in the writing session and
+ * after reopening (never fill values handed out as data), while its storage
+ * group holds every value written, exactly once. */
 static void test_placeholder_plain_read(void **state)
 {
     (void)state;
@@ -2315,10 +2316,9 @@ static void test_placeholder_plain_read(void **state)
         data[i] = i + 1;
     size_t st[3] = {0, 0, 0}, ct[3] = {PT, PY, PX};
     RS(raster_var_put(v, st, ct, NULL, data));
-    /* in the writing session, through the file's own ncid */
-    NC(nc_get_var_int(ncid, raster_var_varid(v), got));
-    for (int i = 0; i < PT * PY * PX; i++)
-        assert_int_equal(got[i], fill);
+    /* in the writing session, through the file's own ncid: refused */
+    assert_int_not_equal(nc_get_var_int(ncid, raster_var_varid(v), got),
+                         NC_NOERR);
     RS(raster_var_get(v, st, ct, NULL, got));
     assert_memory_equal(got, data, sizeof data);
     RS(raster_close(f));
@@ -2327,14 +2327,9 @@ static void test_placeholder_plain_read(void **state)
     int nc, varid, g;
     NC(nc_open(path, NC_NOWRITE, &nc));
     NC(nc_inq_varid(nc, "v", &varid));
-    memset(got, 0, sizeof got);
-    NC(nc_get_var_int(nc, varid, got));
-    for (int i = 0; i < PT * PY * PX; i++)
-        assert_int_equal(got[i], fill);
+    assert_int_not_equal(nc_get_var_int(nc, varid, got), NC_NOERR);
     size_t s1[3] = {1, 3, 2}, c1[3] = {1, 5, 9};
-    NC(nc_get_vara_int(nc, varid, s1, c1, got));
-    for (int i = 0; i < 45; i++)
-        assert_int_equal(got[i], fill);
+    assert_int_not_equal(nc_get_vara_int(nc, varid, s1, c1, got), NC_NOERR);
     /* the data is in raster_v: each value once, nothing else */
     NC(nc_inq_grp_ncid(nc, "raster_v", &g));
     static int stored[2 * PT * PY * PX];
@@ -2345,7 +2340,7 @@ static void test_placeholder_plain_read(void **state)
     for (size_t i = 0; i < n; i++)
         assert_int_equal(stored[i], (int)i + 1);
     NC(nc_close(nc));
-    assert_int_equal(h5_storage_size(path, "/v"), 0);
+    h5_check_placeholder(path, "/v");
 
     /* and through raster, the data */
     RS(raster_open(path, RASTER_READ, &f));
@@ -2370,8 +2365,9 @@ static void adopt_mask(int32_t *mask)
 /* A variable defined with netCDF (attributes, its own chunking, between
  * two plain variables) adopted with a mask, written through raster: it
  * keeps its name, varid, dimensions, attributes and chunking, reads back
- * right (fill where unwritten) and plain netCDF sees only fill in it. Then
- * the same for a variable of a plain netCDF file reopened for writing. */
+ * right (fill where unwritten) and plain netCDF refuses it. Then the same
+ * for a variable defined in a plain netCDF file reopened for writing; one
+ * that the file held already cannot be marked, and is refused. */
 static void test_adopt_var(void **state)
 {
     (void)state;
@@ -2456,7 +2452,7 @@ static void test_adopt_var(void **state)
     RS(raster_var_get(v, s0, all, NULL, got));
     assert_memory_equal(got, expect, sizeof expect);
     RS(raster_close(f));
-    assert_int_equal(h5_storage_size(path, "/temp"), 0);
+    h5_check_placeholder(path, "/temp");
 
     for (int mode = 0; mode < 2; mode++) {
         RS(raster_open(path, mode ? RASTER_WRITE : RASTER_READ, &f));
@@ -2501,10 +2497,8 @@ static void test_adopt_var(void **state)
         for (int i = 0; i < AT * AY * AX; i++)
             assert_true(got[i] == (mask[i % (AY * AX)] == 9 ? expect[i]
                                                               : fill));
-        /* plain netCDF sees fill in it, and its neighbours intact */
-        NC(nc_get_var_float(ncid, id, got));
-        for (int i = 0; i < AT * AY * AX; i++)
-            assert_true(got[i] == fill);
+        /* plain netCDF refuses it, and its neighbours are intact */
+        assert_int_not_equal(nc_get_var_float(ncid, id, got), NC_NOERR);
         int bgot[AY];
         double agot[AY * AX];
         NC(nc_get_var_int(ncid, before, bgot));
@@ -2534,6 +2528,15 @@ static void test_adopt_var(void **state)
     assert_int_equal(raster_file_nvars(f), 0);
     NC(nc_inq_grp_ncid(raster_file_ncid(f), "ocean", &grp));
     RS(raster_mask_wrap(mask, AY, AX, &m));
+    /* created before this open: its filters are fixed, so no marker */
+    assert_int_equal(raster_adopt_var(f, grp, sst, NULL, m, &v),
+                     RASTER_EUNSUPPORTED);
+    assert_null(v);
+    assert_non_null(strstr(raster_errmsg(), "sst"));
+    NC(nc_rename_var(grp, sst, "sst_old"));
+    NC(nc_def_var(grp, "sst", NC_SHORT, 2, ld, &sst));
+    NC(nc_put_att_text(grp, sst, "units", 1, "K"));
+    NC(nc_def_var_chunking(grp, sst, NC_CONTIGUOUS, NULL));
     RS(raster_adopt_var(f, grp, sst, NULL, m, &v));
     raster_mask_free(m);
     check_identity(f, v, grp);
@@ -2555,11 +2558,9 @@ static void test_adopt_var(void **state)
     char text[8];
     get_text_att(grp, sst, "units", text, sizeof text);
     assert_string_equal(text, "K");
-    NC(nc_get_var_short(grp, sst, sg));
-    for (int i = 0; i < AY * AX; i++)
-        assert_int_equal(sg[i], NC_FILL_SHORT);
+    assert_int_not_equal(nc_get_var_short(grp, sst, sg), NC_NOERR);
     RS(raster_close(f));
-    assert_int_equal(h5_storage_size(path, "/ocean/sst"), 0);
+    h5_check_placeholder(path, "/ocean/sst");
     unlink(path);
 }
 
@@ -2732,10 +2733,10 @@ static void test_storage_group_name_taken(void **state)
         assert_int_equal(natts, 0);
         RS(raster_close(f));
     }
-    assert_int_equal(h5_storage_size(path, "/raster_v/inner"), 0);
-    assert_int_equal(h5_storage_size(path, "/v"), 0);
-    assert_int_equal(h5_storage_size(path, "/w"), 0);
-    assert_int_equal(h5_storage_size(path, "/v_1"), 0);
+    h5_check_placeholder(path, "/raster_v/inner");
+    h5_check_placeholder(path, "/v");
+    h5_check_placeholder(path, "/w");
+    h5_check_placeholder(path, "/v_1");
     unlink(path);
 }
 

@@ -193,6 +193,77 @@ unsigned long long h5_storage_size(const char *path, const char *dataset)
     return size;
 }
 
+/* Fails the test unless dataset `dataset` of `path` is a marked placeholder
+ * (src/placeholder.c): raster's filter first and mandatory, its chunks
+ * allocated early and every one of them the 8-byte marker, no data. */
+void h5_check_placeholder(const char *path, const char *dataset)
+{
+    hid_t fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (fid < 0)
+        fail_msg("H5Fopen(%s) failed", path);
+    hid_t did = H5Dopen2(fid, dataset, H5P_DEFAULT);
+    hid_t dcpl = did >= 0 ? H5Dget_create_plist(did) : -1;
+    hid_t space = did >= 0 ? H5Dget_space(did) : -1;
+    if (dcpl < 0 || space < 0)
+        fail_msg("%s: cannot open %s", path, dataset);
+    unsigned flags = 1;
+    size_t ncd = 0;
+    H5D_alloc_time_t when;
+    int rank = H5Sget_simple_extent_ndims(space);
+    hsize_t dims[H5S_MAX_RANK], chunk[H5S_MAX_RANK], nchunks = 0, expect = 1;
+    if (H5Pget_nfilters(dcpl) < 1 ||
+        H5Pget_filter2(dcpl, 0, &flags, &ncd, NULL, 0, NULL, NULL) !=
+            RASTER_FILTER_ID)
+        fail_msg("%s: %s does not carry raster's filter first", path,
+                 dataset);
+    if (flags & H5Z_FLAG_OPTIONAL)
+        fail_msg("%s: %s: raster's filter is optional", path, dataset);
+    if (H5Pget_alloc_time(dcpl, &when) < 0 || when != H5D_ALLOC_TIME_EARLY)
+        fail_msg("%s: %s is not allocated early", path, dataset);
+    if (rank < 1 || H5Sget_simple_extent_dims(space, dims, NULL) < 0 ||
+        H5Pget_chunk(dcpl, rank, chunk) != rank)
+        fail_msg("%s: %s: no extent or chunks", path, dataset);
+    for (int i = 0; i < rank; i++)
+        expect *= (dims[i] + chunk[i] - 1) / chunk[i];
+    hid_t type = H5Dget_type(did);
+    size_t bytes = type >= 0 ? H5Tget_size(type) : 0;
+    if (type >= 0)
+        H5Tclose(type);
+    for (int i = 0; i < rank; i++)
+        bytes *= chunk[i];
+    if (expect > 0 && H5Dget_num_chunks(did, space, &nchunks) < 0)
+        fail_msg("%s: %s: HDF5 cannot count its chunks", path, dataset);
+    if (nchunks != expect)
+        fail_msg("%s: %s has %llu chunks allocated of %llu", path, dataset,
+                 (unsigned long long)nchunks, (unsigned long long)expect);
+    if (H5Dget_storage_size(did) != (bytes < 8 ? bytes : 8) * expect)
+        fail_msg("%s: %s stores %llu bytes, not %llu markers", path, dataset,
+                 (unsigned long long)H5Dget_storage_size(did),
+                 (unsigned long long)expect);
+    H5Sclose(space);
+    H5Pclose(dcpl);
+    H5Dclose(did);
+    H5Fclose(fid);
+}
+
+int h5_extent(const char *path, const char *dataset, unsigned long long *dims)
+{
+    hid_t fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t did = fid >= 0 ? H5Dopen2(fid, dataset, H5P_DEFAULT) : -1;
+    hid_t space = did >= 0 ? H5Dget_space(did) : -1;
+    hsize_t d[H5S_MAX_RANK];
+    int rank = space >= 0 ? H5Sget_simple_extent_dims(space, d, NULL) : -1;
+    for (int i = 0; i < rank; i++)
+        dims[i] = d[i];
+    if (space >= 0)
+        H5Sclose(space);
+    if (did >= 0)
+        H5Dclose(did);
+    if (fid >= 0)
+        H5Fclose(fid);
+    return rank;
+}
+
 /* ---- masks -------------------------------------------------------------- */
 
 int cmp_i32(const void *a, const void *b)

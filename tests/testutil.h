@@ -118,6 +118,13 @@ void get_text_att(int grpid, int varid, const char *att, char *buf,
  * "/ocean/v") of the closed file `path`: 0 for a variable never written. */
 unsigned long long h5_storage_size(const char *path, const char *dataset);
 
+/* Fails the test unless `dataset` of `path` is a marked placeholder: raster's
+ * filter, mandatory, every chunk allocated and holding only the marker. */
+void h5_check_placeholder(const char *path, const char *dataset);
+
+/* The rank of `dataset` of `path` (-1 on failure), its extent in dims. */
+int h5_extent(const char *path, const char *dataset, unsigned long long *dims);
+
 /* ---- masks -------------------------------------------------------------- */
 
 /* qsort / bsearch order of int32_t. */
