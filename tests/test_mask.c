@@ -682,6 +682,24 @@ static void test_large_mask(void **state)
     free(dbl);
 }
 
+static const char *write_text(const char *name, const char *text)
+{
+    FILE *f = fopen(path_of(name), "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+    assert_int_equal(fclose(f), 0);
+    return path_of(name);
+}
+
+static void expect_lookup(const raster_mask *m, const char *name, int32_t id)
+{
+    int32_t got = 12345;
+    int rc = raster_mask_region_by_name(m, name, &got);
+    if (rc != RASTER_OK || got != id)
+        fail_msg("'%s': status %d (%s), id %d, expected %d", name, rc,
+                 raster_errmsg(), (int)got, (int)id);
+}
+
 /* ---- no-data cells ------------------------------------------------------ */
 
 /* Writes a 3 x 4 mask `var` of `type` from `vals` (as double) into `file`,
@@ -921,24 +939,6 @@ static void test_too_many_ids(void **state)
 
 /* ---- names tables -------------------------------------------------------- */
 
-static const char *write_text(const char *name, const char *text)
-{
-    FILE *f = fopen(path_of(name), "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
-    assert_int_equal(fclose(f), 0);
-    return path_of(name);
-}
-
-static void expect_lookup(const raster_mask *m, const char *name, int32_t id)
-{
-    int32_t got = 12345;
-    int rc = raster_mask_region_by_name(m, name, &got);
-    if (rc != RASTER_OK || got != id)
-        fail_msg("'%s': status %d (%s), id %d, expected %d", name, rc,
-                 raster_errmsg(), (int)got, (int)id);
-}
-
 /* raster_mask_set_names_file(m, table) fails with `code` and a message
  * holding `needle`, leaving m's names as they were (Atlantic_Ocean = 6). */
 static void expect_table_error(raster_mask *m, const char *table, int code,
@@ -1059,7 +1059,8 @@ static void test_names_table(void **state)
     assert_int_equal(mkdir_or_exists(path_of("a_dir.csv")), 0);
     expect_table_error(m, path_of("a_dir.csv"), RASTER_EIO, "a_dir.csv");
     expect_table_error(m, NULL, RASTER_EINVAL, NULL);
-    assert_int_equal(raster_mask_set_names_file(NULL, good), RASTER_EINVAL);
+    assert_int_equal(raster_mask_set_names_file(NULL, path_of("good.csv")),
+                     RASTER_EINVAL);
     raster_mask_free(m);
 }
 
@@ -1132,6 +1133,28 @@ static void test_load_alloc_failure(void **state)
     /* inconsistent names: the name arrays are allocated, then dropped */
     make_named("alloc_fewer.nc", NC_INT, 5, "Land Southern_Ocean");
     load_failure_loop(path_of("alloc_fewer.nc"), "REGION_MASK", 0);
+
+    /* a names table: every failure leaves the file's names in place */
+    char table[512];
+    snprintf(table, sizeof table, "%s", write_text("alloc.csv",
+             "id,name,abbrev\n6,Hubei Province,HB\n2,Hunan\n"));
+    raster_mask *m = load_ok(path_of("alloc_names.nc"), "REGION_MASK");
+    unsigned long n;
+    for (n = 1; n < 100000; n++) {
+        raster_alloc_fail_at(n);
+        int rc = raster_mask_set_names_file(m, table);
+        raster_alloc_fail_at(0);
+        if (rc == RASTER_OK)
+            break;
+        if (rc != RASTER_ENOMEM)
+            fail_msg("allocation %lu failed: status %d: %s", n, rc,
+                     raster_errmsg());
+        expect_lookup(m, "Atlantic_Ocean", 6);
+    }
+    assert_true(n > 5);
+    expect_lookup(m, "hubei province", 6);
+    expect_lookup(m, "hb", 6);
+    raster_mask_free(m);
 }
 
 int main(void)
