@@ -1058,6 +1058,7 @@ static void test_names_table(void **state)
                        "no-such.csv");
     assert_int_equal(mkdir_or_exists(path_of("a_dir.csv")), 0);
     expect_table_error(m, path_of("a_dir.csv"), RASTER_EIO, "a_dir.csv");
+    assert_int_equal(rmdir(path_of("a_dir.csv")), 0); /* teardown unlinks */
     expect_table_error(m, NULL, RASTER_EINVAL, NULL);
     assert_int_equal(raster_mask_set_names_file(NULL, path_of("good.csv")),
                      RASTER_EINVAL);
