@@ -110,18 +110,45 @@ RASTER_API int raster_nc_status(void);
 /* A 2-D region mask read from a netCDF file, with optional region names. */
 typedef struct raster_mask raster_mask;
 
+/* A loaded mask holds at most this many distinct region ids. */
+#define RASTER_MASK_MAX_IDS (1 << 20)
+
 /*! raster_mask_load() :
  *  Reads 2-D variable `var` of netCDF file `path` as a region mask.
  *  Integer variables of any netCDF type are accepted when every value fits in
  *  int32; float/double variables only when every value is integral and in
- *  int32 range. Region names come from CF `flag_values` and `flag_meanings`
- *  attributes when both are present and have the same length.
+ *  int32 range. Cells holding the variable's `_FillValue`, one of its
+ *  `missing_value`s (a scalar or a list) or NaN are outside every region:
+ *  they get id 0, joining region 0 where the mask has one (POP's land).
+ *  A mask of more than RASTER_MASK_MAX_IDS distinct ids is refused. Region
+ *  names come from CF `flag_values` and `flag_meanings` attributes when both
+ *  are present and have the same length (what regionmask writes, too);
+ *  raster_mask_set_names_file() replaces them.
  *  @return RASTER_OK and *out set (free with raster_mask_free()), or
  *  RASTER_EINVAL (NULL argument), RASTER_ENOTFOUND (no file or variable),
- *  RASTER_EMASK (not 2-D, not integral, empty), RASTER_ENETCDF, RASTER_ENOMEM,
- *  RASTER_EOVERFLOW; *out is then NULL. */
+ *  RASTER_EMASK (not 2-D, a value not integral or outside int32 -- the
+ *  message names the file, variable, first such cell and value --, a text
+ *  _FillValue or missing_value, too many ids, empty), RASTER_ENETCDF,
+ *  RASTER_ENOMEM, RASTER_EOVERFLOW; *out is then NULL. */
 RASTER_API int raster_mask_load(const char *path, const char *var,
                                 raster_mask **out);
+
+/*! raster_mask_set_names_file() :
+ *  Replaces the mask's region names (all of them) with those of the names
+ *  table `path`: a CSV file of lines `id,name` or `id,name,abbreviation`.
+ *  Blank lines and text from '#' on are ignored, as is a first line whose
+ *  id is not a number (a header); blanks around a field are dropped; a
+ *  field in double quotes may hold commas and '#' ("" is a quote). Names
+ *  may hold spaces. Lookups (raster_mask_region_by_name()) find a region by
+ *  its name or its abbreviation. Ids the mask lacks are allowed (one table
+ *  serves several masks). An id given twice, a name or abbreviation two
+ *  regions share (compared as lookups compare them), an empty name, or a
+ *  name that is a number is refused, and the mask is left unchanged.
+ *  @return RASTER_OK, RASTER_EINVAL (NULL argument, or a malformed table;
+ *  the message names the file and line), RASTER_ENOTFOUND (no such file),
+ *  RASTER_EIO, RASTER_ENOMEM. */
+RASTER_API int raster_mask_set_names_file(raster_mask *mask,
+                                          const char *path);
 
 /*! raster_mask_wrap() :
  *  Makes a mask from caller memory: `ny` x `nx` values, row-major, copied.
@@ -145,15 +172,23 @@ RASTER_API void raster_mask_shape(const raster_mask *mask, size_t *ny,
 RASTER_API const int32_t *raster_mask_values(const raster_mask *mask);
 
 /*! raster_mask_region_name() :
- *  @return the CF flag meaning of region `id` (owned by the mask), or NULL
- *  when the mask names no such region. */
+ *  @return the name of region `id` (owned by the mask): its CF flag meaning
+ *  or its names-table name; NULL when the mask names no such region. */
 RASTER_API const char *raster_mask_region_name(const raster_mask *mask,
                                                int32_t id);
 
+/*! raster_mask_region_abbrev() :
+ *  @return the names-table abbreviation of region `id` (owned by the mask),
+ *  or NULL when it has none. */
+RASTER_API const char *raster_mask_region_abbrev(const raster_mask *mask,
+                                                 int32_t id);
+
 /*! raster_mask_region_by_name() :
- *  Looks a region up by its flag meaning, case-insensitively, treating '_'
- *  and ' ' alike ("atlantic ocean" finds "Atlantic_Ocean").
- *  @return RASTER_OK and *id set, RASTER_ENOTFOUND, or RASTER_EINVAL. */
+ *  Looks a region up by its name or abbreviation, case-insensitively,
+ *  treating '_' and ' ' alike ("atlantic ocean" finds "Atlantic_Ocean").
+ *  @return RASTER_OK and *id set, RASTER_ENOTFOUND, or RASTER_EINVAL (NULL
+ *  argument, or a name that regions of different ids share, as a repeated
+ *  word of flag_meanings can: the message names two of them). */
 RASTER_API int raster_mask_region_by_name(const raster_mask *mask,
                                           const char *name, int32_t *id);
 
@@ -600,8 +635,9 @@ RASTER_API int raster_var_get_typed(raster_var *var, const size_t *start,
 /* ---- Region reads ------------------------------------------------------ */
 
 /*! raster_region_lookup() :
- *  Turns `text` into a region id: a decimal id, or a name from the mask's
- *  CF flag_meanings (case-insensitive, '_' matching ' ').
+ *  Turns `text` into a region id: a decimal id, or a name from the stored
+ *  mask's flag_meanings (the names its writer's mask had, blanks in them
+ *  stored as '_'), case-insensitive, '_' matching ' '.
  *  @return RASTER_OK, RASTER_ENOTFOUND (no such region), RASTER_EINVAL. */
 RASTER_API int raster_region_lookup(const raster_var *var, const char *text,
                                     int32_t *id);

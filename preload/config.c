@@ -148,8 +148,13 @@ static int defer_mask_error(void)
 static void read_mask(void)
 {
     const char *s = getenv("RASTER_MASK");
-    if (!s || !*s)
+    if (!s || !*s) {
+        const char *names = getenv("RASTER_NAMES");
+        if (names && *names)
+            shim_log(LOG_WARN, "RASTER_NAMES=%s without RASTER_MASK; "
+                     "ignoring it", names);
         return;
+    }
     config.mask_spec = s;
     const char *colon = strrchr(s, ':');
     if (!colon || colon == s || !colon[1]) {
@@ -160,12 +165,24 @@ static void read_mask(void)
     char *file = strndup(s, (size_t)(colon - s));
     if (!file)
         return;
+    /* RASTER_NAMES: a names table replacing the mask's own names. One
+     * that cannot be used fails the mask: regions named otherwise than
+     * asked would be stored for good */
+    const char *names = getenv("RASTER_NAMES");
+    if (names && !*names)
+        names = NULL;
     int rc = raster_mask_load(file, colon + 1, &config.mask);
+    if (rc == RASTER_OK && names &&
+        (rc = raster_mask_set_names_file(config.mask, names)) != RASTER_OK) {
+        raster_mask_free(config.mask);
+        config.mask = NULL;
+    }
     if (rc != RASTER_OK) {
         config.mask_failed = 1;
         snprintf(config.mask_error, sizeof config.mask_error,
-                 "cannot use RASTER_MASK=%s (%s: %s); variables stay plain "
-                 "netCDF", s, raster_strerror(rc), raster_errmsg());
+                 "cannot use RASTER_MASK=%s%s%s (%s: %s); variables stay "
+                 "plain netCDF", s, names ? " with RASTER_NAMES=" : "",
+                 names ? names : "", raster_strerror(rc), raster_errmsg());
         if (!defer_mask_error())
             config_report_mask_error(0);
         config.mask = NULL;

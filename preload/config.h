@@ -1,6 +1,7 @@
 /*
  * config.h - the shim's settings from the environment, read once:
  *   RASTER_MASK=FILE:VAR   the region mask (zero-code mode)
+ *   RASTER_NAMES=FILE      region names for it (a names table, CSV)
  *   RASTER_VARS=A,B        only these variables (default: every variable
  *                          whose last two dimensions have the mask's shape)
  *   RASTER_CHUNK=..,H,W    base chunk shape override (last sizes apply)

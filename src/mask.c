@@ -1,12 +1,17 @@
 /*
  * mask.c - region masks: loading a 2-D integer (or integral float) variable
- * from a netCDF file, and region names from its CF flag attributes.
+ * from a netCDF file (its _FillValue, missing_value and NaN cells outside
+ * every region, id 0), and region names from its CF flag attributes or
+ * from a names table (CSV).
  */
+#include <ctype.h>
+#include <errno.h>
 #include <math.h>
 #include <netcdf.h>
-#include <string.h>
-#include <ctype.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "alloc.h"
@@ -17,15 +22,29 @@
 #define LOAD_BLOCK_CELLS ((size_t)1 << 20)
 /* Masks from this size on get transparent-huge-page advice. */
 #define HUGE_ADVICE_BYTES ((size_t)8 << 20)
+/* Most missing values (_FillValue and missing_value together) honoured. */
+#define MAX_MISSING 16
+
+static void free_names(raster_mask *m)
+{
+    for (size_t i = 0; i < m->nnames; i++) {
+        raster_free(m->names[i]);
+        if (m->abbrevs)
+            raster_free(m->abbrevs[i]);
+    }
+    raster_free(m->names);
+    raster_free(m->abbrevs);
+    raster_free(m->name_ids);
+    m->names = m->abbrevs = NULL;
+    m->name_ids = NULL;
+    m->nnames = 0;
+}
 
 void raster_mask_free(raster_mask *mask)
 {
     if (!mask)
         return;
-    for (size_t i = 0; i < mask->nnames; i++)
-        raster_free(mask->names[i]);
-    raster_free(mask->names);
-    raster_free(mask->name_ids);
+    free_names(mask);
     raster_free(mask->values);
     if (mask->has_lock)
         pthread_mutex_destroy(&mask->lock);
@@ -85,9 +104,51 @@ static int nc_fail(int status, const char *what, const char *path)
     return raster_fail(code, "%s %s: %s", what, path, nc_strerror(status));
 }
 
+/* The values a mask variable declares as no data: its _FillValue and its
+ * missing_value (a scalar or a list), as doubles; for a float variable,
+ * rounded to float as its cells are. A text one cannot be compared with
+ * the cells: refused, since a no-data value ignored would become a
+ * region. */
+static int read_missing(int ncid, int varid, nc_type type, const char *var,
+                        const char *label, double *miss, size_t *nmiss)
+{
+    static const char *const atts[2] = {"_FillValue", "missing_value"};
+    *nmiss = 0;
+    for (int a = 0; a < 2; a++) {
+        nc_type t;
+        size_t len;
+        int st = nc_inq_att(ncid, varid, atts[a], &t, &len);
+        if (st == NC_ENOTATT)
+            continue;
+        if (st != NC_NOERR)
+            return raster_fail(RASTER_ENETCDF, "mask %s in %s: reading %s: "
+                               "%s", var, label, atts[a], nc_strerror(st));
+        if (t == NC_CHAR || t >= NC_STRING)
+            return raster_fail(RASTER_EMASK, "mask %s in %s: %s is not "
+                               "numeric", var, label, atts[a]);
+        if (len > MAX_MISSING - *nmiss)
+            return raster_fail(RASTER_EMASK, "mask %s in %s: %s has %zu "
+                               "values, more than the %d no-data values "
+                               "raster takes", var, label, atts[a], len,
+                               MAX_MISSING);
+        st = nc_get_att_double(ncid, varid, atts[a], miss + *nmiss);
+        if (st != NC_NOERR)
+            return raster_fail(RASTER_ENETCDF, "mask %s in %s: reading %s: "
+                               "%s", var, label, atts[a], nc_strerror(st));
+        *nmiss += len;
+    }
+    if (type == NC_FLOAT)
+        for (size_t k = 0; k < *nmiss; k++)
+            miss[k] = (double)(float)miss[k];
+    return RASTER_OK;
+}
+
 /* Reads the variable in row blocks as double and checks each value is an
- * integer in int32 range, so every netCDF numeric type takes one path. */
-static int load_values(int ncid, int varid, const char *var, raster_mask *m)
+ * integer in int32 range, so every netCDF numeric type takes one path.
+ * NaN and the no-data values miss[0..nmiss) become 0 (outside). */
+static int load_values(int ncid, int varid, const char *var,
+                       const char *label, const double *miss, size_t nmiss,
+                       raster_mask *m)
 {
     size_t rows = LOAD_BLOCK_CELLS / m->nx ? LOAD_BLOCK_CELLS / m->nx : 1;
     if (rows > m->ny)
@@ -107,16 +168,120 @@ static int load_values(int ncid, int varid, const char *var, raster_mask *m)
         int32_t *dst = m->values + y0 * m->nx;
         for (size_t i = 0; i < n * m->nx; i++) {
             double v = buf[i];
+            int missing = isnan(v);
+            for (size_t k = 0; k < nmiss && !missing; k++)
+                missing = v == miss[k];
+            if (missing) {
+                dst[i] = 0;
+                continue;
+            }
             if (!(v >= INT32_MIN && v <= INT32_MAX) || v != floor(v)) {
-                rc = raster_fail(RASTER_EMASK, "mask %s: value %g at (%zu, "
-                                 "%zu) is not an int32 region id", var, v,
-                                 y0 + i / m->nx, i % m->nx);
+                rc = raster_fail(RASTER_EMASK, "mask %s in %s: value %.15g "
+                                 "at (%zu, %zu) is not an int32 region id: "
+                                 "%s", var, label, v, y0 + i / m->nx,
+                                 i % m->nx, v == floor(v)
+                                     ? "outside the int32 range"
+                                     : "not integral");
                 break;
             }
             dst[i] = (int32_t)v;
         }
     }
     raster_free(buf);
+    return rc;
+}
+
+/* A set of int32 ids: open addressing, 0 kept aside so that an empty slot
+ * can be 0. */
+typedef struct id_set {
+    uint32_t *slots;
+    size_t cap, used; /* used: slots taken */
+    size_t count;     /* ids in the set, 0 included */
+    int has_zero;
+} id_set;
+
+static size_t id_slot(uint32_t key, size_t cap)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (cap - 1);
+}
+
+/* 0, or -1 when out of memory. */
+static int id_set_add(id_set *s, int32_t id)
+{
+    uint32_t key = (uint32_t)id;
+    if (key == 0) {
+        s->count += !s->has_zero;
+        s->has_zero = 1;
+        return 0;
+    }
+    if ((s->used + 1) * 2 > s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 1024;
+        uint32_t *slots = raster_calloc(cap, sizeof *slots);
+        if (!slots)
+            return -1;
+        for (size_t i = 0; i < s->cap; i++) {
+            if (!s->slots[i])
+                continue;
+            size_t h = id_slot(s->slots[i], cap);
+            while (slots[h])
+                h = (h + 1) & (cap - 1);
+            slots[h] = s->slots[i];
+        }
+        raster_free(s->slots);
+        s->slots = slots;
+        s->cap = cap;
+    }
+    size_t h = id_slot(key, s->cap);
+    while (s->slots[h]) {
+        if (s->slots[h] == key)
+            return 0;
+        h = (h + 1) & (s->cap - 1);
+    }
+    s->slots[h] = key;
+    s->used++;
+    s->count++;
+    return 0;
+}
+
+/* Maps the no-data ids miss[0..nmiss) to 0 and counts the distinct ids,
+ * refusing more than RASTER_MASK_MAX_IDS (no mask has that many regions;
+ * such a file is a field, not a mask). Runs of one value, the common
+ * case, cost one comparison a cell. */
+static int finish_ids(raster_mask *m, const char *var, const char *label,
+                      const int32_t *miss, size_t nmiss)
+{
+    id_set set = {0};
+    int32_t *v = m->values, prev_in = 0, prev_out = 0;
+    size_t cells = m->ny * m->nx;
+    int rc = RASTER_OK;
+    for (size_t i = 0; i < cells; i++) {
+        int32_t x = v[i];
+        if (i > 0 && x == prev_in) {
+            v[i] = prev_out;
+            continue;
+        }
+        int32_t out = x;
+        for (size_t k = 0; k < nmiss; k++)
+            if (x == miss[k])
+                out = 0;
+        v[i] = out;
+        prev_in = x;
+        prev_out = out;
+        if (id_set_add(&set, out) != 0) {
+            rc = raster_fail(RASTER_ENOMEM, "out of memory counting the "
+                             "region ids of mask %s", var);
+            break;
+        }
+        if (set.count > RASTER_MASK_MAX_IDS) {
+            rc = raster_fail(RASTER_EMASK, "mask %s in %s has more than %d "
+                             "distinct region ids (the %dth, %d, at (%zu, "
+                             "%zu)): not a region mask", var, label,
+                             RASTER_MASK_MAX_IDS, RASTER_MASK_MAX_IDS + 1,
+                             (int)out, i / m->nx, i % m->nx);
+            break;
+        }
+    }
+    raster_free(set.slots);
     return rc;
 }
 
@@ -259,13 +424,32 @@ int mask_read_ncid(int ncid, int varid, const char *label, raster_mask **out)
     for (int i = 0; i < 2; i++)
         if ((st = nc_inq_dimlen(ncid, dimids[i], &dims[i])) != NC_NOERR)
             return nc_fail(st, "reading mask dimensions in", label);
+    double miss[MAX_MISSING];
+    size_t nmiss = 0;
+    int rc = read_missing(ncid, varid, type, var, label, miss, &nmiss);
+    if (rc)
+        return rc;
     raster_mask *m = NULL;
-    int rc = new_mask(dims[0], dims[1], &m);
-    if (rc == RASTER_OK)
-        rc = type == NC_INT || type == NC_SHORT || type == NC_BYTE ||
-                     type == NC_USHORT || type == NC_UBYTE
-                 ? load_ints(ncid, varid, var, type, m)
-                 : load_values(ncid, varid, var, m);
+    rc = new_mask(dims[0], dims[1], &m);
+    int narrow = type == NC_INT || type == NC_SHORT || type == NC_BYTE ||
+                 type == NC_USHORT || type == NC_UBYTE;
+    if (rc == RASTER_OK && narrow) {
+        /* read as they are; no-data values are then ids to map to 0 (one
+         * outside int32 matches no cell) */
+        int32_t imiss[MAX_MISSING];
+        size_t ni = 0;
+        for (size_t k = 0; k < nmiss; k++)
+            if (miss[k] >= INT32_MIN && miss[k] <= INT32_MAX &&
+                miss[k] == floor(miss[k]))
+                imiss[ni++] = (int32_t)miss[k];
+        rc = load_ints(ncid, varid, var, type, m);
+        if (rc == RASTER_OK)
+            rc = finish_ids(m, var, label, imiss, ni);
+    } else if (rc == RASTER_OK) {
+        rc = load_values(ncid, varid, var, label, miss, nmiss, m);
+        if (rc == RASTER_OK)
+            rc = finish_ids(m, var, label, NULL, 0);
+    }
     if (rc == RASTER_OK)
         rc = load_names(ncid, varid, m);
     if (rc) {
@@ -417,6 +601,14 @@ const char *raster_mask_region_name(const raster_mask *mask, int32_t id)
     return NULL;
 }
 
+const char *raster_mask_region_abbrev(const raster_mask *mask, int32_t id)
+{
+    for (size_t i = 0; mask && mask->abbrevs && i < mask->nnames; i++)
+        if (mask->name_ids[i] == id)
+            return mask->abbrevs[i];
+    return NULL;
+}
+
 /* Case-insensitive equality treating '_' and ' ' alike. */
 static int same_name(const char *a, const char *b)
 {
@@ -433,15 +625,387 @@ static int same_name(const char *a, const char *b)
 int raster_mask_region_by_name(const raster_mask *mask, const char *name,
                                int32_t *id)
 {
-    RETURN_ERROR_IF(!mask || !name || !id, RASTER_EINVAL, "NULL argument");
+    if (!mask || !name || !id)
+        return raster_fail(RASTER_EINVAL, "NULL argument");
+    /* a name two regions share (flag_meanings may repeat a word) names
+     * neither: refused rather than resolved to the first */
+    size_t found = SIZE_MAX;
     for (size_t i = 0; i < mask->nnames; i++) {
-        if (same_name(mask->names[i], name)) {
-            *id = mask->name_ids[i];
-            return RASTER_OK;
+        if (!same_name(mask->names[i], name) &&
+            !(mask->abbrevs && mask->abbrevs[i] &&
+              same_name(mask->abbrevs[i], name)))
+            continue;
+        if (found != SIZE_MAX && mask->name_ids[found] != mask->name_ids[i])
+            return raster_fail(RASTER_EINVAL, "region name '%s' is "
+                               "ambiguous: regions %d and %d both have it; "
+                               "give the id", name,
+                               (int)mask->name_ids[found],
+                               (int)mask->name_ids[i]);
+        if (found == SIZE_MAX)
+            found = i;
+    }
+    if (found == SIZE_MAX)
+        return raster_fail(RASTER_ENOTFOUND, "no region named '%s' in the "
+                           "mask", name);
+    *id = mask->name_ids[found];
+    return RASTER_OK;
+}
+
+/* ---- names table ------------------------------------------------------- */
+
+/* Largest names table read (bytes): a table of 2^20 regions fits. */
+#define NAMES_MAX_BYTES ((size_t)256 << 20)
+
+/* One row of a names table. */
+typedef struct name_row {
+    int32_t id;
+    char *name, *abbrev; /* abbrev NULL when none */
+    size_t line;
+} name_row;
+
+/* A label of a row for duplicate detection: the text folded as same_name
+ * compares it. */
+typedef struct label_key {
+    char *key;
+    size_t row;
+} label_key;
+
+static int cmp_row_id(const void *a, const void *b)
+{
+    const name_row *x = a, *y = b;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+    const label_key *x = a, *y = b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x->row > y->row) - (x->row < y->row);
+}
+
+/* Whole decimal int32 (an optional sign, digits, nothing else). */
+static int parse_id(const char *text, int32_t *out)
+{
+    const char *p = text + (*text == '-' || *text == '+');
+    if (*p < '0' || *p > '9')
+        return -1;
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || *end || v < INT32_MIN || v > INT32_MAX)
+        return -1;
+    *out = (int32_t)v;
+    return 0;
+}
+
+/* Splits one line (NUL-terminated, modified in place) into at most
+ * `max` fields: comma-separated, blanks around a field dropped, a field
+ * in double quotes may hold commas, '#' and "" for a quote; '#' outside
+ * quotes starts a comment. Returns the field count (0: a blank or comment
+ * line), or -1 for an unterminated quote or junk after a closing quote;
+ * more than `max` fields gives max + 1. */
+static int split_fields(char *line, char **fields, int max)
+{
+    int n = 0;
+    char *p = line;
+    for (;;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (n == 0 && (*p == '\0' || *p == '#'))
+            return 0;
+        char *field = p, *w = p;
+        if (*p == '"') {
+            p++;
+            for (;;) {
+                if (*p == '\0')
+                    return -1;
+                if (*p == '"' && p[1] == '"') {
+                    *w++ = '"';
+                    p += 2;
+                } else if (*p == '"') {
+                    p++;
+                    break;
+                } else {
+                    *w++ = *p++;
+                }
+            }
+            while (*p == ' ' || *p == '\t')
+                p++;
+            if (*p != ',' && *p != '#' && *p != '\0')
+                return -1;
+        } else {
+            while (*p && *p != ',' && *p != '#')
+                p++;
+            w = p;
+            while (w > field && (w[-1] == ' ' || w[-1] == '\t'))
+                w--;
+        }
+        char stop = *p;
+        *w = '\0';
+        if (n == max)
+            return max + 1;
+        fields[n++] = field;
+        if (stop != ',')
+            return n;
+        p++;
+    }
+}
+
+static void free_rows(name_row *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        raster_free(rows[i].name);
+        raster_free(rows[i].abbrev);
+    }
+    raster_free(rows);
+}
+
+/* Reads all of `path` into a NUL-terminated buffer. */
+static int read_text(const char *path, char **out, size_t *len)
+{
+    *out = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return raster_fail(errno == ENOENT ? RASTER_ENOTFOUND : RASTER_EIO,
+                           "names table %s: %s", path, strerror(errno));
+    size_t cap = 4096, n = 0;
+    char *buf = raster_malloc(cap + 1);
+    int rc = buf ? RASTER_OK
+                 : raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                               path);
+    while (rc == RASTER_OK) {
+        if (n == cap) {
+            char *nb = cap < NAMES_MAX_BYTES ? raster_realloc(buf, 2 * cap + 1)
+                                             : NULL;
+            if (!nb) {
+                rc = cap < NAMES_MAX_BYTES
+                         ? raster_fail(RASTER_ENOMEM, "out of memory "
+                                       "reading %s", path)
+                         : raster_fail(RASTER_EINVAL, "names table %s is "
+                                       "larger than %zu bytes", path,
+                                       NAMES_MAX_BYTES);
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0) {
+            if (ferror(f))
+                rc = raster_fail(RASTER_EIO, "reading names table %s: %s",
+                                 path, strerror(errno));
+            break;
         }
     }
-    return raster_fail(RASTER_ENOTFOUND, "no region named '%s' in the mask",
-                       name);
+    if (fclose(f) != 0 && rc == RASTER_OK)
+        rc = raster_fail(RASTER_EIO, "closing names table %s: %s", path,
+                         strerror(errno));
+    if (rc == RASTER_OK && memchr(buf, '\0', n))
+        rc = raster_fail(RASTER_EINVAL, "names table %s is not text (it "
+                         "holds a NUL byte)", path);
+    if (rc) {
+        raster_free(buf);
+        return rc;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return RASTER_OK;
+}
+
+/* Parses the table's rows; a header line (a first row whose id is not a
+ * number) is skipped. */
+static int parse_rows(const char *path, char *text, name_row **out,
+                      size_t *nout)
+{
+    size_t cap = 0, n = 0, line = 0;
+    name_row *rows = NULL;
+    int rc = RASTER_OK, seen_row = 0;
+    char *p = text;
+    if ((unsigned char)p[0] == 0xEF && (unsigned char)p[1] == 0xBB &&
+        (unsigned char)p[2] == 0xBF)
+        p += 3; /* a UTF-8 byte-order mark, as spreadsheets write */
+    while (*p && rc == RASTER_OK) {
+        line++;
+        char *eol = strchr(p, '\n');
+        char *next = eol ? eol + 1 : p + strlen(p);
+        if (eol)
+            *eol = '\0';
+        if (eol && eol > p && eol[-1] == '\r')
+            eol[-1] = '\0';
+        char *f[3];
+        int nf = split_fields(p, f, 3);
+        p = next;
+        if (nf == 0)
+            continue;
+        int32_t id;
+        if (nf > 0 && !seen_row && parse_id(f[0], &id) != 0) {
+            seen_row = 1; /* the header */
+            continue;
+        }
+        seen_row = 1;
+        if (nf < 2 || nf > 3) {
+            rc = raster_fail(RASTER_EINVAL, "names table %s line %zu: %s; "
+                             "want id,name[,abbreviation]", path, line,
+                             nf < 0 ? "an unterminated quote or text after "
+                                      "a closing quote"
+                                    : nf < 2 ? "one field" : "more than "
+                                                             "three fields");
+            break;
+        }
+        if (parse_id(f[0], &id) != 0) {
+            rc = raster_fail(RASTER_EINVAL, "names table %s line %zu: id "
+                             "'%s' is not a whole number in int32 range",
+                             path, line, f[0]);
+            break;
+        }
+        int32_t numeric;
+        for (int k = 1; k < nf && rc == RASTER_OK; k++) {
+            if (k == 1 && f[k][0] == '\0')
+                rc = raster_fail(RASTER_EINVAL, "names table %s line %zu: "
+                                 "region %d has an empty name", path, line,
+                                 (int)id);
+            else if (parse_id(f[k], &numeric) == 0)
+                /* --region 12 means id 12: a name "12" could not be used */
+                rc = raster_fail(RASTER_EINVAL, "names table %s line %zu: "
+                                 "%s '%s' is a number, which --region "
+                                 "would take for an id", path, line,
+                                 k == 1 ? "name" : "abbreviation", f[k]);
+        }
+        if (rc)
+            break;
+        if (n == cap) {
+            size_t nc = cap ? 2 * cap : 64;
+            name_row *nr = raster_reallocarray(rows, nc, sizeof *nr);
+            if (!nr) {
+                rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                                 path);
+                break;
+            }
+            rows = nr;
+            cap = nc;
+        }
+        name_row *r = &rows[n];
+        r->id = id;
+        r->line = line;
+        r->name = raster_strdup(f[1]);
+        r->abbrev = nf == 3 && f[2][0] ? raster_strdup(f[2]) : NULL;
+        n++;
+        if (!r->name || (nf == 3 && f[2][0] && !r->abbrev))
+            rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                             path);
+    }
+    if (rc == RASTER_OK && n == 0)
+        rc = raster_fail(RASTER_EINVAL, "names table %s names no region",
+                         path);
+    if (rc) {
+        free_rows(rows, n);
+        return rc;
+    }
+    *out = rows;
+    *nout = n;
+    return RASTER_OK;
+}
+
+/* Refuses an id given twice, and a name or abbreviation (compared as
+ * --region compares them) that two regions share. Sorts `rows` by id. */
+static int check_rows(const char *path, name_row *rows, size_t n)
+{
+    qsort(rows, n, sizeof *rows, cmp_row_id);
+    for (size_t i = 1; i < n; i++)
+        if (rows[i].id == rows[i - 1].id) {
+            size_t a = rows[i - 1].line, b = rows[i].line;
+            return raster_fail(RASTER_EINVAL, "names table %s: region id %d "
+                               "is given twice (lines %zu and %zu)", path,
+                               (int)rows[i].id, a < b ? a : b, a < b ? b : a);
+        }
+    size_t nk = 0;
+    label_key *keys = raster_reallocarray(NULL, 2 * n, sizeof *keys);
+    int rc = keys ? RASTER_OK
+                  : raster_fail(RASTER_ENOMEM, "out of memory checking %s",
+                                path);
+    for (size_t i = 0; i < n && rc == RASTER_OK; i++) {
+        for (int k = 0; k < 2 && rc == RASTER_OK; k++) {
+            const char *text = k ? rows[i].abbrev : rows[i].name;
+            if (!text)
+                continue;
+            char *key = raster_strdup(text);
+            if (!key) {
+                rc = raster_fail(RASTER_ENOMEM, "out of memory checking %s",
+                                 path);
+                break;
+            }
+            for (char *c = key; *c; c++)
+                *c = *c == '_' ? ' ' : (char)tolower((unsigned char)*c);
+            keys[nk].key = key;
+            keys[nk++].row = i;
+        }
+    }
+    if (rc == RASTER_OK)
+        qsort(keys, nk, sizeof *keys, cmp_label);
+    for (size_t i = 1; i < nk && rc == RASTER_OK; i++) {
+        const name_row *x = &rows[keys[i - 1].row], *y = &rows[keys[i].row];
+        if (x != y && strcmp(keys[i - 1].key, keys[i].key) == 0) {
+            const name_row *a = x->line < y->line ? x : y;
+            const name_row *b = a == x ? y : x;
+            rc = raster_fail(RASTER_EINVAL, "names table %s: regions %d "
+                             "(line %zu) and %d (line %zu) share the name "
+                             "'%s'", path, (int)a->id, a->line, (int)b->id,
+                             b->line, keys[i].key);
+        }
+    }
+    for (size_t i = 0; i < nk; i++)
+        raster_free(keys[i].key);
+    raster_free(keys);
+    return rc;
+}
+
+int raster_mask_set_names_file(raster_mask *mask, const char *path)
+{
+    if (!mask || !path)
+        return raster_fail(RASTER_EINVAL, "NULL mask or names table");
+    char *text;
+    size_t len;
+    int rc = read_text(path, &text, &len);
+    if (rc)
+        return rc;
+    name_row *rows = NULL;
+    size_t n = 0;
+    rc = parse_rows(path, text, &rows, &n);
+    raster_free(text);
+    if (rc == RASTER_OK)
+        rc = check_rows(path, rows, n);
+    int32_t *ids = NULL;
+    char **names = NULL, **abbrevs = NULL;
+    if (rc == RASTER_OK) {
+        ids = raster_reallocarray(NULL, n, sizeof *ids);
+        names = raster_reallocarray(NULL, n, sizeof *names);
+        abbrevs = raster_reallocarray(NULL, n, sizeof *abbrevs);
+        if (!ids || !names || !abbrevs)
+            rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s", path);
+    }
+    if (rc) {
+        raster_free(ids);
+        raster_free(names);
+        raster_free(abbrevs);
+        free_rows(rows, n);
+        return rc;
+    }
+    /* the table replaces the file's names entirely: a mix of the two could
+     * give one name to two regions */
+    free_names(mask);
+    for (size_t i = 0; i < n; i++) {
+        ids[i] = rows[i].id;
+        names[i] = rows[i].name;
+        abbrevs[i] = rows[i].abbrev;
+    }
+    raster_free(rows);
+    mask->name_ids = ids;
+    mask->names = names;
+    mask->abbrevs = abbrevs;
+    mask->nnames = n;
+    return RASTER_OK;
 }
 
 int mask_clone(const raster_mask *src, raster_mask **out)
@@ -450,18 +1014,23 @@ int mask_clone(const raster_mask *src, raster_mask **out)
     if (rc || src->nnames == 0)
         return rc;
     raster_mask *m = *out;
-    m->name_ids = raster_reallocarray(NULL, src->nnames, sizeof *m->name_ids);
-    m->names = raster_calloc(src->nnames, sizeof *m->names);
-    if (!m->name_ids || !m->names)
-        goto oom;
-    for (; m->nnames < src->nnames; m->nnames++) {
-        m->name_ids[m->nnames] = src->name_ids[m->nnames];
-        m->names[m->nnames] = raster_strdup(src->names[m->nnames]);
-        if (!m->names[m->nnames])
-            goto oom;
+    size_t n = src->nnames;
+    m->name_ids = raster_reallocarray(NULL, n, sizeof *m->name_ids);
+    m->names = raster_calloc(n, sizeof *m->names);
+    if (src->abbrevs)
+        m->abbrevs = raster_calloc(n, sizeof *m->abbrevs);
+    int ok = m->name_ids && m->names && (!src->abbrevs || m->abbrevs);
+    for (size_t i = 0; ok && i < n; i++) {
+        m->nnames = i + 1; /* what free_names frees if this one fails */
+        m->name_ids[i] = src->name_ids[i];
+        m->names[i] = raster_strdup(src->names[i]);
+        if (m->abbrevs && src->abbrevs[i])
+            m->abbrevs[i] = raster_strdup(src->abbrevs[i]);
+        ok = m->names[i] && (!m->abbrevs || !src->abbrevs[i] ||
+                             m->abbrevs[i]);
     }
-    return RASTER_OK;
-oom:
+    if (ok)
+        return RASTER_OK;
     raster_mask_free(m);
     *out = NULL;
     return raster_fail(RASTER_ENOMEM, "out of memory copying a mask");

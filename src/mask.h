@@ -19,9 +19,11 @@ struct raster_mask {
     int src_grp, src_var;
     pthread_mutex_t lock;
     int has_lock;
-    size_t nnames;      /* CF flag names, when the source had them */
+    size_t nnames;      /* region names: CF flag names, or a names table */
     int32_t *name_ids;
     char **names;
+    char **abbrevs;     /* NULL, or nnames entries (NULL: none); only a
+                         * names table gives them */
 };
 
 /* Reads 2-D variable `varid` of an open netCDF group as a mask; `label`

@@ -15,6 +15,7 @@
  */
 #include "meta.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -601,12 +602,17 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
             rc = raster_fail(RASTER_ENOMEM, "out of memory naming regions");
             goto fail;
         }
-        meanings[0] = '\0';
+        /* flag_meanings are blank-separated words: a names-table name
+         * "Hubei Province" is stored as Hubei_Province, which lookups
+         * treat alike */
+        char *w = meanings;
         for (size_t i = 0; i < mask->nnames; i++) {
             if (i)
-                strcat(meanings, " ");
-            strcat(meanings, mask->names[i]);
+                *w++ = ' ';
+            for (const char *c = mask->names[i]; *c; c++)
+                *w++ = isspace((unsigned char)*c) ? '_' : *c;
         }
+        *w = '\0';
     }
     int ymx[2] = {dimids[ndims - 2], dimids[ndims - 1]};
     char dimnames[RASTER_MAX_DIMS * (NC_MAX_NAME + 1)] = "";

@@ -107,6 +107,23 @@ shim_case E22 "RASTER_CHUNK tile larger than the grid" 'larger than the grid' \
     RASTER_MASK=in.nc:mask RASTER_CHUNK=100,100
 shim_case E23 "RASTER_THREADS not a count" 'RASTER_THREADS=two is not' RASTER_THREADS=two
 shim_case E24 "RASTER_THREADS zero" 'RASTER_THREADS=0 is not' RASTER_THREADS=0
+printf '1,A\n2,B\n1,C\n' > dup.csv
+shim_case E26 "RASTER_NAMES with a duplicate id" \
+    'cannot use RASTER_MASK=in.nc:mask with RASTER_NAMES=dup.csv.*region id 1 is given twice' \
+    RASTER_MASK=in.nc:mask RASTER_NAMES=dup.csv
+shim_case E27 "RASTER_NAMES missing file" \
+    'cannot use RASTER_MASK=in.nc:mask with RASTER_NAMES=none.csv' \
+    RASTER_MASK=in.nc:mask RASTER_NAMES=none.csv
+shim_case E28 "RASTER_NAMES without RASTER_MASK" \
+    'RASTER_NAMES=dup.csv without RASTER_MASK; ignoring it' RASTER_NAMES=dup.csv
+# a good one: its names are the stored mask's (blanks as '_')
+printf 'id,name,abbrev\n1,North Sea,NS\n2,Baltic\n-3,Irish Sea\n' > good.csv
+rm -f out.nc
+RASTER_VARS=t RASTER_MASK=in.nc:mask RASTER_NAMES=good.csv LD_PRELOAD="$shim" \
+    "$NCCOPY" in.nc out.nc > out 2> err && ! [ -s err ] && ok ||
+    fail "E26 RASTER_NAMES good: nccopy failed: $(cat err)"
+"$NCDUMP" -h out.nc | grep -q 'flag_meanings = "Irish_Sea North_Sea Baltic"' &&
+    ok || fail "E26 RASTER_NAMES good: stored names: $("$NCDUMP" -h out.nc | grep flag_)"
 
 # ---- tools ---------------------------------------------------------------
 RASTER_VARS=t RASTER_MASK=in.nc:mask LD_PRELOAD="$shim" "$NCCOPY" in.nc r.nc || exit 1

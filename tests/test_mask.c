@@ -3,7 +3,9 @@
  * variables of every netCDF numeric type from netCDF-4 and classic files,
  * the errors for unusable masks and files, CF region names
  * (flag_values / flag_meanings), raster_mask_wrap, a mask larger than the
- * loader's read block, and allocation failure while loading.
+ * loader's read block, and allocation failure while loading; no-data cells
+ * (_FillValue, missing_value, NaN: id 0), regionmask-style float masks,
+ * the limits on ids, and names tables (raster_mask_set_names_file).
  *
  * Files are written with netCDF-C into a private mkdtemp directory under
  * /tmp that the group teardown removes.
@@ -19,6 +21,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <errno.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -37,6 +41,11 @@ static const char *path_of(const char *name)
     static char buf[512];
     tmpdir_path(buf, sizeof buf, name);
     return buf;
+}
+
+static int mkdir_or_exists(const char *path)
+{
+    return mkdir(path, 0700) == 0 || errno == EEXIST ? 0 : -1;
 }
 
 static int setup_dir(void **state)
@@ -276,9 +285,7 @@ static void test_bad_values(void **state)
     const int nc4 = NC_NETCDF4;
     check_bad_value("float_frac", nc4, NC_FLOAT, 1, 0, 2.5, 1, 2);
     check_bad_value("float_frac_classic", 0, NC_FLOAT, 1, 0, -0.25, 3, 4);
-    check_bad_value("float_nan", nc4, NC_FLOAT, 1, 0, NAN, 2, 0);
     check_bad_value("float_inf", nc4, NC_FLOAT, 1, 0, INFINITY, 0, 0);
-    check_bad_value("double_nan", nc4, NC_DOUBLE, 1, 0, NAN, 3, 1);
     check_bad_value("double_ninf", nc4, NC_DOUBLE, 1, 0, -INFINITY, 0, 4);
     check_bad_value("double_frac", nc4, NC_DOUBLE, 1, 0, 1.0 + 1e-9, 1, 1);
     check_bad_value("double_big", nc4, NC_DOUBLE, 1, 0, 2147483648.0, 2, 3);
@@ -626,6 +633,10 @@ static void test_large_mask(void **state)
     raster_mask_free(m);
     expect_load_error(path_of("large.nc"), "bad", RASTER_EMASK,
                       "(1050, 7)");
+    char want[1024];
+    snprintf(want, sizeof want, "mask bad in %s: value 0.5 at (1050, 7) is "
+             "not an int32 region id: not integral", path_of("large.nc"));
+    expect_load_error(path_of("large.nc"), "bad", RASTER_EMASK, want);
     free(vals);
     free(fvals);
 
@@ -661,8 +672,424 @@ static void test_large_mask(void **state)
                      (int)bytes[i]);
     raster_mask_free(m);
     expect_load_error(path_of("wide.nc"), "d", RASTER_EMASK, "(2, 1099999)");
+    /* the message names the file, the variable and the value too */
+    char want2[1024];
+    snprintf(want2, sizeof want2, "mask d in %s: value 1000000000000 at (2, "
+             "1099999) is not an int32 region id: outside the int32 range",
+             path_of("wide.nc"));
+    expect_load_error(path_of("wide.nc"), "d", RASTER_EMASK, want2);
     free(bytes);
     free(dbl);
+}
+
+static const char *write_text(const char *name, const char *text)
+{
+    FILE *f = fopen(path_of(name), "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
+    assert_int_equal(fclose(f), 0);
+    return path_of(name);
+}
+
+static void expect_lookup(const raster_mask *m, const char *name, int32_t id)
+{
+    int32_t got = 12345;
+    int rc = raster_mask_region_by_name(m, name, &got);
+    if (rc != RASTER_OK || got != id)
+        fail_msg("'%s': status %d (%s), id %d, expected %d", name, rc,
+                 raster_errmsg(), (int)got, (int)id);
+}
+
+/* ---- no-data cells ------------------------------------------------------ */
+
+/* Writes a 3 x 4 mask `var` of `type` from `vals` (as double) into `file`,
+ * with a _FillValue (when has_fill) and missing_value (nmiss values of
+ * miss_type; 0: none). Returns the file's path (path_of's buffer). */
+static const char *make_nodata(const char *file, nc_type type,
+                               const double *vals, int has_fill, double fill,
+                               nc_type miss_type, size_t nmiss,
+                               const double *miss)
+{
+    int ncid, dims[2], varid;
+    NC(nc_create(path_of(file), NC_NETCDF4 | NC_CLOBBER, &ncid));
+    NC(nc_def_dim(ncid, "y", 3, &dims[0]));
+    NC(nc_def_dim(ncid, "x", 4, &dims[1]));
+    NC(nc_def_var(ncid, "m", type, 2, dims, &varid));
+    if (has_fill) {
+        /* _FillValue must have the variable's type: via a buffer of it */
+        unsigned char buf[8];
+        switch (type) {
+        case NC_BYTE: *(signed char *)buf = (signed char)fill; break;
+        case NC_UBYTE: *buf = (unsigned char)fill; break;
+        case NC_SHORT: *(short *)(void *)buf = (short)fill; break;
+        case NC_INT: *(int *)(void *)buf = (int)fill; break;
+        case NC_INT64: *(long long *)(void *)buf = (long long)fill; break;
+        case NC_FLOAT: *(float *)(void *)buf = (float)fill; break;
+        default: *(double *)(void *)buf = fill; break;
+        }
+        NC(nc_put_att(ncid, varid, "_FillValue", type, 1, buf));
+    }
+    if (nmiss)
+        NC(nc_put_att_double(ncid, varid, "missing_value", miss_type, nmiss,
+                             miss));
+    NC(nc_enddef(ncid));
+    if (type == NC_INT64) {
+        long long iv[12];
+        for (size_t i = 0; i < 12; i++)
+            iv[i] = (long long)vals[i];
+        NC(nc_put_var_longlong(ncid, varid, iv));
+    } else if (type == NC_FLOAT) {
+        float fv[12];
+        for (size_t i = 0; i < 12; i++)
+            fv[i] = (float)vals[i];
+        NC(nc_put_var_float(ncid, varid, fv));
+    } else {
+        NC(nc_put_var_double(ncid, varid, vals));
+    }
+    NC(nc_close(ncid));
+    return path_of(file);
+}
+
+/* The mask's cells are `want`, and the mesh built from it knows exactly
+ * the ids of `want` (no region for a no-data value). */
+static void expect_cells(raster_mask *m, const int32_t *want,
+                         int32_t absent)
+{
+    const int32_t *v = raster_mask_values(m);
+    assert_non_null(v);
+    for (size_t i = 0; i < 12; i++)
+        if (v[i] != want[i])
+            fail_msg("cell (%zu, %zu) = %d, expected %d", i / 4, i % 4,
+                     (int)v[i], (int)want[i]);
+    raster_mesh *mesh = NULL;
+    assert_int_equal(raster_mesh_build(v, 3, 4, 3, 4, &mesh), RASTER_OK);
+    raster_region_stats st;
+    assert_int_equal(raster_mesh_region_stats(mesh, absent, &st),
+                     RASTER_ENOTFOUND);
+    size_t cells0 = 0;
+    for (size_t i = 0; i < 12; i++)
+        cells0 += want[i] == 0;
+    if (cells0) {
+        assert_int_equal(raster_mesh_region_stats(mesh, 0, &st), RASTER_OK);
+        assert_int_equal(st.cells, cells0);
+    }
+    raster_mesh_free(mesh);
+}
+
+static void test_nodata(void **state)
+{
+    (void)state;
+    const double F = -2147483647.0; /* NC_FILL_INT, what ncgen leaves */
+    /* an int mask with _FillValue cells: they become 0 (POP's land) */
+    const double iv[12] = {1, 1, F, 2, 0, F, 2, 2, F, F, 3, 3};
+    const int32_t iwant[12] = {1, 1, 0, 2, 0, 0, 2, 2, 0, 0, 3, 3};
+    raster_mask *m = load_ok(make_nodata("fill_int.nc", NC_INT, iv, 1, F, 0,
+                                         0, NULL), "m");
+    expect_cells(m, iwant, -2147483647);
+    raster_mask_free(m);
+
+    /* a _FillValue no cell holds changes nothing */
+    const double plain[12] = {1, 1, 7, 2, 0, 7, 2, 2, 7, 7, 3, 3};
+    const int32_t pwant[12] = {1, 1, 7, 2, 0, 7, 2, 2, 7, 7, 3, 3};
+    m = load_ok(make_nodata("fill_unused.nc", NC_INT, plain, 1, -9, 0, 0,
+                            NULL), "m");
+    expect_cells(m, pwant, -9);
+    raster_mask_free(m);
+
+    /* short: _FillValue -1 and a missing_value list {-99, -98} (of another
+     * type, as netCDF allows) */
+    const double sv[12] = {5, -1, -99, 5, -98, 6, 6, -1, 0, 6, -98, 5};
+    const int32_t swant[12] = {5, 0, 0, 5, 0, 6, 6, 0, 0, 6, 0, 5};
+    const double smiss[2] = {-99, -98};
+    m = load_ok(make_nodata("miss_short.nc", NC_SHORT, sv, 1, -1, NC_INT, 2,
+                            smiss), "m");
+    expect_cells(m, swant, -99);
+    raster_mask_free(m);
+
+    /* missing_value alone, on a ubyte mask (255) */
+    const double bv[12] = {255, 1, 1, 255, 2, 2, 2, 2, 255, 1, 1, 1};
+    const int32_t bwant[12] = {0, 1, 1, 0, 2, 2, 2, 2, 0, 1, 1, 1};
+    const double bmiss = 255;
+    m = load_ok(make_nodata("miss_ubyte.nc", NC_UBYTE, bv, 0, 0, NC_UBYTE, 1,
+                            &bmiss), "m");
+    expect_cells(m, bwant, 255);
+    raster_mask_free(m);
+
+    /* int64: NC_FILL_INT64 would be outside int32, but is no data */
+    const double lf = -9223372036854775806.0;
+    const double lv[12] = {4, 4, lf, 4, 8, 8, lf, 8, 4, 4, 4, 4};
+    const int32_t lwant[12] = {4, 4, 0, 4, 8, 8, 0, 8, 4, 4, 4, 4};
+    m = load_ok(make_nodata("fill_int64.nc", NC_INT64, lv, 1, lf, 0, 0, NULL),
+                "m");
+    expect_cells(m, lwant, 4 + 8);
+    raster_mask_free(m);
+
+    /* float: _FillValue 1e20f, missing_value 1e20 as double (equal once
+     * rounded to float) and NaN */
+    const double fv[12] = {1e20, 3, 3, NAN, 3, 1e20, 3, 3, 0, 0, NAN, 3};
+    const int32_t fwant[12] = {0, 3, 3, 0, 3, 0, 3, 3, 0, 0, 0, 3};
+    const double fmiss = 1e20;
+    m = load_ok(make_nodata("fill_float.nc", NC_FLOAT, fv, 1, 1e20, NC_DOUBLE,
+                            1, &fmiss), "m");
+    expect_cells(m, fwant, 7);
+    raster_mask_free(m);
+
+    /* a text missing_value cannot be compared with the cells: refused */
+    const char *path = make_nodata("miss_text.nc", NC_INT, plain, 0, 0, 0, 0,
+                                   NULL);
+    int ncid, varid;
+    NC(nc_open(path, NC_WRITE, &ncid));
+    NC(nc_inq_varid(ncid, "m", &varid));
+    NC(nc_redef(ncid));
+    NC(nc_put_att_text(ncid, varid, "missing_value", 2, "-1"));
+    NC(nc_close(ncid));
+    expect_load_error(path, "m", RASTER_EMASK, "missing_value is not numeric");
+
+    /* infinity is not no data: refused, naming the cell */
+    const double inf[12] = {1, 1, 1, 1, 1, 1, INFINITY, 1, 1, 1, 1, 1};
+    expect_load_error(make_nodata("inf.nc", NC_DOUBLE, inf, 0, 0, 0, 0, NULL),
+                      "m", RASTER_EMASK, "value inf at (1, 2)");
+}
+
+/* What regionmask's mask() gives, written by xarray: float64, NaN outside
+ * every region (and _FillValue NaN), integral region numbers inside,
+ * standard_name "region", flag_values (int64) and flag_meanings of the
+ * abbreviations. */
+static void test_regionmask_style(void **state)
+{
+    (void)state;
+    const double vals[12] = {NAN, 0, 0, NAN, 1, 1, 5, NAN, NAN, 5, 5, NAN};
+    const int32_t want[12] = {0, 0, 0, 0, 1, 1, 5, 0, 0, 5, 5, 0};
+    const char *path = make_nodata("regionmask.nc", NC_DOUBLE, vals, 1, NAN,
+                                   0, 0, NULL);
+    int ncid, varid;
+    NC(nc_open(path, NC_WRITE, &ncid));
+    NC(nc_inq_varid(ncid, "m", &varid));
+    NC(nc_redef(ncid));
+    NC(nc_put_att_text(ncid, varid, "standard_name", 6, "region"));
+    const long long flags[3] = {0, 1, 5};
+    NC(nc_put_att_longlong(ncid, varid, "flag_values", NC_INT64, 3, flags));
+    const char *meanings = "NWN NEN S.Asia";
+    NC(nc_put_att_text(ncid, varid, "flag_meanings", strlen(meanings),
+                       meanings));
+    NC(nc_close(ncid));
+    raster_mask *m = load_ok(path, "m");
+    /* region 0 (NWN) and the NaN cells merge: what the mask says */
+    expect_cells(m, want, 2);
+    assert_string_equal(raster_mask_region_name(m, 5), "S.Asia");
+    int32_t id = -1;
+    assert_int_equal(raster_mask_region_by_name(m, "nen", &id), RASTER_OK);
+    assert_int_equal(id, 1);
+    raster_mask_free(m);
+
+    /* a fractional value among the NaNs: refused, naming file, variable,
+     * cell and value */
+    const double frac[12] = {NAN, 0, 0, NAN, 1, 1, 5, NAN, NAN, 5, 2.25, NAN};
+    path = make_nodata("regionmask_frac.nc", NC_DOUBLE, frac, 1, NAN, 0, 0,
+                       NULL);
+    char msg[1024];
+    snprintf(msg, sizeof msg, "mask m in %s: value 2.25 at (2, 2) is not an "
+             "int32 region id: not integral", path);
+    expect_load_error(path, "m", RASTER_EMASK, msg);
+    /* and one outside int32 */
+    const double big[12] = {NAN, 0, 0, 3e9, 1, 1, 5, NAN, NAN, 5, 5, NAN};
+    path = make_nodata("regionmask_big.nc", NC_DOUBLE, big, 1, NAN, 0, 0,
+                       NULL);
+    snprintf(msg, sizeof msg, "mask m in %s: value 3000000000 at (0, 3) is "
+             "not an int32 region id: outside the int32 range", path);
+    expect_load_error(path, "m", RASTER_EMASK, msg);
+}
+
+/* More than RASTER_MASK_MAX_IDS distinct ids: refused at the first id too
+ * many; exactly that many load. */
+static void test_too_many_ids(void **state)
+{
+    (void)state;
+    enum { NY = 1025, NX = 1024 };
+    int32_t *vals = malloc((size_t)NY * NX * sizeof *vals);
+    assert_non_null(vals);
+    for (size_t i = 0; i < (size_t)NY * NX; i++)
+        vals[i] = (int32_t)i - 5; /* negative ids too */
+    int ncid, dims[2], varid, okid;
+    NC(nc_create(path_of("many.nc"), NC_NETCDF4 | NC_CLOBBER, &ncid));
+    NC(nc_def_dim(ncid, "y", NY, &dims[0]));
+    NC(nc_def_dim(ncid, "x", NX, &dims[1]));
+    NC(nc_def_var(ncid, "many", NC_INT, 2, dims, &varid));
+    NC(nc_def_var(ncid, "limit", NC_INT, 2, dims, &okid));
+    NC(nc_enddef(ncid));
+    NC(nc_put_var_int(ncid, varid, vals));
+    /* the last row repeats -5: 2^20 distinct ids */
+    for (size_t i = (size_t)RASTER_MASK_MAX_IDS; i < (size_t)NY * NX; i++)
+        vals[i] = -5;
+    NC(nc_put_var_int(ncid, okid, vals));
+    NC(nc_close(ncid));
+    expect_load_error(path_of("many.nc"), "many", RASTER_EMASK,
+                      "more than 1048576 distinct region ids");
+    expect_load_error(path_of("many.nc"), "many", RASTER_EMASK,
+                      "(1024, 0)");
+    raster_mask *m = load_ok(path_of("many.nc"), "limit");
+    const int32_t *v = raster_mask_values(m);
+    for (size_t i = 0; i < (size_t)NY * NX; i++)
+        if (v[i] != vals[i])
+            fail_msg("cell %zu = %d, expected %d", i, (int)v[i],
+                     (int)vals[i]);
+    raster_mask_free(m);
+    free(vals);
+}
+
+/* ---- names tables -------------------------------------------------------- */
+
+/* raster_mask_set_names_file(m, table) fails with `code` and a message
+ * holding `needle`, leaving m's names as they were (Atlantic_Ocean = 6). */
+static void expect_table_error(raster_mask *m, const char *table, int code,
+                               const char *needle)
+{
+    raster_errmsg_clear();
+    int rc = raster_mask_set_names_file(m, table);
+    if (rc != code)
+        fail_msg("%s: status %d (%s), expected %d", table, rc,
+                 raster_errmsg(), code);
+    if (needle && !strstr(raster_errmsg(), needle))
+        fail_msg("%s: message '%s' lacks '%s'", table, raster_errmsg(),
+                 needle);
+    expect_lookup(m, "Atlantic_Ocean", 6);
+    assert_string_equal(raster_mask_region_name(m, -5), "Red_Sea");
+}
+
+static void test_names_table(void **state)
+{
+    (void)state;
+    make_named("table_mask.nc", NC_INT, 5, pop_meanings);
+    raster_mask *m = load_ok(path_of("table_mask.nc"), "REGION_MASK");
+
+    /* a BOM, a header, comments, CRLF, quotes, spaces, an id the mask
+     * lacks, abbreviations (one empty) */
+    const char *good = write_text("good.csv",
+        "\xEF\xBB\xBFid,name,abbrev\r\n"
+        "# provinces of the test grid\r\n"
+        "\r\n"
+        "0, Hubei , HB\r\n"
+        "1,\"Hunan, south\",HN   # a comment\r\n"
+        "  2 ,Inner Mongolia,\r\n"
+        "6,\"The \"\"Quoted\"\" One\",Q1\r\n"
+        "-5,Red_Sea\r\n"
+        "42,Not In The Mask,NX\r\n");
+    assert_int_equal(raster_mask_set_names_file(m, good), RASTER_OK);
+    assert_string_equal(raster_mask_region_name(m, 0), "Hubei");
+    assert_string_equal(raster_mask_region_name(m, 1), "Hunan, south");
+    assert_string_equal(raster_mask_region_name(m, 2), "Inner Mongolia");
+    assert_string_equal(raster_mask_region_name(m, 6), "The \"Quoted\" One");
+    assert_string_equal(raster_mask_region_name(m, -5), "Red_Sea");
+    assert_string_equal(raster_mask_region_abbrev(m, 0), "HB");
+    assert_string_equal(raster_mask_region_abbrev(m, 1), "HN");
+    assert_null(raster_mask_region_abbrev(m, 2));
+    assert_null(raster_mask_region_abbrev(m, -5));
+    assert_null(raster_mask_region_abbrev(m, 3));
+    expect_lookup(m, "hubei", 0);
+    expect_lookup(m, "HB", 0);
+    expect_lookup(m, "hn", 1);
+    expect_lookup(m, "Inner Mongolia", 2);
+    expect_lookup(m, "inner_mongolia", 2);
+    expect_lookup(m, "red sea", -5);
+    expect_lookup(m, "q1", 6);
+    expect_lookup(m, "not in the mask", 42);
+    /* the file's names are gone: the table replaces them */
+    int32_t id = 77;
+    assert_int_equal(raster_mask_region_by_name(m, "Atlantic_Ocean", &id),
+                     RASTER_ENOTFOUND);
+    assert_int_equal(id, 77);
+    /* the values are untouched */
+    assert_int_equal(raster_mask_values(m)[3], 6);
+    raster_mask_free(m);
+
+    /* no header, two columns */
+    m = load_ok(path_of("table_mask.nc"), "REGION_MASK");
+    assert_int_equal(raster_mask_set_names_file(m, write_text("plain.csv",
+                         "6,Hubei\n2,Hunan")), RASTER_OK);
+    expect_lookup(m, "Hubei", 6);
+    expect_lookup(m, "Hunan", 2);
+    assert_null(raster_mask_region_name(m, 0));
+    raster_mask_free(m);
+
+    /* errors: each leaves the file's names in place */
+    m = load_ok(path_of("table_mask.nc"), "REGION_MASK");
+    struct {
+        const char *file, *text;
+        const char *needle;
+    } bad[] = {
+        {"dup_id.csv", "id,name\n1,A\n2,B\n# x\n1,C\n",
+         "region id 1 is given twice (lines 2 and 5)"},
+        {"dup_name.csv", "1,Inner Mongolia\n2,B\n3,inner_MONGOLIA\n",
+         "regions 1 (line 1) and 3 (line 3) share the name 'inner mongolia'"},
+        {"dup_abbrev.csv", "1,A,X\n2,B,x\n", "share the name 'x'"},
+        {"name_abbrev.csv", "1,A,B\n2,B\n", "share the name 'b'"},
+        {"one_field.csv", "1,A\n2\n", "line 2: one field"},
+        {"four_fields.csv", "1,A,B,C\n", "line 1: more than three fields"},
+        {"bad_id.csv", "id,name\n1,A\nx2,B\n", "line 3: id 'x2' is not"},
+        {"big_id.csv", "1,A\n2147483648,B\n", "line 2: id '2147483648'"},
+        {"frac_id.csv", "1,A\n2.5,B\n", "line 2: id '2.5'"},
+        {"quote.csv", "1,A\n2,\"B\n", "line 2: an unterminated quote"},
+        {"after_quote.csv", "1,\"A\"x\n", "line 1: an unterminated quote or "
+                                           "text after a closing quote"},
+        {"empty_name.csv", "1,A\n2,,B\n", "line 2: region 2 has an empty name"},
+        {"numeric_name.csv", "1,A\n2,17\n", "line 2: name '17' is a number"},
+        {"numeric_abbrev.csv", "1,A,-3\n", "abbreviation '-3' is a number"},
+        {"empty.csv", "# nothing\n\n", "names no region"},
+        {"header_only.csv", "id,name\n", "names no region"},
+        {"nul.csv", NULL, "not text"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *path;
+        if (bad[i].text) {
+            path = write_text(bad[i].file, bad[i].text);
+        } else {
+            FILE *f = fopen(path_of(bad[i].file), "wb");
+            assert_non_null(f);
+            fwrite("1,A\0\n", 1, 5, f);
+            fclose(f);
+            path = path_of(bad[i].file);
+        }
+        char needle[1024];
+        snprintf(needle, sizeof needle, "names table %s", path);
+        expect_table_error(m, path, RASTER_EINVAL, needle);
+        expect_table_error(m, path, RASTER_EINVAL, bad[i].needle);
+    }
+    expect_table_error(m, path_of("no-such.csv"), RASTER_ENOTFOUND,
+                       "no-such.csv");
+    assert_int_equal(mkdir_or_exists(path_of("a_dir.csv")), 0);
+    expect_table_error(m, path_of("a_dir.csv"), RASTER_EIO, "a_dir.csv");
+    assert_int_equal(rmdir(path_of("a_dir.csv")), 0); /* teardown unlinks */
+    expect_table_error(m, NULL, RASTER_EINVAL, NULL);
+    assert_int_equal(raster_mask_set_names_file(NULL, path_of("good.csv")),
+                     RASTER_EINVAL);
+    raster_mask_free(m);
+}
+
+/* A word flag_meanings repeats names two regions: looking it up is an
+ * error naming both, never the first of them silently. */
+static void test_ambiguous_meanings(void **state)
+{
+    (void)state;
+    long long vals[12] = {0, 1, 2, 6, -5, 0, 1, 2, 6, -5, 0, 0};
+    spec s = {.cmode = NC_NETCDF4, .var = "REGION_MASK", .type = NC_INT,
+              .ndims = 2, .dims = {3, 4}, .ivals = vals, .flag_type = NC_INT,
+              .nflags = 5, .flag_values = pop_values,
+              .flag_meanings = "Land Ocean Ocean Atlantic land"};
+    make_file(path_of("ambiguous.nc"), &s);
+    raster_mask *m = load_ok(path_of("ambiguous.nc"), "REGION_MASK");
+    int32_t id = 99;
+    raster_errmsg_clear();
+    assert_int_equal(raster_mask_region_by_name(m, "ocean", &id),
+                     RASTER_EINVAL);
+    assert_int_equal(id, 99);
+    assert_non_null(strstr(raster_errmsg(), "regions 1 and 2 both have it"));
+    assert_int_equal(raster_mask_region_by_name(m, "LAND", &id),
+                     RASTER_EINVAL);
+    assert_non_null(strstr(raster_errmsg(), "regions 0 and -5"));
+    expect_lookup(m, "atlantic", 6);
+    /* the ids still name their regions */
+    assert_string_equal(raster_mask_region_name(m, 2), "Ocean");
+    raster_mask_free(m);
 }
 
 /* ---- allocation failure ------------------------------------------------ */
@@ -707,6 +1134,28 @@ static void test_load_alloc_failure(void **state)
     /* inconsistent names: the name arrays are allocated, then dropped */
     make_named("alloc_fewer.nc", NC_INT, 5, "Land Southern_Ocean");
     load_failure_loop(path_of("alloc_fewer.nc"), "REGION_MASK", 0);
+
+    /* a names table: every failure leaves the file's names in place */
+    char table[512];
+    snprintf(table, sizeof table, "%s", write_text("alloc.csv",
+             "id,name,abbrev\n6,Hubei Province,HB\n2,Hunan\n"));
+    raster_mask *m = load_ok(path_of("alloc_names.nc"), "REGION_MASK");
+    unsigned long n;
+    for (n = 1; n < 100000; n++) {
+        raster_alloc_fail_at(n);
+        int rc = raster_mask_set_names_file(m, table);
+        raster_alloc_fail_at(0);
+        if (rc == RASTER_OK)
+            break;
+        if (rc != RASTER_ENOMEM)
+            fail_msg("allocation %lu failed: status %d: %s", n, rc,
+                     raster_errmsg());
+        expect_lookup(m, "Atlantic_Ocean", 6);
+    }
+    assert_true(n > 5);
+    expect_lookup(m, "hubei province", 6);
+    expect_lookup(m, "hb", 6);
+    raster_mask_free(m);
 }
 
 int main(void)
@@ -720,6 +1169,11 @@ int main(void)
         cmocka_unit_test(test_wrap),
         cmocka_unit_test(test_large_mask),
         cmocka_unit_test(test_load_alloc_failure),
+        cmocka_unit_test(test_nodata),
+        cmocka_unit_test(test_regionmask_style),
+        cmocka_unit_test(test_too_many_ids),
+        cmocka_unit_test(test_names_table),
+        cmocka_unit_test(test_ambiguous_meanings),
     };
     return cmocka_run_group_tests_name("mask", tests, setup_dir,
                                        tmpdir_remove);

@@ -184,6 +184,20 @@ elif [ -d /proc/self ]; then  # root writes anywhere but in /proc
 fi
 chmod 755 "$tmp/ro"
 expect 1 "output is a directory" "$rg" "$tmp/r.nc" --var TEMP --region 6 -o "$tmp"
+# names from a names table (rasterconvert --names): stored with the file
+# (a blank as '_'), replacing the mask's own, found with blanks or '_'
+printf 'id,name\n6,"North Atlantic Ocean"\n2,Pacific\n' > "$tmp/names.csv"
+expect 0 "convert with a names table" "$rc" --mask "$tmp/in.nc:REGION_MASK" \
+    --names "$tmp/names.csv" --chunk 1,1,8,8 "$tmp/in.nc" "$tmp/rn.nc"
+"$PY" -c "import netCDF4,sys; m=netCDF4.Dataset(sys.argv[1])['raster_TEMP']['mask']; assert m.flag_meanings=='Pacific North_Atlantic_Ocean', m.flag_meanings; assert list(m.flag_values)==[2, 6], m.flag_values" "$tmp/rn.nc" ||
+    fail "names table: stored flag_meanings"
+expect 0 "region named by the table" "$rg" "$tmp/rn.nc" --var TEMP \
+    --region "north atlantic_OCEAN" -o "$tmp/gn.nc"
+check "region named by the table" "$tmp/gn.nc" TEMP packed 6 "" ""
+expect 1 "names replaced by the table" "$rg" "$tmp/rn.nc" --var TEMP \
+    --region Red_Sea -o "$tmp/bad.nc"
+no_output "$tmp/bad.nc" "names replaced by the table"
+
 # an incomplete raster file (its writer never closed it) is refused: the
 # marker is on TEMP's storage group raster_TEMP (TEMP is its placeholder)
 cp "$tmp/r.nc" "$tmp/inc.nc"

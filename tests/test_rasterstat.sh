@@ -79,6 +79,76 @@ expect 0 "float mask" "$rs" --mask "$tmp/masks.nc:fmask" --chunk 1,1,2,2
 grep -q 'grid 3 x 4, 3 regions' "$tmp/out" || fail "float mask table"
 grep -q 'tiles   2 x 2: 4 tiles, 0 mixed' "$tmp/out" || fail "float mask tiles"
 
+# A mask without names, _FillValue cells among its ids (they are id 0,
+# never a region of their own), and the names from a table: --region by
+# name (with a space, any case, '_' for ' ') and by abbreviation.
+cat > "$tmp/prov.cdl" <<'CDL'
+netcdf prov {
+dimensions:
+    y = 3 ; x = 4 ;
+variables:
+    int prov(y, x) ;
+        prov:_FillValue = -2147483647 ;
+    double rm(y, x) ;
+        rm:_FillValue = NaN ;
+data:
+ prov = 17, 17, 42, 42, 17, 17, 42, _, _, _, 5, 5 ;
+ rm = 17, 17, 42, 42, 17, 17, 42, NaN, NaN, NaN, 5, 5 ;
+}
+CDL
+"$NCGEN" -4 -o "$tmp/prov.nc" "$tmp/prov.cdl" || exit 1
+cat > "$tmp/names.csv" <<'CSV'
+id,name,abbrev
+# a names table: comments, blanks and quotes allowed
+17,Hubei,HB
+
+42,"Inner Mongolia",NM
+5,Hunan,   HN
+CSV
+for var in prov rm; do
+    expect 0 "names table ($var)" "$rs" --mask "$tmp/prov.nc:$var" \
+        --names "$tmp/names.csv" --chunk 1,2 --json --region Hubei \
+        --region "inner_MONGOLIA" --region hn
+    if "$PYTHON" - "$tmp/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = {x["id"]: x for x in d["regions"]}
+assert sorted(r) == [5, 17, 42], d["regions"]
+assert r[17]["name"] == "Hubei" and r[17]["cells"] == 4
+assert r[42]["name"] == "Inner Mongolia" and r[42]["cells"] == 3
+assert r[5]["name"] == "Hunan" and r[5]["cells"] == 2
+PY
+    then ok; else fail "names table values ($var)"; fi
+    # all regions: the 3 no-data cells are region 0, unnamed
+    expect 0 "no-data cells ($var)" "$rs" --mask "$tmp/prov.nc:$var" \
+        --chunk 1,2 --json
+    if "$PYTHON" - "$tmp/out" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = {x["id"]: x for x in d["regions"]}
+assert sorted(r) == [0, 5, 17, 42], sorted(r)
+assert r[0]["cells"] == 3 and "name" not in r[0], r[0]
+PY
+    then ok; else fail "no-data cells values ($var)"; fi
+done
+# without the table the mask has no names
+expect 1 "no names without --names" "$rs" --mask "$tmp/prov.nc:prov" \
+    --chunk 1,2 --region Hubei
+grep -q "no region named 'Hubei'" "$tmp/err" || fail "unnamed mask message"
+printf '17,Hubei\n42,Hunan\n17,Hebei\n' > "$tmp/dup.csv"
+expect 1 "names table with a duplicate id" "$rs" --mask "$tmp/prov.nc:prov" \
+    --names "$tmp/dup.csv" --chunk 1,2
+grep -q 'region id 17 is given twice (lines 1 and 3)' "$tmp/err" ||
+    fail "duplicate id message"
+printf '17,Hubei\n42,HUBEI\n' > "$tmp/dupname.csv"
+expect 1 "names table with a duplicate name" "$rs" \
+    --mask "$tmp/prov.nc:prov" --names "$tmp/dupname.csv" --chunk 1,2
+grep -q "share the name 'hubei'" "$tmp/err" || fail "duplicate name message"
+expect 1 "missing names table" "$rs" --mask "$tmp/prov.nc:prov" \
+    --names "$tmp/none.csv" --chunk 1,2
+grep -q 'none.csv' "$tmp/err" || fail "missing names table message"
+expect 2 "--names without --mask" "$rs" --names "$tmp/names.csv" "$tmp/t1.nc"
+
 # Bad input: exit 1 with a message.
 expect 1 "non-integral mask" "$rs" --mask "$tmp/masks.nc:frac" --chunk 2,2
 grep -q 'value 1.5 at (0, 1)' "$tmp/err" || fail "non-integral message"
@@ -105,7 +175,7 @@ expect 2 "stray argument" "$rs" --mask "$tmp/masks.nc:smask" --chunk 2,2 extra
 
 # --help documents every flag.
 expect 0 "help" "$rs" --help
-for flag in --mask --chunk --region --chunks --json --help --version; do
+for flag in --mask --names --chunk --region --chunks --json --help --version; do
     grep -q -- "$flag" "$tmp/out" || fail "--help does not mention $flag"
 done
 

@@ -35,6 +35,18 @@ int cli_mask_option(const char *prog, const char *arg, char **file,
     return CLI_OK;
 }
 
+int cli_load_mask(const char *file, const char *var, const char *names,
+                  raster_mask **out)
+{
+    int rc = raster_mask_load(file, var, out);
+    if (rc == RASTER_OK && names &&
+        (rc = raster_mask_set_names_file(*out, names)) != RASTER_OK) {
+        raster_mask_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
 /* "A,B,..." of whole numbers of at least `min` into out[0..max). */
 static int parse_list(const char *text, unsigned long long min, size_t *out,
                       size_t max, size_t *n)

@@ -9,6 +9,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "raster.h"
+
 /* Exit codes shared by every tool. */
 #define CLI_OK 0
 #define CLI_EINPUT 1 /* bad input or I/O error */
@@ -22,6 +24,20 @@ int cli_split_spec(const char *spec, char **file, char **var);
  * the old ones); CLI_OK, or CLI_EUSAGE with a message on stderr. */
 int cli_mask_option(const char *prog, const char *arg, char **file,
                     char **var);
+
+/* Usage text of --names, shared by the tools that take --mask. */
+#define CLI_NAMES_HELP \
+"  --names FILE      region names from a CSV table of id,name[,abbreviation]\n" \
+"                    lines (a header and # comments allowed); they replace\n" \
+"                    the mask's own names (CF flag_meanings); --region takes\n" \
+"                    a name or an abbreviation\n"
+
+/* Loads mask `var` of netCDF file `file` with raster_mask_load() and, when
+ * `names` is not NULL, replaces its region names with those of that names
+ * table (raster_mask_set_names_file()). Returns the raster status; on
+ * failure *out is NULL and raster_errmsg() says why. */
+int cli_load_mask(const char *file, const char *var, const char *names,
+                  raster_mask **out);
 
 /* Parses "A,B,..." of positive sizes into out[0..max); stores the count in
  * *n; 0 on success, -1 on syntax error, zero, or more than max values. */

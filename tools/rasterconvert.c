@@ -21,7 +21,8 @@
 static void usage(FILE *f)
 {
     fputs(
-"usage: rasterconvert --mask FILE:VAR [--vars A,B] [--chunk T,Z,H,W] IN.nc OUT.nc\n"
+"usage: rasterconvert --mask FILE:VAR [--names FILE] [--vars A,B]\n"
+"                     [--chunk T,Z,H,W] IN.nc OUT.nc\n"
 "       rasterconvert --restore IN.nc OUT.nc\n"
 "\n"
 "First form: rewrites netCDF file IN.nc as netCDF-4 file OUT.nc with the\n"
@@ -30,8 +31,10 @@ static void usage(FILE *f)
 "variables (with their chunking, compression, fill value and endianness),\n"
 "attributes and groups - is copied unchanged.\n"
 "\n"
-"  --mask FILE:VAR   region mask (integer, or float with integral values);\n"
+"  --mask FILE:VAR   region mask (integer, or float with integral values;\n"
+"                    _FillValue, missing_value and NaN cells get id 0);\n"
 "                    FILE is split at the last ':'\n"
+CLI_NAMES_HELP
 "  --vars A,B        convert exactly these variables (a name matches in any\n"
 "                    group; a path such as /ocean/TEMP names one); each must\n"
 "                    be numeric with its last two dimensions of the mask's\n"
@@ -71,6 +74,7 @@ static void usage(FILE *f)
 
 typedef struct options {
     char *mask_file, *mask_var;
+    const char *names; /* --names FILE */
     char **vars;
     size_t nvars;
     size_t chunk[MAX_RASTER_DIMS], nchunk;
@@ -512,7 +516,7 @@ static int convert(ctx *c, copy_out *out)
         return copy_err("%s already holds raster variables (convert it back "
                         "with --restore first)", o->in);
     }
-    rc = raster_mask_load(o->mask_file, o->mask_var, &c->mask);
+    rc = cli_load_mask(o->mask_file, o->mask_var, o->names, &c->mask);
     if (rc != RASTER_OK)
         return copy_err("mask %s:%s: %s", o->mask_file, o->mask_var,
                         raster_errmsg());
@@ -685,6 +689,7 @@ static int parse_args(int argc, char **argv, options *o)
 {
     static const struct option longopts[] = {
         {"mask", required_argument, NULL, 'm'},
+        {"names", required_argument, NULL, 'n'},
         {"vars", required_argument, NULL, 'v'},
         {"chunk", required_argument, NULL, 'c'},
         {"buffer", required_argument, NULL, 'b'},
@@ -702,6 +707,9 @@ static int parse_args(int argc, char **argv, options *o)
             if (cli_mask_option("rasterconvert", optarg, &o->mask_file,
                                 &o->mask_var) != CLI_OK)
                 return CLI_EUSAGE;
+            break;
+        case 'n':
+            o->names = optarg;
             break;
         case 'v':
             if (o->vars) {
@@ -755,9 +763,10 @@ static int parse_args(int argc, char **argv, options *o)
     }
     o->in = argv[optind];
     o->out = argv[optind + 1];
-    if (o->restore && (o->mask_file || o->vars || o->nchunk || o->format)) {
-        fprintf(stderr, "rasterconvert: --restore takes no --mask, --vars, "
-                "--chunk or --format\n");
+    if (o->restore && (o->mask_file || o->names || o->vars || o->nchunk ||
+                       o->format)) {
+        fprintf(stderr, "rasterconvert: --restore takes no --mask, --names, "
+                "--vars, --chunk or --format\n");
         return CLI_EUSAGE;
     }
     if (!o->restore && !o->mask_file) {

@@ -22,7 +22,7 @@
 static void usage(FILE *f)
 {
     fputs(
-"usage: rasterstat --mask FILE:VAR --chunk H,W [options]\n"
+"usage: rasterstat --mask FILE:VAR [--names FILE] --chunk H,W [options]\n"
 "       rasterstat RASTERFILE [--var V] [options]\n"
 "       rasterstat --mask FILE:VAR --suggest-tile [--chunk H,W] [--region R]\n"
 "                  [--overhead BYTES] [--json]   (or RASTERFILE --suggest-tile)\n"
@@ -36,12 +36,15 @@ static void usage(FILE *f)
 "chunked netCDF read of its tile-aligned bounding box reads, over all\n"
 "records of the outer dimensions.\n"
 "\n"
-"  --mask FILE:VAR   mask variable (integer, or float with integral values);\n"
+"  --mask FILE:VAR   mask variable (integer, or float with integral values;\n"
+"                    _FillValue, missing_value and NaN cells get id 0);\n"
 "                    FILE is split at the last ':'\n"
+CLI_NAMES_HELP
 "  --chunk H,W       tile height and width in cells; with more than two values\n"
 "                    (a variable's full chunk shape) the last two are used\n"
-"  --region R        only region R: an id, or a name from the mask's CF\n"
-"                    flag_meanings (case-insensitive, '_' or ' '); repeatable\n"
+"  --region R        only region R: an id, or a name or abbreviation (the\n"
+"                    mask's CF flag_meanings, or --names; case-insensitive,\n"
+"                    '_' or ' '); repeatable\n"
 "  --var V           second form: only raster variable V\n"
 "  --chunks          also list the chunks (with --region, only theirs)\n"
 "  --json            print one JSON object instead of tables\n"
@@ -112,6 +115,7 @@ static void usage(FILE *f)
 
 typedef struct options {
     char *mask_file, *mask_var;
+    const char *names; /* --names FILE */
     const char *raster_file, *var;
     size_t tile_h, tile_w;
     size_t outer_chunk; /* product of --chunk's sizes before the last two */
@@ -149,8 +153,8 @@ static int resolve_regions(const options *o, const raster_mask *mask,
         if (cli_parse_int32(o->regions[i], &ids[i]) != 0 &&
             raster_mask_region_by_name(mask, o->regions[i], &ids[i]) !=
                 RASTER_OK) {
-            fprintf(stderr, "rasterstat: no region named '%s' in the mask\n",
-                    o->regions[i]);
+            /* not found, or a name two regions share */
+            fprintf(stderr, "rasterstat: %s\n", raster_errmsg());
             return -1;
         }
         raster_region_stats st;
@@ -429,6 +433,7 @@ static int parse_args(int argc, char **argv, options *o)
 {
     static const struct option longopts[] = {
         {"mask", required_argument, NULL, 'm'},
+        {"names", required_argument, NULL, 'n'},
         {"chunk", required_argument, NULL, 'c'},
         {"region", required_argument, NULL, 'r'},
         {"chunks", no_argument, NULL, 'C'},
@@ -465,6 +470,7 @@ static int parse_args(int argc, char **argv, options *o)
             for (size_t k = 0; k + 2 < nsizes; k++)
                 o->outer_chunk *= sizes[k];
             break;
+        case 'n': o->names = optarg; break;
         case 'r':
             o->regions[o->nregions++] = optarg;
             break;
@@ -505,6 +511,10 @@ static int parse_args(int argc, char **argv, options *o)
         o->raster_file = argv[optind++];
     if (optind < argc) {
         fprintf(stderr, "rasterstat: unexpected argument '%s'\n", argv[optind]);
+        return CLI_EUSAGE;
+    }
+    if (o->names && !o->mask_file) {
+        fprintf(stderr, "rasterstat: --names goes with --mask\n");
         return CLI_EUSAGE;
     }
     if (o->raster_file && (o->mask_file || o->tile_h)) {
@@ -704,7 +714,7 @@ int main(int argc, char **argv)
         status = report_file(&o, ids);
         goto done;
     }
-    int rc = raster_mask_load(o.mask_file, o.mask_var, &mask);
+    int rc = cli_load_mask(o.mask_file, o.mask_var, o.names, &mask);
     if (rc == RASTER_OK) {
         size_t ny, nx;
         raster_mask_shape(mask, &ny, &nx);
