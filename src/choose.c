@@ -40,7 +40,7 @@ static const char *const geo_names[] = {
 static const char *const reasons[] = {
     [RASTER_CHOOSE_DATA] = "data variable on the mask's grid",
     [RASTER_CHOOSE_TYPE] = "not numeric",
-    [RASTER_CHOOSE_RANK] = "not 2 to 32 dimensions",
+    [RASTER_CHOOSE_RANK] = "not of 2 to 32 dimensions",
     [RASTER_CHOOSE_GRID] = "last two dimensions are not the mask's grid",
     [RASTER_CHOOSE_UNLIMITED] = "unlimited grid dimension",
     [RASTER_CHOOSE_NO_OUTER] = "grid only, no outer dimension",
@@ -288,16 +288,16 @@ int raster_var_choose(int ncid, int varid, const raster_mask *mask,
             nc_inq_unlimdims(g, NULL, unlimited + nunlim) == NC_NOERR)
             nunlim += n;
     }
+    if (ny != my || nx != mx) {
+        *why = RASTER_CHOOSE_GRID;
+        return RASTER_OK;
+    }
     for (int i = 0; i < nunlim; i++)
         if (unlimited[i] == dimids[ndims - 2] ||
             unlimited[i] == dimids[ndims - 1]) {
             *why = RASTER_CHOOSE_UNLIMITED;
             return RASTER_OK;
         }
-    if (ny != my || nx != mx) {
-        *why = RASTER_CHOOSE_GRID;
-        return RASTER_OK;
-    }
     if (named)
         return RASTER_OK;
     if (ndims == 2) {
