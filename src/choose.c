@@ -60,40 +60,52 @@ const char *raster_choose_reason(int why)
     return reasons[why];
 }
 
-/* Text attribute `att` of (g, v), char or a single string, as a string
- * (free with raster_free()); NULL when absent, of another type, or out of
- * memory. */
-static char *text_att(int g, int v, const char *att)
+/* Text attribute `att` of (g, v), char or a single string, into *out
+ * (free with raster_free()); *out NULL when absent or not text.
+ * RASTER_OK, RASTER_ENOMEM or RASTER_ENETCDF (with a message). */
+static int text_att(int g, int v, const char *att, char **out)
 {
     nc_type type;
     size_t len;
+    int st;
+    *out = NULL;
     if (nc_inq_att(g, v, att, &type, &len) != NC_NOERR)
-        return NULL;
+        return RASTER_OK;
     if (type == NC_CHAR) {
         char *all = raster_malloc(len + 1);
-        if (all && nc_get_att_text(g, v, att, all) != NC_NOERR) {
+        RETURN_ERROR_IF(!all, RASTER_ENOMEM, "out of memory reading "
+                        "attribute %s", att);
+        if ((st = nc_get_att_text(g, v, att, all)) != NC_NOERR) {
             raster_free(all);
-            return NULL;
+            return raster_fail_nc(RASTER_ENETCDF, st, "reading attribute "
+                                  "%s: %s", att, nc_strerror(st));
         }
-        if (all)
-            all[len] = '\0';
-        return all;
+        all[len] = '\0';
+        *out = all;
+        return RASTER_OK;
     }
     if (type != NC_STRING || len != 1)
-        return NULL;
+        return RASTER_OK;
     char *s = NULL;
-    if (nc_get_att_string(g, v, att, &s) != NC_NOERR)
-        return NULL;
-    char *copy = raster_strdup(s ? s : "");
+    st = nc_get_att_string(g, v, att, &s);
+    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "reading "
+                       "attribute %s: %s", att, nc_strerror(st));
+    *out = raster_strdup(s ? s : "");
     nc_free_string(1, &s);
-    return copy;
+    RETURN_ERROR_IF(!*out, RASTER_ENOMEM, "out of memory reading attribute "
+                    "%s", att);
+    return RASTER_OK;
 }
 
-/* 1 when attribute `att` of (g, v) is text found in `list`. */
+/* 1 when attribute `att` of (g, v) is text found in `list`, 0 when not; a
+ * RASTER_E* code negated on failure. */
 static int att_in(int g, int v, const char *att, const char *const *list,
                   size_t n, int nocase)
 {
-    char *text = text_att(g, v, att);
+    char *text;
+    int rc = text_att(g, v, att, &text);
+    if (rc != RASTER_OK)
+        return -rc;
     int hit = 0;
     for (size_t i = 0; text && i < n && !hit; i++)
         hit = nocase ? strcasecmp(text, list[i]) == 0
@@ -125,11 +137,15 @@ static int names(const char *text, const char *name)
     return 0;
 }
 
-/* 1 when one of the naming attributes of (g, v) names `name`. */
+/* 1 when one of the naming attributes of (g, v) names `name`, 0 when
+ * none does; a RASTER_E* code negated on failure. */
 static int named_by(int g, int v, const char *name)
 {
     for (size_t i = 0; i < sizeof naming_atts / sizeof *naming_atts; i++) {
-        char *text = text_att(g, v, naming_atts[i]);
+        char *text;
+        int rc = text_att(g, v, naming_atts[i], &text);
+        if (rc != RASTER_OK)
+            return -rc;
         int hit = text && names(text, name);
         raster_free(text);
         if (hit)
@@ -139,31 +155,34 @@ static int named_by(int g, int v, const char *name)
 }
 
 /* 1 when a variable (or the global attributes) of group g or one below it
- * names `name`; raster's own storage groups are skipped. -1 on a netCDF
- * error. CF finds named variables by proximity; any group's word counts
- * here, so a coordinate is never taken for data. */
+ * names `name`, 0 when none does; raster's own storage groups are skipped.
+ * A RASTER_E* code negated on failure. CF finds named variables by
+ * proximity; any group's word counts here, so a coordinate is never taken
+ * for data. */
 static int referenced(int g, const char *name, int depth)
 {
     int nvars, ngrps, st;
     if (depth > 64)
         return 0; /* netCDF groups nest no deeper in practice */
     if ((st = nc_inq_nvars(g, &nvars)) != NC_NOERR)
-        return -1;
-    if (named_by(g, NC_GLOBAL, name))
-        return 1;
-    for (int v = 0; v < nvars; v++)
-        if (named_by(g, v, name))
-            return 1;
+        return -raster_fail_nc(RASTER_ENETCDF, st, "counting variables: %s",
+                               nc_strerror(st));
+    int hit = named_by(g, NC_GLOBAL, name);
+    for (int v = 0; v < nvars && hit == 0; v++)
+        hit = named_by(g, v, name);
+    if (hit != 0)
+        return hit;
     if ((st = nc_inq_grps(g, &ngrps, NULL)) != NC_NOERR)
-        return -1;
+        return -raster_fail_nc(RASTER_ENETCDF, st, "listing groups: %s",
+                               nc_strerror(st));
     if (ngrps == 0)
         return 0;
     int *ids = raster_calloc((size_t)ngrps, sizeof *ids);
     if (!ids)
-        return -1;
-    int hit = 0;
-    if (nc_inq_grps(g, NULL, ids) != NC_NOERR)
-        hit = -1;
+        return -raster_fail(RASTER_ENOMEM, "out of memory listing groups");
+    if ((st = nc_inq_grps(g, NULL, ids)) != NC_NOERR)
+        hit = -raster_fail_nc(RASTER_ENETCDF, st, "listing groups: %s",
+                              nc_strerror(st));
     for (int i = 0; i < ngrps && hit == 0; i++)
         if (!raster_is_raster_group(ids[i]))
             hit = referenced(ids[i], name, depth + 1);
@@ -172,38 +191,47 @@ static int referenced(int g, const char *name, int depth)
 }
 
 /* 1 when every outer dimension of (g, v) has length 1 and its one grid of
- * values equals the mask's ids; 0 otherwise; a RASTER_E* code negated on
- * failure. */
+ * values equals the mask's ids; 0 otherwise; a RASTER_E* code negated (with
+ * a message) on failure. */
 static int holds_mask(int g, int v, int ndims, const int *dimids,
                       const raster_mask *mask)
 {
     size_t len, ny, nx;
-    for (int i = 0; i < ndims - 2; i++)
-        if (nc_inq_dimlen(g, dimids[i], &len) != NC_NOERR || len != 1)
+    int st;
+    for (int i = 0; i < ndims - 2; i++) {
+        if ((st = nc_inq_dimlen(g, dimids[i], &len)) != NC_NOERR)
+            return -raster_fail_nc(RASTER_ENETCDF, st, "reading a dimension: "
+                                   "%s", nc_strerror(st));
+        if (len != 1)
             return 0;
+    }
     const int32_t *ids = raster_mask_values(mask);
     if (!ids)
-        return -RASTER_ENOMEM;
+        return -raster_fail(RASTER_ENOMEM, "the mask's values are not "
+                            "available");
     raster_mask_shape(mask, &ny, &nx);
     size_t rows = VALUES_BLOCK_CELLS / nx ? VALUES_BLOCK_CELLS / nx : 1;
     double *buf = raster_malloc((rows < ny ? rows : ny) * nx * sizeof *buf);
     if (!buf)
-        return -RASTER_ENOMEM;
+        return -raster_fail(RASTER_ENOMEM, "out of memory comparing a "
+                            "variable with the mask");
     size_t start[RASTER_MAX_DIMS] = {0}, count[RASTER_MAX_DIMS];
     for (int i = 0; i < ndims - 2; i++)
         count[i] = 1;
     count[ndims - 1] = nx;
     int same = 1;
-    for (size_t y = 0; y < ny && same; y += rows) {
+    for (size_t y = 0; y < ny && same == 1; y += rows) {
         size_t n = ny - y < rows ? ny - y : rows;
         start[ndims - 2] = y;
         count[ndims - 2] = n;
-        /* NC_ERANGE: a value no int32 holds, so not the mask */
-        if (nc_get_vara_double(g, v, start, count, buf) != NC_NOERR) {
+        st = nc_get_vara_double(g, v, start, count, buf);
+        if (st == NC_ERANGE) /* a value no int32 holds: not the mask */
             same = 0;
-            break;
-        }
-        for (size_t i = 0; i < n * nx && same; i++)
+        else if (st != NC_NOERR)
+            same = -raster_fail_nc(RASTER_ENETCDF, st, "reading values to "
+                                   "compare with the mask: %s",
+                                   nc_strerror(st));
+        for (size_t i = 0; i < n * nx && same == 1; i++)
             same = buf[i] == (double)ids[y * nx + i];
     }
     raster_free(buf);
@@ -242,10 +270,14 @@ int raster_var_choose(int ncid, int varid, const raster_mask *mask,
             *why = RASTER_CHOOSE_AXIS;
             return RASTER_OK;
         }
-        if (att_in(ncid, varid, "standard_name", geo_names,
-                   sizeof geo_names / sizeof *geo_names, 0) ||
-            att_in(ncid, varid, "units", geo_units,
-                   sizeof geo_units / sizeof *geo_units, 1)) {
+        int geo = att_in(ncid, varid, "standard_name", geo_names,
+                         sizeof geo_names / sizeof *geo_names, 0);
+        if (geo == 0)
+            geo = att_in(ncid, varid, "units", geo_units,
+                         sizeof geo_units / sizeof *geo_units, 1);
+        if (geo < 0)
+            return -geo;
+        if (geo) {
             *why = RASTER_CHOOSE_GEO;
             return RASTER_OK;
         }
@@ -253,8 +285,8 @@ int raster_var_choose(int ncid, int varid, const raster_mask *mask,
         while (nc_inq_grp_parent(root, &parent) == NC_NOERR)
             root = parent;
         int ref = referenced(root, name, 0);
-        RETURN_ERROR_IF(ref < 0, RASTER_ENETCDF, "%s: cannot read the "
-                        "attributes naming coordinates", name);
+        if (ref < 0)
+            return -ref; /* the message is set */
         if (ref) {
             *why = RASTER_CHOOSE_REFERENCED;
             return RASTER_OK;
@@ -306,8 +338,8 @@ int raster_var_choose(int ncid, int varid, const raster_mask *mask,
     }
     if (flags & RASTER_CHOOSE_VALUES) {
         int same = holds_mask(ncid, varid, ndims, dimids, mask);
-        RETURN_ERROR_IF(same < 0, -same, "%s: out of memory comparing it "
-                        "with the mask", name);
+        if (same < 0)
+            return -same; /* the message is set */
         if (same)
             *why = RASTER_CHOOSE_MASK_VALUES;
     }

@@ -5,7 +5,7 @@
  * units, coordinates/bounds/cell_measures words of any group, char and
  * string attributes, CF paths, the mask by name and by values, 2-D fields,
  * type, rank, grid, unlimited grid), what naming a variable changes, and
- * the errors.
+ * the errors, and allocation failures (never a wrong answer).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +16,7 @@
 #include <netcdf.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "raster.h"
 
 #include "testutil.h"
@@ -158,6 +159,41 @@ static void test_reasons(void **state)
     raster_mask *m2;
     RS(raster_mask_wrap(mask_ids_, NX, NY, &m2));
     assert_int_equal(why_of(ncid, "t", m2, NULL, 0), RASTER_CHOOSE_GRID);
+
+    /* each allocation failing in turn: RASTER_ENOMEM, never a reason */
+    struct { const char *var; int flags, why; } loops[] = {
+        {"sub/w", RASTER_CHOOSE_VALUES, RASTER_CHOOSE_DATA},
+        {"lat3", 0, RASTER_CHOOSE_REFERENCED},
+        {"mv", RASTER_CHOOSE_VALUES, RASTER_CHOOSE_MASK_VALUES},
+    };
+    for (size_t i = 0; i < sizeof loops / sizeof *loops; i++) {
+        int g = ncid, v;
+        const char *name = loops[i].var;
+        if (strchr(name, '/')) {
+            NC(nc_inq_grp_ncid(ncid, "sub", &g));
+            name = strchr(name, '/') + 1;
+        }
+        NC(nc_inq_varid(g, name, &v));
+        unsigned long n;
+        for (n = 1; n < 10000; n++) {
+            int why = -1;
+            raster_alloc_fail_at(n);
+            int rc = raster_var_choose(g, v, m, mv_, loops[i].flags, &why);
+            unsigned long made = raster_alloc_count();
+            raster_alloc_fail_at(0);
+            if (rc == RASTER_OK) {
+                if (made != n - 1)
+                    fail_msg("%s: failing allocation %lu of %lu ignored",
+                             loops[i].var, n, made);
+                assert_int_equal(why, loops[i].why);
+                break;
+            }
+            if (rc != RASTER_ENOMEM)
+                fail_msg("%s: allocation %lu failed: %s: %s", loops[i].var,
+                         n, raster_strerror(rc), raster_errmsg());
+        }
+        assert_true(n > 1);
+    }
 
     /* errors */
     int why = 99;
