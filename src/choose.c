@@ -281,16 +281,6 @@ int raster_var_choose(int ncid, int varid, const raster_mask *mask,
             *why = RASTER_CHOOSE_GEO;
             return RASTER_OK;
         }
-        int root = ncid, parent;
-        while (nc_inq_grp_parent(root, &parent) == NC_NOERR)
-            root = parent;
-        int ref = referenced(root, name, 0);
-        if (ref < 0)
-            return -ref; /* the message is set */
-        if (ref) {
-            *why = RASTER_CHOOSE_REFERENCED;
-            return RASTER_OK;
-        }
     }
     if (type < NC_BYTE || type > NC_UINT64 || type == NC_CHAR ||
         type == NC_STRING) {
@@ -332,6 +322,17 @@ int raster_var_choose(int ncid, int varid, const raster_mask *mask,
         }
     if (named)
         return RASTER_OK;
+    /* the file-wide scan last: only for what could be stored by region */
+    int root = ncid, parent;
+    while (nc_inq_grp_parent(root, &parent) == NC_NOERR)
+        root = parent;
+    int ref = referenced(root, name, 0);
+    if (ref < 0)
+        return -ref; /* the message is set */
+    if (ref) {
+        *why = RASTER_CHOOSE_REFERENCED;
+        return RASTER_OK;
+    }
     if (ndims == 2) {
         *why = RASTER_CHOOSE_NO_OUTER;
         return RASTER_OK;

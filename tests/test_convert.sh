@@ -542,7 +542,7 @@ cat > "$tmp/want" <<'EOF'
 rasterconvert: leave Times: not numeric
 rasterconvert: leave XLAT: latitude/longitude (standard_name or units)
 rasterconvert: leave XLONG: named in a coordinates, bounds, climatology or cell_measures attribute
-rasterconvert: leave XTIME: named in a coordinates, bounds, climatology or cell_measures attribute
+rasterconvert: leave XTIME: not of 2 to 32 dimensions
 rasterconvert: convert T2
 rasterconvert: leave HGT: grid only, no outer dimension
 rasterconvert: leave LANDMASK: holds the mask's values
@@ -560,7 +560,7 @@ expect 0 "convert POP-like" "$rc" --mask "$tmp/pop.nc:REGION_MASK" \
     "$tmp/pop.nc" "$tmp/pop.rast.nc"
 cat > "$tmp/want" <<'EOF'
 rasterconvert: leave time: coordinate variable
-rasterconvert: leave time_bound: named in a coordinates, bounds, climatology or cell_measures attribute
+rasterconvert: leave time_bound: last two dimensions are not the mask's grid
 rasterconvert: leave z_t: coordinate variable
 rasterconvert: leave TLAT: latitude/longitude (standard_name or units)
 rasterconvert: leave TLONG: latitude/longitude (standard_name or units)
