@@ -1,8 +1,9 @@
 /*
  * wrf_writer - a plain netCDF-C program writing WRF-like output: T2(Time,
- * south_north, west_east), one nc_put_vara_float per record, plus XLAT and
- * XLONG. Under libraster_preload.so with RASTER_MASK=admin.nc:REGION_MASK
- * T2 is stored by country or province.
+ * south_north, west_east), one nc_put_vara_float per record, plus its
+ * coordinates XLAT and XLONG. Under libraster_preload.so with
+ * RASTER_MASK=admin.nc:REGION_MASK T2 is stored by country or province;
+ * the coordinates stay plain netCDF.
  *
  * usage: wrf_writer MASKFILE OUT.nc [NTIME]
  */
@@ -52,6 +53,9 @@ int main(int argc, char **argv)
     CHECK(nc_def_var(ncid, "T2", NC_FLOAT, 3, d3, &vt2));
     CHECK(nc_put_att_text(ncid, vt2, "description", 13, "TEMP at 2 M"));
     CHECK(nc_put_att_text(ncid, vt2, "units", 1, "K"));
+    CHECK(nc_put_att_text(ncid, vt2, "coordinates", 10, "XLONG XLAT"));
+    CHECK(nc_put_att_text(ncid, vlat, "units", 12, "degree_north"));
+    CHECK(nc_put_att_text(ncid, vlon, "units", 11, "degree_east"));
     CHECK(nc_enddef(ncid));
     for (size_t y = 0; y < ny; y++)
         for (size_t x = 0; x < nx; x++) {

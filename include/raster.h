@@ -192,6 +192,59 @@ RASTER_API const char *raster_mask_region_abbrev(const raster_mask *mask,
 RASTER_API int raster_mask_region_by_name(const raster_mask *mask,
                                           const char *name, int32_t *id);
 
+/* ---- Choosing variables ------------------------------------------------ */
+
+/* Why raster_var_choose() stores a variable by region or leaves it plain:
+ * RASTER_CHOOSE_DATA stores it, every other value leaves it. */
+#define RASTER_CHOOSE_DATA 0        /* a data variable on the mask's grid */
+#define RASTER_CHOOSE_TYPE 1        /* not numeric */
+#define RASTER_CHOOSE_RANK 2        /* not 2 to 32 dimensions */
+#define RASTER_CHOOSE_GRID 3        /* last two dimensions not the mask's */
+#define RASTER_CHOOSE_UNLIMITED 4   /* an unlimited grid dimension */
+#define RASTER_CHOOSE_NO_OUTER 5    /* only the two grid dimensions */
+#define RASTER_CHOOSE_COORDINATE 6  /* 1-D and named like its dimension */
+#define RASTER_CHOOSE_AXIS 7        /* has an `axis` attribute */
+#define RASTER_CHOOSE_REFERENCED 8  /* named by a coordinates, bounds,
+                                       climatology or cell_measures attr. */
+#define RASTER_CHOOSE_GEO 9         /* latitude/longitude by standard_name
+                                       or CF units (degrees_north, ...) */
+#define RASTER_CHOOSE_MASK 10       /* named like the mask variable */
+#define RASTER_CHOOSE_MASK_VALUES 11 /* holds the mask's own values */
+
+/* Flags of raster_var_choose(). */
+#define RASTER_CHOOSE_NAMED 1  /* the user named it: only the layout's needs
+                                  (type, rank, grid) are checked */
+#define RASTER_CHOOSE_VALUES 2 /* read a variable of one grid's worth of
+                                  cells and leave it when it equals the mask */
+
+/*! raster_var_choose() :
+ *  The one rule for which variables raster stores by region when the user
+ *  names none (rasterconvert without --vars, the shim without RASTER_VARS):
+ *  data variables only. A variable stays plain when it is a coordinate -
+ *  1-D and named like its dimension, with an `axis` attribute, with CF
+ *  standard_name latitude, longitude, grid_latitude, grid_longitude,
+ *  projection_x/y_coordinate, or CF latitude/longitude units, or named in a
+ *  `coordinates`, `bounds`, `climatology` or `cell_measures` attribute of
+ *  any variable or group of the file (a word or the last part of a path
+ *  matches) - when it is named like `mask_var` (its last path part; NULL:
+ *  no name), when it has no dimension besides the grid (a 2-D field such as
+ *  cell area or terrain height), or when it cannot be stored by region
+ *  (not numeric, not 2 to 32 dimensions, last two dimensions not fixed and
+ *  of the mask's shape). With RASTER_CHOOSE_NAMED only the last reasons
+ *  count; with RASTER_CHOOSE_VALUES a variable whose outer dimensions are
+ *  all 1 is read and left when its values equal the mask's ids.
+ *  Attributes are read when it is called: call it once a variable's and
+ *  its neighbours' attributes are written.
+ *  @return RASTER_OK and *why one of RASTER_CHOOSE_* (DATA: store it), or
+ *  RASTER_EINVAL (NULL mask or why), RASTER_ENETCDF, RASTER_ENOMEM. */
+RASTER_API int raster_var_choose(int ncid, int varid, const raster_mask *mask,
+                                 const char *mask_var, int flags, int *why);
+
+/*! raster_choose_reason() :
+ *  @return a short phrase for a RASTER_CHOOSE_* value ("coordinate
+ *  variable", "not numeric", ...); static, never NULL. */
+RASTER_API const char *raster_choose_reason(int why);
+
 /* ---- Region mesh ------------------------------------------------------- */
 
 /* The RASTER chunks of a mask cut into fixed tiles, and the index from region

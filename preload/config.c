@@ -162,6 +162,7 @@ static void read_mask(void)
                  "plain netCDF", s);
         return;
     }
+    config.mask_var = colon + 1;
     char *file = strndup(s, (size_t)(colon - s));
     if (!file)
         return;

@@ -2,8 +2,8 @@
  * config.h - the shim's settings from the environment, read once:
  *   RASTER_MASK=FILE:VAR   the region mask (zero-code mode)
  *   RASTER_NAMES=FILE      region names for it (a names table, CSV)
- *   RASTER_VARS=A,B        only these variables (default: every variable
- *                          whose last two dimensions have the mask's shape)
+ *   RASTER_VARS=A,B        only these variables (default: the data
+ *                          variables on the mask's grid, raster_var_choose)
  *   RASTER_CHUNK=..,H,W    base chunk shape override (last sizes apply)
  *   RASTER_LOG=off|warn|info|debug   (default warn)
  */
@@ -20,6 +20,7 @@ typedef struct shim_config {
     int log_level;
     raster_mask *mask;      /* NULL without RASTER_MASK (or if unusable) */
     const char *mask_spec;
+    const char *mask_var;   /* VAR of RASTER_MASK, NULL without one */
     char **vars;            /* NULL: every matching variable */
     size_t nvars;
     size_t chunk[32];       /* RASTER_CHUNK, nchunk sizes */
@@ -39,7 +40,8 @@ const shim_config *config_get(void);
  * `claim` only marks it as reported (someone else reports it). */
 void config_report_mask_error(int claim);
 
-/* 1 when RASTER_VARS allows variable `name`. */
+/* 1 when RASTER_VARS allows variable `name`: names it, or is unset (then
+ * libraster's rule picks the data variables when they are adopted). */
 int config_var_chosen(const shim_config *c, const char *name);
 
 /* "raster: ..." on stderr when `level` is enabled. */

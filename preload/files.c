@@ -135,6 +135,31 @@ static const size_t *base_chunk(const pending *p, int ndims, size_t *buf)
     return NULL;
 }
 
+/* 1 when RASTER_MASK's rule leaves pending variable p plain: without
+ * RASTER_VARS only data variables are taken, and a coordinate is known by
+ * attributes (its own, or another variable's coordinates) written after
+ * nc_def_var, so the rule is asked now, not when it was defined. A chunk
+ * spec or RASTER_VARS names the variable: it is taken. */
+static int left_plain(const pending *p, const char *name)
+{
+    const shim_config *c = config_get();
+    if (p->mask || c->vars || !c->mask)
+        return 0;
+    int why;
+    int rc = raster_var_choose(p->grpid, p->varid, c->mask, c->mask_var, 0,
+                               &why);
+    if (rc != RASTER_OK) {
+        shim_log(LOG_WARN, "%s stays plain netCDF: %s: %s", name,
+                 raster_strerror(rc), raster_errmsg());
+        return 1;
+    }
+    if (why == RASTER_CHOOSE_DATA)
+        return 0;
+    shim_log(LOG_INFO, "%s stays plain netCDF: %s", name,
+             raster_choose_reason(why));
+    return 1;
+}
+
 static void adopt_one(shim_file *sf, pending *p)
 {
     const shim_config *c = config_get();
@@ -142,6 +167,8 @@ static void adopt_one(shim_file *sf, pending *p)
     char name[NC_MAX_NAME + 1] = "?";
     int ndims = 0;
     nc_inq_varname(p->grpid, p->varid, name);
+    if (left_plain(p, name))
+        return;
     nc_inq_varndims(p->grpid, p->varid, &ndims);
     size_t buf[NC_MAX_VAR_DIMS];
     const size_t *chunk = ndims > 0 && ndims <= NC_MAX_VAR_DIMS

@@ -276,8 +276,10 @@ SHIM_API int nc_sync(int ncid)
 
 /* ---- defining ----------------------------------------------------------- */
 
-/* 1 when variable varid of grpid fits RASTER_MASK: numeric, 2+ dims, the
- * last two fixed and of the mask's shape, and allowed by RASTER_VARS. */
+/* 1 when variable varid of grpid may fit RASTER_MASK: numeric, 2+ dims,
+ * the last two of the mask's shape, and allowed by RASTER_VARS. Without
+ * RASTER_VARS, whether it is a data variable (raster_var_choose) is asked
+ * when it is adopted, once its attributes are written (files.c). */
 static int eligible(int grpid, int varid, const raster_mask *mask)
 {
     char name[NC_MAX_NAME + 1];

@@ -168,7 +168,24 @@ PY
 # ---- convert, automatic choice, mask from the input itself ------------------
 expect 0 "convert cesm" "$rc" --mask "$tmp/cesm.nc:REGION_MASK" \
     "$tmp/cesm.nc" "$tmp/cesm.rast.nc"
-[ -s "$tmp/err" ] && fail "convert printed on stderr (not a terminal)"
+# stderr (not a terminal: no progress bar) lists each variable's fate
+cat > "$tmp/want" <<'EOF'
+rasterconvert: leave time: coordinate variable
+rasterconvert: leave z_t: coordinate variable
+rasterconvert: convert TEMP
+rasterconvert: convert SSH
+rasterconvert: leave ztrans: last two dimensions are not the mask's grid
+rasterconvert: leave nofill: not of 2 to 32 dimensions
+rasterconvert: leave KMT: grid only, no outer dimension
+rasterconvert: leave REGION_MASK: the mask variable
+rasterconvert: leave label: not numeric
+rasterconvert: leave diag/counts: not of 2 to 32 dimensions
+rasterconvert: convert diag/HMXL
+rasterconvert: leave diag/names: not numeric
+rasterconvert: leave diag/deeper/EDGE: grid only, no outer dimension
+EOF
+if cmp -s "$tmp/want" "$tmp/err"; then ok; else
+    fail "convert's list of choices"; diff "$tmp/want" "$tmp/err"; fi
 [ -f "$tmp/cesm.rast.nc" ] || fail "convert wrote no output"
 if "$PY" - "$tmp/cesm.rast.nc" "$tmp/cesm.nc" <<'PY'
 import sys, numpy as np, netCDF4
@@ -177,8 +194,7 @@ nctype = {"f4": 5, "f8": 6, "i2": 3}
 # converted: each variable stays where it was as its placeholder (same
 # varid, type, dimensions, attributes; never written), and its data goes to
 # the storage group raster_<name> beside it
-for path, names in [("", ["TEMP", "SSH", "KMT"]), ("diag", ["HMXL"]),
-                    ("diag/deeper", ["EDGE"])]:
+for path, names in [("", ["TEMP", "SSH"]), ("diag", ["HMXL"])]:
     g, gi = (d[path], i[path]) if path else (d, i)
     for n in names:
         p, s = g[n], g.groups["raster_" + n]
@@ -262,18 +278,21 @@ def groups(g, raster):
             if ("raster_format_version" in s.ncattrs()) == raster]
 assert groups(d, False) == ["diag"] and groups(d["diag"], False) == ["deeper"]
 assert groups(d["diag/deeper"], False) == []
-assert sorted(groups(d, True)) == ["raster_KMT", "raster_SSH", "raster_TEMP"]
+assert sorted(groups(d, True)) == ["raster_SSH", "raster_TEMP"]
 assert groups(d["diag"], True) == ["raster_HMXL"]
-assert groups(d["diag/deeper"], True) == ["raster_EDGE"]
-assert [d[n]._varid for n in ["TEMP", "SSH", "KMT"]] == [2, 3, 6]
+assert groups(d["diag/deeper"], True) == []
+assert [d[n]._varid for n in ["TEMP", "SSH"]] == [2, 3]
 assert d["diag/HMXL"]._varid == 1
 assert d["TEMP"].chunking() == [1, 1, 8, 8]  # input chunking
 assert d["TEMP"].units == "degC" and d["TEMP"]._FillValue > 9e36
 assert d.title == "CESM-like test" and d["diag"].note == "subgroup"
 assert len(d.dimensions["time"]) == 4 and d.dimensions["time"].isunlimited()
-# plain variables are plain: data, no storage group
-for n in ["time", "z_t", "ztrans", "nofill", "REGION_MASK", "label"]:
+# plain variables are plain: data, no storage group; 2-D fields (no outer
+# dimension) are left by default
+for n in ["time", "z_t", "ztrans", "nofill", "KMT", "REGION_MASK", "label"]:
     assert "raster_" + n not in d.groups, n
+    assert np.array_equal(d[n][...], i[n][...]), n
+assert np.array_equal(d["diag/deeper/EDGE"][...], i["diag/deeper/EDGE"][...])
 PY
 then ok; else fail "converted layout"; fi
 # plain variables keep chunking, compression, checksum, endianness, no-fill
@@ -290,7 +309,6 @@ if "$PY" "$tmp/compare.py" "$tmp/cesm.nc" "$tmp/cesm.back.nc"; then ok; else
 # restored raster variables are chunked with their base chunk shape
 "$NCDUMP" -s -h "$tmp/cesm.back.nc" > "$tmp/s3"
 grep -q 'TEMP:_ChunkSizes = 1, 1, 8, 8' "$tmp/s3" || fail "restored TEMP chunking"
-grep -q 'KMT:_ChunkSizes = 23, 31' "$tmp/s3" || fail "restored KMT chunking"
 grep -q 'ztrans:_DeflateLevel = 4' "$tmp/s3" || fail "restored ztrans deflate"
 grep -q 'raster' "$tmp/s3" && fail "restored file mentions raster"
 
@@ -411,6 +429,197 @@ perm=$(stat -c %a "$tmp/cesm.back.nc")
 case $(umask) in
     *022) [ "$perm" = 644 ] && ok || fail "output mode $perm, wanted 644" ;;
 esac
+
+# ---- data variables only: WRF-like and POP-like files ---------------------
+# Coordinates with the mask's grid (XLAT, XLONG, TLAT, TLONG), 2-D fields
+# (HGT, TAREA), the mask itself (by name, or a variable holding its values:
+# LANDMASK) and bounds stay plain, with their values; only T2 and TEMP are
+# stored by region. XLONG has no units here: only T2's coordinates attribute
+# marks it.
+cat > "$tmp/wmask.cdl" <<'CDL'
+netcdf wmask {
+dimensions:
+    south_north = 4 ; west_east = 5 ;
+variables:
+    int REGION_MASK(south_north, west_east) ;
+data:
+ REGION_MASK = 1, 1, 1, 2, 2, 1, 1, 2, 2, 2, 3, 3, 3, 2, 2, 3, 3, 3, 3, 0 ;
+}
+CDL
+cat > "$tmp/wrf.cdl" <<'CDL'
+netcdf wrf {
+dimensions:
+    Time = UNLIMITED ; DateStrLen = 19 ; south_north = 4 ; west_east = 5 ;
+variables:
+    char Times(Time, DateStrLen) ;
+    float XLAT(Time, south_north, west_east) ;
+        XLAT:units = "degree_north" ;
+        XLAT:description = "LATITUDE, SOUTH IS NEGATIVE" ;
+    float XLONG(Time, south_north, west_east) ;
+        XLONG:description = "LONGITUDE, WEST IS NEGATIVE" ;
+    float XTIME(Time) ;
+        XTIME:units = "minutes since 2020-01-01 00:00:00" ;
+    float T2(Time, south_north, west_east) ;
+        T2:units = "K" ;
+        T2:coordinates = "XLONG XLAT XTIME" ;
+    float HGT(south_north, west_east) ;
+        HGT:units = "m" ;
+    int LANDMASK(Time, south_north, west_east) ;
+data:
+ Times = "2020-01-01_00:00:00" ;
+ XLAT = 40, 40, 40, 40, 40, 41, 41, 41, 41, 41, 42, 42, 42, 42, 42,
+     43, 43, 43, 43, 43 ;
+ XLONG = -5, -4, -3, -2, -1, -5, -4, -3, -2, -1, -5, -4, -3, -2, -1,
+     -5, -4, -3, -2, -1 ;
+ XTIME = 0 ;
+ T2 = 280, 281, 282, 283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293,
+     294, 295, 296, 297, 298, 299 ;
+ HGT = 0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 150,
+     160, 170, 180, 190 ;
+ LANDMASK = 1, 1, 1, 2, 2, 1, 1, 2, 2, 2, 3, 3, 3, 2, 2, 3, 3, 3, 3, 0 ;
+}
+CDL
+cat > "$tmp/pop.cdl" <<'CDL'
+netcdf pop {
+dimensions:
+    time = UNLIMITED ; d2 = 2 ; z_t = 2 ; nlat = 4 ; nlon = 5 ;
+variables:
+    double time(time) ;
+        time:units = "days since 0001-01-01" ;
+        time:bounds = "time_bound" ;
+    double time_bound(time, d2) ;
+    float z_t(z_t) ;
+        z_t:units = "centimeters" ;
+    double TLAT(nlat, nlon) ;
+        TLAT:units = "degrees_north" ;
+    double TLONG(nlat, nlon) ;
+        TLONG:units = "degrees_east" ;
+    double TAREA(nlat, nlon) ;
+        TAREA:units = "centimeter^2" ;
+    int REGION_MASK(nlat, nlon) ;
+    float zdepth(z_t, nlat, nlon) ;
+        zdepth:axis = "Z" ;
+    float TEMP(time, z_t, nlat, nlon) ;
+        TEMP:_FillValue = 9.96921e+36f ;
+        TEMP:coordinates = "TLONG TLAT z_t time" ;
+        TEMP:cell_measures = "area: TAREA" ;
+data:
+ time = 15, 45 ;
+ time_bound = 0, 30, 30, 60 ;
+ z_t = 500, 1500 ;
+ TLAT = -60, -60, -60, -60, -60, -20, -20, -20, -20, -20, 20, 20, 20, 20, 20,
+     60, 60, 60, 60, 60 ;
+ TLONG = 0, 72, 144, 216, 288, 0, 72, 144, 216, 288, 0, 72, 144, 216, 288,
+     0, 72, 144, 216, 288 ;
+ TAREA = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 ;
+ REGION_MASK = 0, 1, 1, 2, 2, 0, 1, 1, 2, 2, 0, 6, 6, 6, 2, 0, 6, 6, 6, 6 ;
+ zdepth = 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5,
+     15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,
+     15, 15 ;
+ TEMP = _, 1, 2, 3, 4, _, 6, 7, 8, 9, _, 11, 12, 13, 14, _, 16, 17, 18, 19,
+     _, 21, 22, 23, 24, _, 26, 27, 28, 29, _, 31, 32, 33, 34, _, 36, 37, 38,
+     39, _, 41, 42, 43, 44, _, 46, 47, 48, 49, _, 51, 52, 53, 54, _, 56, 57,
+     58, 59, _, 61, 62, 63, 64, _, 66, 67, 68, 69, _, 71, 72, 73, 74, _, 76,
+     77, 78, 79 ;
+}
+CDL
+for f in wmask wrf pop; do
+    "$NCGEN" -4 -o "$tmp/$f.nc" "$tmp/$f.cdl" || exit 1
+done
+# top_groups FILE: the file's top-level groups (raster_<name> beside each
+# raster variable), read without raster
+top_groups() { "$NCDUMP" -h "$1" | sed -n 's/^group: \(.*\) {/\1/p' | tr '\n' ' '; }
+# same_values A B VARS DESC: ncdump's data of VARS (comma-separated) agree
+same_values() {
+    "$NCDUMP" -v "$3" "$1" | sed -n '/^data:/,/^\(group: .*\|}\)$/p' |
+        sed -e '$d' -e '/^$/d' > "$tmp/va"
+    "$NCDUMP" -v "$3" "$2" | sed -n '/^data:/,/^\(group: .*\|}\)$/p' |
+        sed -e '$d' -e '/^$/d' > "$tmp/vb"
+    if [ -s "$tmp/va" ] && cmp -s "$tmp/va" "$tmp/vb"; then ok; else
+        fail "$4: values differ"; diff "$tmp/va" "$tmp/vb" | head -10; fi
+}
+
+expect 0 "convert WRF-like" "$rc" --mask "$tmp/wmask.nc:REGION_MASK" \
+    "$tmp/wrf.nc" "$tmp/wrf.rast.nc"
+cat > "$tmp/want" <<'EOF'
+rasterconvert: leave Times: not numeric
+rasterconvert: leave XLAT: latitude/longitude (standard_name or units)
+rasterconvert: leave XLONG: named in a coordinates, bounds, climatology or cell_measures attribute
+rasterconvert: leave XTIME: not of 2 to 32 dimensions
+rasterconvert: convert T2
+rasterconvert: leave HGT: grid only, no outer dimension
+rasterconvert: leave LANDMASK: holds the mask's values
+EOF
+if cmp -s "$tmp/want" "$tmp/err"; then ok; else
+    fail "WRF-like: list of choices"; diff "$tmp/want" "$tmp/err"; fi
+[ "$(top_groups "$tmp/wrf.rast.nc")" = "raster_T2 " ] && ok ||
+    fail "WRF-like: raster variables $(top_groups "$tmp/wrf.rast.nc")"
+same_values "$tmp/wrf.nc" "$tmp/wrf.rast.nc" Times,XLAT,XLONG,XTIME,HGT,LANDMASK \
+    "WRF-like coordinates"
+expect 0 "restore WRF-like" "$rc" --restore "$tmp/wrf.rast.nc" "$tmp/wrf.back.nc"
+same_dump "$tmp/wrf.nc" "$tmp/wrf.back.nc" "WRF-like round trip"
+
+expect 0 "convert POP-like" "$rc" --mask "$tmp/pop.nc:REGION_MASK" \
+    "$tmp/pop.nc" "$tmp/pop.rast.nc"
+cat > "$tmp/want" <<'EOF'
+rasterconvert: leave time: coordinate variable
+rasterconvert: leave time_bound: last two dimensions are not the mask's grid
+rasterconvert: leave z_t: coordinate variable
+rasterconvert: leave TLAT: latitude/longitude (standard_name or units)
+rasterconvert: leave TLONG: latitude/longitude (standard_name or units)
+rasterconvert: leave TAREA: named in a coordinates, bounds, climatology or cell_measures attribute
+rasterconvert: leave REGION_MASK: the mask variable
+rasterconvert: leave zdepth: has an axis attribute
+rasterconvert: convert TEMP
+EOF
+if cmp -s "$tmp/want" "$tmp/err"; then ok; else
+    fail "POP-like: list of choices"; diff "$tmp/want" "$tmp/err"; fi
+[ "$(top_groups "$tmp/pop.rast.nc")" = "raster_TEMP " ] && ok ||
+    fail "POP-like: raster variables $(top_groups "$tmp/pop.rast.nc")"
+same_values "$tmp/pop.nc" "$tmp/pop.rast.nc" \
+    time,time_bound,z_t,TLAT,TLONG,TAREA,REGION_MASK,zdepth "POP-like coordinates"
+expect 0 "restore POP-like" "$rc" --restore "$tmp/pop.rast.nc" "$tmp/pop.back.nc"
+same_dump "$tmp/pop.nc" "$tmp/pop.back.nc" "POP-like round trip"
+# named variables are converted whatever the rule says (2-D, coordinate)
+expect 0 "--vars of coordinates" "$rc" --mask "$tmp/wmask.nc:REGION_MASK" \
+    --vars T2,XLAT,HGT "$tmp/wrf.nc" "$tmp/wrf.named.nc"
+[ "$(top_groups "$tmp/wrf.named.nc")" = "raster_XLAT raster_T2 raster_HGT " ] &&
+    ok || fail "--vars XLAT,HGT: $(top_groups "$tmp/wrf.named.nc")"
+grep -qx 'rasterconvert: leave XLONG: not named by --vars' "$tmp/err" && ok ||
+    fail "--vars: no leave line for XLONG: $(cat "$tmp/err")"
+# only coordinates and 2-D fields on the grid: nothing to convert
+expect 1 "no data variable" "$rc" --mask "$tmp/wmask.nc:REGION_MASK" \
+    "$tmp/wmask.nc" "$tmp/bad.nc"
+grep -q 'no data variable' "$tmp/err" || fail "no data variable: message"
+no_output "$tmp/bad.nc" "no data variable"
+
+# ---- never overwrite the input ----------------------------------------------
+# OUT naming IN (itself, through a symbolic or a hard link), or the mask
+# file: refused before anything is written, input bytes unchanged
+mkdir "$tmp/same"
+cp "$tmp/pop.nc" "$tmp/same/in.nc"
+cp "$tmp/pop.rast.nc" "$tmp/same/r.nc"
+cp "$tmp/wmask.nc" "$tmp/same/m.nc"
+ln -s in.nc "$tmp/same/link.nc"
+ln "$tmp/same/in.nc" "$tmp/same/hard.nc"
+sums() { (cd "$tmp/same" && cksum in.nc r.nc m.nc); }
+sums > "$tmp/sums0"
+for out in in.nc link.nc hard.nc; do
+    expect 1 "output $out is the input" "$rc" --mask "$tmp/same/in.nc:REGION_MASK" \
+        "$tmp/same/in.nc" "$tmp/same/$out"
+    grep -q 'is the input' "$tmp/err" || fail "output $out: message: $(cat "$tmp/err")"
+done
+expect 1 "output is the input (relative path)" sh -c \
+    'cd "$1/same" && exec "$2" --mask in.nc:REGION_MASK ./in.nc in.nc' sh "$tmp" "$rc"
+expect 1 "output is the mask file" "$rc" --mask "$tmp/same/m.nc:REGION_MASK" \
+    "$tmp/wrf.nc" "$tmp/same/m.nc"
+grep -q 'is the mask file' "$tmp/err" || fail "mask file: message: $(cat "$tmp/err")"
+expect 1 "restore onto its input" "$rc" --restore "$tmp/same/r.nc" "$tmp/same/r.nc"
+grep -q 'is the input' "$tmp/err" || fail "restore onto input: message"
+sums > "$tmp/sums1"
+cmp -s "$tmp/sums0" "$tmp/sums1" && ok || fail "an input changed"
+[ -L "$tmp/same/link.nc" ] && ok || fail "the symbolic link was replaced"
+ls -a "$tmp/same" | grep -q '\.tmp' && fail "temporary file left in same/" || ok
 
 # ---- bad input: exit 1, a message, and no output ------------------------------
 expect 1 "mask shape matches no --vars" "$rc" --mask "$tmp/small.nc:m" \

@@ -50,7 +50,9 @@ with netCDF4.Dataset(sys.argv[1], "w", format="NETCDF4") as d:
     h.units = "m"; h[:] = rng.random((nt, ny, nx))
 PY
 "$PY" "$tmp/gen.py" "$tmp/in.nc" || exit 1
-"$rc" --mask "$tmp/in.nc:REGION_MASK" --chunk 1,1,8,8 "$tmp/in.nc" "$tmp/r.nc" ||
+# KMT is 2-D: converted only when named
+"$rc" --mask "$tmp/in.nc:REGION_MASK" --vars TEMP,KMT,HMXL --chunk 1,1,8,8 \
+    "$tmp/in.nc" "$tmp/r.nc" 2> /dev/null ||
     { echo "FAIL: rasterconvert"; exit 1; }
 
 # check.py OUT IN VAR LAYOUT IDS START COUNT: OUT holds what numpy gives
@@ -198,6 +200,20 @@ expect 1 "names replaced by the table" "$rg" "$tmp/rn.nc" --var TEMP \
     --region Red_Sea -o "$tmp/bad.nc"
 no_output "$tmp/bad.nc" "names replaced by the table"
 
+# -o naming the input (itself, through a symbolic or a hard link) is
+# refused and the input left as it was
+cp "$tmp/r.nc" "$tmp/self.nc"
+ln -s self.nc "$tmp/self_link.nc"
+ln "$tmp/self.nc" "$tmp/self_hard.nc"
+sum0=$(cksum < "$tmp/self.nc")
+for out in self.nc self_link.nc self_hard.nc; do
+    expect 1 "-o $out onto the input" "$rg" "$tmp/self.nc" --var TEMP --region 6 \
+        -o "$tmp/$out"
+    grep -q 'is the input' "$tmp/err" || fail "-o $out: message: $(cat "$tmp/err")"
+done
+[ "$(cksum < "$tmp/self.nc")" = "$sum0" ] && ok || fail "-o onto the input changed it"
+[ -L "$tmp/self_link.nc" ] && ok || fail "-o replaced the symbolic link"
+ls -a "$tmp" | grep -q '\.tmp' && fail "temporary file left" || ok
 # an incomplete raster file (its writer never closed it) is refused: the
 # marker is on TEMP's storage group raster_TEMP (TEMP is its placeholder)
 cp "$tmp/r.nc" "$tmp/inc.nc"

@@ -87,11 +87,78 @@ same "$tmp/plain.txt" "$tmp/spec.txt" "spec-written file differs"
 "$ex/wrf_writer" "$admin" "$tmp/wrf_plain.nc" 3 || exit 1
 RASTER_MASK="$admin:REGION_MASK" expect 0 "wrf writer under the shim" \
     under "$ex/wrf_writer" "$admin" "$tmp/wrf.nc" 3
-# XLAT and XLONG have the grid's shape too: every such variable is taken
-[ "$(groups "$tmp/wrf.nc")" = "raster_T2 raster_XLONG raster_XLAT " ] && ok ||
+# XLAT and XLONG have the grid's shape too, but are coordinates: plain
+[ "$(groups "$tmp/wrf.nc")" = "raster_T2 " ] && ok ||
     fail "wrf: $(groups "$tmp/wrf.nc")"
 dump "$tmp/wrf_plain.nc" > "$tmp/w1"; dump_under "$tmp/wrf.nc" > "$tmp/w2"
 same "$tmp/w1" "$tmp/w2" "WRF-like file differs"
+
+# ---- only data variables: the rule is asked once attributes are written ----
+# ncgen defines every variable, then writes the attributes: XLAT (no units)
+# is a coordinate only by T2's coordinates attribute, written after XLAT was
+# defined; REGION_MASK(Time, ...) is named like the mask; HGT is 2-D.
+cat > "$tmp/smask.cdl" <<'CDL'
+netcdf smask {
+dimensions:
+    south_north = 4 ; west_east = 5 ;
+variables:
+    int REGION_MASK(south_north, west_east) ;
+data:
+ REGION_MASK = 1, 1, 1, 2, 2, 1, 1, 2, 2, 2, 3, 3, 3, 2, 2, 3, 3, 3, 3, 0 ;
+}
+CDL
+cat > "$tmp/sw.cdl" <<'CDL'
+netcdf sw {
+dimensions:
+    Time = UNLIMITED ; south_north = 4 ; west_east = 5 ;
+variables:
+    float XLAT(Time, south_north, west_east) ;
+    float XLONG(Time, south_north, west_east) ;
+        XLONG:units = "degree_east" ;
+    int REGION_MASK(Time, south_north, west_east) ;
+    float HGT(south_north, west_east) ;
+    float T2(Time, south_north, west_east) ;
+        T2:units = "K" ;
+        T2:coordinates = "XLONG XLAT" ;
+data:
+ XLAT = 40, 40, 40, 40, 40, 41, 41, 41, 41, 41, 42, 42, 42, 42, 42,
+     43, 43, 43, 43, 43 ;
+ XLONG = -5, -4, -3, -2, -1, -5, -4, -3, -2, -1, -5, -4, -3, -2, -1,
+     -5, -4, -3, -2, -1 ;
+ REGION_MASK = 1, 1, 1, 2, 2, 1, 1, 2, 2, 2, 3, 3, 3, 2, 2, 3, 3, 3, 3, 0 ;
+ HGT = 0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 150,
+     160, 170, 180, 190 ;
+ T2 = 280, 281, 282, 283, 284, 285, 286, 287, 288, 289, 290, 291, 292, 293,
+     294, 295, 296, 297, 298, 299 ;
+}
+CDL
+"$NCGEN" -4 -o "$tmp/smask.nc" "$tmp/smask.cdl" || exit 1
+"$NCGEN" -4 -o "$tmp/sw_plain.nc" "$tmp/sw.cdl" || exit 1
+RASTER_LOG=info RASTER_MASK="$tmp/smask.nc:REGION_MASK" expect 0 \
+    "ncgen under the shim" under "$NCGEN" -4 -o "$tmp/sw.nc" "$tmp/sw.cdl"
+[ "$(groups "$tmp/sw.nc")" = "raster_T2 " ] && ok ||
+    fail "ncgen: only T2 by region, got $(groups "$tmp/sw.nc")"
+for line in "XLAT stays plain netCDF: named in a coordinates" \
+            "XLONG stays plain netCDF: latitude/longitude" \
+            "REGION_MASK stays plain netCDF: the mask variable" \
+            "HGT stays plain netCDF: grid only"; do
+    grep -q "raster: $line" "$tmp/err" && ok || fail "ncgen: no '$line'"
+done
+dump "$tmp/sw_plain.nc" > "$tmp/s1"; dump_under "$tmp/sw.nc" > "$tmp/s2"
+same "$tmp/s1" "$tmp/s2" "ncgen under the shim: file differs"
+# the plain ones hold their values for readers without the shim
+"$NCDUMP" -v XLAT,XLONG,REGION_MASK,HGT "$tmp/sw_plain.nc" |
+    sed -n '/^data:/,/^}/p' | grep -v '^}\|^$' > "$tmp/s1"
+"$NCDUMP" -v XLAT,XLONG,REGION_MASK,HGT "$tmp/sw.nc" |
+    sed -n '/^data:/,/^group:/p' | grep -v '^group:\|^$' > "$tmp/s2"
+same "$tmp/s1" "$tmp/s2" "ncgen under the shim: coordinates not plain"
+# RASTER_VARS names variables explicitly: taken whatever the rule says
+RASTER_VARS=T2,XLAT RASTER_MASK="$tmp/smask.nc:REGION_MASK" expect 0 \
+    "ncgen under the shim, RASTER_VARS" under "$NCGEN" -4 -o "$tmp/sw2.nc" "$tmp/sw.cdl"
+case "$(groups "$tmp/sw2.nc")" in
+    "raster_T2 raster_XLAT "|"raster_XLAT raster_T2 ") ok ;;
+    *) fail "RASTER_VARS=T2,XLAT: $(groups "$tmp/sw2.nc")" ;;
+esac
 
 # ---- ordinary files and fallbacks --------------------------------------------
 # plain files behave byte for byte as without the shim

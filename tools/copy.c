@@ -56,6 +56,17 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+int copy_check_distinct(const char *in, const char *out, const char *what)
+{
+    struct stat si, so;
+    if (stat(out, &so) != 0 || stat(in, &si) != 0)
+        return 0;
+    if (si.st_dev == so.st_dev && si.st_ino == so.st_ino)
+        return copy_err("%s is the %s %s itself: writing it would replace "
+                        "it; give another output file", out, what, in);
+    return 0;
+}
+
 int copy_out_begin(copy_out *o, const char *final)
 {
     o->final = o->tmp = NULL;

@@ -35,6 +35,13 @@ typedef struct copy_out {
     char *tmp;
 } copy_out;
 
+/* -1 with a message when `out` exists and is the file `in` names (the
+ * same device and inode, through symbolic and hard links): the output
+ * renamed into place would replace the input. `what` names `in` in the
+ * message ("input", "mask file"). 0 otherwise, also when `out` does not
+ * exist yet. */
+int copy_check_distinct(const char *in, const char *out, const char *what);
+
 /* Reserves a temporary name beside `final` (same directory, hidden name)
  * and arranges for it to be removed if the program is interrupted
  * (SIGINT, SIGTERM, SIGHUP). Refuses a `final` that is a directory. */

@@ -37,11 +37,14 @@ static void usage(FILE *f)
 CLI_NAMES_HELP
 "  --vars A,B        convert exactly these variables (a name matches in any\n"
 "                    group; a path such as /ocean/TEMP names one); each must\n"
-"                    be numeric with its last two dimensions of the mask's\n"
-"                    shape. Default: every numeric variable of 2 to 32\n"
-"                    dimensions whose last two (fixed) dimensions have the\n"
-"                    mask's shape, except the mask variable itself when the\n"
-"                    mask is read from IN.nc\n"
+"                    be numeric, of 2 to 32 dimensions, with its last two\n"
+"                    fixed and of the mask's shape. Default: the data\n"
+"                    variables on the mask's grid - such variables with at\n"
+"                    least one dimension besides the grid that are no\n"
+"                    coordinate (none named like its dimension, in a\n"
+"                    coordinates or bounds attribute, with an axis attribute\n"
+"                    or latitude/longitude standard_name or units) and not\n"
+"                    the mask (named like VAR, or holding its values)\n"
 "  --chunk T,Z,H,W   base chunk shape; the last two sizes are the tile. The\n"
 "                    sizes apply to a variable's last dimensions (a variable\n"
 "                    with fewer dimensions uses the last ones; one with more\n"
@@ -62,8 +65,10 @@ CLI_NAMES_HELP
 "  --help            this text\n"
 "  --version         print raster's version\n"
 "\n"
-"OUT.nc is written under a temporary name in its directory and renamed when\n"
-"complete: on any failure no OUT.nc is left. A progress bar is shown on a\n"
+"Each variable converted or left (and why) is listed on stderr. OUT.nc is\n"
+"written under a temporary name in its directory and renamed when\n"
+"complete: on any failure no OUT.nc is left; OUT.nc may not be IN.nc or\n"
+"the mask file (also through links). A progress bar is shown on a\n"
 "terminal for conversions longer than a second. Input files with\n"
 "user-defined types (compound, vlen, enum, opaque) are refused; deflate and\n"
 "other filters of converted variables are not carried into the raster\n"
@@ -100,7 +105,6 @@ typedef struct ctx {
     const options *o;
     raster_mask *mask;
     size_t ny, nx;
-    int mask_in_input;   /* the mask file is IN */
     int in_ncid, out_ncid;
     raster_file *rf;     /* convert: the output; restore: the input */
     copy_dimmap dims;
@@ -158,8 +162,21 @@ static int named(ctx *c, const char *gpath, const char *name)
     return hit;
 }
 
+/* Says on stderr what becomes of variable `name` of group `gpath`. */
+static void tell(const char *gpath, const char *name, const char *why)
+{
+    const char *sep = strcmp(gpath, "/") ? "/" : "";
+    if (why)
+        fprintf(stderr, "rasterconvert: leave %s%s%s: %s\n", sep[0] ?
+                gpath + 1 : "", sep, name, why);
+    else
+        fprintf(stderr, "rasterconvert: convert %s%s%s\n", sep[0] ?
+                gpath + 1 : "", sep, name);
+}
+
 /* 1: store variable v of group g as a raster variable; 0: copy it plainly;
- * -1: error (a named variable that cannot be converted). */
+ * -1: error (a named variable that cannot be converted). Without --vars
+ * libraster's rule (raster_var_choose) picks the data variables. */
 static int select_var(ctx *c, int g, int v)
 {
     char name[NC_MAX_NAME + 1], gpath[1024], tname[NC_MAX_NAME + 1] = "?";
@@ -170,19 +187,15 @@ static int select_var(ctx *c, int g, int v)
         return copy_ncerr(st, "%s: reading variable %d", c->o->in, v);
     copy_group_path(g, gpath, sizeof gpath);
     int want = c->o->nvars ? named(c, gpath, name) : -1;
-    if (want == 0)
+    if (want == 0) {
+        tell(gpath, name, "not named by --vars");
         return 0;
-    int ok_type = copy_is_numeric(xtype);
-    int ok_rank = ndims >= 2 && ndims <= MAX_RASTER_DIMS;
-    size_t ny = 0, nx = 0;
-    int unlim_grid = 0;
-    if (ndims >= 2) {
-        nc_inq_dimlen(g, dimids[ndims - 2], &ny);
-        nc_inq_dimlen(g, dimids[ndims - 1], &nx);
-        unlim_grid = copy_dim_unlimited(g, dimids[ndims - 2]) ||
-                     copy_dim_unlimited(g, dimids[ndims - 1]);
     }
-    int ok_grid = ndims >= 2 && ny == c->ny && nx == c->nx && !unlim_grid;
+    int why, rc = raster_var_choose(g, v, c->mask, c->o->mask_var,
+                                    want > 0 ? RASTER_CHOOSE_NAMED
+                                             : RASTER_CHOOSE_VALUES, &why);
+    if (rc != RASTER_OK)
+        return raster_err(name, rc);
     /* the raster format names dimensions; one hidden by a same-named
      * dimension of a nearer group could not be found again */
     char shadowed[NC_MAX_NAME + 1] = "";
@@ -194,40 +207,50 @@ static int select_var(ctx *c, int g, int v)
             memcpy(shadowed, dn, sizeof dn);
     }
     if (want < 0) { /* automatic choice */
-        if (c->mask_in_input && g == c->in_ncid &&
-            strcmp(name, c->o->mask_var) == 0)
-            return 0;
-        int yes = ok_type && ok_rank && ok_grid;
-        if (yes && shadowed[0]) {
-            copy_err("warning: %s%s%s: dimension %s is hidden by another "
-                     "of that name in a nearer group; copied plainly",
-                     strcmp(gpath, "/") ? gpath : "",
-                     strcmp(gpath, "/") ? "/" : "", name, shadowed);
+        if (why == RASTER_CHOOSE_DATA && shadowed[0]) {
+            char text[NC_MAX_NAME + 64];
+            snprintf(text, sizeof text, "dimension %s is hidden by another "
+                     "of that name in a nearer group", shadowed);
+            tell(gpath, name, text);
             return 0;
         }
-        return yes;
+        tell(gpath, name, why == RASTER_CHOOSE_DATA
+                              ? NULL : raster_choose_reason(why));
+        return why == RASTER_CHOOSE_DATA;
+    }
+    size_t ny = 0, nx = 0;
+    if (ndims >= 2) {
+        nc_inq_dimlen(g, dimids[ndims - 2], &ny);
+        nc_inq_dimlen(g, dimids[ndims - 1], &nx);
     }
     nc_inq_type(g, xtype, tname, NULL);
-    if (!ok_type)
+    switch (why) {
+    case RASTER_CHOOSE_DATA: break;
+    case RASTER_CHOOSE_TYPE:
         return copy_err("%s: variable %s is of type %s: only numeric "
                         "variables can be stored by region", c->o->in, name,
                         tname);
-    if (!ok_rank)
+    case RASTER_CHOOSE_RANK:
         return copy_err("%s: variable %s has %d dimensions: the raster "
                         "layout needs 2 to %d", c->o->in, name, ndims,
                         MAX_RASTER_DIMS);
-    if (unlim_grid)
+    case RASTER_CHOOSE_UNLIMITED:
         return copy_err("%s: variable %s has an unlimited grid dimension",
                         c->o->in, name);
-    if (!ok_grid)
+    case RASTER_CHOOSE_GRID:
         return copy_err("%s: variable %s has a %zu x %zu grid but the mask "
                         "%s:%s is %zu x %zu", c->o->in, name, ny, nx,
                         c->o->mask_file, c->o->mask_var, c->ny, c->nx);
+    default:
+        return copy_err("%s: variable %s: %s", c->o->in, name,
+                        raster_choose_reason(why));
+    }
     if (shadowed[0])
         return copy_err("%s: variable %s uses dimension %s, which a "
                         "same-named dimension of a nearer group hides: the "
                         "raster layout cannot record it", c->o->in, name,
                         shadowed);
+    tell(gpath, name, NULL);
     return 1;
 }
 
@@ -498,17 +521,12 @@ static int run_jobs(ctx *c)
     return rc;
 }
 
-/* 1 when files a and b are the same file. */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
 static int convert(ctx *c, copy_out *out)
 {
     const options *o = c->o;
+    if (copy_check_distinct(o->in, o->out, "input") != 0 ||
+        copy_check_distinct(o->mask_file, o->out, "mask file") != 0)
+        return -1;
     raster_file *probe;
     int rc = raster_open(o->in, RASTER_READ, &probe);
     if (rc == RASTER_OK || rc == RASTER_EINCOMPLETE) {
@@ -521,7 +539,6 @@ static int convert(ctx *c, copy_out *out)
         return copy_err("mask %s:%s: %s", o->mask_file, o->mask_var,
                         raster_errmsg());
     raster_mask_shape(c->mask, &c->ny, &c->nx);
-    c->mask_in_input = same_file(o->mask_file, o->in);
     int st = nc_open(o->in, NC_NOWRITE, &c->in_ncid);
     if (st != NC_NOERR) {
         c->in_ncid = -1;
@@ -542,8 +559,9 @@ static int convert(ctx *c, copy_out *out)
         if (!c->vars_used[i])
             return copy_err("%s: no variable %s", o->in, o->vars[i]);
     if (c->nraster == 0)
-        return copy_err("%s: no variable has a grid of the mask's shape "
-                        "%zu x %zu: nothing to convert", o->in, c->ny, c->nx);
+        return copy_err("%s: no data variable on the mask's %zu x %zu grid: "
+                        "nothing to convert (--vars names variables to "
+                        "convert anyway)", o->in, c->ny, c->nx);
     if (run_jobs(c) != 0)
         return -1;
     rc = raster_close(c->rf);
@@ -636,6 +654,8 @@ static int restore_group(ctx *c, int in, int out)
 static int restore(ctx *c, copy_out *out)
 {
     const options *o = c->o;
+    if (copy_check_distinct(o->in, o->out, "input") != 0)
+        return -1;
     int rc = raster_open(o->in, RASTER_READ, &c->rf);
     if (rc == RASTER_EFORMAT)
         return copy_err("%s is not a raster file: %s", o->in,

@@ -41,7 +41,8 @@ static void usage(FILE *f)
 "  --start S,..      first index of each outer dimension (default: 0s)\n"
 "  --count C,..      records of each outer dimension (default: to the end)\n"
 "  -o, --output F    the file to write (written under a temporary name and\n"
-"                    renamed when complete)\n"
+"                    renamed when complete; never FILE itself, also through\n"
+"                    a link)\n"
 "  --buffer BYTES    bound of the data buffer (K, M, G suffixes; default 64M;\n"
 "                    at least one record is read at a time)\n"
 "  --help            this text\n"
@@ -406,6 +407,8 @@ static int outer_box(job *j)
 
 static int run(const options *o, raster_file **fp, copy_out *out, int *outid)
 {
+    if (copy_check_distinct(o->file, o->out, "input") != 0)
+        return -1;
     int rc = raster_open(o->file, RASTER_READ, fp);
     if (rc == RASTER_EFORMAT)
         return copy_err("%s is not a raster file: %s", o->file,
