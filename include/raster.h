@@ -116,10 +116,14 @@ typedef struct raster_mask raster_mask;
  *  int32; float/double variables only when every value is integral and in
  *  int32 range. Region names come from CF `flag_values` and `flag_meanings`
  *  attributes when both are present and have the same length.
+ *  Only a regular file is opened: a FIFO, directory, device or socket is
+ *  refused without being opened (it would block or mislead netCDF), and so
+ *  is a file replaced or changed while it is read.
  *  @return RASTER_OK and *out set (free with raster_mask_free()), or
  *  RASTER_EINVAL (NULL argument), RASTER_ENOTFOUND (no file or variable),
- *  RASTER_EMASK (not 2-D, not integral, empty), RASTER_ENETCDF, RASTER_ENOMEM,
- *  RASTER_EOVERFLOW; *out is then NULL. */
+ *  RASTER_EMASK (not 2-D, not integral, empty; not a regular file, or
+ *  changed while read), RASTER_ENETCDF, RASTER_ENOMEM, RASTER_EOVERFLOW;
+ *  *out is then NULL. */
 RASTER_API int raster_mask_load(const char *path, const char *var,
                                 raster_mask **out);
 
