@@ -310,14 +310,23 @@ RASTER_API raster_file *raster_file_for_ncid(int ncid);
  *  closes the file if raster opened it and frees every handle of it. NULL is
  *  a no-op. @return RASTER_OK or the first error met (the handle is freed
  *  in any case; a file raster opened whose netCDF close fails is then
- *  abandoned with nc_abort, so nothing of it stays open). */
+ *  abandoned with nc_abort, so nothing of it stays open).
+ *  A handle that is not open (closed already, by this or raster_abandon(),
+ *  or never returned by an open) gets RASTER_EINVAL and is not touched:
+ *  open files are kept in a registry that is checked by address first.
+ *  Using a closed file or its variables in other calls is a bug that raster
+ *  detects only on a best-effort basis: handles carry a tag that is
+ *  poisoned on close and checked on entry (RASTER_EINVAL), but freed memory
+ *  may be reused by the allocator, and a new file may even get a closed
+ *  one's address, so neither check can be relied on. */
 RASTER_API int raster_close(raster_file *file);
 
 /*! raster_abandon() :
  *  Frees the handle without writing anything more (no completeness marker:
  *  variables written since opening stay refused by readers); aborts the
  *  netCDF file if raster opened it. For a writer that gives up (nc_abort).
- *  NULL is a no-op. */
+ *  NULL is a no-op; a handle that is not open gets RASTER_EINVAL, as in
+ *  raster_close(). */
 RASTER_API int raster_abandon(raster_file *file);
 
 /*! raster_set_threads() :
