@@ -412,6 +412,10 @@ int main(int argc, char **argv)
     if (FAILED(nc_close(mid)))
         return 1;
 
+    /* ncidp is not optional in netCDF's documentation, but its code
+     * checks it: the shim must not be the one to crash */
+    printf("open nc_open NULL ncidp: %d\n",
+           nc_open(argv[1], NC_NOWRITE, NULL));
     int ncid, dt, dy, dx, dims[3], temp, lev, sub;
     if (FAILED(nc_create(argv[3], NC_NETCDF4 | NC_CLOBBER, &ncid)))
         return 1;
