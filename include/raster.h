@@ -123,12 +123,16 @@ typedef struct raster_mask raster_mask;
  *  A mask of more than RASTER_MASK_MAX_IDS distinct ids is refused. Region
  *  names come from CF `flag_values` and `flag_meanings` attributes when both
  *  are present and have the same length (what regionmask writes, too);
- *  raster_mask_set_names_file() replaces them.
+ *  raster_mask_set_names_file() replaces them. Only a regular file is
+ *  opened: a FIFO, directory, device or socket is refused without being
+ *  opened (it would block or mislead netCDF), and so is a file replaced or
+ *  changed while it is read.
  *  @return RASTER_OK and *out set (free with raster_mask_free()), or
  *  RASTER_EINVAL (NULL argument), RASTER_ENOTFOUND (no file or variable),
  *  RASTER_EMASK (not 2-D, a value not integral or outside int32 -- the
  *  message names the file, variable, first such cell and value --, a text
- *  _FillValue or missing_value, too many ids, empty), RASTER_ENETCDF,
+ *  _FillValue or missing_value, too many ids, empty; not a regular file,
+ *  or changed while read), RASTER_ENETCDF,
  *  RASTER_ENOMEM, RASTER_EOVERFLOW; *out is then NULL. */
 RASTER_API int raster_mask_load(const char *path, const char *var,
                                 raster_mask **out);
@@ -394,14 +398,23 @@ RASTER_API raster_file *raster_file_for_ncid(int ncid);
  *  closes the file if raster opened it and frees every handle of it. NULL is
  *  a no-op. @return RASTER_OK or the first error met (the handle is freed
  *  in any case; a file raster opened whose netCDF close fails is then
- *  abandoned with nc_abort, so nothing of it stays open). */
+ *  abandoned with nc_abort, so nothing of it stays open).
+ *  A handle that is not open (closed already, by this or raster_abandon(),
+ *  or never returned by an open) gets RASTER_EINVAL and is not touched:
+ *  open files are kept in a registry that is checked by address first.
+ *  Using a closed file or its variables in other calls is a bug that raster
+ *  detects only on a best-effort basis: handles carry a tag that is
+ *  poisoned on close and checked on entry (RASTER_EINVAL), but freed memory
+ *  may be reused by the allocator, and a new file may even get a closed
+ *  one's address, so neither check can be relied on. */
 RASTER_API int raster_close(raster_file *file);
 
 /*! raster_abandon() :
  *  Frees the handle without writing anything more (no completeness marker:
  *  variables written since opening stay refused by readers); aborts the
  *  netCDF file if raster opened it. For a writer that gives up (nc_abort).
- *  NULL is a no-op. */
+ *  NULL is a no-op; a handle that is not open gets RASTER_EINVAL, as in
+ *  raster_close(). */
 RASTER_API int raster_abandon(raster_file *file);
 
 /*! raster_set_threads() :

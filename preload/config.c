@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 _Thread_local int shim_depth;
 
@@ -145,7 +146,7 @@ static int defer_mask_error(void)
     return 0;
 }
 
-static void read_mask(void)
+static void read_mask_spec(void)
 {
     const char *s = getenv("RASTER_MASK");
     if (!s || !*s) {
@@ -156,6 +157,29 @@ static void read_mask(void)
         return;
     }
     config.mask_spec = s;
+}
+
+/* The mask file's identity when it was loaded: a file replaced or rewritten
+ * since (another inode, size or time) no longer describes the variables
+ * defined from then on. */
+static struct stat mask_stat;
+static char *mask_file;
+static atomic_int mask_stale;
+static pthread_once_t mask_once = PTHREAD_ONCE_INIT;
+
+static int same_file(const struct stat *a, const struct stat *b)
+{
+    return a->st_dev == b->st_dev && a->st_ino == b->st_ino &&
+           a->st_size == b->st_size &&
+           a->st_mtim.tv_sec == b->st_mtim.tv_sec &&
+           a->st_mtim.tv_nsec == b->st_mtim.tv_nsec;
+}
+
+static void load_mask(void)
+{
+    const char *s = config.mask_spec;
+    if (!s)
+        return;
     const char *colon = strrchr(s, ':');
     if (!colon || colon == s || !colon[1]) {
         shim_log(LOG_WARN, "RASTER_MASK=%s is not FILE:VAR; variables stay "
@@ -163,27 +187,40 @@ static void read_mask(void)
         return;
     }
     config.mask_var = colon + 1;
-    char *file = strndup(s, (size_t)(colon - s));
-    if (!file)
+    mask_file = strndup(s, (size_t)(colon - s));
+    if (!mask_file) {
+        shim_log(LOG_WARN, "out of memory reading RASTER_MASK; variables "
+                 "stay plain netCDF");
         return;
+    }
+    shim_log(LOG_DEBUG, "loading mask %s", s);
     /* RASTER_NAMES: a names table replacing the mask's own names. One
      * that cannot be used fails the mask: regions named otherwise than
      * asked would be stored for good */
     const char *names = getenv("RASTER_NAMES");
     if (names && !*names)
         names = NULL;
-    int rc = raster_mask_load(file, colon + 1, &config.mask);
+    /* raster_mask_load opens nothing but a regular file (a FIFO, device or
+     * directory would block or mislead it) */
+    int known = stat(mask_file, &mask_stat) == 0;
+    int rc = raster_mask_load(mask_file, colon + 1, &config.mask);
     if (rc == RASTER_OK && names &&
-        (rc = raster_mask_set_names_file(config.mask, names)) != RASTER_OK) {
+        (rc = raster_mask_set_names_file(config.mask, names)) != RASTER_OK)
         raster_mask_free(config.mask);
-        config.mask = NULL;
+    const char *why = rc == RASTER_OK ? NULL : raster_errmsg();
+    struct stat after;
+    if (rc == RASTER_OK && (!known || stat(mask_file, &after) != 0 ||
+                            !same_file(&after, &mask_stat))) {
+        raster_mask_free(config.mask);
+        rc = RASTER_EMASK;
+        why = "the file changed while it was read";
     }
     if (rc != RASTER_OK) {
         config.mask_failed = 1;
         snprintf(config.mask_error, sizeof config.mask_error,
                  "cannot use RASTER_MASK=%s%s%s (%s: %s); variables stay "
                  "plain netCDF", s, names ? " with RASTER_NAMES=" : "",
-                 names ? names : "", raster_strerror(rc), raster_errmsg());
+                 names ? names : "", raster_strerror(rc), why);
         if (!defer_mask_error())
             config_report_mask_error(0);
         config.mask = NULL;
@@ -192,7 +229,33 @@ static void read_mask(void)
         raster_mask_shape(config.mask, &ny, &nx);
         shim_log(LOG_INFO, "mask %s: %zu x %zu", s, ny, nx);
     }
-    free(file);
+}
+
+const raster_mask *config_mask(void)
+{
+    config_get();
+    if (!config.mask_spec)
+        return NULL;
+    pthread_once(&mask_once, load_mask);
+    if (!config.mask || atomic_load(&mask_stale))
+        return NULL;
+    struct stat now;
+    if (stat(mask_file, &now) == 0 && same_file(&now, &mask_stat))
+        return config.mask;
+    if (!atomic_exchange(&mask_stale, 1))
+        shim_log(LOG_WARN, "RASTER_MASK=%s changed since it was loaded; "
+                 "variables defined from now on stay plain netCDF",
+                 config.mask_spec);
+    return NULL;
+}
+
+const raster_mask *config_mask_loaded(void)
+{
+    config_get();
+    if (config.mask_spec)
+        pthread_once(&mask_once, load_mask); /* done already: pending
+                                                 variables came from it */
+    return config.mask;
 }
 
 static void init(void)
@@ -201,7 +264,7 @@ static void init(void)
     read_vars();
     read_chunk();
     check_threads();
-    read_mask();
+    read_mask_spec(); /* the mask itself is loaded on first need */
 }
 
 const shim_config *config_get(void)

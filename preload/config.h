@@ -18,8 +18,8 @@ enum { LOG_OFF, LOG_WARN, LOG_INFO, LOG_DEBUG };
 
 typedef struct shim_config {
     int log_level;
-    raster_mask *mask;      /* NULL without RASTER_MASK (or if unusable) */
-    const char *mask_spec;
+    raster_mask *mask;      /* config_mask()'s: read it through that */
+    const char *mask_spec;  /* RASTER_MASK, NULL when unset or empty */
     const char *mask_var;   /* VAR of RASTER_MASK, NULL without one */
     char **vars;            /* NULL: every matching variable */
     size_t nvars;
@@ -32,9 +32,19 @@ typedef struct shim_config {
     char mask_error[512];
 } shim_config;
 
-/* The settings, read on first use (thread-safe). The caller must hold the
- * shim's depth guard: loading the mask calls netCDF. */
+/* The settings, read from the environment on first use (thread-safe).
+ * The mask is not among them until config_mask() loads it. */
 const shim_config *config_get(void);
+
+/* RASTER_MASK's mask, loaded on the first call (thread-safe; never at
+ * library load: a program that defines no variable never opens it); NULL
+ * without RASTER_MASK, when it cannot be used (one warning), or once its
+ * file changed since it was loaded (one warning). The caller must hold the
+ * shim's depth guard: loading the mask calls netCDF. */
+const raster_mask *config_mask(void);
+
+/* The mask config_mask() loaded, for variables already chosen with it. */
+const raster_mask *config_mask_loaded(void);
 
 /* Prints a deferred RASTER_MASK warning, once per process; with
  * `claim` only marks it as reported (someone else reports it). */

@@ -162,8 +162,7 @@ static int left_plain(const pending *p, const char *name)
 
 static void adopt_one(shim_file *sf, pending *p)
 {
-    const shim_config *c = config_get();
-    const raster_mask *mask = p->mask ? p->mask : c->mask;
+    const raster_mask *mask = p->mask ? p->mask : config_mask_loaded();
     char name[NC_MAX_NAME + 1] = "?";
     int ndims = 0;
     nc_inq_varname(p->grpid, p->varid, name);
@@ -223,7 +222,7 @@ void files_pending_digest(shim_file *sf, unsigned long long *count,
 {
     unsigned long long h = 14695981039346656037ULL, n = 0;
     for (pending *p = sf->pend; p; p = p->next, n++) {
-        const raster_mask *mask = p->mask ? p->mask : config_get()->mask;
+        const raster_mask *mask = p->mask ? p->mask : config_mask_loaded();
         int ndims = 0;
         size_t buf[NC_MAX_VAR_DIMS], zero[NC_MAX_VAR_DIMS] = {0};
         nc_inq_varndims(p->grpid, p->varid, &ndims);

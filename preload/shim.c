@@ -51,7 +51,7 @@ static void activate(void)
                  "Passing everything through", path[0] ? path : "libnetcdf");
         active = 0;
     } else {
-        config_get(); /* reads the environment and the mask once */
+        config_get(); /* the environment; the mask waits for its first need */
         /* netCDF checks filters at open: with raster's registered, a
          * placeholder opens as an ordinary variable */
         if (raster_filter_register() != RASTER_OK)
@@ -116,8 +116,10 @@ static int after_open(int status, int ncid, int writable, const char *path,
     if (creating) /* a RASTER_MASK warning an MPI job held back */
         config_report_mask_error(0);
     if (format != NC_FORMAT_NETCDF4) {
-        if (creating && config_get()->mask)
-            shim_log(LOG_WARN, "%s is not a netCDF-4 file (raster needs "
+        /* info, not a warning: a model writes many files raster rightly
+         * leaves alone */
+        if (creating && config_get()->mask_spec)
+            shim_log(LOG_INFO, "%s is not a netCDF-4 file (raster needs "
                      "groups); its variables stay plain", path);
         return status;
     }
@@ -151,7 +153,7 @@ SHIM_API int nc_create(const char *path, int cmode, int *ncidp)
 {
     int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc_create, (path, cmode, ncidp));
-    return on ? after_open(st, *ncidp, 1, path, 1) : st;
+    return on && ncidp ? after_open(st, *ncidp, 1, path, 1) : st;
 }
 
 SHIM_API int nc__create(const char *path, int cmode, size_t initialsz,
@@ -160,14 +162,14 @@ SHIM_API int nc__create(const char *path, int cmode, size_t initialsz,
     int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc__create, (path, cmode, initialsz, chunksizehintp,
                                     ncidp));
-    return on ? after_open(st, *ncidp, 1, path, 1) : st;
+    return on && ncidp ? after_open(st, *ncidp, 1, path, 1) : st;
 }
 
 SHIM_API int nc_open(const char *path, int mode, int *ncidp)
 {
     int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc_open, (path, mode, ncidp));
-    return on ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
+    return on && ncidp ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
 }
 
 SHIM_API int nc__open(const char *path, int mode, size_t *chunksizehintp,
@@ -175,7 +177,7 @@ SHIM_API int nc__open(const char *path, int mode, size_t *chunksizehintp,
 {
     int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc__open, (path, mode, chunksizehintp, ncidp));
-    return on ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
+    return on && ncidp ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
 }
 
 SHIM_API int nc__create_mp(const char *path, int cmode, size_t initialsz,
@@ -184,7 +186,7 @@ SHIM_API int nc__create_mp(const char *path, int cmode, size_t initialsz,
     int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc__create_mp, (path, cmode, initialsz, basepe,
                                        chunksizehintp, ncidp));
-    return on ? after_open(st, *ncidp, 1, path, 1) : st;
+    return on && ncidp ? after_open(st, *ncidp, 1, path, 1) : st;
 }
 
 SHIM_API int nc__open_mp(const char *path, int mode, int basepe,
@@ -193,7 +195,7 @@ SHIM_API int nc__open_mp(const char *path, int mode, int basepe,
     int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc__open_mp, (path, mode, basepe, chunksizehintp,
                                      ncidp));
-    return on ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
+    return on && ncidp ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
 }
 
 /* In-memory files: raster works through netCDF there (no byte offsets). */
@@ -202,7 +204,7 @@ SHIM_API int nc_create_mem(const char *path, int mode, size_t initialsize,
 {
     int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc_create_mem, (path, mode, initialsize, ncidp));
-    return on ? after_open(st, *ncidp, 1, path, 1) : st;
+    return on && ncidp ? after_open(st, *ncidp, 1, path, 1) : st;
 }
 
 SHIM_API int nc_open_mem(const char *path, int mode, size_t size,
@@ -210,7 +212,7 @@ SHIM_API int nc_open_mem(const char *path, int mode, size_t size,
 {
     int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc_open_mem, (path, mode, size, memory, ncidp));
-    return on ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
+    return on && ncidp ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
 }
 
 SHIM_API int nc_open_memio(const char *path, int mode, NC_memio *info,
@@ -218,7 +220,7 @@ SHIM_API int nc_open_memio(const char *path, int mode, NC_memio *info,
 {
     int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc_open_memio, (path, mode, info, ncidp));
-    return on ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
+    return on && ncidp ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
 }
 
 SHIM_API int nc_close(int ncid)
@@ -298,19 +300,37 @@ static int eligible(int grpid, int varid, const raster_mask *mask)
     return ny == my && nx == mx && config_var_chosen(config_get(), name);
 }
 
+/* RASTER_MASK's mask for a variable being defined in sf, loaded now if
+ * this is its first need. A mask that cannot be used is reported at once
+ * for a file of one process (in an MPI job the ranks of a parallel file
+ * report it together, preload/shim_mpi.inc). Under the depth guard. */
+static const raster_mask *mask_for_define(shim_file *sf)
+{
+    const raster_mask *mask = config_mask();
+#ifdef RASTER_MPI
+    MPI_Comm comm;
+    if (!mask && !raster_file_comm(files_raster(sf), &comm))
+        config_report_mask_error(0);
+#else
+    (void)sf;
+#endif
+    return mask;
+}
+
 SHIM_API int nc_def_var(int ncid, const char *name, nc_type xtype, int ndims,
                         const int *dimidsp, int *varidp)
 {
-    int st = CALL_REAL(nc_def_var, (ncid, name, xtype, ndims, dimidsp,
-                                    varidp));
+    int own_id; /* varidp is optional */
+    int *idp = varidp ? varidp : &own_id;
+    int st = CALL_REAL(nc_def_var, (ncid, name, xtype, ndims, dimidsp, idp));
     if (st != NC_NOERR || !shim_on())
         return st;
     shim_file *sf = files_find(ncid);
-    const raster_mask *mask = config_get()->mask;
-    if (sf && mask) {
+    if (sf && ndims >= 2 && config_get()->mask_spec) {
         shim_depth++;
-        if (eligible(ncid, *varidp, mask))
-            files_pend(sf, ncid, *varidp, NULL, NULL, 0);
+        const raster_mask *mask = mask_for_define(sf);
+        if (mask && eligible(ncid, *idp, mask))
+            files_pend(sf, ncid, *idp, NULL, NULL, 0);
         shim_depth--;
     }
     return st;

@@ -89,8 +89,41 @@ raster_file *raster_file_for_ncid(int ncid)
     return f;
 }
 
+/* Open files (issue #27): raster_close and raster_abandon take their
+ * handle out of this set first and refuse one that is not in it, so a
+ * file closed twice gets RASTER_EINVAL, not a double free. Only the
+ * pointer is compared, never read: no use after free either. Best effort:
+ * a new file may get a closed one's address (include/raster.h). */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+static raster_file *live;
+
+static void live_add(raster_file *f)
+{
+    pthread_mutex_lock(&live_lock);
+    f->next_live = live;
+    live = f;
+    pthread_mutex_unlock(&live_lock);
+}
+
+/* 1 when f was open (it no longer is registered), 0 when it was not. */
+static int live_take(const raster_file *f)
+{
+    int found = 0;
+    pthread_mutex_lock(&live_lock);
+    for (raster_file **p = &live; *p; p = &(*p)->next_live) {
+        if (*p == f) {
+            *p = f->next_live;
+            found = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&live_lock);
+    return found;
+}
+
 static void file_free(raster_file *f)
 {
+    live_take(f); /* a failed open's: not taken yet */
     /* files opened in parallel are registered even when raster owns them */
     attached_remove(f);
 #ifdef RASTER_MPI
@@ -100,6 +133,7 @@ static void file_free(raster_file *f)
     chunkio_file_close(f);
     file_locks_destroy(f);
     raster_free(f->path);
+    f->magic = DEAD_MAGIC;
     raster_free(f);
 }
 
@@ -132,6 +166,7 @@ static int file_new(int ncid, int own, int writable, const char *path,
         raster_free(f);
         return raster_fail(RASTER_ENOMEM, "no mutex for a file");
     }
+    f->magic = FILE_MAGIC;
     f->ncid = ncid;
     f->own_ncid = own;
     f->writable = writable;
@@ -147,6 +182,7 @@ static int file_new(int ncid, int own, int writable, const char *path,
                                path);
         }
     }
+    live_add(f);
     *out = f;
     return RASTER_OK;
 }
@@ -305,7 +341,8 @@ static int bind_netcdf(raster_file *f)
     if (st != NC_NOERR)
         return raster_fail_nc(RASTER_ENETCDF, st, "opening %s: %s", f->path,
                               nc_strerror(st));
-    raster_file twin = {.ncid = ncid, .fd = -1, .h5 = -1, .path = f->path};
+    raster_file twin = {.magic = FILE_MAGIC, .ncid = ncid, .fd = -1,
+                        .h5 = -1, .path = f->path};
     int rc = file_locks_init(&twin);
     if (rc) {
         raster_nc_close(ncid);
@@ -377,6 +414,9 @@ int raster_close(raster_file *f)
 {
     if (!f)
         return RASTER_OK;
+    if (!live_take(f))
+        return raster_fail(RASTER_EINVAL, "raster_close: not an open raster "
+                           "file (closed already?)");
     int rc = RASTER_OK;
 #ifdef RASTER_MPI
     if (f->par) /* collective: tables, and the same flags on every rank */
@@ -415,6 +455,8 @@ int raster_close(raster_file *f)
 
 int raster_file_ncid(const raster_file *f)
 {
+    if (!file_ok(f))
+        return -1;
     return file_netcdf((raster_file *)f) == RASTER_OK ? f->ncid : -1;
 }
 
@@ -427,7 +469,7 @@ int raster_set_threads(int n)
 
 int raster_file_set_format(raster_file *f, int version)
 {
-    RETURN_ERROR_IF(!f || !f->writable, RASTER_EINVAL,
+    RETURN_ERROR_IF(!file_ok(f) || !f->writable, RASTER_EINVAL,
                     "raster_file_set_format needs a file open for writing");
     RETURN_ERROR_IF(version < RASTER_FORMAT_OLDEST_WRITTEN ||
                     version > RASTER_FORMAT_VERSION, RASTER_EUNSUPPORTED,
@@ -441,14 +483,14 @@ int raster_file_set_format(raster_file *f, int version)
 size_t raster_file_nvars(const raster_file *f)
 {
     size_t n = 0;
-    for (raster_var *v = f ? f->vars : NULL; v; v = v->next)
+    for (raster_var *v = file_ok(f) ? f->vars : NULL; v; v = v->next)
         n++;
     return n;
 }
 
 raster_var *raster_file_var(const raster_file *f, size_t i)
 {
-    raster_var *v = f ? f->vars : NULL;
+    raster_var *v = file_ok(f) ? f->vars : NULL;
     while (v && i--)
         v = v->next;
     return v;
@@ -457,6 +499,7 @@ raster_var *raster_file_var(const raster_file *f, size_t i)
 int raster_var_find(const raster_file *f, const char *name, raster_var **out)
 {
     RETURN_ERROR_IF(!f || !name || !out, RASTER_EINVAL, "NULL argument");
+    RETURN_ERROR_IF(!file_ok(f), RASTER_EINVAL, "not an open raster file");
     for (raster_var *v = f->vars; v; v = v->next) {
         if (strcmp(v->name, name) == 0) {
             *out = v;
@@ -541,6 +584,7 @@ int raster_def_var(raster_file *f, int parent, const char *name, int xtype,
     *out = NULL;
     RETURN_ERROR_IF(!f || !name || !dimids || !mask, RASTER_EINVAL,
                     "NULL argument");
+    RETURN_ERROR_IF(!file_ok(f), RASTER_EINVAL, "not an open raster file");
     int other;
     RETURN_ERROR_IF(nc_inq_varid(parent, name, &other) == NC_NOERR ||
                     nc_inq_grp_ncid(parent, name, &other) == NC_NOERR,
@@ -556,6 +600,7 @@ int raster_adopt_var(raster_file *f, int parent, int varid,
     RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
     *out = NULL;
     RETURN_ERROR_IF(!f || !mask, RASTER_EINVAL, "NULL argument");
+    RETURN_ERROR_IF(!file_ok(f), RASTER_EINVAL, "not an open raster file");
     char name[NC_MAX_NAME + 1];
     int xtype, ndims, dimids[NC_MAX_VAR_DIMS];
     int st = nc_inq_varndims(parent, varid, &ndims);
@@ -578,7 +623,7 @@ int raster_adopt_var(raster_file *f, int parent, int varid,
 
 raster_var *raster_var_by_varid(const raster_file *f, int parent, int varid)
 {
-    if (file_netcdf((raster_file *)f) != RASTER_OK)
+    if (!file_ok(f) || file_netcdf((raster_file *)f) != RASTER_OK)
         return NULL;
     for (raster_var *v = f ? f->vars : NULL; v; v = v->next)
         if (v->parent == parent && v->varid == varid)
@@ -595,6 +640,9 @@ int raster_abandon(raster_file *f)
 {
     if (!f)
         return RASTER_OK;
+    if (!live_take(f))
+        return raster_fail(RASTER_EINVAL, "raster_abandon: not an open "
+                           "raster file (closed already?)");
     int rc = RASTER_OK;
     if (f->own_ncid && !f->lean) {
         int st = nc_abort(f->ncid);
@@ -608,7 +656,8 @@ int raster_abandon(raster_file *f)
 
 int raster_var_rename(raster_var *v, const char *name)
 {
-    RETURN_ERROR_IF(!v || !name || !*name, RASTER_EINVAL, "NULL argument");
+    RETURN_ERROR_IF(!var_ok(v) || !name || !*name, RASTER_EINVAL,
+                    "NULL argument or a closed file's variable");
     RETURN_ERROR_IF(!v->file->writable, RASTER_EINVAL, "%s: file is "
                     "read-only", v->name);
     char *copy = raster_strdup(name);
@@ -632,7 +681,8 @@ int raster_var_rename(raster_var *v, const char *name)
 int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,
                        const void *value)
 {
-    RETURN_ERROR_IF(!v || !name, RASTER_EINVAL, "NULL argument");
+    RETURN_ERROR_IF(!var_ok(v) || !name, RASTER_EINVAL,
+                    "NULL argument or a closed file's variable");
     int rc = file_netcdf(v->file);
     if (rc)
         return rc;
@@ -898,7 +948,7 @@ static int hyperslab_pieces(raster_var *v, const size_t *start,
 static int var_io(raster_var *v, const size_t *start, const size_t *count,
                   const ptrdiff_t *stride, void *data, int write)
 {
-    RETURN_ERROR_IF(!v || !start || !count || !data, RASTER_EINVAL,
+    RETURN_ERROR_IF(!var_ok(v) || !start || !count || !data, RASTER_EINVAL,
                     "NULL argument");
     RETURN_NC_ERROR_IF(write && !v->file->writable, RASTER_EINVAL, NC_EPERM,
                        "%s: file is read-only", v->name);
@@ -1077,7 +1127,8 @@ static int typed_io(raster_var *v, const size_t *start, const size_t *count,
                     const ptrdiff_t *stride, const ptrdiff_t *imap,
                     void *data, int memtype, int write)
 {
-    RETURN_NC_ERROR_IF(!v, RASTER_EINVAL, NC_EINVAL, "NULL variable");
+    RETURN_NC_ERROR_IF(!var_ok(v), RASTER_EINVAL, NC_EINVAL,
+                       "NULL variable, or a closed file's");
     /* a put's checks ask netCDF (NC_is_recvar) before it is refused as a
      * write to a read-only file: a lean one binds first */
     int rc = write ? file_netcdf(v->file) : RASTER_OK;

@@ -1191,6 +1191,15 @@ typedef struct worker {
 /* Takes planes one at a time until none is left: a thread whose vCPU the
  * host holds back reads fewer planes instead of holding the read back (an
  * even split waited for the slower half). */
+void chunkio_thread_quiet(void)
+{
+    hbool_t safe = 0;
+    /* without thread safety the setting is the process's (the program's
+     * own): left alone */
+    if (H5is_library_threadsafe(&safe) >= 0 && safe)
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
 static void *work(void *arg)
 {
     worker *w = arg;
@@ -1207,6 +1216,12 @@ static void *work(void *arg)
     if (w->rc)
         snprintf(w->msg, sizeof w->msg, "%s", raster_errmsg());
     return NULL;
+}
+
+static void *work_thread(void *arg)
+{
+    chunkio_thread_quiet();
+    return work(arg);
 }
 
 /* Reads every plane of the outer box on n threads (the caller's included),
@@ -1261,7 +1276,7 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
             rc = -1;
     }
     for (int t = 1; t < n && rc == RASTER_OK; t++)
-        started[t] = pthread_create(&tid[t], NULL, work, &w[t]) == 0;
+        started[t] = pthread_create(&tid[t], NULL, work_thread, &w[t]) == 0;
     if (rc == RASTER_OK) {
         work(&w[0]);
         for (int t = 1; t < n; t++) {

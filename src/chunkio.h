@@ -90,4 +90,10 @@ int chunkio_h5_plain(int64_t did, int64_t dcpl, size_t elem);
  * 0: the default. */
 void chunkio_set_threads(int n);
 
+/* Called first in every thread raster starts: HDF5 prints its error stack
+ * (HDF5-DIAG on stderr) unless told not to, and a thread-safe HDF5 keeps
+ * that setting per thread, so netCDF's silencing of the program's thread
+ * does not reach raster's. Raster reports its failures itself. */
+void chunkio_thread_quiet(void);
+
 #endif

@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <netcdf.h>
 #include <stdint.h>
@@ -13,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "error.h"
@@ -517,18 +520,77 @@ int mask_describe(size_t ny, size_t nx, const long long *vals, size_t nvals,
     return RASTER_OK;
 }
 
+static const char *file_kind(mode_t mode)
+{
+    return S_ISFIFO(mode)  ? "a FIFO"
+           : S_ISDIR(mode) ? "a directory"
+           : S_ISCHR(mode) ? "a character device"
+           : S_ISBLK(mode) ? "a block device"
+           : S_ISSOCK(mode) ? "a socket"
+                            : "not a regular file";
+}
+
+/* Checks that `path` names a regular file before netCDF opens it: reading a
+ * FIFO would block the program, a device or directory would mislead it.
+ * The type is known from stat() without opening (an open() of a FIFO can
+ * block, or wake its writer); then the file is opened without blocking and
+ * held in *fd, its identity in *held. A name stat() cannot see (missing,
+ * no permission, a URL) is left to nc_open, which says why (*fd -1). */
+static int mask_file_hold(const char *path, int *fd, struct stat *held)
+{
+    struct stat st;
+    *fd = -1;
+    if (stat(path, &st) != 0)
+        return RASTER_OK;
+    if (!S_ISREG(st.st_mode))
+        return raster_fail(RASTER_EMASK, "%s is %s, not a mask file", path,
+                           file_kind(st.st_mode));
+    int h = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (h < 0)
+        return RASTER_OK;
+    if (fstat(h, held) != 0 || !S_ISREG(held->st_mode) ||
+        held->st_dev != st.st_dev || held->st_ino != st.st_ino) {
+        close(h);
+        return raster_fail(RASTER_EMASK, "%s was replaced while it was "
+                           "opened", path);
+    }
+    *fd = h;
+    return RASTER_OK;
+}
+
+/* 1 when the file held in fd is unchanged and `path` still names it. */
+static int mask_file_unchanged(const char *path, int fd,
+                               const struct stat *held)
+{
+    struct stat now, named;
+    return fstat(fd, &now) == 0 && stat(path, &named) == 0 &&
+           named.st_dev == held->st_dev && named.st_ino == held->st_ino &&
+           now.st_size == held->st_size &&
+           now.st_mtim.tv_sec == held->st_mtim.tv_sec &&
+           now.st_mtim.tv_nsec == held->st_mtim.tv_nsec;
+}
+
 int raster_mask_load(const char *path, const char *var, raster_mask **out)
 {
     RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
     *out = NULL;
     RETURN_ERROR_IF(!path || !var, RASTER_EINVAL, "NULL file or variable");
 
+    /* netCDF opens by name: held open here, the file checked cannot be
+     * swapped for another before netCDF's open without it being seen */
+    struct stat held;
+    int fd = -1;
+    int rc = mask_file_hold(path, &fd, &held);
+    if (rc != RASTER_OK)
+        return rc;
     int ncid, varid, st;
     st = nc_open(path, NC_NOWRITE, &ncid);
-    if (st != NC_NOERR)
+    if (st != NC_NOERR) {
+        if (fd >= 0)
+            close(fd);
         return nc_fail(st, "opening mask file", path);
+    }
     raster_mask *m = NULL;
-    int rc;
     if (nc_inq_varid(ncid, var, &varid) != NC_NOERR)
         rc = raster_fail(RASTER_ENOTFOUND, "no variable '%s' in %s", var,
                          path);
@@ -537,6 +599,12 @@ int raster_mask_load(const char *path, const char *var, raster_mask **out)
     st = raster_nc_close(ncid);
     if (rc == RASTER_OK && st != NC_NOERR)
         rc = nc_fail(st, "closing", path);
+    if (fd >= 0) {
+        if (rc == RASTER_OK && !mask_file_unchanged(path, fd, &held))
+            rc = raster_fail(RASTER_EMASK, "%s changed while it was read",
+                             path);
+        close(fd);
+    }
     if (rc) {
         raster_mask_free(m);
         return rc;

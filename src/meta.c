@@ -184,6 +184,7 @@ void meta_var_free(raster_var *v)
     raster_free(v->store_grp);
     raster_free(v->store_var);
     raster_free(v->store_cells);
+    v->magic = DEAD_MAGIC;
     raster_free(v);
 }
 
@@ -222,6 +223,7 @@ static int var_new(const char *name, int xtype, int ndims, const int *dimids,
     raster_var *v = raster_calloc(1, sizeof *v);
     if (!v)
         return raster_fail(RASTER_ENOMEM, "out of memory defining %s", name);
+    v->magic = VAR_MAGIC;
     int rc = RASTER_OK;
     v->name = raster_strdup(name);
     if (!v->name) {
@@ -1144,6 +1146,7 @@ static int var_lazy(const char *name, int g, int maskid, int format,
     *out = NULL;
     raster_var *v = raster_calloc(1, sizeof *v);
     RETURN_ERROR_IF(!v, RASTER_ENOMEM, "out of memory loading %s", name);
+    v->magic = VAR_MAGIC;
     int rc = RASTER_OK, *grps = NULL, n = 0;
     v->name = raster_strdup(name);
     if (!v->name) {
@@ -1191,6 +1194,7 @@ int meta_var_lean(raster_file *f, const meta_desc *d, raster_mask **mask,
     *out = NULL;
     raster_var *v = raster_calloc(1, sizeof *v);
     RETURN_ERROR_IF(!v, RASTER_ENOMEM, "out of memory loading %s", d->name);
+    v->magic = VAR_MAGIC;
     int rc = RASTER_OK;
     v->name = raster_strdup(d->name);
     v->h5path = raster_strdup(d->h5path);

@@ -61,7 +61,18 @@ typedef struct region_info {
     int on_mask;         /* loaded runs checked to lie on its mask cells */
 } region_info;
 
+/* Handle tags (issue #27): set when a handle is made, poisoned before it
+ * is freed, checked on entry to the public calls that take one, so a use
+ * after close most often gets RASTER_EINVAL instead of a crash. Best
+ * effort only (freed memory may be reused); raster_close and
+ * raster_abandon check a registry of live files instead, without reading
+ * the handle (api.c). */
+#define FILE_MAGIC 0x52535446u /* "RSTF" */
+#define VAR_MAGIC 0x52535456u  /* "RSTV" */
+#define DEAD_MAGIC 0xdeadbeefu
+
 struct raster_var {
+    uint32_t magic;            /* VAR_MAGIC while usable */
     raster_file *file;
     char *name;
     int grpid;                 /* the variable's group */
@@ -117,6 +128,8 @@ struct raster_var {
 };
 
 struct raster_file {
+    uint32_t magic;   /* FILE_MAGIC while open */
+    struct raster_file *next_live; /* the registry of open files (api.c) */
     int ncid;         /* -1 while `lean` */
     /* opened read-only through HDF5 alone (src/lean.c): netCDF is opened,
      * and the variables' netCDF ids bound, by file_netcdf() when a call
@@ -141,6 +154,17 @@ struct raster_file {
     struct raster_file *next_attached; /* registry of raster_attach() */
     struct raster_par *par; /* MPI state (parallel.c); NULL when serial */
 };
+
+/* 1 when f (v) is a handle that has not been closed, as far as its tag
+ * tells. */
+static inline int file_ok(const raster_file *f)
+{
+    return f && f->magic == FILE_MAGIC;
+}
+static inline int var_ok(const raster_var *v)
+{
+    return v && v->magic == VAR_MAGIC;
+}
 
 /* The file's lazy_lock around a first-use load. */
 static inline void lazy_lock(raster_file *f)
