@@ -507,6 +507,14 @@ RASTER_API int raster_is_raster_group(int grpid);
  *  (docs/FORMAT.md, "The placeholder's marker"). */
 #define RASTER_FILTER_ID 47137
 
+/*! RASTER_NOTE_ATT :
+ *  The text attribute every placeholder carries for readers without raster
+ *  (ncdump -h, h5py, xarray's attrs): one sentence saying where the data is
+ *  and how to read it. Under the shim it is hidden, as the marker is (the
+ *  program sees its own attributes only); tools that copy a placeholder's
+ *  attributes skip it. */
+#define RASTER_NOTE_ATT "raster_note"
+
 /*! raster_filter_register() :
  *  Registers the placeholder filter with the HDF5 library libraster links
  *  (once per process; later calls do nothing). netCDF decides at nc_open

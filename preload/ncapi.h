@@ -84,6 +84,12 @@
     X(get, var1, sfx, ctype, memtype) X(get, vara, sfx, ctype, memtype)       \
     X(get, vars, sfx, ctype, memtype) X(get, varm, sfx, ctype, memtype)
 
+/* X(name, (parameters), (arguments)) for nc_get_att<sfx> of one memory
+ * type: the attribute-reading family, generated like the data family. */
+#define NCAPI_GET_ATT(X, sfx, ctype, memtype)                                 \
+    X(nc_get_att##sfx, (int ncid, int varid, const char *name, ctype *value), \
+      (ncid, varid, name, value))
+
 /* The Fortran interface's chunking call; libnetcdf exports it but netcdf.h
  * does not declare it. */
 int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
@@ -159,6 +165,31 @@ int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
     X(nc_inq_var_filter, (int ncid, int varid, unsigned int *idp,             \
                           size_t *nparamsp, unsigned int *params),            \
       (ncid, varid, idp, nparamsp, params))                                   \
+    X(nc_inq_varnatts, (int ncid, int varid, int *nattsp),                    \
+      (ncid, varid, nattsp))                                                  \
+    X(nc_inq_var, (int ncid, int varid, char *name, nc_type *xtypep,          \
+                   int *ndimsp, int *dimidsp, int *nattsp),                   \
+      (ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp))                   \
+    X(nc_inq_attname, (int ncid, int varid, int attnum, char *name),          \
+      (ncid, varid, attnum, name))                                            \
+    X(nc_inq_attid, (int ncid, int varid, const char *name, int *idp),        \
+      (ncid, varid, name, idp))                                               \
+    X(nc_inq_att, (int ncid, int varid, const char *name, nc_type *xtypep,    \
+                   size_t *lenp),                                             \
+      (ncid, varid, name, xtypep, lenp))                                      \
+    X(nc_inq_atttype, (int ncid, int varid, const char *name,                 \
+                       nc_type *xtypep),                                      \
+      (ncid, varid, name, xtypep))                                            \
+    X(nc_inq_attlen, (int ncid, int varid, const char *name, size_t *lenp),   \
+      (ncid, varid, name, lenp))                                              \
+    X(nc_del_att, (int ncid, int varid, const char *name),                    \
+      (ncid, varid, name))                                                    \
+    X(nc_rename_att, (int ncid, int varid, const char *name,                  \
+                      const char *newname),                                   \
+      (ncid, varid, name, newname))                                           \
+    X(nc_copy_att, (int ncid_in, int varid_in, const char *name,              \
+                    int ncid_out, int varid_out),                             \
+      (ncid_in, varid_in, name, ncid_out, varid_out))                         \
     NCAPI_PAR_CALLS(X)
 
 /* The parallel calls, wrapped by the MPI flavour only (shim_mpi.inc). */

@@ -59,22 +59,33 @@
 #define ROUTE_DATA_KINDS(sfx, ctype, memtype)                                 \
     NCAPI_DATA_CALLS(ROUTE_DATA, sfx, ctype, memtype)
 
+/* ROUTE_ATT(name, params, args) over nc_get_att of one memory type;
+ * ROUTE_ATT is redefined for each use, as ROUTE_DATA. */
+#define ROUTE_ATTS(sfx, ctype, memtype)                                       \
+    NCAPI_GET_ATT(ROUTE_ATT, sfx, ctype, memtype)
+
 #define ROUTE_CALL_ENUM(name, params, args) FN_##name,
 #define ROUTE_DATA(dir, kind, sfx, ctype, memtype) FN_nc_##dir##_##kind##sfx,
+#define ROUTE_ATT ROUTE_CALL_ENUM
 enum {
     NCAPI_CALLS(ROUTE_CALL_ENUM)
     NCAPI_MEMTYPES(ROUTE_DATA_KINDS)
+    NCAPI_MEMTYPES(ROUTE_ATTS)
     FN_COUNT
 };
 #undef ROUTE_DATA
+#undef ROUTE_ATT
 
 #define ROUTE_CALL_NAME(name, params, args) #name,
 #define ROUTE_DATA(dir, kind, sfx, ctype, memtype) "nc_" #dir "_" #kind #sfx,
+#define ROUTE_ATT ROUTE_CALL_NAME
 static const char *const fn_name[FN_COUNT] = {
     NCAPI_CALLS(ROUTE_CALL_NAME)
     NCAPI_MEMTYPES(ROUTE_DATA_KINDS)
+    NCAPI_MEMTYPES(ROUTE_ATTS)
 };
 #undef ROUTE_DATA
+#undef ROUTE_ATT
 
 /* ---- messages ----------------------------------------------------------- */
 
@@ -436,9 +447,9 @@ static void foreign_opened(copy *c, const char *path, int ncid)
     free(grps);
     if (raster && !atomic_exchange(&warned, 1))
         route_log(LOG_WARN, "%s holds raster variables, but it was opened "
-                  "through %s, which raster does not serve: they read as "
-                  "empty placeholders (fill values) beside raster_* storage "
-                  "groups. Read it through %s (e.g. Debian's python3-netcdf4) "
+                  "through %s, which raster does not serve: their values "
+                  "are refused (placeholders beside raster_* storage "
+                  "groups). Read it through %s (e.g. Debian's python3-netcdf4) "
                   "or convert it with rasterconvert", path ? path : "a file",
                   c->map->l_name[0] ? c->map->l_name : "the program's libnetcdf",
                   RASTER_NETCDF_PATH);
@@ -484,16 +495,22 @@ NCAPI_OPEN_CALLS(ROUTE_OPEN_DEFINE)
     }
 NCAPI_MEMTYPES(ROUTE_DATA_KINDS)
 #undef ROUTE_DATA
+#define ROUTE_ATT ROUTE_CALL_DEFINE
+NCAPI_MEMTYPES(ROUTE_ATTS)
+#undef ROUTE_ATT
 
 #define ROUTE_CALL_ADDR(name, params, args) (void *)&name,
 #define ROUTE_DATA(dir, kind, sfx, ctype, memtype)                            \
     (void *)&nc_##dir##_##kind##sfx,
+#define ROUTE_ATT ROUTE_CALL_ADDR
 static void *own_fn(int fn)
 {
     static void *const own[FN_COUNT] = {
         NCAPI_CALLS(ROUTE_CALL_ADDR)
         NCAPI_MEMTYPES(ROUTE_DATA_KINDS)
+        NCAPI_MEMTYPES(ROUTE_ATTS)
     };
     return own[fn];
 }
 #undef ROUTE_DATA
+#undef ROUTE_ATT

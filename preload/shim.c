@@ -98,6 +98,16 @@ static void *real_fn(_Atomic(void *) *slot, const char *name, void *self)
         rc_;                                                                  \
     })
 
+/* Calls the real `name` outside the depth guard: for a call whose own inner
+ * calls the shim must still see (nc_copy_att puts with nc_put_att). */
+#define CALL_REAL_UNGUARDED(name, args)                                       \
+    ({                                                                        \
+        static _Atomic(void *) slot_;                                         \
+        __typeof__(&name) fn_ = (__typeof__(&name))real_fn(                   \
+            &slot_, #name, (void *)&name);                                    \
+        fn_ ? fn_ args : NC_EINTERNAL;                                        \
+    })
+
 /* ---- opening and closing ----------------------------------------------- */
 
 /* After a successful create/open: attach raster to netCDF-4 files. An open
@@ -605,6 +615,136 @@ SHIM_API int nc_rename_var(int ncid, int varid, const char *name)
     shim_depth--;
     return st;
 }
+
+/* ---- the placeholder's note ---------------------------------------------- */
+
+/* Every placeholder carries RASTER_NOTE_ATT for readers without raster.
+ * Under the shim the variable shows only the program's attributes: the note
+ * is left out of the counts, numbers and names netCDF gives. */
+
+static int is_note(const char *name)
+{
+    return name && strcmp(name, RASTER_NOTE_ATT) == 0;
+}
+
+/* The note's attribute number on variable varid, or -1 (not a raster
+ * variable, or a placeholder written before notes). A variable still
+ * pending has no note; it is not adopted here (raster_target would), as
+ * adoption waits for the program's attributes (files.c). */
+static int note_attnum(int ncid, int varid)
+{
+    shim_file *sf;
+    if (varid < 0 || !shim_on() || !(sf = files_find(ncid)))
+        return -1;
+    shim_depth++;
+    raster_var *v = raster_var_by_varid(files_raster(sf), ncid, varid);
+    shim_depth--;
+    int num;
+    if (!v || CALL_REAL(nc_inq_attid, (ncid, varid, RASTER_NOTE_ATT,
+                                       &num)) != NC_NOERR)
+        return -1;
+    return num;
+}
+
+SHIM_API int nc_inq_varnatts(int ncid, int varid, int *nattsp)
+{
+    int note = nattsp ? note_attnum(ncid, varid) : -1;
+    int st = CALL_REAL(nc_inq_varnatts, (ncid, varid, nattsp));
+    if (st == NC_NOERR && note >= 0)
+        (*nattsp)--;
+    return st;
+}
+
+SHIM_API int nc_inq_var(int ncid, int varid, char *name, nc_type *xtypep,
+                        int *ndimsp, int *dimidsp, int *nattsp)
+{
+    int note = nattsp ? note_attnum(ncid, varid) : -1;
+    int st = CALL_REAL(nc_inq_var, (ncid, varid, name, xtypep, ndimsp,
+                                    dimidsp, nattsp));
+    if (st == NC_NOERR && note >= 0)
+        (*nattsp)--;
+    return st;
+}
+
+SHIM_API int nc_inq_attname(int ncid, int varid, int attnum, char *name)
+{
+    int note = attnum >= 0 ? note_attnum(ncid, varid) : -1;
+    return CALL_REAL(nc_inq_attname, (ncid, varid,
+                                      note >= 0 && attnum >= note ? attnum + 1
+                                                                  : attnum,
+                                      name));
+}
+
+SHIM_API int nc_inq_attid(int ncid, int varid, const char *name, int *idp)
+{
+    int note = note_attnum(ncid, varid), id;
+    if (note >= 0 && is_note(name))
+        return NC_ENOTATT;
+    int st = CALL_REAL(nc_inq_attid, (ncid, varid, name, &id));
+    if (st == NC_NOERR && idp)
+        *idp = note >= 0 && id > note ? id - 1 : id;
+    return st;
+}
+
+/* By name: the note is not there. */
+#define NOTE_HIDDEN(ncid, varid, name)                                            (is_note(name) && note_attnum((ncid), (varid)) >= 0)
+
+SHIM_API int nc_inq_att(int ncid, int varid, const char *name,
+                        nc_type *xtypep, size_t *lenp)
+{
+    if (NOTE_HIDDEN(ncid, varid, name))
+        return NC_ENOTATT;
+    return CALL_REAL(nc_inq_att, (ncid, varid, name, xtypep, lenp));
+}
+
+SHIM_API int nc_inq_atttype(int ncid, int varid, const char *name,
+                            nc_type *xtypep)
+{
+    if (NOTE_HIDDEN(ncid, varid, name))
+        return NC_ENOTATT;
+    return CALL_REAL(nc_inq_atttype, (ncid, varid, name, xtypep));
+}
+
+SHIM_API int nc_inq_attlen(int ncid, int varid, const char *name,
+                           size_t *lenp)
+{
+    if (NOTE_HIDDEN(ncid, varid, name))
+        return NC_ENOTATT;
+    return CALL_REAL(nc_inq_attlen, (ncid, varid, name, lenp));
+}
+
+SHIM_API int nc_del_att(int ncid, int varid, const char *name)
+{
+    if (NOTE_HIDDEN(ncid, varid, name))
+        return NC_ENOTATT;
+    return CALL_REAL(nc_del_att, (ncid, varid, name));
+}
+
+SHIM_API int nc_rename_att(int ncid, int varid, const char *name,
+                           const char *newname)
+{
+    if (NOTE_HIDDEN(ncid, varid, name))
+        return NC_ENOTATT;
+    if (NOTE_HIDDEN(ncid, varid, newname))
+        return NC_ENAMEINUSE;
+    return CALL_REAL(nc_rename_att, (ncid, varid, name, newname));
+}
+
+SHIM_API int nc_copy_att(int ncid_in, int varid_in, const char *name,
+                         int ncid_out, int varid_out)
+{
+    if (NOTE_HIDDEN(ncid_in, varid_in, name))
+        return NC_ENOTATT;
+    /* a _FillValue copied onto a raster variable must reach nc_put_att's
+     * wrapper, as without this one */
+    return CALL_REAL_UNGUARDED(nc_copy_att, (ncid_in, varid_in, name,
+                                             ncid_out, varid_out));
+}
+
+/* nc_get_att and its typed family (ncapi.h) */
+#define NOTE_GET_ATT(fn, params, args)                                            SHIM_API int fn params                                                        {                                                                                 if (NOTE_HIDDEN(ncid, varid, name))                                               return NC_ENOTATT;                                                        return CALL_REAL(fn, args);                                               }
+#define NOTE_GET_ATTS(sfx, ctype, memtype)                                        NCAPI_GET_ATT(NOTE_GET_ATT, sfx, ctype, memtype)
+NCAPI_MEMTYPES(NOTE_GET_ATTS)
 
 /* ---- data: the generated family ----------------------------------------- */
 

@@ -700,8 +700,13 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
         NC_TRY(nc_def_var_chunking(parent, v->varid, NC_CHUNKED, pch),
                "chunking the placeholder of");
     }
-    /* readers and writers without raster refuse it (placeholder.c) */
+    /* readers and writers without raster refuse it, and are told why
+     * (placeholder.c) */
+    char gname[NC_MAX_NAME + 1];
+    NC_TRY(nc_inq_grpname(v->grpid, gname), "naming the group of");
     rc = placeholder_mark(parent, v->varid, name);
+    if (rc == RASTER_OK)
+        rc = placeholder_note(parent, v->varid, gname);
     if (rc)
         goto fail;
     raster_free(meanings);

@@ -20,6 +20,7 @@
 #include <netcdf.h>
 #include <netcdf_filter.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "error.h"
@@ -124,6 +125,21 @@ int placeholder_mark(int parent, int varid, const char *name)
     if (st != NC_NOERR)
         return raster_fail_nc(RASTER_ENETCDF, st, "marking the placeholder "
                               "of %s: %s", name, nc_strerror(st));
+    return RASTER_OK;
+}
+
+int placeholder_note(int parent, int varid, const char *group)
+{
+    char text[NC_MAX_NAME + 256];
+    snprintf(text, sizeof text, "Stored by region in the group %s beside "
+             "this variable, which holds no values; read it with raster: its "
+             "LD_PRELOAD shim (libraster_preload.so), the libraster C API, or "
+             "rasterconvert --restore for a plain copy.", group);
+    int st = nc_put_att_text(parent, varid, RASTER_NOTE_ATT, strlen(text),
+                             text);
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "noting the placeholder "
+                              "in %s: %s", group, nc_strerror(st));
     return RASTER_OK;
 }
 

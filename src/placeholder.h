@@ -16,6 +16,10 @@
  * define mode, before the variable's dataset is created). */
 int placeholder_mark(int parent, int varid, const char *name);
 
+/* Puts RASTER_NOTE_ATT on the placeholder varid of group parent, naming
+ * its storage group `group`. */
+int placeholder_note(int parent, int varid, const char *group);
+
 /* Extends placeholder dataset `did` (an HDF5 id) to the variable's extent
  * `len` (its dimensions' lengths): netCDF never writes a placeholder, so
  * along an unlimited dimension it stays empty, and h5py-based readers

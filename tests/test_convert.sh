@@ -201,8 +201,10 @@ for path, names in [("", ["TEMP", "SSH"]), ("diag", ["HMXL"])]:
         assert n not in g.groups, n
         assert p._varid == gi[n]._varid, (n, p._varid, gi[n]._varid)
         assert p.dtype == gi[n].dtype and p.dimensions == gi[n].dimensions, n
-        assert p.ncattrs() == gi[n].ncattrs(), (n, p.ncattrs())
-        for k in p.ncattrs():
+        # the input's attributes, and raster's note for readers without it
+        assert p.ncattrs() == ["raster_note"] + gi[n].ncattrs(), (n, p.ncattrs())
+        assert "group raster_%s " % n in p.raster_note, p.raster_note
+        for k in gi[n].ncattrs():
             a, b = np.asarray(p.getncattr(k)), np.asarray(gi[n].getncattr(k))
             assert a.dtype == b.dtype and np.array_equal(a, b), (n, k)
         assert p.chunking() == [int(c) for c in s.raster_chunk], (n, p.chunking())

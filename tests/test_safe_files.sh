@@ -70,6 +70,9 @@ expect 0 "ncdump -v lat without raster" "$NCDUMP" -v lat "$tmp/r.nc"
 # the marker, for whoever looks (ncdump -s)
 "$NCDUMP" -hs "$tmp/r.nc" | grep -q 'TEMP:_Filter = "47137,' && ok ||
     fail "ncdump -s: no marker on TEMP"
+# and a sentence saying where the data is and how to read it
+grep -q 'TEMP:raster_note = "Stored by region in the group raster_TEMP .*rasterconvert --restore' "$tmp/out" && ok ||
+    fail "ncdump: no note on TEMP"
 expect 1 "nccopy without raster fails" "$NCCOPY" "$tmp/r.nc" "$tmp/copy.nc"
 
 # ---- the same under the shim: the plain file exactly ------------------------
@@ -156,6 +159,8 @@ for name, fn in [("netCDF4 read", nc_read), ("netCDF4 write", nc_write),
                  ("h5netcdf last record", h5netcdf_record),
                  ("xarray h5netcdf last record", xr_h5netcdf)]:
     attempt(name, fn)
+with xr.open_dataset(path) as ds:
+    print("xarray note", "raster_TEMP" in ds.TEMP.attrs.get("raster_note", ""))
 with h5py.File(path, "r") as f:
     p = f["TEMP"].id.get_create_plist()
     print("h5py filter", p.get_filter(0)[0], "mandatory", p.get_filter(0)[1] == 0)
@@ -167,7 +172,7 @@ for line in "netCDF4 read refused" "netCDF4 write refused" \
             "xarray plain variables served" "h5py read all refused" \
             "h5py read one refused" "h5py write refused" \
             "h5netcdf last record refused" "xarray h5netcdf last record refused" \
-            "h5py filter 47137 mandatory True"; do
+            "h5py filter 47137 mandatory True" "xarray note True"; do
     grep -qx "$line" "$tmp/py.out" && ok || fail "Python: wanted '$line'; got: $(cat "$tmp/py.out")"
 done
 

@@ -831,8 +831,15 @@ static void check_file_layout(scase *c)
     NC(nc_inq_var_chunking(ncid, varid, &storage, chunk));
     assert_int_equal(storage, NC_CHUNKED);
     assert_memory_equal(chunk, c->chunk, (size_t)c->ndims * sizeof *chunk);
-    /* V's attributes are the placeholder's: here only the _FillValue */
-    assert_int_equal(natts, c->user_fill ? 1 : 0);
+    /* V's attributes are the placeholder's: here only the _FillValue, and
+     * raster's note for readers without raster */
+    assert_int_equal(natts, c->user_fill ? 2 : 1);
+    char note[512] = "";
+    size_t nlen;
+    NC(nc_inq_attlen(ncid, varid, RASTER_NOTE_ATT, &nlen));
+    assert_true(nlen < sizeof note);
+    NC(nc_get_att_text(ncid, varid, RASTER_NOTE_ATT, note));
+    assert_non_null(strstr(note, "raster_v beside this variable"));
     if (c->user_fill) {
         unsigned char fill[8];
         NC(nc_get_att(ncid, varid, "_FillValue", fill));
@@ -2077,10 +2084,10 @@ static void test_two_vars_and_plain(void **state)
     assert_string_equal(text, "degC");
     int natts;
     NC(nc_inq_varnatts(ncid, pid, &natts));
-    assert_int_equal(natts, 3);
+    assert_int_equal(natts, 3 + 1); /* and raster's note */
     NC(nc_inq_varid(ncid, "salt", &pid));
     NC(nc_inq_varnatts(ncid, pid, &natts));
-    assert_int_equal(natts, 1);
+    assert_int_equal(natts, 1 + 1);
     {
         float pa[2 * NY * NX];
         int pb[NY * NX];
@@ -2467,7 +2474,7 @@ static void test_adopt_var(void **state)
         int natts, storage, id;
         raster_var_attributes(v, &g, &id);
         NC(nc_inq_varnatts(g, id, &natts));
-        assert_int_equal(natts, 5);
+        assert_int_equal(natts, 5 + 1); /* and raster's note */
         char text[32];
         get_text_att(g, id, "units", text, sizeof text);
         assert_string_equal(text, "degC");

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+
+#include "raster.h"
 #include <unistd.h>
 
 #include <netcdf_filter.h>
@@ -455,7 +457,8 @@ int copy_atts(int in, int invar, int out, int outvar, const char *const *skip)
         char name[NC_MAX_NAME + 1];
         if ((st = nc_inq_attname(in, invar, i, name)) != NC_NOERR)
             return copy_ncerr(st, "naming attribute %d", i);
-        if (skipped(name, skip))
+        /* a placeholder's note describes the raster file, not a copy */
+        if (skipped(name, skip) || strcmp(name, RASTER_NOTE_ATT) == 0)
             continue;
         if ((st = nc_copy_att(in, invar, name, out, outvar)) != NC_NOERR)
             return copy_ncerr(st, "copying attribute %s", name);
