@@ -136,6 +136,7 @@ typedef struct copy {
     void *handle;                  /* a reference on it: never unloaded */
     int system;                    /* the one raster is built against */
     _Atomic(void *) fn[FN_COUNT];  /* where its calls go */
+    _Atomic(void *) raw[FN_COUNT]; /* its own functions (for libraster) */
 } copy;
 
 #define MAX_COPIES 8
@@ -148,6 +149,7 @@ static int ncopies;
 typedef struct span {
     uintptr_t lo, hi;
     copy *c;
+    int raster;  /* the calling object is libraster itself */
 } span;
 
 #define MAX_SPANS 64
@@ -333,26 +335,42 @@ static copy *copy_for_caller(const char *name)
     return copy_of(map);
 }
 
+/* 1 when the object loaded at [lo, hi) as `name` is libraster: it defines
+ * raster_version_number itself. */
+static int is_libraster(const char *name, uintptr_t lo, uintptr_t hi)
+{
+    void *h = dlopen(name && name[0] ? name : NULL, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return 0;
+    uintptr_t sym = (uintptr_t)dlsym(h, "raster_version_number");
+    dlclose(h);
+    return sym && sym - lo < hi - lo;
+}
+
 /* Slow path: a caller not yet in the table. */
-static copy *learn_caller(uintptr_t ret)
+static copy *learn_caller(uintptr_t ret, int *raster)
 {
     if (pthread_mutex_lock(&lock) != 0)
         return NULL;
     copy *c = NULL;
     int n = atomic_load_explicit(&nspans, memory_order_acquire);
     for (int i = 0; i < n && !c; i++)
-        if (ret - spans[i].lo < spans[i].hi - spans[i].lo)
+        if (ret - spans[i].lo < spans[i].hi - spans[i].lo) {
             c = spans[i].c;
+            *raster = spans[i].raster;
+        }
     if (!c) {
         found f = {.addr = ret};
         dl_iterate_phdr(find_object, &f);
         c = copy_for_caller(f.hit ? f.name : NULL);
+        *raster = f.hit && is_libraster(f.name, f.lo, f.hi);
         if (c && f.hit && n < MAX_SPANS) {
-            spans[n] = (span){f.lo, f.hi, c};
+            spans[n] = (span){f.lo, f.hi, c, *raster};
             atomic_store_explicit(&nspans, n + 1, memory_order_release);
-            route_log(LOG_DEBUG, "calls from %s go to %s",
+            route_log(LOG_DEBUG, "calls from %s go to %s%s",
                       f.name[0] ? f.name : "the program",
-                      c->map->l_name[0] ? c->map->l_name : "the program");
+                      c->map->l_name[0] ? c->map->l_name : "the program",
+                      *raster ? " directly (libraster)" : "");
         }
         /* a full table (or code outside any object) only costs this
          * lookup on every call; the answer is the same */
@@ -361,13 +379,15 @@ static copy *learn_caller(uintptr_t ret)
     return c;
 }
 
-static inline copy *caller_copy(uintptr_t ret)
+static inline copy *caller_copy(uintptr_t ret, int *raster)
 {
     int n = atomic_load_explicit(&nspans, memory_order_acquire);
     for (int i = 0; i < n; i++)
-        if (ret - spans[i].lo < spans[i].hi - spans[i].lo)
+        if (ret - spans[i].lo < spans[i].hi - spans[i].lo) {
+            *raster = spans[i].raster;
             return spans[i].c;
-    return learn_caller(ret);
+        }
+    return learn_caller(ret, raster);
 }
 
 /* This library's own definition of wrapper `fn`, never a target. */
@@ -398,13 +418,45 @@ static void *resolve_fn(copy *c, int fn)
     return p;
 }
 
-/* Where wrapper `fn`, called from return address `ret`, must go; NULL when
- * the caller has no libnetcdf that defines it. *cp: the caller's copy. */
-static inline void *route(int fn, void *ret, copy **cp)
+/* The copy's own function `fn`, filled into c->raw[fn]. */
+static void *raw_fn(copy *c, int fn)
 {
-    copy *c = *cp = caller_copy((uintptr_t)ret);
+    void *p = atomic_load_explicit(&c->raw[fn], memory_order_acquire);
+    if (!p) {
+        p = dlsym(c->handle, fn_name[fn]);
+        if (p == own_fn(fn))
+            p = NULL;
+        atomic_store_explicit(&c->raw[fn], p, memory_order_release);
+    }
+    return p;
+}
+
+/* Calls libraster makes, and the calls netCDF makes inside them, are
+ * libraster's own business with netCDF: they go straight to the copy's
+ * functions, never through the shim core, so that a program linked with
+ * libraster (the tools) runs under an exported LD_PRELOAD as without it.
+ * Inside such a call every call goes to that copy: a call netCDF makes as
+ * a tail call returns to this library, not to netCDF. */
+static _Thread_local int raster_depth;
+static _Thread_local copy *raster_copy;
+
+/* Where wrapper `fn`, called from return address `ret`, must go; NULL when
+ * the caller has no libnetcdf that defines it. *cp: the caller's copy;
+ * *direct: 1 when the call is libraster's (the caller enters it). */
+static inline void *route(int fn, void *ret, copy **cp, int *direct)
+{
+    if (raster_depth > 0) {
+        *direct = 0; /* inside one already */
+        *cp = raster_copy;
+        return raw_fn(raster_copy, fn);
+    }
+    int raster = 0;
+    copy *c = *cp = caller_copy((uintptr_t)ret, &raster);
+    *direct = raster;
     if (!c)
         return NULL;
+    if (raster)
+        return raw_fn(c, fn);
     void *p = atomic_load_explicit(&c->fn[fn], memory_order_acquire);
     return p ? p : resolve_fn(c, fn);
 }
@@ -462,10 +514,18 @@ static void foreign_opened(copy *c, const char *path, int ncid)
  * caller was linked against): report an internal error, do not crash. */
 #define ROUTE_BODY(name, args)                                                \
     copy *c_;                                                                 \
-    void *fn_ = route(FN_##name, __builtin_return_address(0), &c_);          \
+    int direct_;                                                              \
+    void *fn_ = route(FN_##name, __builtin_return_address(0), &c_,           \
+                      &direct_);                                              \
     if (!fn_)                                                                 \
         return NC_EINTERNAL;                                                  \
-    return ((__typeof__(&name))fn_) args;
+    if (!direct_) /* a tail call: the callee sees the caller's address */    \
+        return ((__typeof__(&name))fn_) args;                                 \
+    raster_copy = c_;                                                         \
+    raster_depth++;                                                           \
+    int st_ = ((__typeof__(&name))fn_) args;                                  \
+    raster_depth--;                                                           \
+    return st_;
 
 #define ROUTE_CALL_DEFINE(name, params, args)                                 \
     SHIM_API int name params { ROUTE_BODY(name, args) }
@@ -475,10 +535,17 @@ NCAPI_OTHER_CALLS(ROUTE_CALL_DEFINE)
     SHIM_API int name params                                                  \
     {                                                                         \
         copy *c_;                                                             \
-        void *fn_ = route(FN_##name, __builtin_return_address(0), &c_);      \
+        int direct_;                                                          \
+        void *fn_ = route(FN_##name, __builtin_return_address(0), &c_,       \
+                          &direct_);                                          \
         if (!fn_)                                                             \
             return NC_EINTERNAL;                                              \
+        if (direct_) {                                                        \
+            raster_copy = c_;                                                 \
+            raster_depth++;                                                   \
+        }                                                                     \
         int st_ = ((__typeof__(&name))fn_) args;                              \
+        raster_depth -= direct_;                                              \
         if (st_ == NC_NOERR && !c_->system && ncidp)                          \
             foreign_opened(c_, path, *ncidp);                                 \
         return st_;                                                           \

@@ -1,0 +1,55 @@
+#!/bin/sh
+# raster's own tools under an exported LD_PRELOAD (docs/PARALLEL.md tells
+# Slurm users to export it for the whole job): libraster's calls to netCDF
+# must reach netCDF, not the shim, so every tool gives what it gives
+# without the shim. Issue #24: rasterget failed ("naming dimension 0: Not
+# a valid ID"), rasterstat saw the file "changed since it was opened".
+# usage: test_preloaded_tools.sh SHIM TOOLS_DIR MASKS_DIR   (env: NCDUMP,
+#   PRELOAD_FIRST)
+set -u
+. "$(dirname "$0")/lib.sh"
+shim=$1 tools=$2 masks=$3
+if [ -n "${PRELOAD_FIRST:-}" ]; then
+    echo "SKIP: foreign programs under a sanitized shim (see test_shim.sh)"
+    exit 77
+fi
+mask="$masks/pop_basins_384x320.nc:REGION_MASK"
+"$tools/rastergen" --kind cesm --mask "$mask" --size tiny "$tmp/in.nc" \
+    > /dev/null 2>&1 || { fail "rastergen"; report preloaded_tools; exit 1; }
+"$tools/rasterconvert" --mask "$tmp/in.nc:REGION_MASK" "$tmp/in.nc" \
+    "$tmp/r.nc" 2> /dev/null || fail "rasterconvert"
+
+# run NAME OUT CMD...: CMD plain, then with LD_PRELOAD exported (and with
+# the netCDF open instead of the lean one); the outputs (OUT, a file the
+# command writes, else its stdout) must be the same
+run() {
+    name=$1 out=$2
+    shift 2
+    for mode in plain preload preload_nolean; do
+        rm -f "$out"
+        case $mode in
+            plain) "$@" > "$tmp/$mode.out" 2> "$tmp/$mode.err" ;;
+            preload) LD_PRELOAD="$shim" "$@" > "$tmp/$mode.out" 2> "$tmp/$mode.err" ;;
+            *) RASTER_NO_LEAN=1 LD_PRELOAD="$shim" "$@" > "$tmp/$mode.out" 2> "$tmp/$mode.err" ;;
+        esac
+        st=$?
+        if [ $st -ne 0 ]; then
+            fail "$name ($mode): exit $st: $(cat "$tmp/$mode.err")"
+            continue
+        fi
+        if [ "$out" != - ]; then
+            "$NCDUMP" "$out" | tail -n +2 > "$tmp/$mode.out"
+        fi
+        if [ $mode != plain ]; then
+            cmp -s "$tmp/plain.out" "$tmp/$mode.out" && ok ||
+                { fail "$name ($mode) differs"; diff "$tmp/plain.out" "$tmp/$mode.out" | head -5; }
+        fi
+    done
+}
+run "rasterget packed" "$tmp/g.nc" "$tools/rasterget" "$tmp/r.nc" --var TEMP --region 6 -o "$tmp/g.nc"
+run "rasterget bbox" "$tmp/b.nc" "$tools/rasterget" "$tmp/r.nc" --var TEMP --region 2 --layout bbox -o "$tmp/b.nc"
+run "rasterstat" - "$tools/rasterstat" "$tmp/r.nc"
+run "rasterstat --json" - "$tools/rasterstat" --json "$tmp/r.nc"
+run "rasterconvert --restore" "$tmp/back.nc" "$tools/rasterconvert" --restore "$tmp/r.nc" "$tmp/back.nc"
+run "rasterconvert" "$tmp/r2.nc" "$tools/rasterconvert" --mask "$tmp/in.nc:REGION_MASK" "$tmp/in.nc" "$tmp/r2.nc"
+report preloaded_tools
