@@ -124,6 +124,7 @@ typedef struct copy {
     struct link_map *map;          /* the copy's object */
     void *handle;                  /* a reference on it: never unloaded */
     int system;                    /* the one raster is built against */
+    int direct;                    /* libraster's own calls: see below */
     _Atomic(void *) fn[FN_COUNT];  /* where its calls go */
 } copy;
 
@@ -322,6 +323,30 @@ static copy *copy_for_caller(const char *name)
     return copy_of(map);
 }
 
+/* libraster's own calls to netCDF are raster's, never the program's: they
+ * go straight to the system copy. The shim's depth guard covers them when
+ * the shim made the call; a program calling libraster itself on a file the
+ * shim opened (raster_file_for_ncid) would otherwise have them hidden and
+ * renumbered like the program's own (shim.c). Under lock. */
+static copy raster_direct;
+
+static int is_libraster(const char *name)
+{
+    const char *base = name ? base_name(name) : "";
+    return strncmp(base, "libraster.so", 12) == 0 ||
+           strncmp(base, "libraster_mpi.so", 16) == 0;
+}
+
+static copy *direct_of(copy *sys)
+{
+    if (!raster_direct.map) {
+        raster_direct.handle = sys->handle;
+        raster_direct.direct = 1;
+        raster_direct.map = sys->map;
+    }
+    return &raster_direct;
+}
+
 /* Slow path: a caller not yet in the table. */
 static copy *learn_caller(uintptr_t ret)
 {
@@ -336,6 +361,8 @@ static copy *learn_caller(uintptr_t ret)
         found f = {.addr = ret};
         dl_iterate_phdr(find_object, &f);
         c = copy_for_caller(f.hit ? f.name : NULL);
+        if (c && c->system && f.hit && is_libraster(f.name))
+            c = direct_of(c);
         if (c && f.hit && n < MAX_SPANS) {
             spans[n] = (span){f.lo, f.hi, c};
             atomic_store_explicit(&nspans, n + 1, memory_order_release);
@@ -468,7 +495,7 @@ NCAPI_OTHER_CALLS(ROUTE_CALL_DEFINE)
         if (!fn_)                                                             \
             return NC_EINTERNAL;                                              \
         int st_ = ((__typeof__(&name))fn_) args;                              \
-        if (st_ == NC_NOERR && !c_->system && ncidp)                          \
+        if (st_ == NC_NOERR && !c_->system && !c_->direct && ncidp)           \
             foreign_opened(c_, path, *ncidp);                                 \
         return st_;                                                           \
     }
