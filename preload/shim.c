@@ -322,26 +322,41 @@ static size_t hidden_dims(shim_file *sf, const int **ids)
     return n;
 }
 
-/* netCDF's id of the program's dimension `id`: past every hidden one at
- * or below it. */
+/* How many of the ascending hidden[0..n) are <= id (a file of many
+ * regions hides a `cells` dimension per region). */
+static size_t hidden_upto(const int *hidden, size_t n, int id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (hidden[mid] <= id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* netCDF's id of the program's dimension `id`: the id-th one not hidden
+ * (the fixed point of id + hidden ids at or below it). */
 static int dim_in(const int *hidden, size_t n, int id)
 {
-    if (id < 0)
+    if (id < 0 || n == 0)
         return id;
-    for (size_t i = 0; i < n && hidden[i] <= id; i++)
-        id++;
-    return id;
+    size_t k = 0, next;
+    while ((next = hidden_upto(hidden, n, id + (int)k)) != k)
+        k = next;
+    return id + (int)k;
 }
 
 /* The program's id of netCDF's dimension `id`; -1 for a hidden one. */
 static int dim_out(const int *hidden, size_t n, int id)
 {
-    if (id < 0)
+    if (id < 0 || n == 0)
         return id;
-    size_t below = 0;
-    for (; below < n && hidden[below] <= id; below++)
-        if (hidden[below] == id)
-            return -1;
+    size_t below = hidden_upto(hidden, n, id);
+    if (below > 0 && hidden[below - 1] == id)
+        return -1;
     return id - (int)below;
 }
 
