@@ -6,6 +6,7 @@
  *   names_prog rename-dim FILE OLD NEW   nc_rename_dim in the root group
  *   names_prog rename-var FILE OLD NEW   nc_rename_var in the root group
  *   names_prog def-grp FILE NAME         a group NAME with a variable
+ *   names_prog def-var FILE NAME         a variable NAME (root, 1-D)
  *   names_prog lookup FILE PATH...       nc_inq_grp_full_ncid and friends
  *   names_prog add-dim FILE NAME LEN     a dimension, in append mode
  *   names_prog dims FILE                 every dimension id 0..63, as a
@@ -61,6 +62,18 @@ static int def_grp(const char *path, const char *name)
     check(nc_enddef(ncid), "nc_enddef");
     int vals[3] = {7, 8, 9};
     check(nc_put_var_int(g, v, vals), "nc_put_var_int");
+    return check(nc_close(ncid), "nc_close");
+}
+
+static int def_var(const char *path, const char *name)
+{
+    int ncid = open_write(path), d, v;
+    check(nc_redef(ncid), "nc_redef");
+    check(nc_def_dim(ncid, "n2", 2, &d), "nc_def_dim");
+    check(nc_def_var(ncid, name, NC_INT, 1, &d, &v), "nc_def_var");
+    check(nc_enddef(ncid), "nc_enddef");
+    int vals[2] = {5, 6};
+    check(nc_put_var_int(ncid, v, vals), "nc_put_var_int");
     return check(nc_close(ncid), "nc_close");
 }
 
@@ -149,6 +162,8 @@ int main(int argc, char **argv)
         return rename_var(argv[2], argv[3], argv[4]);
     if (argc >= 4 && strcmp(argv[1], "def-grp") == 0)
         return def_grp(argv[2], argv[3]);
+    if (argc >= 4 && strcmp(argv[1], "def-var") == 0)
+        return def_var(argv[2], argv[3]);
     if (argc >= 3 && strcmp(argv[1], "lookup") == 0)
         return lookup(argv[2], argc - 3, argv + 3);
     if (argc >= 5 && strcmp(argv[1], "add-dim") == 0)
@@ -158,7 +173,7 @@ int main(int argc, char **argv)
     if (argc >= 8 && strcmp(argv[1], "poke") == 0)
         return poke(argv[2], argv[3], argv[4], strtoul(argv[5], NULL, 10),
                     strtoul(argv[6], NULL, 10), strtoll(argv[7], NULL, 10));
-    fprintf(stderr, "usage: names_prog rename-dim|rename-var|def-grp|lookup|"
+    fprintf(stderr, "usage: names_prog rename-dim|rename-var|def-grp|def-var|lookup|"
             "add-dim|dims|poke FILE ...\n");
     return 2;
 }

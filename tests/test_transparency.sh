@@ -69,6 +69,16 @@ dump_under "$tmp/grp.nc" > "$tmp/got.txt"
 same "$tmp/want.txt" "$tmp/got.txt" "group raster_t: ncdump under the shim differs from the plain file"
 grep -q 'mine = 7, 8, 9' "$tmp/got.txt" && ok || fail "group raster_t: its variable lost"
 
+# G2: a variable of that name, then a group of the name raster moved to
+fresh grp
+under "$prog" def-var "$tmp/grp.nc" raster_t || fail "nc_def_var raster_t under the shim"
+"$prog" def-var "$tmp/grp_plain.nc" raster_t || exit 1
+under "$prog" def-grp "$tmp/grp.nc" raster_t_1 || fail "nc_def_grp raster_t_1 under the shim"
+"$prog" def-grp "$tmp/grp_plain.nc" raster_t_1 || exit 1
+dump "$tmp/grp_plain.nc" > "$tmp/want.txt"
+dump_under "$tmp/grp.nc" > "$tmp/got.txt"
+same "$tmp/want.txt" "$tmp/got.txt" "variable raster_t, group raster_t_1: ncdump under the shim differs from the plain file"
+
 # L1: lookups into raster's groups fail as for groups that do not exist
 for f in raster plain; do
     under "$prog" lookup "$tmp/$f.nc" raster_t raster_t/region_1 \
