@@ -538,6 +538,28 @@ RASTER_API int raster_filter_is_placeholder(unsigned id);
  *  RASTER_ENOMEM. */
 RASTER_API int raster_var_rename(raster_var *var, const char *name);
 
+/*! raster_rename_dim() :
+ *  Renames dimension `dimid` of group `ncid` of file `file` (as
+ *  nc_rename_dim would) and records the new name in every raster
+ *  variable on it (its storage group's raster_dims; readers go by the
+ *  ids, so a file renamed without raster reads too). A dimension that
+ *  has the name already is only recorded.
+ *  @return RASTER_OK, RASTER_EINVAL (read-only file, empty name),
+ *  RASTER_ENETCDF (netCDF refused: raster_nc_status() says why). */
+RASTER_API int raster_rename_dim(raster_file *file, int ncid, int dimid,
+                                 const char *name);
+
+/*! raster_free_name() :
+ *  Makes `name` free in group `grpid` for a group, variable or type of
+ *  the program: when one of raster's own groups has that name (storage
+ *  groups are "raster_<V>"), it is renamed to `name_<k>`, the first free
+ *  one. Readers find storage groups by their attributes, not their
+ *  names. The shim calls it before the program's nc_def_grp, nc_def_var
+ *  and renames. Nothing happens when nothing of raster's has the name.
+ *  @return RASTER_OK, RASTER_ENETCDF (netCDF refused the rename: a
+ *  read-only file), RASTER_EINVAL. */
+RASTER_API int raster_free_name(int grpid, const char *name);
+
 /*! raster_var_put_att() :
  *  Sets attribute `name` of the variable (as nc_put_att would); a
  *  `_FillValue` must have the variable's type and come before any data. */

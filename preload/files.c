@@ -5,6 +5,7 @@
 
 #include <netcdf.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,9 @@ struct shim_file {
     int root;
     raster_file *rf;
     pending *pend;
+    int *hidden;        /* files_hidden_dims */
+    size_t nhidden;
+    int hidden_known;   /* 0: look again */
     struct shim_file *next;
 };
 
@@ -176,6 +180,7 @@ static void adopt_one(shim_file *sf, pending *p)
     int rc = mask ? raster_adopt_var(sf->rf, p->grpid, p->varid, chunk, mask,
                                      &v)
                   : RASTER_EMASK;
+    sf->hidden_known = 0; /* its storage group has dimensions */
     if (rc == RASTER_OK) {
         shim_log(LOG_INFO, "%s is stored region by region", name);
 #ifdef RASTER_MPI
@@ -259,6 +264,78 @@ void files_drop_pending(shim_file *sf, int grpid, int varid)
 
 raster_file *files_raster(shim_file *sf) { return sf->rf; }
 
+/* Appends the dimensions of group g and all groups below it. */
+static int collect_dims(int g, int **ids, size_t *n, size_t *cap)
+{
+    int nd = 0, ng = 0, st = nc_inq_dimids(g, &nd, NULL, 0);
+    if (st == NC_NOERR && *n + (size_t)nd > *cap) {
+        size_t want = (*n + (size_t)nd) * 2 + 16;
+        int *grown = realloc(*ids, want * sizeof *grown);
+        if (!grown)
+            return NC_ENOMEM;
+        *ids = grown;
+        *cap = want;
+    }
+    if (st == NC_NOERR && nd > 0 &&
+        (st = nc_inq_dimids(g, NULL, *ids + *n, 0)) == NC_NOERR)
+        *n += (size_t)nd;
+    if (st == NC_NOERR)
+        st = nc_inq_grps(g, &ng, NULL);
+    int *kids = st == NC_NOERR && ng > 0 ? malloc((size_t)ng * sizeof *kids)
+                                         : NULL;
+    if (ng > 0 && !kids && st == NC_NOERR)
+        st = NC_ENOMEM;
+    if (kids && (st = nc_inq_grps(g, NULL, kids)) == NC_NOERR)
+        for (int i = 0; i < ng && st == NC_NOERR; i++)
+            st = collect_dims(kids[i], ids, n, cap);
+    free(kids);
+    return st;
+}
+
+/* The hidden dimensions below group g: those of every raster group. */
+static int find_hidden(int g, int **ids, size_t *n, size_t *cap)
+{
+    if (raster_is_raster_group(g))
+        return collect_dims(g, ids, n, cap);
+    int ng = 0, st = nc_inq_grps(g, &ng, NULL);
+    int *kids = st == NC_NOERR && ng > 0 ? malloc((size_t)ng * sizeof *kids)
+                                         : NULL;
+    if (ng > 0 && !kids && st == NC_NOERR)
+        st = NC_ENOMEM;
+    if (kids && (st = nc_inq_grps(g, NULL, kids)) == NC_NOERR)
+        for (int i = 0; i < ng && st == NC_NOERR; i++)
+            st = find_hidden(kids[i], ids, n, cap);
+    free(kids);
+    return st;
+}
+
+static int ascending(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int files_hidden_dims(shim_file *sf, const int **ids, size_t *n)
+{
+    if (!sf->hidden_known) {
+        int *found = NULL;
+        size_t count = 0, cap = 0;
+        int st = find_hidden(sf->root, &found, &count, &cap);
+        if (st != NC_NOERR) {
+            free(found);
+            return st;
+        }
+        qsort(found, count, sizeof *found, ascending);
+        free(sf->hidden);
+        sf->hidden = found;
+        sf->nhidden = count;
+        sf->hidden_known = 1;
+    }
+    *ids = sf->hidden;
+    *n = sf->nhidden;
+    return NC_NOERR;
+}
+
 int files_pending_access(shim_file *sf, int grpid, int varid, int set)
 {
     for (pending *p = sf->pend; p; p = p->next) {
@@ -292,6 +369,7 @@ int files_close(int ncid)
         return NC_NOERR;
     files_adopt(sf, 0, -1);
     int rc = raster_close(sf->rf);
+    free(sf->hidden);
     free(sf);
     if (rc != RASTER_OK) {
         shim_log(LOG_WARN, "finishing raster variables: %s: %s",
@@ -314,5 +392,6 @@ void files_forget(int ncid)
     /* raster_close would write markers: the file is being abandoned, and
      * its variables stay without one, so readers refuse them */
     raster_abandon(sf->rf);
+    free(sf->hidden);
     free(sf);
 }

@@ -63,4 +63,12 @@ int files_pending_access(shim_file *sf, int grpid, int varid, int set);
 /* The file's raster state. */
 raster_file *files_raster(shim_file *sf);
 
+/* The netCDF ids of the dimensions inside raster's own groups (storage
+ * groups and the groups below them), ascending: *n of them in *ids (owned
+ * by sf, valid until the next call). netCDF numbers dimensions across the
+ * whole file, so these sit among the program's; the shim hides them and
+ * numbers the program's densely (shim.c). Found on first need and again
+ * after raster defined variables. NC status. Under the depth guard. */
+int files_hidden_dims(shim_file *sf, const int **ids, size_t *n);
+
 #endif

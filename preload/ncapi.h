@@ -156,6 +156,47 @@ int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
       (ncid, varid, name, xtype, len, op))                                    \
     X(nc_rename_var, (int ncid, int varid, const char *name),                 \
       (ncid, varid, name))                                                    \
+    X(nc_def_grp, (int parent_ncid, const char *name, int *new_ncid),         \
+      (parent_ncid, name, new_ncid))                                          \
+    X(nc_rename_grp, (int grpid, const char *name), (grpid, name))            \
+    X(nc_def_compound, (int ncid, size_t size, const char *name,              \
+                        nc_type *typeidp),                                    \
+      (ncid, size, name, typeidp))                                            \
+    X(nc_def_vlen, (int ncid, const char *name, nc_type base_typeid,          \
+                    nc_type *xtypep),                                         \
+      (ncid, name, base_typeid, xtypep))                                      \
+    X(nc_def_enum, (int ncid, nc_type base_typeid, const char *name,          \
+                    nc_type *typeidp),                                        \
+      (ncid, base_typeid, name, typeidp))                                     \
+    X(nc_def_opaque, (int ncid, size_t size, const char *name,                \
+                      nc_type *xtypep),                                       \
+      (ncid, size, name, xtypep))                                             \
+    X(nc_def_dim, (int ncid, const char *name, size_t len, int *idp),         \
+      (ncid, name, len, idp))                                                 \
+    X(nc_inq_dimid, (int ncid, const char *name, int *idp),                   \
+      (ncid, name, idp))                                                      \
+    X(nc_inq_dim, (int ncid, int dimid, char *name, size_t *lenp),            \
+      (ncid, dimid, name, lenp))                                              \
+    X(nc_inq_dimname, (int ncid, int dimid, char *name),                      \
+      (ncid, dimid, name))                                                    \
+    X(nc_inq_dimlen, (int ncid, int dimid, size_t *lenp),                     \
+      (ncid, dimid, lenp))                                                    \
+    X(nc_rename_dim, (int ncid, int dimid, const char *name),                 \
+      (ncid, dimid, name))                                                    \
+    X(nc_inq_dimids, (int ncid, int *ndims, int *dimids,                      \
+                      int include_parents),                                   \
+      (ncid, ndims, dimids, include_parents))                                 \
+    X(nc_inq_unlimdims, (int ncid, int *nunlimdimsp, int *unlimdimidsp),      \
+      (ncid, nunlimdimsp, unlimdimidsp))                                      \
+    X(nc_inq_unlimdim, (int ncid, int *unlimdimidp), (ncid, unlimdimidp))     \
+    X(nc_inq, (int ncid, int *ndimsp, int *nvarsp, int *nattsp,               \
+               int *unlimdimidp),                                             \
+      (ncid, ndimsp, nvarsp, nattsp, unlimdimidp))                            \
+    X(nc_inq_var, (int ncid, int varid, char *name, nc_type *xtypep,          \
+                   int *ndimsp, int *dimidsp, int *nattsp),                   \
+      (ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp))                   \
+    X(nc_inq_vardimid, (int ncid, int varid, int *dimidsp),                   \
+      (ncid, varid, dimidsp))                                                 \
     X(nc_inq_var_filter_ids, (int ncid, int varid, size_t *nfiltersp,         \
                               unsigned int *ids),                             \
       (ncid, varid, nfiltersp, ids))                                          \

@@ -286,6 +286,292 @@ SHIM_API int nc_sync(int ncid)
     return CALL_REAL(nc_sync, (ncid));
 }
 
+/* ---- names and dimension ids the program sees --------------------------- */
+
+/* Storage groups are named raster_<V>: a program may want that name for a
+ * group, variable or type of its own (nothing in netCDF's names stops it).
+ * Then raster's group moves to a free name first (readers find storage by
+ * its attributes), and the program's call goes on as without the shim. */
+static void free_name(int grpid, const char *name)
+{
+    if (!name || !shim_on() || !files_find(grpid))
+        return;
+    shim_depth++;
+    int rc = raster_free_name(grpid, name);
+    if (rc != RASTER_OK)
+        shim_log(LOG_WARN, "%s: %s: %s", name, raster_strerror(rc),
+                 raster_errmsg());
+    shim_depth--;
+}
+
+/* netCDF-4 numbers dimensions across the file, so the dimensions of
+ * raster's groups (cells, chunk, run, ...) take ids among the program's:
+ * a dimension the program adds later gets an id past them, and a loop
+ * over ids 0..ndims-1 (netCDF-3 style) would meet them. The shim numbers
+ * the program's dimensions densely, in netCDF's order, without raster's:
+ * the ids the same program sees in the plain file. Every call that takes
+ * or gives a dimension id translates it (dims_in, dims_out); libraster
+ * and netCDF's own calls see netCDF's ids. A file without raster
+ * variables keeps netCDF's ids. */
+
+/* The hidden ids of the file of ncid, or none. */
+static size_t hidden_dims(shim_file *sf, const int **ids)
+{
+    size_t n = 0;
+    *ids = NULL;
+    if (!sf)
+        return 0;
+    shim_depth++;
+    int st = files_hidden_dims(sf, ids, &n);
+    shim_depth--;
+    if (st != NC_NOERR) {
+        shim_log(LOG_WARN, "listing raster's dimensions: %s",
+                 nc_strerror(st));
+        return 0;
+    }
+    return n;
+}
+
+/* How many of the ascending hidden[0..n) are <= id (a file of many
+ * regions hides a `cells` dimension per region). */
+static size_t hidden_upto(const int *hidden, size_t n, int id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (hidden[mid] <= id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* netCDF's id of the program's dimension `id`: the id-th one not hidden
+ * (the fixed point of id + hidden ids at or below it). */
+static int dim_in(const int *hidden, size_t n, int id)
+{
+    if (id < 0 || n == 0)
+        return id;
+    size_t k = 0, next;
+    while ((next = hidden_upto(hidden, n, id + (int)k)) != k)
+        k = next;
+    return id + (int)k;
+}
+
+/* The program's id of netCDF's dimension `id`; -1 for a hidden one. */
+static int dim_out(const int *hidden, size_t n, int id)
+{
+    if (id < 0 || n == 0)
+        return id;
+    size_t below = hidden_upto(hidden, n, id);
+    if (below > 0 && hidden[below - 1] == id)
+        return -1;
+    return id - (int)below;
+}
+
+static void dims_in(shim_file *sf, int n, const int *ids, int *out)
+{
+    const int *hidden;
+    size_t nh = hidden_dims(sf, &hidden);
+    for (int i = 0; i < n; i++)
+        out[i] = dim_in(hidden, nh, ids[i]);
+}
+
+/* In place; NC_EBADDIM when one is hidden (reachable from raster's own
+ * groups only). */
+static int dims_out(int ncid, int n, int *ids)
+{
+    const int *hidden;
+    size_t nh = hidden_dims(files_find(ncid), &hidden);
+    int st = NC_NOERR;
+    for (int i = 0; nh && i < n; i++)
+        if (ids[i] >= 0 && (ids[i] = dim_out(hidden, nh, ids[i])) == -1)
+            st = NC_EBADDIM;
+    return st;
+}
+
+/* netCDF's id of the program's dimension id of ncid's file. */
+static int real_dim(int ncid, int id)
+{
+    if (!shim_on())
+        return id;
+    const int *hidden;
+    size_t nh = hidden_dims(files_find(ncid), &hidden);
+    return dim_in(hidden, nh, id);
+}
+
+SHIM_API int nc_def_dim(int ncid, const char *name, size_t len, int *idp)
+{
+    int id, st = CALL_REAL(nc_def_dim, (ncid, name, len, &id));
+    if (st == NC_NOERR && shim_on())
+        st = dims_out(ncid, 1, &id);
+    if (st == NC_NOERR && idp)
+        *idp = id;
+    return st;
+}
+
+SHIM_API int nc_inq_dimid(int ncid, const char *name, int *idp)
+{
+    int id, st = CALL_REAL(nc_inq_dimid, (ncid, name, &id));
+    if (st == NC_NOERR && shim_on())
+        st = dims_out(ncid, 1, &id);
+    if (st == NC_NOERR && idp)
+        *idp = id;
+    return st;
+}
+
+SHIM_API int nc_inq_dim(int ncid, int dimid, char *name, size_t *lenp)
+{
+    int real = real_dim(ncid, dimid); /* before CALL_REAL's guard */
+    return CALL_REAL(nc_inq_dim, (ncid, real, name, lenp));
+}
+
+SHIM_API int nc_inq_dimname(int ncid, int dimid, char *name)
+{
+    int real = real_dim(ncid, dimid); /* before CALL_REAL's guard */
+    return CALL_REAL(nc_inq_dimname, (ncid, real, name));
+}
+
+SHIM_API int nc_inq_dimlen(int ncid, int dimid, size_t *lenp)
+{
+    int real = real_dim(ncid, dimid); /* before CALL_REAL's guard */
+    return CALL_REAL(nc_inq_dimlen, (ncid, real, lenp));
+}
+
+/* A dimension of raster variables keeps its name in their storage groups
+ * too (readers go by ids, and take renames without raster as well). */
+SHIM_API int nc_rename_dim(int ncid, int dimid, const char *name)
+{
+    int real = real_dim(ncid, dimid);
+    int st = CALL_REAL(nc_rename_dim, (ncid, real, name));
+    shim_file *sf = st == NC_NOERR && shim_on() ? files_find(ncid) : NULL;
+    if (sf) {
+        shim_depth++;
+        int rc = raster_rename_dim(files_raster(sf), ncid, real, name);
+        if (rc != RASTER_OK)
+            shim_log(LOG_WARN, "renaming dimension %s: %s: %s", name,
+                     raster_strerror(rc), raster_errmsg());
+        shim_depth--;
+    }
+    return st;
+}
+
+SHIM_API int nc_inq_dimids(int ncid, int *ndims, int *dimids,
+                           int include_parents)
+{
+    int n = 0, st = CALL_REAL(nc_inq_dimids, (ncid, &n, dimids,
+                                              include_parents));
+    if (st == NC_NOERR && dimids && shim_on())
+        st = dims_out(ncid, n, dimids);
+    if (st == NC_NOERR && ndims)
+        *ndims = n;
+    return st;
+}
+
+SHIM_API int nc_inq_unlimdims(int ncid, int *nunlimdimsp, int *unlimdimidsp)
+{
+    int n = 0, st = CALL_REAL(nc_inq_unlimdims, (ncid, &n, unlimdimidsp));
+    if (st == NC_NOERR && unlimdimidsp && shim_on())
+        st = dims_out(ncid, n, unlimdimidsp);
+    if (st == NC_NOERR && nunlimdimsp)
+        *nunlimdimsp = n;
+    return st;
+}
+
+SHIM_API int nc_inq_unlimdim(int ncid, int *unlimdimidp)
+{
+    int id, st = CALL_REAL(nc_inq_unlimdim, (ncid, &id));
+    if (st == NC_NOERR && shim_on())
+        st = dims_out(ncid, 1, &id);
+    if (st == NC_NOERR && unlimdimidp)
+        *unlimdimidp = id;
+    return st;
+}
+
+SHIM_API int nc_inq(int ncid, int *ndimsp, int *nvarsp, int *nattsp,
+                    int *unlimdimidp)
+{
+    int id, st = CALL_REAL(nc_inq, (ncid, ndimsp, nvarsp, nattsp, &id));
+    if (st == NC_NOERR && shim_on())
+        st = dims_out(ncid, 1, &id);
+    if (st == NC_NOERR && unlimdimidp)
+        *unlimdimidp = id;
+    return st;
+}
+
+SHIM_API int nc_inq_var(int ncid, int varid, char *name, nc_type *xtypep,
+                        int *ndimsp, int *dimidsp, int *nattsp)
+{
+    int n = 0, st = CALL_REAL(nc_inq_var, (ncid, varid, name, xtypep, &n,
+                                           dimidsp, nattsp));
+    if (st == NC_NOERR && dimidsp && shim_on())
+        st = dims_out(ncid, n, dimidsp);
+    if (st == NC_NOERR && ndimsp)
+        *ndimsp = n;
+    return st;
+}
+
+SHIM_API int nc_inq_vardimid(int ncid, int varid, int *dimidsp)
+{
+    int n = 0;
+    int st = CALL_REAL(nc_inq_vardimid, (ncid, varid, dimidsp));
+    if (st != NC_NOERR || !dimidsp || !shim_on())
+        return st;
+    shim_depth++;
+    st = nc_inq_varndims(ncid, varid, &n);
+    shim_depth--;
+    return st == NC_NOERR ? dims_out(ncid, n, dimidsp) : st;
+}
+
+SHIM_API int nc_def_grp(int parent_ncid, const char *name, int *new_ncid)
+{
+    free_name(parent_ncid, name);
+    return CALL_REAL(nc_def_grp, (parent_ncid, name, new_ncid));
+}
+
+SHIM_API int nc_rename_grp(int grpid, const char *name)
+{
+    int parent = -1;
+    if (shim_on() && files_find(grpid)) {
+        shim_depth++;
+        if (nc_inq_grp_parent(grpid, &parent) != NC_NOERR)
+            parent = -1;
+        shim_depth--;
+    }
+    if (parent != -1)
+        free_name(parent, name);
+    return CALL_REAL(nc_rename_grp, (grpid, name));
+}
+
+SHIM_API int nc_def_compound(int ncid, size_t size, const char *name,
+                             nc_type *typeidp)
+{
+    free_name(ncid, name);
+    return CALL_REAL(nc_def_compound, (ncid, size, name, typeidp));
+}
+
+SHIM_API int nc_def_vlen(int ncid, const char *name, nc_type base_typeid,
+                         nc_type *xtypep)
+{
+    free_name(ncid, name);
+    return CALL_REAL(nc_def_vlen, (ncid, name, base_typeid, xtypep));
+}
+
+SHIM_API int nc_def_enum(int ncid, nc_type base_typeid, const char *name,
+                         nc_type *typeidp)
+{
+    free_name(ncid, name);
+    return CALL_REAL(nc_def_enum, (ncid, base_typeid, name, typeidp));
+}
+
+SHIM_API int nc_def_opaque(int ncid, size_t size, const char *name,
+                           nc_type *xtypep)
+{
+    free_name(ncid, name);
+    return CALL_REAL(nc_def_opaque, (ncid, size, name, xtypep));
+}
+
 /* ---- defining ----------------------------------------------------------- */
 
 /* 1 when variable varid of grpid may fit RASTER_MASK: numeric, 2+ dims,
@@ -332,6 +618,12 @@ SHIM_API int nc_def_var(int ncid, const char *name, nc_type xtype, int ndims,
 {
     int own_id; /* varidp is optional */
     int *idp = varidp ? varidp : &own_id;
+    int real[NC_MAX_VAR_DIMS];
+    if (shim_on() && dimidsp && ndims > 0 && ndims <= NC_MAX_VAR_DIMS) {
+        dims_in(files_find(ncid), ndims, dimidsp, real);
+        dimidsp = real;
+    }
+    free_name(ncid, name);
     int st = CALL_REAL(nc_def_var, (ncid, name, xtype, ndims, dimidsp, idp));
     if (st != NC_NOERR || !shim_on())
         return st;
@@ -439,10 +731,17 @@ SHIM_API int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
 
 /* ---- hiding raster's own groups ----------------------------------------- */
 
+/* 1 when group grpid is one of raster's own or lies inside one (a region
+ * group: "raster_TEMP/region_1"). */
 static int hidden_group(int grpid)
 {
     shim_depth++;
-    int h = raster_is_raster_group(grpid);
+    int h = 0, g = grpid;
+    for (int depth = 0; !h && depth < 4096; depth++) {
+        h = raster_is_raster_group(g);
+        if (nc_inq_grp_parent(g, &g) != NC_NOERR)
+            break;
+    }
     shim_depth--;
     return h;
 }
@@ -606,6 +905,7 @@ SHIM_API int nc_inq_var_filter(int ncid, int varid, unsigned int *idp,
 /* A renamed raster variable keeps its storage group pointing at it. */
 SHIM_API int nc_rename_var(int ncid, int varid, const char *name)
 {
+    free_name(ncid, name);
     raster_var *v = raster_target(ncid, varid);
     if (!v)
         return CALL_REAL(nc_rename_var, (ncid, varid, name));
@@ -789,6 +1089,13 @@ static int data_call(raster_var *v, int put, int shape, const size_t *start,
     int st = raster_nc_status();
     if (rc != RASTER_OK && st == NC_NOERR)
         st = NC_EHDFERR;
+    /* a bad request is netCDF's business, answered with netCDF's status
+     * and no word, as without the shim; anything else (a damaged file
+     * found now, I/O, memory) gets raster's reason, which the status
+     * cannot carry */
+    if (rc != RASTER_OK && rc != RASTER_EINVAL)
+        shim_log(LOG_WARN, "%s %s: %s: %s", put ? "writing" : "reading",
+                 raster_var_name(v), raster_strerror(rc), raster_errmsg());
     shim_depth--;
     return st;
 }

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -676,6 +677,58 @@ int raster_var_rename(raster_var *v, const char *name)
     raster_free(v->name);
     v->name = copy;
     return RASTER_OK;
+}
+
+int raster_rename_dim(raster_file *f, int ncid, int dimid, const char *name)
+{
+    RETURN_ERROR_IF(!file_ok(f) || !name || !*name, RASTER_EINVAL,
+                    "NULL argument or a closed file");
+    RETURN_ERROR_IF(!f->writable, RASTER_EINVAL, "renaming a dimension: "
+                    "file is read-only");
+    /* renamed already (the shim renames first, as netCDF would) */
+    char now[NC_MAX_NAME + 1];
+    int st = nc_inq_dimname(ncid, dimid, now);
+    if (st == NC_NOERR && strcmp(now, name) != 0)
+        st = nc_rename_dim(ncid, dimid, name);
+    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "renaming "
+                       "dimension %d to %s: %s", dimid, name,
+                       nc_strerror(st));
+    /* the ids are what readers use; the names follow them (FORMAT.md) */
+    for (raster_var *v = f->vars; v; v = v->next) {
+        int uses = 0;
+        for (int i = 0; i < v->ndims; i++)
+            uses |= v->dimids[i] == dimid;
+        int rc = uses ? meta_store_dim_names(v) : RASTER_OK;
+        if (rc)
+            return rc;
+    }
+    return RASTER_OK;
+}
+
+int raster_free_name(int grpid, const char *name)
+{
+    RETURN_ERROR_IF(!name, RASTER_EINVAL, "NULL name");
+    int g;
+    if (nc_inq_grp_ncid(grpid, name, &g) != NC_NOERR ||
+        !raster_is_raster_group(g))
+        return RASTER_OK;
+    /* readers find storage groups by their attributes, never by name */
+    for (int i = 1; i < 10000; i++) {
+        char alias[NC_MAX_NAME + 1];
+        int other;
+        snprintf(alias, sizeof alias, "%.*s_%d", NC_MAX_NAME - 6, name, i);
+        if (nc_inq_grp_ncid(grpid, alias, &other) == NC_NOERR ||
+            nc_inq_varid(grpid, alias, &other) == NC_NOERR ||
+            nc_inq_typeid(grpid, alias, &other) == NC_NOERR)
+            continue;
+        int st = nc_rename_grp(g, alias);
+        RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "moving "
+                           "raster's group %s to %s: %s", name, alias,
+                           nc_strerror(st));
+        return RASTER_OK;
+    }
+    return raster_fail(RASTER_EINVAL, "%s: no free name to move raster's "
+                       "group to", name);
 }
 
 int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,

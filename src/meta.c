@@ -17,6 +17,7 @@
 
 #include <ctype.h>
 #include <inttypes.h>
+#include <netcdf_filter.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -456,6 +457,35 @@ static void abandon_group(int g, const char *name)
     }
 }
 
+/* The '/'-separated names of dimensions dimids[0..ndims) (raster_dims);
+ * `out` holds RASTER_MAX_DIMS * (NC_MAX_NAME + 1) bytes. An NC status. */
+static int dim_names(int grp, int ndims, const int *dimids, char *out)
+{
+    out[0] = '\0';
+    for (int i = 0; i < ndims; i++) {
+        char dn[NC_MAX_NAME + 1];
+        int st = nc_inq_dimname(grp, dimids[i], dn);
+        if (st != NC_NOERR)
+            return st;
+        if (i)
+            strcat(out, "/");
+        strcat(out, dn);
+    }
+    return NC_NOERR;
+}
+
+int meta_store_dim_names(raster_var *v)
+{
+    char names[RASTER_MAX_DIMS * (NC_MAX_NAME + 1)];
+    int st = dim_names(v->grpid, v->ndims, v->dimids, names);
+    if (st == NC_NOERR)
+        st = nc_put_att_text(v->grpid, NC_GLOBAL, "raster_dims",
+                             strlen(names), names);
+    return st == NC_NOERR ? RASTER_OK
+                          : meta_ncfail(st, "recording the dimension names "
+                                        "of", v->name);
+}
+
 /* Creates the variable's group, "raster_<name>", or with a number appended
  * when a group of that name exists already. */
 static int define_group(raster_var *v, int parent, const char *name)
@@ -617,14 +647,8 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
         *w = '\0';
     }
     int ymx[2] = {dimids[ndims - 2], dimids[ndims - 1]};
-    char dimnames[RASTER_MAX_DIMS * (NC_MAX_NAME + 1)] = "";
-    for (int i = 0; i < ndims; i++) {
-        char dn[NC_MAX_NAME + 1];
-        NC_TRY(nc_inq_dimname(parent, dimids[i], dn), "naming dimensions of");
-        if (i)
-            strcat(dimnames, "/");
-        strcat(dimnames, dn);
-    }
+    char dimnames[RASTER_MAX_DIMS * (NC_MAX_NAME + 1)];
+    NC_TRY(dim_names(parent, ndims, dimids, dimnames), "naming dimensions of");
     rc = define_group(v, parent, name);
     if (rc)
         goto fail;
@@ -1039,10 +1063,11 @@ static int check_store(raster_var *v, size_t s)
     return RASTER_OK;
 }
 
-/* Reads the description attributes of group g into the arguments. */
+/* Reads the description attributes of group g into the arguments;
+ * *renamed is 1 when a dimension's name is no longer the one stored. */
 static int load_description(int g, const char *name, int *format,
                             int *xtype, int *ndims, int *dimids,
-                            size_t *chunk)
+                            size_t *chunk, int *renamed)
 {
     int version;
     RETURN_ERROR_IF(get_int_att(g, ATT_VERSION, &version) != 0,
@@ -1077,18 +1102,23 @@ static int load_description(int g, const char *name, int *format,
     }
     RETURN_ERROR_IF(*ndims < 2, RASTER_EFORMAT, "%s: fewer than 2 dimensions",
                     name);
-    /* each stored id must name a visible dimension of the stored name */
+    /* each stored id must name a visible dimension; the ids rule and the
+     * names only record them: a dimension renamed without raster (ncrename,
+     * netCDF's own nc_rename_dim) keeps its id, and the placeholder, mask
+     * and stores are checked against the ids and their lengths */
     RETURN_ERROR_IF(nc_inq_att(g, NC_GLOBAL, "raster_dimids", &type, &len) !=
                     NC_NOERR || type != NC_INT || len != (size_t)*ndims ||
                     nc_get_att_int(g, NC_GLOBAL, "raster_dimids", dimids) !=
-                    NC_NOERR, RASTER_EFORMAT, "%s: missing dimension ids",
-                    name);
+                    NC_NOERR, RASTER_EFORMAT, "%s: missing dimension ids, or "
+                    "%d of them for %d dimension names", name, (int)len,
+                    *ndims);
+    *renamed = 0;
     for (int i = 0; i < *ndims; i++) {
         char dn[NC_MAX_NAME + 1];
-        RETURN_ERROR_IF(nc_inq_dimname(g, dimids[i], dn) != NC_NOERR ||
-                        strcmp(dn, dimnames[i]) != 0, RASTER_EFORMAT,
-                        "%s: dimension %d is not '%s'", name, dimids[i],
-                        dimnames[i]);
+        RETURN_ERROR_IF(nc_inq_dimname(g, dimids[i], dn) != NC_NOERR,
+                        RASTER_EFORMAT, "%s: no dimension of id %d (stored "
+                        "as '%s')", name, dimids[i], dimnames[i]);
+        *renamed |= strcmp(dn, dimnames[i]) != 0;
     }
     unsigned long long ch[RASTER_MAX_DIMS];
     RETURN_ERROR_IF(nc_inq_att(g, NC_GLOBAL, "raster_chunk", &type, &len) !=
@@ -1236,15 +1266,118 @@ fail:
     return rc;
 }
 
+/* 1 when variable varid of parent carries raster's marker filter and has
+ * type xtype and dimension ids dimids[0..ndims). */
+static int marked_placeholder(int parent, int varid, int xtype, int ndims,
+                              const int *dimids)
+{
+    int t, nd, ids[NC_MAX_VAR_DIMS];
+    unsigned int filters[32];
+    size_t nf = 0;
+    if (nc_inq_varndims(parent, varid, &nd) != NC_NOERR || nd != ndims ||
+        nc_inq_var(parent, varid, NULL, &t, NULL, ids, NULL) != NC_NOERR ||
+        t != xtype || memcmp(ids, dimids, (size_t)nd * sizeof *ids) != 0 ||
+        nc_inq_var_filter_ids(parent, varid, &nf, NULL) != NC_NOERR ||
+        nf > sizeof filters / sizeof *filters ||
+        nc_inq_var_filter_ids(parent, varid, NULL, filters) != NC_NOERR)
+        return 0;
+    for (size_t i = 0; i < nf; i++)
+        if (raster_filter_is_placeholder(filters[i]))
+            return 1;
+    return 0;
+}
+
+/* 1 when a storage group of parent names variable `name` as its own. */
+static int claimed(int parent, const char *name)
+{
+    int n = 0, *ids = NULL, hit = 0;
+    if (nc_inq_grps(parent, &n, NULL) != NC_NOERR || n <= 0 ||
+        !(ids = raster_reallocarray(NULL, (size_t)n, sizeof *ids)) ||
+        nc_inq_grps(parent, NULL, ids) != NC_NOERR)
+        n = 0;
+    for (int i = 0; i < n && !hit; i++) {
+        char got[NC_MAX_NAME + 1];
+        nc_type type;
+        size_t len;
+        hit = meta_is_raster_group(ids[i]) &&
+              nc_inq_att(ids[i], NC_GLOBAL, ATT_VARIABLE, &type, &len) ==
+                  NC_NOERR && type == NC_CHAR && len == strlen(name) &&
+              nc_get_att_text(ids[i], NC_GLOBAL, ATT_VARIABLE, got) ==
+                  NC_NOERR && memcmp(got, name, len) == 0;
+    }
+    raster_free(ids);
+    return hit;
+}
+
+/* The placeholder of a storage group describing variable `name` of group
+ * parent: the variable of that name (its type and shape checked by the
+ * caller); when none has it, the variable was renamed without raster
+ * (ncrename, netCDF's own nc_rename_var), and it is the one variable of
+ * parent that carries raster's marker, has the stored type and dimension
+ * ids, and that no storage group names. *varid and `found` (its name) are
+ * set. */
+static int find_placeholder(int parent, const char *name, int xtype,
+                            int ndims, const int *dimids, int *varid,
+                            char *found)
+{
+    if (nc_inq_varid(parent, name, varid) == NC_NOERR) {
+        strcpy(found, name);
+        return RASTER_OK;
+    }
+    int nvars = 0, hits = 0;
+    if (nc_inq_nvars(parent, &nvars) != NC_NOERR)
+        nvars = 0;
+    for (int i = 0; i < nvars; i++) {
+        char vn[NC_MAX_NAME + 1];
+        if (!marked_placeholder(parent, i, xtype, ndims, dimids) ||
+            nc_inq_varname(parent, i, vn) != NC_NOERR || claimed(parent, vn))
+            continue;
+        if (hits++ == 0) {
+            *varid = i;
+            strcpy(found, vn);
+        }
+    }
+    RETURN_ERROR_IF(hits > 1, RASTER_EFORMAT, "%s: its placeholder variable "
+                    "is missing, and %d variables could be it, renamed "
+                    "without raster; rename it back to %s", name, hits, name);
+    RETURN_ERROR_IF(hits == 0, RASTER_EFORMAT, "%s: its placeholder variable "
+                    "is missing or of another type or shape", name);
+    return RASTER_OK;
+}
+
+/* After a rename without raster: the variable takes its placeholder's
+ * name `found`, and a writable file records the new names. */
+static int adopt_new_names(raster_var *v, const char *found, int renamed)
+{
+    int placeholder_renamed = strcmp(found, v->name) != 0;
+    if (placeholder_renamed) {
+        char *copy = raster_strdup(found);
+        RETURN_ERROR_IF(!copy, RASTER_ENOMEM, "out of memory loading %s",
+                        found);
+        raster_free(v->name);
+        v->name = copy;
+    }
+    if (!v->file->writable)
+        return RASTER_OK;
+    int st = placeholder_renamed
+                 ? nc_put_att_text(v->grpid, NC_GLOBAL, ATT_VARIABLE,
+                                   strlen(found), found)
+                 : NC_NOERR;
+    if (st != NC_NOERR)
+        return meta_ncfail(st, "recording the new name of", found);
+    return renamed ? meta_store_dim_names(v) : RASTER_OK;
+}
+
 int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
 {
     *out = NULL;
     char name[NC_MAX_NAME + 1];
     size_t nlen;
     nc_type ntype;
+    /* an empty name (netCDF 4.9.0 reads one back as one stray byte) names
+     * no variable: as after a rename, find_placeholder looks for it */
     RETURN_ERROR_IF(nc_inq_att(g, NC_GLOBAL, ATT_VARIABLE, &ntype, &nlen) !=
-                    NC_NOERR || ntype != NC_CHAR || nlen == 0 ||
-                    nlen > NC_MAX_NAME ||
+                    NC_NOERR || ntype != NC_CHAR || nlen > NC_MAX_NAME ||
                     nc_get_att_text(g, NC_GLOBAL, ATT_VARIABLE, name) !=
                     NC_NOERR, RASTER_EFORMAT, "raster group without a "
                     "readable %s attribute", ATT_VARIABLE);
@@ -1257,8 +1390,9 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
                     "completeness marker); refusing to serve it", name);
     int xtype = 0, ndims = 0, dimids[RASTER_MAX_DIMS], maskid, format = 0;
     size_t chunk[RASTER_MAX_DIMS];
+    int renamed = 0;
     int rc = load_description(g, name, &format, &xtype, &ndims, dimids,
-                              chunk);
+                              chunk, &renamed);
     if (rc)
         return rc;
     RETURN_ERROR_IF(nc_inq_varid(g, "mask", &maskid) != NC_NOERR,
@@ -1312,9 +1446,15 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
         goto fail;
     }
     /* the placeholder variable: same name, type and dimensions */
+    char found[NC_MAX_NAME + 1];
+    rc = find_placeholder(v->parent, name, xtype, ndims, dimids, &v->varid,
+                          found);
+    if (rc == RASTER_OK)
+        rc = adopt_new_names(v, found, renamed);
+    if (rc)
+        goto fail;
     int ptype, pndims, pdims[NC_MAX_VAR_DIMS];
-    if (nc_inq_varid(v->parent, name, &v->varid) != NC_NOERR ||
-        nc_inq_varndims(v->parent, v->varid, &pndims) != NC_NOERR ||
+    if (nc_inq_varndims(v->parent, v->varid, &pndims) != NC_NOERR ||
         pndims != ndims ||
         nc_inq_var(v->parent, v->varid, NULL, &ptype, NULL, pdims, NULL) !=
             NC_NOERR || ptype != xtype ||

@@ -75,6 +75,10 @@ int meta_is_raster_group(int grpid);
 /* 1 when group `grpid` is a definition raster gave up (see abandon_group). */
 int meta_is_abandoned_group(int grpid);
 
+/* Records the current names of v's dimensions in its raster_dims (after a
+ * rename: the ids are what readers use, the names follow them). */
+int meta_store_dim_names(raster_var *v);
+
 void meta_var_free(raster_var *v);
 
 /* Frees every variable of a file's list and empties it. */
