@@ -208,9 +208,6 @@ int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
       (ncid, varid, idp, nparamsp, params))                                   \
     X(nc_inq_varnatts, (int ncid, int varid, int *nattsp),                    \
       (ncid, varid, nattsp))                                                  \
-    X(nc_inq_var, (int ncid, int varid, char *name, nc_type *xtypep,          \
-                   int *ndimsp, int *dimidsp, int *nattsp),                   \
-      (ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp))                   \
     X(nc_inq_attname, (int ncid, int varid, int attnum, char *name),          \
       (ncid, varid, attnum, name))                                            \
     X(nc_inq_attid, (int ncid, int varid, const char *name, int *idp),        \

@@ -500,15 +500,22 @@ SHIM_API int nc_inq(int ncid, int *ndimsp, int *nvarsp, int *nattsp,
     return st;
 }
 
+/* Dimension ids renumbered as the program knows them, and the attribute
+ * count without the placeholder's note (note_attnum, below). */
+static int note_attnum(int ncid, int varid);
+
 SHIM_API int nc_inq_var(int ncid, int varid, char *name, nc_type *xtypep,
                         int *ndimsp, int *dimidsp, int *nattsp)
 {
+    int note = nattsp ? note_attnum(ncid, varid) : -1;
     int n = 0, st = CALL_REAL(nc_inq_var, (ncid, varid, name, xtypep, &n,
                                            dimidsp, nattsp));
     if (st == NC_NOERR && dimidsp && shim_on())
         st = dims_out(ncid, n, dimidsp);
     if (st == NC_NOERR && ndimsp)
         *ndimsp = n;
+    if (st == NC_NOERR && note >= 0)
+        (*nattsp)--;
     return st;
 }
 
@@ -950,17 +957,6 @@ SHIM_API int nc_inq_varnatts(int ncid, int varid, int *nattsp)
 {
     int note = nattsp ? note_attnum(ncid, varid) : -1;
     int st = CALL_REAL(nc_inq_varnatts, (ncid, varid, nattsp));
-    if (st == NC_NOERR && note >= 0)
-        (*nattsp)--;
-    return st;
-}
-
-SHIM_API int nc_inq_var(int ncid, int varid, char *name, nc_type *xtypep,
-                        int *ndimsp, int *dimidsp, int *nattsp)
-{
-    int note = nattsp ? note_attnum(ncid, varid) : -1;
-    int st = CALL_REAL(nc_inq_var, (ncid, varid, name, xtypep, ndimsp,
-                                    dimidsp, nattsp));
     if (st == NC_NOERR && note >= 0)
         (*nattsp)--;
     return st;
