@@ -319,10 +319,10 @@ static int store_region_h5(raster_var *v, size_t s, hid_t did)
         H5Aclose(a);
     if (obj >= 0 && obj != did)
         H5Gclose(obj);
-    RETURN_ERROR_IF(!ok || id != v->regions[s].id, RASTER_EFORMAT,
-                    "%s: the group of region %d holds the data of another "
-                    "region, or says nothing of it", v->name,
-                    (int)v->regions[s].id);
+    if (!ok || id != v->regions[s].id)
+        return raster_fail(RASTER_EFORMAT, "%s: the group of region %d "
+                           "holds the data of another region, or says "
+                           "nothing of it", v->name, (int)v->regions[s].id);
     return RASTER_OK;
 }
 

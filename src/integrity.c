@@ -261,9 +261,10 @@ int sums_table_att(const raster_var *v, const char *table, size_t n,
              (n == 0 || nc_get_att_uint(v->grpid, varid, SUMS_TABLE_ATT,
                                         (unsigned *)out) == NC_NOERR);
     }
-    RETURN_ERROR_IF(!ok, RASTER_EFORMAT, "%s: checksums of table '%s' "
-                    "missing or of the wrong type or length (%zu wanted)",
-                    v->name, table, n);
+    if (!ok)
+        return raster_fail(RASTER_EFORMAT, "%s: checksums of table '%s' "
+                           "missing or of the wrong type or length (%zu "
+                           "wanted)", v->name, table, n);
     return RASTER_OK;
 }
 
@@ -290,12 +291,12 @@ int file_unchanged(raster_file *f)
         return RASTER_OK;
     struct stat st;
     int64_t now[FILE_IDENT_FIELDS];
-    RETURN_ERROR_IF(fstat(f->fd, &st) != 0, RASTER_EIO, "%s: %s", f->path,
-                    strerror(errno));
+    if (fstat(f->fd, &st) != 0)
+        return raster_fail(RASTER_EIO, "%s: %s", f->path, strerror(errno));
     identity_of(&st, now);
-    RETURN_ERROR_IF(memcmp(now, f->ident, sizeof now) != 0, RASTER_EFORMAT,
-                    "%s changed on disk since it was opened (size or "
-                    "modification time); refusing to read it: reopen it",
-                    f->path);
+    if (memcmp(now, f->ident, sizeof now) != 0)
+        return raster_fail(RASTER_EFORMAT, "%s changed on disk since it was "
+                           "opened (size or modification time); refusing "
+                           "to read it: reopen it", f->path);
     return RASTER_OK;
 }

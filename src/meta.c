@@ -1182,10 +1182,10 @@ int meta_store_region(const raster_var *v, size_t s, int varid)
                        nc_get_att_int(g, varid, SUMS_STORE_ATT, &id) ==
                            NC_NOERR
                  : get_int_att(g, "region_id", &id) == 0;
-    RETURN_ERROR_IF(!ok || id != v->regions[s].id, RASTER_EFORMAT,
-                    "%s: the group of region %d holds the data of another "
-                    "region, or says nothing of it", v->name,
-                    (int)v->regions[s].id);
+    if (!ok || id != v->regions[s].id)
+        return raster_fail(RASTER_EFORMAT, "%s: the group of region %d "
+                           "holds the data of another region, or says "
+                           "nothing of it", v->name, (int)v->regions[s].id);
     return RASTER_OK;
 }
 

@@ -192,11 +192,12 @@ int regions_summary_sum(raster_var *v, int g, const long long *t,
     if (nc_inq_att(g, NC_GLOBAL, SUMS_GROUP_ATT, &type, &n) != NC_NOERR)
         return RASTER_OK; /* written before checksums */
     v->sums = 1;
-    RETURN_ERROR_IF(type != NC_UINT || n != 1 ||
-                    nc_get_att_uint(g, NC_GLOBAL, SUMS_GROUP_ATT, &crc) !=
-                        NC_NOERR || crc != sums_i64(0, t, len),
-                    RASTER_EFORMAT, "%s: attribute %s does not match its "
-                    "checksum %s", v->name, REGIONS_SUMMARY, SUMS_GROUP_ATT);
+    if (type != NC_UINT || n != 1 ||
+        nc_get_att_uint(g, NC_GLOBAL, SUMS_GROUP_ATT, &crc) != NC_NOERR ||
+        crc != sums_i64(0, t, len))
+        return raster_fail(RASTER_EFORMAT, "%s: attribute %s does not match "
+                           "its checksum %s", v->name, REGIONS_SUMMARY,
+                           SUMS_GROUP_ATT);
     return RASTER_OK;
 }
 
@@ -430,8 +431,9 @@ static int check_runs_sum(raster_var *v, size_t r, const long long *rows,
     if (!v->sum_runs) {
         uint32_t *sums = raster_reallocarray(NULL, v->nregions,
                                              sizeof *sums);
-        RETURN_ERROR_IF(!sums, RASTER_ENOMEM, "out of memory reading %s",
-                        v->name);
+        if (!sums)
+            return raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                               v->name);
         int rc = sums_table_att(v, "runs", v->nregions, sums);
         if (rc) {
             raster_free(sums);
@@ -440,9 +442,9 @@ static int check_runs_sum(raster_var *v, size_t r, const long long *rows,
         v->sum_runs = sums;
     }
     const region_info *ri = &v->regions[r];
-    RETURN_ERROR_IF(sums_region_rows(ri->id, rows, n * RUN_FIELDS) !=
-                    v->sum_runs[r], RASTER_EFORMAT, "%s: the runs of region "
-                    "%d do not match their checksum", v->name, (int)ri->id);
+    if (sums_region_rows(ri->id, rows, n * RUN_FIELDS) != v->sum_runs[r])
+        return raster_fail(RASTER_EFORMAT, "%s: the runs of region %d do "
+                           "not match their checksum", v->name, (int)ri->id);
     return RASTER_OK;
 }
 

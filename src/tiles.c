@@ -127,8 +127,9 @@ static int check_sums(raster_var *v, const long long *rows,
                       const size_t *counts)
 {
     uint32_t *sums = raster_reallocarray(NULL, v->nregions, sizeof *sums);
-    RETURN_ERROR_IF(!sums, RASTER_ENOMEM, "out of memory indexing %s",
-                    v->name);
+    if (!sums)
+        return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                           v->name);
     int rc = sums_table_att(v, "chunks", v->nregions, sums);
     for (size_t r = 0, i = 0; r < v->nregions && rc == RASTER_OK; r++) {
         if (sums_region_rows(v->regions[r].id, rows + i * CHUNK_FIELDS,
