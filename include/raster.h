@@ -626,7 +626,11 @@ RASTER_API int raster_var_put(raster_var *var, const size_t *start,
 /*! raster_var_get() :
  *  Reads the hyperslab start/count/stride into `data` as nc_get_vars would;
  *  cells never written read as the fill value. Only the chunks the request
- *  intersects are read. @return as raster_var_put(), plus RASTER_EIO. */
+ *  intersects are read. @return as raster_var_put(), plus RASTER_EIO, and
+ *  RASTER_EFORMAT for a table or mask that fails its checks or checksums
+ *  (docs/FORMAT.md) or, in a file opened read-only, a file changed on disk
+ *  since it was opened (its size, modification time or inode: rewritten
+ *  in place, as by `cp other.nc file.nc`; reopen it). */
 RASTER_API int raster_var_get(raster_var *var, const size_t *start,
                               const size_t *count, const ptrdiff_t *stride,
                               void *data);
@@ -782,7 +786,9 @@ RASTER_API void raster_region_free(void *buf, size_t bytes);
  *  type. Packed order is numpy's var[..., isin(mask, ids)]. Only the
  *  regions' bytes are read.
  *  @return RASTER_OK, RASTER_ENOTFOUND, RASTER_EINVAL (box out of range,
- *  bad layout), RASTER_EIO, RASTER_ENETCDF, RASTER_ENOMEM. */
+ *  bad layout), RASTER_EIO, RASTER_ENETCDF, RASTER_ENOMEM, RASTER_EFORMAT
+ *  (as raster_var_get(): damaged tables, or the file changed on disk since
+ *  a read-only open). */
 RASTER_API int raster_region_read(raster_var *var, const int32_t *ids,
                                   size_t nids, const size_t *ostart,
                                   const size_t *ocount, int layout,

@@ -16,6 +16,7 @@
 #include "convert.h"
 #include "error.h"
 #include "index.h"
+#include "integrity.h"
 #include "meta.h"
 #include "parallel.h"
 #include "placeholder.h"
@@ -213,8 +214,10 @@ static int file_load(raster_file *f)
         return rc;
     /* without an fd the netCDF path serves every read; the stores' byte
      * offsets are looked up when a read first touches a store */
-    if (!f->writable && f->path && f->vars)
+    if (!f->writable && f->path && f->vars) {
         f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+        file_identity_record(f);
+    }
     return RASTER_OK;
 }
 
@@ -1008,6 +1011,9 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
     int rc = check_box(v, start, count, stride, write);
     if (rc)
         return rc;
+    /* a file rewritten under the handle: its tables no longer describe it */
+    if (!write && (rc = file_unchanged(v->file)) != RASTER_OK)
+        return rc;
     if (!v->materialized && (rc = meta_materialize(v)) != RASTER_OK)
         return rc;
     if (write && !v->dirty) {
@@ -1037,6 +1043,9 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
     rc = chunkio_xfer(v, p, n, start, count, stride, data,
                       count[no] * count[no + 1], write);
     raster_free(p);
+    /* and while it was read */
+    if (rc == RASTER_OK && !write)
+        rc = file_unchanged(v->file);
     return rc;
 }
 
@@ -1534,6 +1543,8 @@ int raster_region_read(raster_var *v, const int32_t *ids, size_t nids,
     count[no] = v->ny;
     count[no + 1] = v->nx;
     int rc = check_box(v, start, count, NULL, 0);
+    if (rc == RASTER_OK) /* rewritten under the handle (integrity.h) */
+        rc = file_unchanged(v->file);
     if (rc)
         return rc;
     unsigned char *sel;
@@ -1576,6 +1587,8 @@ int raster_region_read(raster_var *v, const int32_t *ids, size_t nids,
     if (rc == RASTER_OK)
         rc = chunkio_xfer(v, w.p, w.np, start, count, NULL, out, plane, 0);
     raster_free(w.p);
+    if (rc == RASTER_OK) /* and while it was read */
+        rc = file_unchanged(v->file);
     return rc;
 }
 

@@ -32,6 +32,7 @@
 #include "chunkmap.h"
 #include "direct.h"
 #include "error.h"
+#include "integrity.h"
 #include "meta.h"
 #include "regions.h"
 
@@ -284,6 +285,47 @@ int chunkio_h5_holds(int64_t h5type, int xtype)
     }
 }
 
+/* meta_store_region()'s check from store s's HDF5 dataset: the region id
+ * recorded in it (files with checksums, integrity.h), or in its group. */
+static int store_region_h5(raster_var *v, size_t s, hid_t did)
+{
+    if (v->format < 3 || s >= v->nregions)
+        return RASTER_OK;
+    if (!v->sums && !v->file->lean) /* through netCDF, open already */
+        return meta_store_region(v, s, v->store_var[s]);
+    char path[4096], grp[48];
+    hid_t obj = did;
+    if (!v->sums) { /* a lean file without checksums: the group's id */
+        regions_store_path(v, s, grp, sizeof grp);
+        *strchr(grp, '/') = '\0';
+        if ((size_t)snprintf(path, sizeof path, "%s/%s", v->h5path, grp) >=
+            sizeof path)
+            return raster_fail(RASTER_EFORMAT, "%s: path too long", v->name);
+        obj = H5Gopen2((hid_t)chunkio_file_h5(v->file), path, H5P_DEFAULT);
+    }
+    const char *name = v->sums ? SUMS_STORE_ATT : "region_id";
+    hid_t a = obj >= 0 && H5Aexists(obj, name) > 0
+                  ? H5Aopen(obj, name, H5P_DEFAULT) : -1;
+    hid_t type = a >= 0 ? H5Aget_type(a) : -1, space = -1;
+    int id = 0, ok = type >= 0 && chunkio_h5_holds(type, NC_INT) == 1 &&
+                     (space = H5Aget_space(a)) >= 0 &&
+                     H5Sget_simple_extent_npoints(space) == 1 &&
+                     H5Aread(a, H5T_NATIVE_INT, &id) >= 0;
+    if (space >= 0)
+        H5Sclose(space);
+    if (type >= 0)
+        H5Tclose(type);
+    if (a >= 0)
+        H5Aclose(a);
+    if (obj >= 0 && obj != did)
+        H5Gclose(obj);
+    if (!ok || id != v->regions[s].id)
+        return raster_fail(RASTER_EFORMAT, "%s: the group of region %d "
+                           "holds the data of another region, or says "
+                           "nothing of it", v->name, (int)v->regions[s].id);
+    return RASTER_OK;
+}
+
 /* meta_check_store()'s checks from store s's HDF5 dataset: its type, its
  * cells, its outer extents within the variable's (a store of unlimited
  * records may be shorter). Through netCDF the first inquiry about a
@@ -316,7 +358,7 @@ static int check_store_h5(raster_var *v, size_t s, hid_t did)
         return meta_check_store(v, s);
     RETURN_ERROR_IF(!ok, RASTER_EFORMAT, "%s: data of store %zu of the wrong "
                     "type or shape", v->name, s);
-    return RASTER_OK;
+    return store_region_h5(v, s, did);
 }
 
 /* Records whether store s can be read with pread, and where. HDF5 errors

@@ -23,6 +23,7 @@
 #include "alloc.h"
 #include "chunkio.h"
 #include "error.h"
+#include "integrity.h"
 #include "mask.h"
 #include "meta.h"
 #include "regions.h"
@@ -472,6 +473,18 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
         (np <= 0 || att_values(g, REGIONS_SUMMARY, NC_INT64, summary,
                                (size_t)np, &len) != 0))
         rc = LEAN_FAIL("%s: no regions' summary", path);
+    /* its checksum, when the file has one (integrity.h) */
+    unsigned crc;
+    if (rc == RASTER_OK && att_open(g, SUMS_GROUP_ATT, &t) == 0) {
+        d.sums = 1;
+        int ok = chunkio_h5_holds(t.type, NC_UINT) == 1 && t.n == 1 &&
+                 H5Aread(t.id, H5T_NATIVE_UINT, &crc) >= 0 &&
+                 crc == sums_i64(0, summary, len);
+        att_close(&t);
+        if (!ok)
+            rc = LEAN_FAIL("%s: attribute %s does not match its checksum %s",
+                           d.name, REGIONS_SUMMARY, SUMS_GROUP_ATT);
+    }
     raster_var *v = NULL;
     if (rc == RASTER_OK)
         rc = meta_var_lean(f, &d, &mask, summary, len, &v);
@@ -613,6 +626,8 @@ int lean_open(raster_file *f)
         f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
         if (f->fd < 0)
             rc = raster_fail(RASTER_EIO, "%s: cannot open", f->path);
+        else
+            file_identity_record(f);
     }
     if (rc) {
         meta_vars_free(&f->vars);

@@ -25,6 +25,7 @@
 #include "alloc.h"
 #include "error.h"
 #include "index.h"
+#include "integrity.h"
 #include "mask.h"
 #include "parallel.h"
 #include "placeholder.h"
@@ -182,6 +183,7 @@ void meta_var_free(raster_var *v)
     layout_free(v->lay);
     regions_free(v);
     tiles_free(v);
+    raster_free(v->sum_runs);
     raster_free(v->store_grp);
     raster_free(v->store_var);
     raster_free(v->store_cells);
@@ -287,10 +289,13 @@ static void store_chunking(const raster_var *v, size_t cells, size_t *chunk)
     }
 }
 
+static int put_int_att(int g, int varid, const char *name, int value);
+static int sums_io(raster_var *v, const long long *summary, int write);
+
 /* Defines `data(outer..., cells)` in group g for store s. */
 static int define_store(raster_var *v, int g, size_t s)
 {
-    int rc = RASTER_OK, cells_dim, varid, no = var_nouter(v);
+    int rc = RASTER_OK, cells_dim, varid, no = var_nouter(v), st;
     int dims[RASTER_MAX_DIMS];
     int any_unlim = 0;
     size_t chunk[RASTER_MAX_DIMS];
@@ -313,6 +318,12 @@ static int define_store(raster_var *v, int g, size_t s)
     }
     NC_TRY(nc_put_att(g, varid, "_FillValue", v->xtype, 1, v->fill),
            "setting store fill value of");
+    /* which region's data this is, inside the store itself: groups renamed
+     * along with their attributes still carry their own (integrity.h) */
+    if (v->format >= 3 && s < v->lay->nregions &&
+        (st = put_int_att(g, varid, SUMS_STORE_ATT, v->lay->ids[s])) !=
+            NC_NOERR)
+        return meta_ncfail(st, "describing store of", v->name);
     v->store_grp[s] = g;
     v->store_var[s] = varid;
 fail:
@@ -707,6 +718,8 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
     }
     if (rc == RASTER_OK)
         rc = define_mixed(v);
+    if (rc == RASTER_OK && v->format >= 3)
+        rc = sums_io(v, summary, 1);
     if (rc)
         goto fail;
     if (v->varid < 0) {
@@ -886,6 +899,121 @@ static int runs_io(raster_var *v, size_t r, table_ref t, int write)
     return rc;
 }
 
+/* Format 3: writes (write=1, at definition) or checks against the file
+ * (write=0, the full check; nothing to check in a file written before
+ * them) the checksums of the tables (integrity.h, docs/FORMAT.md): the
+ * summary's, each region's rows of `runs` and of `chunks`, `mixed_chunks`
+ * and `shares` whole, and each mixed tile of the mask. */
+static int sums_io(raster_var *v, const long long *summary, int write)
+{
+    const raster_mesh *m = v->mesh;
+    size_t nr = v->lay->nregions, nmixed = 0, nshares = 0, maxrows = 1;
+    nc_type type;
+    size_t len;
+    if (!write && nc_inq_att(v->grpid, NC_GLOBAL, SUMS_GROUP_ATT, &type,
+                             &len) != NC_NOERR)
+        return RASTER_OK;
+    for (size_t c = 0; c < m->nchunks; c++)
+        if (m->chunks[c].mixed) {
+            nmixed++;
+            nshares += m->chunks[c].nshares;
+        }
+    for (size_t r = 0; r < nr; r++)
+        if (v->regions[r].nruns * REGIONS_RUN_FIELDS > maxrows)
+            maxrows = v->regions[r].nruns * REGIONS_RUN_FIELDS;
+    if (m->nchunks * CHUNK_FIELDS > maxrows)
+        maxrows = m->nchunks * CHUNK_FIELDS;
+    if (nshares * SHARE_FIELDS > maxrows)
+        maxrows = nshares * SHARE_FIELDS;
+    /* want[]: the summary's, runs and chunks per region, mixed_chunks,
+     * shares, the mask's mixed tiles */
+    size_t nwant = 1 + 2 * nr + 2 + nmixed;
+    uint32_t *want = raster_reallocarray(NULL, nwant, sizeof *want);
+    uint32_t *got = raster_reallocarray(NULL, nwant, sizeof *got);
+    long long *rows = raster_reallocarray(NULL, maxrows, sizeof *rows);
+    long long *shares = raster_reallocarray(NULL, nshares * SHARE_FIELDS + 1,
+                                            sizeof *shares);
+    const int32_t *ids = raster_mask_values(v->mask);
+    int rc = RASTER_OK;
+    if (!want || !got || !rows || !shares || !ids) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory checksumming %s",
+                         v->name);
+        goto done;
+    }
+    uint32_t *w_runs = want + 1, *w_chunks = want + 1 + nr;
+    uint32_t *w_mixed = want + 1 + 2 * nr, *w_tiles = w_mixed + 2;
+    want[0] = sums_i64(0, summary, nr * REGIONS_SUMMARY_FIELDS);
+    for (size_t r = 0; r < nr && rc == RASTER_OK; r++) {
+        const region_run *runs;
+        size_t n, nlist;
+        const size_t *list;
+        if ((rc = regions_runs(v, r, &runs, &n)) != RASTER_OK)
+            break;
+        regions_table_rows(v, r, rows);
+        w_runs[r] = sums_region_rows(v->lay->ids[r], rows,
+                                     n * REGIONS_RUN_FIELDS);
+        raster_mesh_region_chunks(m, v->lay->ids[r], &list, &nlist);
+        region_rows(v, r, rows);
+        w_chunks[r] = sums_region_rows(v->lay->ids[r], rows,
+                                       nlist * CHUNK_FIELDS);
+    }
+    if (rc)
+        goto done;
+    mixed_rows(v, rows, shares);
+    w_mixed[0] = sums_i64(0, rows, nmixed * MIXED_FIELDS);
+    w_mixed[1] = sums_i64(0, shares, nshares * SHARE_FIELDS);
+    size_t th = v->chunk[v->ndims - 2], tw = v->chunk[v->ndims - 1];
+    size_t ntx = (v->nx + tw - 1) / tw, k = 0;
+    for (size_t c = 0; c < m->nchunks; c++) {
+        const mesh_chunk *ch = &m->chunks[c];
+        if (ch->mixed)
+            w_tiles[k++] = sums_tile(ch->y0 / th * ntx + ch->x0 / tw,
+                                     (const int *)ids + ch->y0 * v->nx +
+                                         ch->x0, v->nx, ch->h, ch->w);
+    }
+    /* (table, its checksums) */
+    struct { const char *table; const uint32_t *w; size_t n; } t[] = {
+        {"runs", w_runs, nr}, {"chunks", w_chunks, nr},
+        {"mixed_chunks", w_mixed, nmixed ? 1 : 0},
+        {"shares", w_mixed + 1, nmixed ? 1 : 0},
+        {"mask", w_tiles, nmixed}};
+    if (write) {
+        int st = nc_put_att_uint(v->grpid, NC_GLOBAL, SUMS_GROUP_ATT,
+                                 NC_UINT, 1, want);
+        for (size_t i = 0; i < sizeof t / sizeof *t && st == NC_NOERR; i++) {
+            int varid;
+            if (t[i].n > 0 && /* no mixed tables without mixed tiles */
+                nc_inq_varid(v->grpid, t[i].table, &varid) == NC_NOERR)
+                st = nc_put_att_uint(v->grpid, varid, SUMS_TABLE_ATT,
+                                     NC_UINT, t[i].n, t[i].w);
+        }
+        if (st != NC_NOERR)
+            rc = meta_ncfail(st, "checksumming", v->name);
+        goto done;
+    }
+    int same = type == NC_UINT && len == 1 &&
+               nc_get_att_uint(v->grpid, NC_GLOBAL, SUMS_GROUP_ATT, got) ==
+                   NC_NOERR && got[0] == want[0];
+    const char *bad = same ? NULL : SUMS_GROUP_ATT;
+    for (size_t i = 0; i < sizeof t / sizeof *t && !bad; i++) {
+        if (t[i].n == 0)
+            continue;
+        if ((rc = sums_table_att(v, t[i].table, t[i].n, got)) != RASTER_OK)
+            goto done;
+        if (memcmp(got, t[i].w, t[i].n * sizeof *got) != 0)
+            bad = t[i].table;
+    }
+    if (bad)
+        rc = raster_fail(RASTER_EFORMAT, "%s: checksums of '%s' do not match "
+                         "the stored mask", v->name, bad);
+done:
+    raster_free(want);
+    raster_free(got);
+    raster_free(rows);
+    raster_free(shares);
+    return rc;
+}
+
 /* Writes or verifies every index table of v. */
 static int tables_io(raster_var *v, int write)
 {
@@ -947,6 +1075,8 @@ static int tables_io(raster_var *v, int write)
     }
     if (rc == RASTER_OK && shared && !write)
         rc = summary_io(v, sum, 0);
+    if (rc == RASTER_OK && shared && !write)
+        rc = sums_io(v, sum, 0);
 done:
     raster_free(rows);
     raster_free(shares);
@@ -1059,7 +1189,32 @@ static int check_store(raster_var *v, size_t s)
         RETURN_ERROR_IF(dimids[i] != v->dimids[i], RASTER_EFORMAT,
                         "%s: store %zu has the wrong outer dimensions",
                         v->name, s);
+    if ((rc = meta_store_region(v, s, varid)) != RASTER_OK)
+        return rc;
     v->addr[s].checked = 1;
+    return RASTER_OK;
+}
+
+int meta_store_region(const raster_var *v, size_t s, int varid)
+{
+    if (v->format < 3 || s >= v->nregions)
+        return RASTER_OK;
+    int id = 0, g = v->store_grp[s];
+    nc_type type;
+    size_t len;
+    /* with checksums, the id inside the store (define_store); else the
+     * group's: a read finds a region's group by the name its id gives */
+    int ok = v->sums
+                 ? nc_inq_att(g, varid, SUMS_STORE_ATT, &type, &len) ==
+                           NC_NOERR &&
+                       type == NC_INT && len == 1 &&
+                       nc_get_att_int(g, varid, SUMS_STORE_ATT, &id) ==
+                           NC_NOERR
+                 : get_int_att(g, "region_id", &id) == 0;
+    if (!ok || id != v->regions[s].id)
+        return raster_fail(RASTER_EFORMAT, "%s: the group of region %d "
+                           "holds the data of another region, or says "
+                           "nothing of it", v->name, (int)v->regions[s].id);
     return RASTER_OK;
 }
 
@@ -1252,6 +1407,7 @@ int meta_var_lean(raster_file *f, const meta_desc *d, raster_mask **mask,
     v->ny = d->ny;
     v->nx = d->nx;
     v->materialized = 1;
+    v->sums = d->sums;
     v->mask = *mask;
     *mask = NULL;
     rc = regions_from_summary(v, summary, len);

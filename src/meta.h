@@ -47,6 +47,7 @@ typedef struct meta_desc {
     unsigned char unlimited[RASTER_MAX_DIMS];
     size_t ny, nx;
     unsigned char fill[8];
+    int sums;                  /* the tables carry checksums (integrity.h) */
 } meta_desc;
 
 /* A read-only variable of format 3 from its description, its mask (taken
@@ -62,6 +63,11 @@ int meta_ensure_layout(raster_var *v);
 
 /* Checks store s's type and shape, once (loaded lazily: on first use). */
 int meta_check_store(raster_var *v, size_t s);
+
+/* Checks, through netCDF, that store s (varid) is the data of region s:
+ * the id recorded in the store (files with checksums, integrity.h) or in
+ * its group. The Mixed_Chunks store, and format 2, pass. */
+int meta_store_region(const raster_var *v, size_t s, int varid);
 
 /* Sets (1) or clears (0) the completeness marker. */
 int meta_mark_complete(raster_var *v, int complete);

@@ -47,6 +47,11 @@ enum regions_summary_field {
     "region_id pure_cells mixed_cells mixed_offset chunk_first chunk_count "  \
     "run_first run_count"
 
+/* Checks the summary t (len values, read from group g) against its
+ * checksum, when the file has one, and sets v->sums then (integrity.h). */
+int regions_summary_sum(raster_var *v, int g, const long long *t,
+                        size_t len);
+
 /* Position of region `id` in v's ascending table, or -1. */
 long regions_pos(const raster_var *v, int32_t id);
 

@@ -11,6 +11,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "integrity.h"
 #include "lean.h"
 #include "maskio.h"
 #include "regions.h"
@@ -37,6 +38,8 @@ struct tile_index {
     tile_share *share;
     size_t max_shares;  /* of one tile */
     int maskvar;
+    uint32_t *sum;      /* mixed tiles: the CRC32C of their mask
+                           (integrity.h); NULL in files without them */
 };
 
 void tiles_free(raster_var *v)
@@ -48,6 +51,7 @@ void tiles_free(raster_var *v)
     raster_free(t->off);
     raster_free(t->nshare);
     raster_free(t->share);
+    raster_free(t->sum);
     raster_free(t);
     v->tiles = NULL;
 }
@@ -117,6 +121,48 @@ static int table_rows(const raster_var *v, int *varid, size_t *n)
                : RASTER_EFORMAT;
 }
 
+/* Each region's rows of `chunks` (counts[r] of them) against their
+ * checksums (integrity.h). */
+static int check_sums(raster_var *v, const long long *rows,
+                      const size_t *counts)
+{
+    uint32_t *sums = raster_reallocarray(NULL, v->nregions, sizeof *sums);
+    if (!sums)
+        return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                           v->name);
+    int rc = sums_table_att(v, "chunks", v->nregions, sums);
+    for (size_t r = 0, i = 0; r < v->nregions && rc == RASTER_OK; r++) {
+        if (sums_region_rows(v->regions[r].id, rows + i * CHUNK_FIELDS,
+                             counts[r] * CHUNK_FIELDS) != sums[r])
+            rc = bad_table(v, "the rows of region %d do not match their "
+                           "checksum", (int)v->regions[r].id);
+        i += counts[r];
+    }
+    raster_free(sums);
+    return rc;
+}
+
+/* The mask checksums of the mixed tiles, in tile order, into t->sum[k]. */
+static int load_tile_sums(raster_var *v, struct tile_index *t)
+{
+    size_t ntiles = t->nty * t->ntx, nmixed = 0;
+    for (size_t k = 0; k < ntiles; k++)
+        nmixed += t->kind[k] == TILE_MIXED;
+    t->sum = raster_calloc(ntiles, sizeof *t->sum);
+    uint32_t *got = raster_reallocarray(NULL, nmixed ? nmixed : 1,
+                                        sizeof *got);
+    int rc = t->sum && got ? RASTER_OK
+                           : raster_fail(RASTER_ENOMEM, "out of memory "
+                                         "indexing %s", v->name);
+    if (rc == RASTER_OK && nmixed > 0)
+        rc = sums_table_att(v, "mask", nmixed, got);
+    for (size_t k = 0, i = 0; k < ntiles && rc == RASTER_OK; k++)
+        if (t->kind[k] == TILE_MIXED)
+            t->sum[k] = got[i++];
+    raster_free(got);
+    return rc;
+}
+
 /* The whole `chunks` table, its rows checked to be region by region as
  * the regions' chunk_rows say; counts[r] gets region r's rows. */
 static int read_table(raster_var *v, long long **out, size_t *nrows,
@@ -153,6 +199,10 @@ static int read_table(raster_var *v, long long **out, size_t *nrows,
         raster_free(rows);
         return raster_fail_nc(RASTER_ENETCDF, st, "%s: reading its index "
                               "table: %s", v->name, nc_strerror(st));
+    }
+    if (v->sums && (st = check_sums(v, rows, counts)) != RASTER_OK) {
+        raster_free(rows);
+        return st;
     }
     *out = rows;
     *nrows = n;
@@ -347,6 +397,8 @@ static int load(raster_var *v)
     }
     if (rc == RASTER_OK)
         rc = fill_shares(v, t, rows, n, counts);
+    if (rc == RASTER_OK && v->sums)
+        rc = load_tile_sums(v, t);
     if (rc == RASTER_OK)
         rc = check_tile(v, t);
     raster_free(rows);
@@ -494,6 +546,12 @@ static int mixed_tile(raster_var *v, slab *s, size_t k, size_t y0, size_t h,
     const tile_share *sh = t->share + t->off[k];
     size_t ns = t->nshare[k], cur = 0;
     uint32_t store = (uint32_t)v->nregions;
+    /* the mask places every cell of a mixed tile: two cells swapped keep
+     * every count below, only the checksum tells */
+    if (t->sum && sums_tile(k, m, mw, h, w) != t->sum[k])
+        return raster_fail(RASTER_EFORMAT, "%s: the stored mask of tile "
+                           "(%zu, %zu) does not match its checksum", v->name,
+                           k / t->ntx, k % t->ntx);
     memset(used, 0, ns * sizeof *used);
     for (size_t dy = 0; dy < h; dy++) {
         size_t y = y0 + dy;

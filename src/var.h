@@ -122,6 +122,11 @@ struct raster_var {
     char *h5path;
     unsigned char unlimited[RASTER_MAX_DIMS];
     int format;                /* format version of its tables */
+    /* checksums (integrity.h): 1 when the file carries them (attribute
+     * raster_regions_crc32c); each region's expected CRC32C of its rows of
+     * `runs`, loaded with the first runs read (NULL until then) */
+    int sums;
+    uint32_t *sum_runs;
     int materialized;          /* mask and index tables written */
     int dirty;                 /* written since open: marker to rewrite */
     struct raster_var *next;
@@ -146,6 +151,11 @@ struct raster_file {
     int own_ncid;     /* opened by raster_open: closed by raster_close */
     int writable;
     int fd;           /* for pread, -1 until needed */
+    /* read-only files: what fd referred to when opened (integrity.h,
+     * file_unchanged): device, inode, size, mtime (s, ns) */
+#define FILE_IDENT_FIELDS 5
+    int ident_known;
+    int64_t ident[FILE_IDENT_FIELDS];
     int write_format; /* format version of variables defined from now on */
     int64_t h5;       /* HDF5 id of the file for the fast path's byte
                          offsets (hid_t), -1 until first needed */

@@ -218,7 +218,8 @@ for path, names in [("", ["TEMP", "SSH"]), ("diag", ["HMXL"])]:
         assert sorted(s.ncattrs()) == sorted([
             "raster_format_version", "raster_variable", "raster_complete",
             "raster_type", "raster_dims", "raster_dimids", "raster_chunk",
-            "raster_regions", "raster_regions_columns"]), \
+            "raster_regions", "raster_regions_columns",
+            "raster_regions_crc32c"]), \
             (n, s.ncattrs())  # no raster_varid any more
         # the regions' summary: what each region group's attributes say
         summ = np.asarray(s.raster_regions).reshape(-1, 8)

@@ -15,6 +15,7 @@
 
 #include <string.h>
 
+#include "integrity.h"
 #include "regions.h"
 
 #define WORDS 6
@@ -80,9 +81,55 @@ static void test_mark_overlaps_refused(void **state)
     assert_only(map, 29, 222);
 }
 
+/* CRC32C bit by bit, the definition the table and hardware paths must
+ * match. */
+static uint32_t crc32c_bitwise(const unsigned char *p, size_t n)
+{
+    uint32_t r = ~0u;
+    for (size_t i = 0; i < n; i++) {
+        r ^= p[i];
+        for (int k = 0; k < 8; k++)
+            r = r & 1 ? (r >> 1) ^ 0x82F63B78u : r >> 1;
+    }
+    return ~r;
+}
+
+/* The checksums of docs/FORMAT.md: CRC32C's check value, every length up
+ * to past three hardware blocks (integrity.c), continuation, and the
+ * little-endian int64 and tile forms. */
+static void test_crc32c(void **state)
+{
+    (void)state;
+    assert_int_equal(crc32c(0, "123456789", 9), 0xE3069283u);
+    static unsigned char buf[10000];
+    for (size_t i = 0; i < sizeof buf; i++)
+        buf[i] = (unsigned char)(i * 131 + 7);
+    for (size_t n = 0; n <= sizeof buf; n += n < 64 ? 1 : 61)
+        assert_int_equal(crc32c(0, buf, n), crc32c_bitwise(buf, n));
+    assert_int_equal(crc32c(crc32c(0, buf, 5000), buf + 5000, 5000),
+                     crc32c_bitwise(buf, 10000));
+    long long v[2] = {1, -2};
+    static const unsigned char le[16] = {1, 0, 0, 0, 0, 0, 0, 0,
+                                         0xfe, 0xff, 0xff, 0xff,
+                                         0xff, 0xff, 0xff, 0xff};
+    assert_int_equal(sums_i64(0, v, 2), crc32c_bitwise(le, 16));
+    static const unsigned char rows[24] = {7, 0, 0, 0, 0, 0, 0, 0,
+                                           1, 0, 0, 0, 0, 0, 0, 0,
+                                           0xfe, 0xff, 0xff, 0xff,
+                                           0xff, 0xff, 0xff, 0xff};
+    assert_int_equal(sums_region_rows(7, v, 2), crc32c_bitwise(rows, 24));
+    /* tile 3, 2 x 2 cells of a mask 3 wide: k, then int32 cells */
+    int m[6] = {5, -1, 9, 6, 258, 9};
+    static const unsigned char tile[24] = {3, 0, 0, 0, 0, 0, 0, 0,
+                                           5, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
+                                           6, 0, 0, 0, 2, 1, 0, 0};
+    assert_int_equal(sums_tile(3, m, 3, 2, 2), crc32c_bitwise(tile, 24));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_crc32c),
         cmocka_unit_test(test_mark_single_runs),
         cmocka_unit_test(test_mark_neighbours),
         cmocka_unit_test(test_mark_overlaps_refused),

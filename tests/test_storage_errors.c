@@ -1927,11 +1927,21 @@ static void c_dims_not_placeholder(int g)
 
 /* The standard raster file at `path`, then damaged by `fn` through netCDF
  * in the variable's group. */
+/* 1: damage_file also drops the checksums (their marker), as in a
+ * file written before them: the checks below the checksums then decide,
+ * which a file with checksums reaches only for damage done by a writer
+ * that computed them (test_integrity.sh checks the checksums). */
+static int corrupt_without_sums;
+
 static void damage_file(const char *path, corrupt_fn fn)
 {
     int ncid, g;
     NC(nc_open(path, NC_WRITE, &ncid));
     NC(nc_inq_grp_ncid(ncid, "raster_v", &g));
+    int st = corrupt_without_sums
+                 ? nc_del_att(g, NC_GLOBAL, "raster_regions_crc32c")
+                 : NC_NOERR;
+    assert_true(st == NC_NOERR || st == NC_ENOTATT); /* a second damage */
     fn(g);
     NC(nc_close(ncid));
 }
@@ -2366,6 +2376,7 @@ static void test_hyperslab_contradictions(void **state)
     };
     char path[600];
     tmpdir_path(path, sizeof path, "contra.nc");
+    corrupt_without_sums = 1;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (int unlim = 0; unlim < 2; unlim++) {
             raster_file *f;
@@ -2394,7 +2405,96 @@ static void test_hyperslab_contradictions(void **state)
             RS(raster_close(f));
         }
     }
+    corrupt_without_sums = 0;
     unlink(path);
+}
+
+/* Copies file `from` over `to` in place, as `cp from to` does (the inode
+ * stays, its bytes, size and time change). */
+static void copy_over(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "r+b");
+    assert_non_null(in);
+    assert_non_null(out);
+    assert_int_equal(ftruncate(fileno(out), 0), 0);
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    assert_int_equal(fclose(in), 0);
+    assert_int_equal(fclose(out), 0);
+}
+
+/* Issue #27: a file replaced under an open read-only handle. Copied over
+ * in place (`cp other.nc file.nc`), the handle's tables and HDF5's cached
+ * metadata describe bytes that are gone: raster_region_read served
+ * garbage (7e-43) with RASTER_OK. Every read now compares the file's
+ * device, inode, size and modification time with those at open and
+ * refuses (RASTER_EFORMAT, "changed on disk"). Moved over it (`mv`), the
+ * handle keeps the old file, whole: its values are still served. */
+static void test_file_replaced_under_reader(void **state)
+{
+    (void)state;
+    char path[600], other[600];
+    tmpdir_path(path, sizeof path, "held.nc");
+    tmpdir_path(other, sizeof other, "other.nc");
+    int32_t mask[NY * NX];
+    for (int i = 0; i < NY * NX; i++) /* another mask: other offsets */
+        mask[i] = (int32_t)((i * 7) % 5) - 2;
+    float *data = malloc(sizeof(float) * T * Z * NY * NX);
+    float *got = malloc(sizeof(float) * T * Z * NY * NX);
+    assert_non_null(data);
+    assert_non_null(got);
+    for (size_t i = 0; i < (size_t)T * Z * NY * NX; i++)
+        data[i] = 1e6f + (float)i;
+    static const char *const names[4] = {"time", "z", "y", "x"};
+    const size_t shape[4] = {T, Z, NY, NX}, chunk[4] = {1, 1, 3, 3};
+    for (int how = 0; how < 2; how++) { /* cp over it, mv over it */
+        for (int lean = 0; lean < 2; lean++) {
+            make_raster_file(path, 0);
+            write_raster_file(other, NC_FLOAT, 4, names, shape, 0, chunk,
+                              mask, data);
+            if (!lean)
+                setenv("RASTER_NO_LEAN", "1", 1);
+            raster_file *f;
+            raster_var *v;
+            RS(raster_open(path, RASTER_READ, &f));
+            unsetenv("RASTER_NO_LEAN");
+            RS(raster_var_find(f, "v", &v));
+            int32_t id = 6;
+            size_t os[2] = {0, 0}, oc[2] = {T, Z};
+            size_t st[4] = {0, 0, 0, 0}, ct[4] = {T, Z, NY, NX};
+            RS(raster_region_read(v, &id, 1, os, oc, RASTER_LAYOUT_FULL,
+                                  got)); /* before: fine */
+            if (how == 0)
+                copy_over(other, path);
+            else
+                assert_int_equal(rename(other, path), 0);
+            raster_errmsg_clear();
+            int rc = raster_region_read(v, &id, 1, os, oc,
+                                        RASTER_LAYOUT_FULL, got);
+            int rc2 = raster_var_get(v, st, ct, NULL, got);
+            if (how == 0) {
+                if (rc != RASTER_EFORMAT || rc2 != RASTER_EFORMAT ||
+                    !strstr(raster_errmsg(), "changed on disk"))
+                    fail_msg("copied over (%s): region read %d, get %d (%s)",
+                             lean ? "lean" : "netCDF", rc, rc2,
+                             raster_errmsg());
+            } else {
+                RS(rc);
+                RS(rc2);
+                for (size_t i = 0; i < (size_t)T * Z * NY * NX; i++)
+                    if (got[i] != std_value(i))
+                        fail_msg("moved over: cell %zu is %g, written %g", i,
+                                 got[i], std_value(i));
+            }
+            RS(raster_close(f));
+            unlink(path);
+            unlink(other);
+        }
+    }
+    free(data);
+    free(got);
 }
 
 /* A run of region 3 moved one column onto region 6's cell (0, 5): each
@@ -2407,6 +2507,7 @@ static void test_region_reads_shifted_run(void **state)
     (void)state;
     char path[600];
     tmpdir_path(path, sizeof path, "shifted.nc");
+    corrupt_without_sums = 1; /* the mask check, not the checksum */
     int32_t mask[NY * NX];
     std_mask(mask);
     for (int unlim = 0; unlim < 2; unlim++) {
@@ -2451,6 +2552,7 @@ static void test_region_reads_shifted_run(void **state)
         free(buf);
         RS(raster_close(f));
     }
+    corrupt_without_sums = 0;
     unlink(path);
 }
 
@@ -3298,6 +3400,7 @@ int main(void)
         cmocka_unit_test(test_renamed_without_raster),
         cmocka_unit_test(test_store_replaced),
         cmocka_unit_test(test_region_reads_shifted_run),
+        cmocka_unit_test(test_file_replaced_under_reader),
         cmocka_unit_test(test_newer_format),
         cmocka_unit_test(test_lean_open),
         cmocka_unit_test(test_lean_ncid_first),

@@ -1,0 +1,58 @@
+/*
+ * integrity.h - Checksums over raster's tables and the identity of an open
+ * file (docs/FORMAT.md, "Checksums"; issue #27).
+ *
+ * Reads of a read-only file load parts of the tables: a region's rows of
+ * `runs`, the `chunks` table, the mask of the tiles a hyperslab touches.
+ * Each part carries its own CRC32C (Castagnoli), stored in an attribute
+ * when the variable is defined and compared when the part is loaded, so
+ * that a read checks exactly the bytes it uses, and damage that keeps every
+ * table self-consistent (two mask cells swapped in a mixed tile, two runs'
+ * offsets swapped) is refused instead of served.
+ */
+#ifndef RASTER_INTEGRITY_H
+#define RASTER_INTEGRITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "var.h"
+
+/* Attribute names (docs/FORMAT.md). The group attribute marks a variable
+ * whose tables carry checksums: written by every format-3 writer since
+ * 2026-11-26; a file without it is read without them. */
+#define SUMS_GROUP_ATT "raster_regions_crc32c" /* NC_UINT, 1: the summary */
+#define SUMS_TABLE_ATT "raster_crc32c"         /* NC_UINT on each table */
+#define SUMS_STORE_ATT "raster_region_id"      /* NC_INT on region data */
+
+/* CRC32C of n bytes, continuing crc (0 to start). */
+uint32_t crc32c(uint32_t crc, const void *buf, size_t n);
+
+/* CRC32C of n int64 values taken as little-endian bytes, continuing crc. */
+uint32_t sums_i64(uint32_t crc, const long long *vals, size_t n);
+
+/* A region's rows of a table: its id (as int64) then its rows (n values in
+ * all). Binds the rows to the region they describe. */
+uint32_t sums_region_rows(int32_t id, const long long *vals, size_t n);
+
+/* Mixed tile k (row-major tile number) of the mask: k (as int64) then its
+ * h x w cells row-major as int32, from m with row stride mw. */
+uint32_t sums_tile(size_t k, const int *m, size_t mw, size_t h, size_t w);
+
+/* The n values of attribute SUMS_TABLE_ATT of v's table `table` ("runs",
+ * "chunks", "mask") into out; RASTER_EFORMAT when absent, of another type
+ * or length. Through HDF5 for a lean file, netCDF otherwise. */
+int sums_table_att(const raster_var *v, const char *table, size_t n,
+                   uint32_t *out);
+
+/* Remembers what f's descriptor refers to (device, inode, size,
+ * modification time), for file_unchanged. */
+void file_identity_record(raster_file *f);
+
+/* RASTER_OK when f (opened read-only) is still the file it opened: a file
+ * rewritten in place since (`cp other.nc` over it keeps the inode but not
+ * the size or time) would serve bytes that no longer match the metadata
+ * HDF5 and raster hold. RASTER_EFORMAT otherwise. One fstat. */
+int file_unchanged(raster_file *f);
+
+#endif
