@@ -325,7 +325,8 @@ int files_hidden_dims(shim_file *sf, const int **ids, size_t *n)
             free(found);
             return st;
         }
-        qsort(found, count, sizeof *found, ascending);
+        if (count > 1) /* qsort takes no NULL, even for nothing */
+            qsort(found, count, sizeof *found, ascending);
         free(sf->hidden);
         sf->hidden = found;
         sf->nhidden = count;
