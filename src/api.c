@@ -172,7 +172,7 @@ static int file_new(int ncid, int own, int writable, const char *path,
     f->writable = writable;
     f->fd = -1;
     f->h5 = -1;
-    f->write_format = RASTER_FORMAT_VERSION;
+    f->write_format = meta_default_format;
     if (path) {
         f->path = raster_strdup(path);
         if (!f->path) {

@@ -48,6 +48,8 @@
 #define ATT_CHUNK_ROWS "chunk_rows"
 #define ATT_RUN_ROWS "run_rows"
 
+int meta_default_format = RASTER_FORMAT_AUTO;
+
 static int meta_ncfail(int st, const char *what, const char *name)
 {
     return raster_fail_nc(RASTER_ENETCDF, st, "%s %s: %s", what, name,
@@ -213,11 +215,35 @@ static int alloc_stores(raster_var *v)
     return RASTER_OK;
 }
 
+/* The format of a new variable of `nregions` regions (meta.h, at
+ * meta_define) in a file whose groups netCDF numbers up to `groups`. */
+static int pick_format(const char *name, int want, size_t nregions,
+                       size_t groups, int *format)
+{
+    /* its group, its region groups and Mixed_Chunks */
+    size_t after = groups + nregions + 2;
+    if (want == RASTER_FORMAT_AUTO) {
+        *format = nregions > FORMAT4_MIN_REGIONS ||
+                  after > FORMAT4_GROUP_BUDGET ? 4 : 3;
+        return RASTER_OK;
+    }
+    RETURN_ERROR_IF(want < 4 && after > NC_GROUPS_MAX, RASTER_EUNSUPPORTED,
+                    "%s: %zu regions in format %d would take the file to "
+                    "%zu groups; netCDF-C counts at most %d (format 4 "
+                    "stores them without a group each)", name, nregions,
+                    want, after, NC_GROUPS_MAX);
+    *format = want;
+    return RASTER_OK;
+}
+
 /* Allocates v with its mesh and layout built from mask values: copied, or
- * taken over when *take is set (then *take is cleared: v owns the mask). */
+ * taken over when *take is set (then *take is cleared: v owns the mask).
+ * v->format is `format` when `groups` is SIZE_MAX (a stored variable),
+ * else pick_format's choice for `format` wanted. */
 static int var_new(const char *name, int xtype, int ndims, const int *dimids,
-                   const size_t *chunk, raster_mask **take,
-                   const raster_mask *mask, raster_var **out)
+                   const size_t *chunk, int format, size_t groups,
+                   raster_mask **take, const raster_mask *mask,
+                   raster_var **out)
 {
     *out = NULL;
     raster_var *v = raster_calloc(1, sizeof *v);
@@ -244,8 +270,11 @@ static int var_new(const char *name, int xtype, int ndims, const int *dimids,
     meta_default_fill(xtype, v->fill);
     rc = raster_mesh_build(mask->values, mask->ny, mask->nx, chunk[ndims - 2],
                            chunk[ndims - 1], &v->mesh);
+    v->format = format;
+    if (rc == RASTER_OK && groups != SIZE_MAX)
+        rc = pick_format(name, format, v->mesh->nregions, groups, &v->format);
     if (rc == RASTER_OK)
-        rc = layout_build(v->mesh, mask->values, &v->lay);
+        rc = layout_build(v->mesh, mask->values, v->format >= 4, &v->lay);
     if (rc == RASTER_OK)
         rc = regions_from_layout(v);
     if (rc == RASTER_OK)
@@ -426,8 +455,8 @@ static int define_mixed(raster_var *v)
     NC_TRY(nc_put_att_ulonglong(g, NC_GLOBAL, "mixed_chunks", NC_UINT64, 1,
                                 &n), "describing mixed chunks of");
     v->store_grp[ms] = g;
-    if (nmixed == 0)
-        return RASTER_OK;
+    if (nmixed == 0) /* format 4: the store holds the pure chunks too */
+        return v->store_cells[ms] > 0 ? define_store(v, g, ms) : RASTER_OK;
     int tg = v->format >= 3 ? v->grpid : g;
     rc = define_table(v, tg, v->format >= 3 ? "mixed_chunks" : "chunks",
                       v->format >= 3 ? "mixed_chunk" : "chunk", nmixed,
@@ -560,16 +589,56 @@ fail:
     return rc;
 }
 
+/* *top: the highest number netCDF has given a group of the file of
+ * group g so far (the low 16 bits of its ncid, meta.h): groups are never
+ * deleted, so this is how many it has numbered besides the root. */
+static int groups_numbered(int g, size_t *top)
+{
+    int parent;
+    while (nc_inq_grp_parent(g, &parent) == NC_NOERR)
+        g = parent;
+    size_t cap = 0, n = 0;
+    int *stack = NULL, st = NC_NOERR;
+    *top = 0;
+    /* depth-first over every group, iteratively: a file may nest deeply */
+    RETURN_ERROR_IF(raster_grow(&stack, &cap, 1, sizeof *stack) != RASTER_OK,
+                    RASTER_ENOMEM, "out of memory counting groups");
+    stack[n++] = g;
+    while (n > 0) {
+        int cur = stack[--n], k = 0;
+        if ((size_t)(cur & 0xffff) > *top)
+            *top = (size_t)(cur & 0xffff);
+        if ((st = nc_inq_grps(cur, &k, NULL)) != NC_NOERR)
+            break;
+        if (k == 0)
+            continue;
+        if (raster_grow(&stack, &cap, n + (size_t)k, sizeof *stack) !=
+            RASTER_OK) {
+            raster_free(stack);
+            return raster_fail(RASTER_ENOMEM, "out of memory counting groups");
+        }
+        if ((st = nc_inq_grps(cur, NULL, stack + n)) != NC_NOERR)
+            break;
+        n += (size_t)k;
+    }
+    raster_free(stack);
+    return st == NC_NOERR ? RASTER_OK
+                          : meta_ncfail(st, "counting the groups of", "a file");
+}
+
 int meta_define(raster_file *f, int parent, int varid, const char *name,
                 int xtype, int ndims, const int *dimids, const size_t *chunk,
                 const raster_mask *mask, raster_var **out)
 {
     *out = NULL;
     raster_var *v;
-    int rc = var_new(name, xtype, ndims, dimids, chunk, NULL, mask, &v);
+    size_t groups;
+    int rc = groups_numbered(parent, &groups);
+    if (rc == RASTER_OK)
+        rc = var_new(name, xtype, ndims, dimids, chunk, f->write_format,
+                     groups, NULL, mask, &v);
     if (rc)
         return rc;
-    v->format = f->write_format;
     v->file = f;
     v->parent = parent;
     v->varid = varid; /* -1: the placeholder is created last, below */
@@ -663,7 +732,11 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
                "naming the regions of");
     }
     size_t chunk0 = 0, run0 = 0; /* after the last region: the totals */
-    for (size_t r = 0; r < v->lay->nregions; r++) {
+    for (size_t r = 0; r < v->lay->nregions && v->format >= 4; r++) {
+        chunk0 += summary_at(summary, r, SUMMARY_CHUNK_COUNT);
+        run0 += summary_at(summary, r, SUMMARY_RUN_COUNT);
+    }
+    for (size_t r = 0; r < v->lay->nregions && v->format < 4; r++) {
         chunk0 = summary_at(summary, r, SUMMARY_CHUNK_FIRST);
         run0 = summary_at(summary, r, SUMMARY_RUN_FIRST);
         rc = define_region(v, r, chunk0, run0);
@@ -823,8 +896,9 @@ static int rows_att_io(raster_var *v, size_t r, const char *att,
                        size_t first, size_t count, int write)
 {
     int g = v->store_grp[r];
-    if (write)
-        return RASTER_OK; /* written at definition */
+    if (write || v->format >= 4) /* written at definition; format 4: no
+                                    region group, the summary says it */
+        return RASTER_OK;
     nc_type type;
     size_t len;
     unsigned long long got[2];
@@ -1173,10 +1247,10 @@ static int var_lazy(const char *name, int g, int maskid, int format,
         rc = raster_fail(RASTER_ENOMEM, "out of memory loading %s", name);
         goto fail;
     }
-    rc = regions_from_file(v, g, grps);
+    rc = regions_from_file(v, g, format < 4 ? grps : NULL);
     if (rc == RASTER_OK)
         rc = alloc_stores(v);
-    for (size_t r = 0; rc == RASTER_OK && r < v->nregions; r++)
+    for (size_t r = 0; rc == RASTER_OK && r < v->nregions && format < 4; r++)
         v->store_grp[r] = grps[r];
     raster_free(grps);
     if (rc)
@@ -1293,7 +1367,8 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
         }
         if (rc)
             return rc;
-        rc = var_new(name, xtype, ndims, dimids, chunk, &mask, mask, &v);
+        rc = var_new(name, xtype, ndims, dimids, chunk, format, SIZE_MAX,
+                     &mask, mask, &v);
         raster_mask_free(mask); /* NULL when v took it */
     }
     if (rc)
@@ -1326,7 +1401,9 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
         rc = raster_fail(RASTER_EFORMAT, "%s: unreadable fill value", name);
         goto fail;
     }
-    for (size_t r = 0; r < v->nregions && rc == RASTER_OK; r++) {
+    /* format 4 has no region groups: its summary is all */
+    for (size_t r = 0; r < v->nregions && rc == RASTER_OK && format < 4;
+         r++) {
         char gname[32];
         int rg = v->store_grp[r], id;
         regions_group_name(v->regions[r].id, gname, sizeof gname);
@@ -1350,7 +1427,8 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
         else
             rc = load_store(v, mg, v->nregions, lazy);
     }
-    if (rc == RASTER_OK && !lazy && count_region_groups(g) != v->nregions)
+    if (rc == RASTER_OK && !lazy &&
+        count_region_groups(g) != (format < 4 ? v->nregions : 0))
         rc = raster_fail(RASTER_EFORMAT, "%s: more region groups than the "
                          "mask has regions", name);
     if (rc == RASTER_OK && !lazy)
@@ -1400,14 +1478,14 @@ static int ensure_layout(raster_var *v)
     rc = raster_mesh_build(ids, v->ny, v->nx, v->chunk[v->ndims - 2],
                            v->chunk[v->ndims - 1], &t.mesh);
     if (rc == RASTER_OK)
-        rc = layout_build(t.mesh, ids, &t.lay);
+        rc = layout_build(t.mesh, ids, v->format >= 4, &t.lay);
     /* the region table from the layout must equal the one loaded */
     if (rc == RASTER_OK)
         rc = regions_from_layout(&t);
     /* the summary names each region's group: count them all here */
-    size_t n = v->nregions;
+    size_t n = v->nregions, groups = v->format < 4 ? n : 0;
     if (rc == RASTER_OK &&
-        (t.nregions != n || count_region_groups(v->grpid) != n))
+        (t.nregions != n || count_region_groups(v->grpid) != groups))
         rc = raster_fail(RASTER_EFORMAT, "%s: %zu region groups, the mask has "
                          "%zu regions", v->name, n, t.nregions);
     for (size_t r = 0; rc == RASTER_OK && r < n; r++) {
@@ -1415,8 +1493,10 @@ static int ensure_layout(raster_var *v)
         int id; /* a summarised region's group attributes, unread so far */
         if (a->id != b->id || a->pure_cells != b->pure_cells ||
             a->mixed_cells != b->mixed_cells || a->mixed_off != b->mixed_off ||
-            !same_counts(v->store_grp[r], b) ||
-            get_int_att(v->store_grp[r], "region_id", &id) != 0 || id != b->id)
+            (v->format < 4 &&
+             (!same_counts(v->store_grp[r], b) ||
+              get_int_att(v->store_grp[r], "region_id", &id) != 0 ||
+              id != b->id)))
             rc = raster_fail(RASTER_EFORMAT, "%s: region %d does not match "
                              "the stored mask", v->name, (int)a->id);
     }
