@@ -911,7 +911,7 @@ static int rows_att_io(raster_var *v, size_t r, const char *att,
     return RASTER_OK;
 }
 
-/* Writes or verifies the runs table rows of region r (format 2 and on). */
+/* Writes or verifies the runs table of region r (format 2). */
 static int runs_io(raster_var *v, size_t r, table_ref t, int write)
 {
     const region_run *runs;
@@ -926,8 +926,93 @@ static int runs_io(raster_var *v, size_t r, table_ref t, int write)
     regions_table_rows(v, r, rows);
     rc = table_io(v, t, n, REGIONS_RUN_FIELDS, rows, write);
     raster_free(rows);
-    if (rc == RASTER_OK && v->format >= 3)
-        rc = rows_att_io(v, r, ATT_RUN_ROWS, t.row0, n, write);
+    return rc;
+}
+
+/* Rows of the shared tables (format 3 and 4) gathered per netCDF call:
+ * one call per region made writing or checking 100,000 regions' tables
+ * take seconds. */
+#define TABLE_BATCH_BYTES ((size_t)4 << 20)
+
+/* A batch of consecutive rows of one shared table: rows [row0, row0 + n)
+ * held in buf (room for cap rows). */
+typedef struct batch {
+    table_ref t;
+    size_t fields, n, cap;
+    long long *buf;
+} batch;
+
+static int batch_flush(raster_var *v, batch *b, int write)
+{
+    int rc = b->n ? table_io(v, b->t, b->n, b->fields, b->buf, write)
+                  : RASTER_OK;
+    b->t.row0 += b->n;
+    b->n = 0;
+    return rc;
+}
+
+/* Room for `more` rows at the end of b: flushed first when full. */
+static int batch_room(raster_var *v, batch *b, size_t more, int write)
+{
+    if (b->n + more > b->cap) {
+        int rc = batch_flush(v, b, write);
+        if (rc)
+            return rc;
+    }
+    if (more > b->cap) { /* one region's rows alone */
+        size_t cap = b->cap;
+        RETURN_ERROR_IF(raster_grow(&b->buf, &cap, more,
+                                    b->fields * sizeof *b->buf) != RASTER_OK,
+                        RASTER_ENOMEM, "out of memory indexing %s", v->name);
+        b->cap = cap;
+    }
+    return RASTER_OK;
+}
+
+/* Format 3 and 4: writes or verifies the regions' rows of the shared
+ * `chunks` and `runs` tables, in id order, a batch per netCDF call. */
+static int shared_tables_io(raster_var *v, const long long *sum,
+                            size_t nchunk_rows, size_t nrun_rows, int write)
+{
+    size_t per = TABLE_BATCH_BYTES / sizeof(long long);
+    batch c = {{v->grpid, "chunks", 0, nchunk_rows}, CHUNK_FIELDS, 0,
+               per / CHUNK_FIELDS, NULL};
+    batch u = {{v->grpid, "runs", 0, nrun_rows}, REGIONS_RUN_FIELDS, 0,
+               per / REGIONS_RUN_FIELDS, NULL};
+    c.buf = raster_reallocarray(NULL, c.cap, CHUNK_FIELDS * sizeof *c.buf);
+    u.buf = raster_reallocarray(NULL, u.cap,
+                                REGIONS_RUN_FIELDS * sizeof *u.buf);
+    int rc = !c.buf || !u.buf
+                 ? raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                               v->name)
+                 : RASTER_OK;
+    for (size_t r = 0; r < v->lay->nregions && rc == RASTER_OK; r++) {
+        size_t n = summary_at(sum, r, SUMMARY_CHUNK_COUNT);
+        const region_run *runs;
+        size_t nruns;
+        rc = batch_room(v, &c, n, write);
+        if (rc == RASTER_OK) {
+            region_rows(v, r, c.buf + c.n * CHUNK_FIELDS);
+            rc = rows_att_io(v, r, ATT_CHUNK_ROWS, c.t.row0 + c.n, n, write);
+            c.n += n;
+        }
+        if (rc == RASTER_OK)
+            rc = regions_runs(v, r, &runs, &nruns);
+        if (rc == RASTER_OK)
+            rc = batch_room(v, &u, nruns, write);
+        if (rc == RASTER_OK) {
+            regions_table_rows(v, r, u.buf + u.n * REGIONS_RUN_FIELDS);
+            rc = rows_att_io(v, r, ATT_RUN_ROWS, u.t.row0 + u.n, nruns,
+                             write);
+            u.n += nruns;
+        }
+    }
+    if (rc == RASTER_OK)
+        rc = batch_flush(v, &c, write);
+    if (rc == RASTER_OK)
+        rc = batch_flush(v, &u, write);
+    raster_free(c.buf);
+    raster_free(u.buf);
     return rc;
 }
 
@@ -957,20 +1042,15 @@ static int tables_io(raster_var *v, int write)
         nrun_rows = summary_at(sum, nr - 1, SUMMARY_RUN_FIRST) +
                     summary_at(sum, nr - 1, SUMMARY_RUN_COUNT);
     }
-    for (size_t r = 0; r < nr && rc == RASTER_OK; r++) {
+    if (shared)
+        rc = shared_tables_io(v, sum, nchunk_rows, nrun_rows, write);
+    /* formats 1 and 2: each region's own tables in its group */
+    for (size_t r = 0; r < nr && rc == RASTER_OK && !shared; r++) {
         size_t n = summary_at(sum, r, SUMMARY_CHUNK_COUNT);
-        size_t chunk0 = summary_at(sum, r, SUMMARY_CHUNK_FIRST);
-        size_t run0 = summary_at(sum, r, SUMMARY_RUN_FIRST);
         region_rows(v, r, rows);
         table_ref ct = {v->store_grp[r], "chunks", 0, n};
         table_ref rt = {v->store_grp[r], "runs", 0, v->regions[r].nruns};
-        if (shared) {
-            ct = (table_ref){v->grpid, "chunks", chunk0, nchunk_rows};
-            rt = (table_ref){v->grpid, "runs", run0, nrun_rows};
-        }
         rc = table_io(v, ct, n, CHUNK_FIELDS, rows, write);
-        if (rc == RASTER_OK && shared)
-            rc = rows_att_io(v, r, ATT_CHUNK_ROWS, chunk0, n, write);
         if (rc == RASTER_OK && v->format >= 2)
             rc = runs_io(v, r, rt, write);
     }
