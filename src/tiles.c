@@ -467,10 +467,17 @@ static int pure_tile(raster_var *v, slab *s, size_t k, size_t y0, size_t h,
 static int find_share(const raster_var *v, const tile_share *sh, size_t ns,
                       size_t *cur, int32_t id, size_t y, size_t x)
 {
-    size_t c = 0;
-    while (c < ns && sh[c].id != id)
-        c++;
-    if (c == ns)
+    /* a tile's shares are in ascending region order (fill_shares): a
+     * binary search, since one tile may hold thousands of regions */
+    size_t c = 0, hi = ns;
+    while (c < hi) {
+        size_t mid = c + (hi - c) / 2;
+        if (sh[mid].id < id)
+            c = mid + 1;
+        else
+            hi = mid;
+    }
+    if (c == ns || sh[c].id != id)
         return raster_fail(RASTER_EFORMAT, "%s: grid cell (%zu, %zu) of "
                            "region %d is not in its tile's shares", v->name,
                            y, x, (int)id);
