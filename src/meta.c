@@ -572,8 +572,11 @@ static int summary_io(raster_var *v, const long long *rows, int write)
     nc_type type;
     size_t len;
     if (nc_inq_att(v->grpid, NC_GLOBAL, REGIONS_SUMMARY, &type, &len) !=
-        NC_NOERR)
+        NC_NOERR) { /* format 4: the only description of its regions */
+        RETURN_ERROR_IF(v->format >= 4, RASTER_EFORMAT, "%s: no attribute %s",
+                        v->name, REGIONS_SUMMARY);
         return RASTER_OK;
+    }
     long long *got = raster_reallocarray(NULL, n, sizeof *got);
     RETURN_ERROR_IF(!got, RASTER_ENOMEM, "out of memory checking %s",
                     v->name);
