@@ -174,8 +174,10 @@ void meta_var_free(raster_var *v)
     if (!v)
         return;
     raster_free(v->h5path);
-    for (size_t s = 0; v->addr && s <= v->nregions; s++)
+    for (size_t s = 0; v->addr && s <= v->nregions; s++) {
         raster_free(v->addr[s].addr);
+        raster_free(v->addr[s].ck);
+    }
     raster_free(v->addr);
     raster_free(v->name);
     raster_mask_free(v->mask);
