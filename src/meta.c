@@ -222,19 +222,18 @@ static int alloc_stores(raster_var *v)
 static int pick_format(const char *name, int want, size_t nregions,
                        size_t groups, int *format)
 {
-    /* its group, its region groups and Mixed_Chunks */
-    size_t after = groups + nregions + 2;
-    if (want == RASTER_FORMAT_AUTO) {
+    /* its group, its region groups (up to format 3) and Mixed_Chunks */
+    size_t grouped = groups + nregions + 2;
+    *format = want;
+    if (want == RASTER_FORMAT_AUTO)
         *format = nregions > FORMAT4_MIN_REGIONS ||
-                  after > FORMAT4_GROUP_BUDGET ? 4 : 3;
-        return RASTER_OK;
-    }
-    RETURN_ERROR_IF(want < 4 && after > NC_GROUPS_MAX, RASTER_EUNSUPPORTED,
+                  grouped > FORMAT4_GROUP_BUDGET ? 4 : 3;
+    size_t after = *format >= 4 ? groups + 2 : grouped;
+    RETURN_ERROR_IF(after > NC_GROUPS_MAX, RASTER_EUNSUPPORTED,
                     "%s: %zu regions in format %d would take the file to "
                     "%zu groups; netCDF-C counts at most %d (format 4 "
                     "stores them without a group each)", name, nregions,
-                    want, after, NC_GROUPS_MAX);
-    *format = want;
+                    *format, after, NC_GROUPS_MAX);
     return RASTER_OK;
 }
 

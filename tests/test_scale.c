@@ -13,7 +13,8 @@
  *   themselves) turn to format 4 once their region groups would take the
  *   file past 16,384 groups; asked for format 3 explicitly, the variable
  *   that would pass netCDF's 32,767 is refused (RASTER_EUNSUPPORTED)
- *   instead of crashing, and the file stays usable.
+ *   instead of crashing, and the file stays usable; so is any variable
+ *   when the program's own groups leave no room.
  * Memory of the read-only open, reads and full check, resident growth
  * (/proc/self/statm), must stay under 2 KB per region.
  */
@@ -286,11 +287,49 @@ static void test_group_budget(void **state)
     RS(raster_close(f));
 }
 
+/* A file whose program made 32,766 groups already: even format 4's two
+ * groups would pass netCDF's count, so the variable is refused, not the
+ * program crashed; the file closes and reads as plain netCDF. */
+static void test_groups_full(void **state)
+{
+    (void)state;
+    char path[600];
+    snprintf(path, sizeof path, "%s/full.nc", dir);
+    int32_t mask[1000];
+    thousand(mask);
+    raster_mask *m;
+    RS(raster_mask_wrap(mask, 40, 25, &m));
+    raster_file *f;
+    raster_var *v = NULL;
+    RS(raster_create(path, &f));
+    int nc = raster_file_ncid(f), d[3], g;
+    for (int i = 0; i < 32766; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "g%d", i);
+        NC(nc_def_grp(nc, name, &g));
+    }
+    NC(nc_def_dim(nc, "time", 1, &d[0]));
+    NC(nc_def_dim(nc, "y", 40, &d[1]));
+    NC(nc_def_dim(nc, "x", 25, &d[2]));
+    assert_int_equal(raster_def_var(f, nc, "v", NC_FLOAT, 3, d, NULL, m, &v),
+                     RASTER_EUNSUPPORTED);
+    assert_null(v);
+    assert_non_null(strstr(raster_errmsg(), "32767"));
+    RS(raster_close(f));
+    raster_mask_free(m);
+    int ncid, n;
+    NC(nc_open(path, NC_NOWRITE, &ncid));
+    NC(nc_inq_grps(ncid, &n, NULL));
+    assert_int_equal(n, 32766);
+    NC(nc_close(ncid));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_100k_regions),
         cmocka_unit_test(test_group_budget),
+        cmocka_unit_test(test_groups_full),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
