@@ -228,12 +228,15 @@ static int pick_format(const char *name, int want, size_t nregions,
     if (want == RASTER_FORMAT_AUTO)
         *format = nregions > FORMAT4_MIN_REGIONS ||
                   grouped > FORMAT4_GROUP_BUDGET ? 4 : 3;
-    size_t after = *format >= 4 ? groups + 2 : grouped;
-    RETURN_ERROR_IF(after > NC_GROUPS_MAX, RASTER_EUNSUPPORTED,
-                    "%s: %zu regions in format %d would take the file to "
-                    "%zu groups; netCDF-C counts at most %d (format 4 "
-                    "stores them without a group each)", name, nregions,
-                    *format, after, NC_GROUPS_MAX);
+    RETURN_ERROR_IF(*format >= 4 && groups + 2 > NC_GROUPS_MAX,
+                    RASTER_EUNSUPPORTED, "%s: the file has %zu groups, "
+                    "netCDF-C counts at most %d, and the variable needs 2",
+                    name, groups, NC_GROUPS_MAX);
+    RETURN_ERROR_IF(*format < 4 && grouped > NC_GROUPS_MAX,
+                    RASTER_EUNSUPPORTED, "%s: %zu regions in format %d would "
+                    "take the file to %zu groups; netCDF-C counts at most %d "
+                    "(format 4 stores them without a group each)", name,
+                    nregions, *format, grouped, NC_GROUPS_MAX);
     return RASTER_OK;
 }
 

@@ -4,10 +4,11 @@
  * as a model writes history, with the record's day in the ordinary
  * variable time. The kill and disk-full tests run it under the shim.
  *
- * usage: record_writer MASKFILE OUT.nc NREC [SYNC [NVARS]]
+ * usage: record_writer MASKFILE OUT.nc NREC [SYNC [NVARS [NGROUPS]]]
  *   the grid comes from MASKFILE's REGION_MASK; SYNC=1 calls nc_sync after
  *   every record (as models do so that readers see progress); NVARS > 1
- *   writes TEMP_2 .. TEMP_<NVARS> too (the scale test).
+ *   writes TEMP_2 .. TEMP_<NVARS> too, NGROUPS empty groups g0, g1, ...
+ *   are defined first (the scale test).
  * Value of TEMP at (t, y, x): t * 1000 + (y * nx + x) % 1000, exact in
  * float; TEMP_k's is that plus k * 100000. Exit status 0, or 1 with the failing call and netCDF's message
  * (its code in brackets) on stderr.
@@ -30,12 +31,13 @@ int main(int argc, char **argv)
 {
     if (argc < 4) {
         fprintf(stderr, "usage: record_writer MASKFILE OUT.nc NREC [SYNC "
-                        "[NVARS]]\n");
+                        "[NVARS [NGROUPS]]]\n");
         return 2;
     }
     size_t nrec = strtoul(argv[3], NULL, 10);
     int sync = argc > 4 && atoi(argv[4]) != 0;
     int nvars = argc > 5 ? atoi(argv[5]) : 1;
+    long ngroups = argc > 6 ? atol(argv[6]) : 0;
     if (nvars < 1 || nvars > 100) {
         fprintf(stderr, "record_writer: NVARS must be 1 to 100\n");
         return 2;
@@ -54,6 +56,12 @@ int main(int argc, char **argv)
         return 1;
     }
     CHECK(nc_create(argv[2], NC_NETCDF4 | NC_CLOBBER, &ncid));
+    for (long i = 0; i < ngroups; i++) {
+        char gname[32];
+        int g;
+        snprintf(gname, sizeof gname, "g%ld", i);
+        CHECK(nc_def_grp(ncid, gname, &g));
+    }
     CHECK(nc_def_dim(ncid, "time", NC_UNLIMITED, &dt));
     CHECK(nc_def_dim(ncid, "nlat", ny, &dy));
     CHECK(nc_def_dim(ncid, "nlon", nx, &dx));

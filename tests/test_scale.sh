@@ -7,7 +7,8 @@
 # format 4 (no group per region), the program exits 0, every value reads
 # back as written (ncdump under the shim against the plain file), the
 # tools pass (rasterstat builds the mesh: the full check), no temporary
-# is left; format 3 asked for explicitly is refused with a message.
+# is left; format 3 asked for explicitly is refused with a message; a
+# program whose own groups leave no room keeps a plain variable.
 # usage: test_scale.sh SHIM BUILD_DIR   (env: NCDUMP)
 set -u
 . "$(dirname "$0")/lib.sh"
@@ -98,6 +99,24 @@ case_of() {
 case_of r40k 400 400 2 2 1
 # 3,300 regions (a cell each) for 11 variables: 36,300 region groups
 case_of r3300x11 60 55 1 1 11
+
+# a program that made 32,766 groups itself: no room even for format 4's
+# two groups; the variable stays plain with one warning, the program
+# exits 0 and its values are in the plain variable
+if [ "$under_shim" = 1 ]; then
+    "$writer" "$tmp/r40k.mask.nc" "$tmp/full.plain.nc" 2 0 1 32766 \
+        > /dev/null || exit 1
+    expect 0 "32,766 groups of the program's: the program" env \
+        RASTER_MASK="$tmp/r40k.mask.nc:REGION_MASK" LD_PRELOAD="$shim" \
+        "$writer" "$tmp/r40k.mask.nc" "$tmp/full.shim.nc" 2 0 1 32766
+    n=$(grep -c 'stays plain' "$tmp/err")
+    [ "$n" = 1 ] && grep -q 'netCDF-C counts at most 32767' "$tmp/err" &&
+        ok || { fail "32,766 groups: not one warning"; cat "$tmp/err"; }
+    values "$tmp/full.plain.nc" TEMP > "$tmp/want"
+    values "$tmp/full.shim.nc" TEMP > "$tmp/got"
+    [ -s "$tmp/want" ] && cmp -s "$tmp/want" "$tmp/got" && ok ||
+        fail "32,766 groups: the plain variable's values differ"
+fi
 
 # format 3 asked for where it cannot be stored: refused, nothing left
 expect 1 "rasterconvert --format 3 of 40,000 regions" "$rasterconvert" \
