@@ -21,7 +21,7 @@ extern int meta_default_format;
 /* The default writes format 4 (no group per region) for a variable of
  * more than this many regions, or whose region groups would take the
  * file past FORMAT4_GROUP_BUDGET groups. */
-#define FORMAT4_MIN_REGIONS 1024
+#define FORMAT4_MIN_REGIONS 256
 #define FORMAT4_GROUP_BUDGET 16384
 /* netCDF-C (4.9.x and before) counts a file's groups in a signed 16-bit
  * counter (NC_FILE_INFO_T.next_nc_grpid) and puts the count in the low 16

@@ -9,7 +9,7 @@
  *   table). Format 4: one storage group with Mixed_Chunks and no group per
  *   region. Before format 4 netCDF crashed defining the 32,768th group,
  *   and listing each region's runs scanned every segment once per region.
- * - The group budget: variables of 1,000 regions each (format 3 by
+ * - The group budget: variables of 250 regions each (format 3 by
  *   themselves) turn to format 4 once their region groups would take the
  *   file past 16,384 groups; asked for format 3 explicitly, the variable
  *   that would pass netCDF's 32,767 is refused (RASTER_EUNSUPPORTED)
@@ -201,32 +201,35 @@ static void test_100k_regions(void **state)
     free(data);
 }
 
-/* A 40 x 25 mask, every cell its own region: 1,000 regions. */
-static void thousand(int32_t *mask)
+/* A 10 x 25 mask, every cell its own region: 250 regions (format 3 by
+ * themselves: up to 256). */
+#define SMALL_Y 10
+#define SMALL_X 25
+static void small_mask(int32_t *mask)
 {
-    for (int i = 0; i < 1000; i++)
+    for (int i = 0; i < SMALL_Y * SMALL_X; i++)
         mask[i] = i + 1;
 }
 
-/* Defines variables v0, v1, ... of 1,000 regions in a new file until
+/* Defines variables v0, v1, ... of 250 regions in a new file until
  * `nvars` or a failure; returns how many were defined and, in *formats,
  * each one's format as stored. */
 static int define_many(const char *path, int format, int nvars, int *formats,
                        int *rc_out)
 {
-    int32_t mask[1000];
-    thousand(mask);
+    int32_t mask[SMALL_Y * SMALL_X];
+    small_mask(mask);
     raster_mask *m;
-    RS(raster_mask_wrap(mask, 40, 25, &m));
+    RS(raster_mask_wrap(mask, SMALL_Y, SMALL_X, &m));
     raster_file *f;
     RS(raster_create(path, &f));
     if (format)
         RS(raster_file_set_format(f, format));
     int nc = raster_file_ncid(f), d[3];
     NC(nc_def_dim(nc, "time", 1, &d[0]));
-    NC(nc_def_dim(nc, "y", 40, &d[1]));
-    NC(nc_def_dim(nc, "x", 25, &d[2]));
-    size_t chunk[3] = {1, 10, 10};
+    NC(nc_def_dim(nc, "y", SMALL_Y, &d[1]));
+    NC(nc_def_dim(nc, "x", SMALL_X, &d[2]));
+    size_t chunk[3] = {1, 5, 5};
     int n = 0;
     *rc_out = RASTER_OK;
     for (; n < nvars; n++) {
@@ -263,26 +266,28 @@ static void test_group_budget(void **state)
     (void)state;
     char path[600];
     snprintf(path, sizeof path, "%s/budget.nc", dir);
-    int formats[40], rc;
-    /* the default: format 3 while the groups stay under 16,384 (1,002
-     * each: storage group, regions, Mixed_Chunks), then format 4 */
-    int n = define_many(path, 0, 20, formats, &rc);
+    int formats[140], rc;
+    /* the default: format 3 while the groups stay within 16,384 (252
+     * each: storage group, regions, Mixed_Chunks): 65 variables; then
+     * format 4 */
+    int n = define_many(path, 0, 70, formats, &rc);
     RS(rc);
-    assert_int_equal(n, 20);
+    assert_int_equal(n, 70);
     for (int i = 0; i < n; i++)
-        assert_int_equal(formats[i], i < 16 ? 3 : 4);
-    /* format 3 asked for: refused where it would pass 32,767 groups */
-    n = define_many(path, 3, 40, formats, &rc);
+        assert_int_equal(formats[i], i < 65 ? 3 : 4);
+    /* format 3 asked for: refused where it would pass 32,767 groups, at
+     * the 131st variable */
+    n = define_many(path, 3, 140, formats, &rc);
     assert_int_equal(rc, RASTER_EUNSUPPORTED);
-    assert_int_equal(n, 32);
+    assert_int_equal(n, 130);
     for (int i = 0; i < n; i++)
         assert_int_equal(formats[i], 3);
     /* and read back */
     raster_file *f;
     raster_var *v;
     RS(raster_open(path, RASTER_READ, &f));
-    assert_int_equal(raster_file_nvars(f), 32);
-    RS(raster_var_find(f, "v31", &v));
+    assert_int_equal(raster_file_nvars(f), 130);
+    RS(raster_var_find(f, "v129", &v));
     RS(raster_var_check(v));
     RS(raster_close(f));
 }
@@ -295,10 +300,10 @@ static void test_groups_full(void **state)
     (void)state;
     char path[600];
     snprintf(path, sizeof path, "%s/full.nc", dir);
-    int32_t mask[1000];
-    thousand(mask);
+    int32_t mask[SMALL_Y * SMALL_X];
+    small_mask(mask);
     raster_mask *m;
-    RS(raster_mask_wrap(mask, 40, 25, &m));
+    RS(raster_mask_wrap(mask, SMALL_Y, SMALL_X, &m));
     raster_file *f;
     raster_var *v = NULL;
     RS(raster_create(path, &f));
@@ -309,8 +314,8 @@ static void test_groups_full(void **state)
         NC(nc_def_grp(nc, name, &g));
     }
     NC(nc_def_dim(nc, "time", 1, &d[0]));
-    NC(nc_def_dim(nc, "y", 40, &d[1]));
-    NC(nc_def_dim(nc, "x", 25, &d[2]));
+    NC(nc_def_dim(nc, "y", SMALL_Y, &d[1]));
+    NC(nc_def_dim(nc, "x", SMALL_X, &d[2]));
     assert_int_equal(raster_def_var(f, nc, "v", NC_FLOAT, 3, d, NULL, m, &v),
                      RASTER_EUNSUPPORTED);
     assert_null(v);

@@ -57,7 +57,7 @@ CLI_NAMES_HELP
 "                    one step lie side by side in each region's store, so\n"
 "                    a larger buffer gives longer sequential region reads\n"
 "  --format 2|3|4    raster format version to write (default: 3, or 4 for\n"
-"                    a variable of more than 1024 regions or whose region\n"
+"                    a variable of more than 256 regions or whose region\n"
 "                    groups would take the file past 16384 groups; 2 for\n"
 "                    raster releases that read no version 3). Format 2 or\n"
 "                    3 is refused where netCDF's 32767 groups are too few\n"
