@@ -173,14 +173,15 @@ static int index_regions(layout *lay)
     lay->region_first = raster_calloc(nr + 1, sizeof *lay->region_first);
     lay->region_segs = raster_reallocarray(NULL, lay->nsegs ? lay->nsegs : 1,
                                            sizeof *lay->region_segs);
-    RETURN_ERROR_IF(!lay->region_first || !lay->region_segs, RASTER_ENOMEM,
-                    "out of memory planning a layout");
+    if (!lay->region_first || !lay->region_segs)
+        return raster_fail(RASTER_ENOMEM, "out of memory planning a layout");
     for (size_t i = 0; i < lay->nsegs; i++)
         lay->region_first[lay->segs[i].region + 1]++;
     for (size_t r = 0; r < nr; r++)
         lay->region_first[r + 1] += lay->region_first[r];
     size_t *next = raster_reallocarray(NULL, nr ? nr : 1, sizeof *next);
-    RETURN_ERROR_IF(!next, RASTER_ENOMEM, "out of memory planning a layout");
+    if (!next)
+        return raster_fail(RASTER_ENOMEM, "out of memory planning a layout");
     memcpy(next, lay->region_first, nr * sizeof *next);
     for (size_t i = 0; i < lay->nsegs; i++)
         lay->region_segs[next[lay->segs[i].region]++] = i;

@@ -228,15 +228,16 @@ static int pick_format(const char *name, int want, size_t nregions,
     if (want == RASTER_FORMAT_AUTO)
         *format = nregions > FORMAT4_MIN_REGIONS ||
                   grouped > FORMAT4_GROUP_BUDGET ? 4 : 3;
-    RETURN_ERROR_IF(*format >= 4 && groups + 2 > NC_GROUPS_MAX,
-                    RASTER_EUNSUPPORTED, "%s: the file has %zu groups, "
-                    "netCDF-C counts at most %d, and the variable needs 2",
-                    name, groups, NC_GROUPS_MAX);
-    RETURN_ERROR_IF(*format < 4 && grouped > NC_GROUPS_MAX,
-                    RASTER_EUNSUPPORTED, "%s: %zu regions in format %d would "
-                    "take the file to %zu groups; netCDF-C counts at most %d "
-                    "(format 4 stores them without a group each)", name,
-                    nregions, *format, grouped, NC_GROUPS_MAX);
+    if (*format >= 4 && groups + 2 > NC_GROUPS_MAX)
+        return raster_fail(RASTER_EUNSUPPORTED, "%s: the file has %zu groups, "
+                           "netCDF-C counts at most %d, and the variable "
+                           "needs 2", name, groups, NC_GROUPS_MAX);
+    if (*format < 4 && grouped > NC_GROUPS_MAX)
+        return raster_fail(RASTER_EUNSUPPORTED, "%s: %zu regions in format %d "
+                           "would take the file to %zu groups; netCDF-C "
+                           "counts at most %d (format 4 stores them without "
+                           "a group each)", name, nregions, *format, grouped,
+                           NC_GROUPS_MAX);
     return RASTER_OK;
 }
 
@@ -577,8 +578,9 @@ static int summary_io(raster_var *v, const long long *rows, int write)
     size_t len;
     if (nc_inq_att(v->grpid, NC_GLOBAL, REGIONS_SUMMARY, &type, &len) !=
         NC_NOERR) { /* format 4: the only description of its regions */
-        RETURN_ERROR_IF(v->format >= 4, RASTER_EFORMAT, "%s: no attribute %s",
-                        v->name, REGIONS_SUMMARY);
+        if (v->format >= 4)
+            return raster_fail(RASTER_EFORMAT, "%s: no attribute %s", v->name,
+                               REGIONS_SUMMARY);
         return RASTER_OK;
     }
     long long *got = raster_reallocarray(NULL, n, sizeof *got);
@@ -608,8 +610,8 @@ static int groups_numbered(int g, size_t *top)
     int *stack = NULL, st = NC_NOERR;
     *top = 0;
     /* depth-first over every group, iteratively: a file may nest deeply */
-    RETURN_ERROR_IF(raster_grow(&stack, &cap, 1, sizeof *stack) != RASTER_OK,
-                    RASTER_ENOMEM, "out of memory counting groups");
+    if (raster_grow(&stack, &cap, 1, sizeof *stack) != RASTER_OK)
+        return raster_fail(RASTER_ENOMEM, "out of memory counting groups");
     stack[n++] = g;
     while (n > 0) {
         int cur = stack[--n], k = 0;
@@ -968,9 +970,10 @@ static int batch_room(raster_var *v, batch *b, size_t more, int write)
     }
     if (more > b->cap) { /* one region's rows alone */
         size_t cap = b->cap;
-        RETURN_ERROR_IF(raster_grow(&b->buf, &cap, more,
-                                    b->fields * sizeof *b->buf) != RASTER_OK,
-                        RASTER_ENOMEM, "out of memory indexing %s", v->name);
+        if (raster_grow(&b->buf, &cap, more, b->fields * sizeof *b->buf) !=
+            RASTER_OK)
+            return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                               v->name);
         b->cap = cap;
     }
     return RASTER_OK;

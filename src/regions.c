@@ -148,8 +148,9 @@ static int from_summary(raster_var *v, int g, size_t nchildren, size_t *nr)
     *nr = 0;
     int groups = v->format < 4; /* format 4: no region groups */
     if (nc_inq_att(g, NC_GLOBAL, REGIONS_SUMMARY, &type, &len) != NC_NOERR) {
-        RETURN_ERROR_IF(!groups, RASTER_EFORMAT, "%s: no attribute %s",
-                        v->name, REGIONS_SUMMARY);
+        if (!groups)
+            return raster_fail(RASTER_EFORMAT, "%s: no attribute %s", v->name,
+                               REGIONS_SUMMARY);
         return RASTER_OK;
     }
     RETURN_ERROR_IF(type != NC_INT64 || len == 0 ||
@@ -161,8 +162,9 @@ static int from_summary(raster_var *v, int g, size_t nchildren, size_t *nr)
     if (!groups) { /* v->regions has room for the groups only */
         region_info *all = raster_calloc(len / REGIONS_SUMMARY_FIELDS,
                                          sizeof *all);
-        RETURN_ERROR_IF(!all, RASTER_ENOMEM, "out of memory indexing regions "
-                        "of %s", v->name);
+        if (!all)
+            return raster_fail(RASTER_ENOMEM, "out of memory indexing regions "
+                               "of %s", v->name);
         raster_free(v->regions);
         v->regions = all;
     }

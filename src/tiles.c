@@ -296,8 +296,9 @@ static int check_tile(raster_var *v, const struct tile_index *t)
     unsigned char *pure = NULL;
     if (v->format >= 4) { /* pure_cells are all 0: ask the tiles */
         pure = raster_calloc(v->nregions ? v->nregions : 1, 1);
-        RETURN_ERROR_IF(!pure, RASTER_ENOMEM, "out of memory indexing %s",
-                        v->name);
+        if (!pure)
+            return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                               v->name);
         for (size_t k = 0; k < ntiles; k++)
             if (t->kind[k] < v->nregions)
                 pure[t->kind[k]] = 1;
