@@ -155,7 +155,9 @@ static int from_summary(raster_var *v, int g, size_t nchildren, size_t *nr)
     }
     RETURN_ERROR_IF(type != NC_INT64 || len == 0 ||
                     len % REGIONS_SUMMARY_FIELDS != 0 ||
-                    (groups && len / REGIONS_SUMMARY_FIELDS > nchildren),
+                    (groups && len / REGIONS_SUMMARY_FIELDS > nchildren) ||
+                    /* format 4: each region at least one cell */
+                    len / REGIONS_SUMMARY_FIELDS > v->ny * v->nx,
                     RASTER_EFORMAT,
                     "%s: attribute %s of the wrong type or length", v->name,
                     REGIONS_SUMMARY);
