@@ -9,10 +9,12 @@
 # tools pass (rasterstat builds the mesh: the full check), no temporary
 # is left; format 3 asked for explicitly is refused with a message; a
 # program whose own groups leave no room keeps a plain variable.
-# usage: test_scale.sh SHIM BUILD_DIR   (env: NCDUMP)
+# With the MPI flavour and mpirun, 2 ranks of par_writer write the
+# 40,000 regions under the MPI shim (collective, then independent).
+# usage: test_scale.sh SHIM BUILD_DIR [SHIM_MPI]  (env: NCDUMP, MPIRUN)
 set -u
 . "$(dirname "$0")/lib.sh"
-shim=$1 build=$2
+shim=$1 build=$2 shim_mpi=${3:-}
 writer="$build/tests/record_writer"
 scale_mask="$build/tests/scale_mask"
 rasterconvert="$build/tools/rasterconvert"
@@ -99,6 +101,29 @@ case_of() {
 case_of r40k 400 400 2 2 1
 # 3,300 regions (a cell each) for 11 variables: 36,300 region groups
 case_of r3300x11 60 55 1 1 11
+
+# parallel: par_writer's values, plain and under the MPI shim
+par_writer="$build/examples/par_writer"
+if [ "$under_shim" = 1 ] && [ -n "${MPIRUN:-}" ] && [ -n "$shim_mpi" ] &&
+    [ -x "$par_writer" ] && [ -e "$shim_mpi" ]; then
+    if [ "$(id -u)" = 0 ]; then
+        export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    fi
+    export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+    for access in collective independent; do
+        "$MPIRUN" -np 2 "$par_writer" "$tmp/r40k.mask.nc" \
+            "$tmp/par.plain.nc" --ntime 2 --ndepth 2 --fixed-time \
+            > /dev/null 2>&1 || { fail "par_writer, plain"; break; }
+        expect 0 "par_writer under the MPI shim ($access)" "$MPIRUN" -np 2 \
+            -x RASTER_MASK="$tmp/r40k.mask.nc:REGION_MASK" \
+            -x LD_PRELOAD="$shim_mpi" "$par_writer" "$tmp/r40k.mask.nc" \
+            "$tmp/par.nc" --ntime 2 --ndepth 2 --fixed-time --access "$access"
+        got=$(format "$tmp/par.nc" TEMP)
+        [ "$got" = 4 ] && ok || fail "par_writer ($access): format '$got'"
+        same_values "$tmp/par.plain.nc" "$tmp/par.nc" TEMP \
+            "par_writer ($access)"
+    done
+fi
 
 # a program that made 32,766 groups itself: no room even for format 4's
 # two groups; the variable stays plain with one warning, the program
