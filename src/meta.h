@@ -23,11 +23,12 @@ extern int meta_default_format;
  * file past FORMAT4_GROUP_BUDGET groups. */
 #define FORMAT4_MIN_REGIONS 256
 #define FORMAT4_GROUP_BUDGET 16384
-/* netCDF-C (4.9.x and before) counts a file's groups in a signed 16-bit
- * counter (NC_FILE_INFO_T.next_nc_grpid) and puts the count in the low 16
- * bits of each group's ncid: defining the 32,768th group of an open file,
- * or opening a file that has that many, overruns it (a crash, not an
- * error). raster never makes a file pass this many groups. */
+/* netCDF-C (4.9.x and before) numbers a file's groups with a signed
+ * 16-bit counter (NC_FILE_INFO_T.next_nc_grpid; the root is 0) and puts
+ * the number in the low 16 bits of each group's ncid: defining group
+ * number 32,768, or opening a file with that many groups besides the
+ * root, overruns it (a crash, not an error). raster never numbers a group
+ * past this. */
 #define NC_GROUPS_MAX 32767
 
 /* Attribute names on the variable's group. */
