@@ -431,10 +431,15 @@ RASTER_API int raster_set_threads(int n);
 
 /*! raster_file_set_format() :
  *  Chooses the format version of the raster variables defined in `file`
- *  from now on: 3 (the default) or 2, which raster releases before format
- *  3 read (docs/FORMAT.md, "Versioning"). Variables already defined keep
- *  theirs. @return RASTER_OK, RASTER_EINVAL (NULL, a file not open for
- *  writing, or a version raster does not write: RASTER_EUNSUPPORTED). */
+ *  from now on: 4, 3, or 2, which raster releases before format 3 read
+ *  (docs/FORMAT.md, "Versioning"). Without it each variable gets 3, or 4
+ *  when it has more than 256 regions or its region groups would take
+ *  the file past 16,384 groups (netCDF-C numbers at most 32,767 groups in
+ *  a file); a variable of format 2 or 3 chosen here that would take the
+ *  file past 32,767 groups is refused by raster_def_var() with
+ *  RASTER_EUNSUPPORTED. Variables already defined keep theirs.
+ *  @return RASTER_OK, RASTER_EINVAL (NULL, a file not open for writing),
+ *  RASTER_EUNSUPPORTED (a version raster does not write). */
 RASTER_API int raster_file_set_format(raster_file *file, int version);
 
 /*! raster_file_ncid() : @return the netCDF id of the file's root group. */
@@ -464,7 +469,9 @@ RASTER_API int raster_var_find(const raster_file *file, const char *name,
  *  the data lives in the group "raster_<name>" (docs/FORMAT.md).
  *  @return RASTER_OK and *out; RASTER_EINVAL (bad argument, name in use,
  *  read-only file), RASTER_EMASK (mask shape differs from the grid),
- *  RASTER_ENETCDF, RASTER_ENOMEM, RASTER_EOVERFLOW. */
+ *  RASTER_ENETCDF, RASTER_ENOMEM, RASTER_EOVERFLOW, RASTER_EUNSUPPORTED
+ *  (format 2 or 3 chosen and too many regions for netCDF's groups:
+ *  raster_file_set_format()). */
 RASTER_API int raster_def_var(raster_file *file, int parent, const char *name,
                               int xtype, int ndims, const int *dimids,
                               const size_t *chunk, const raster_mask *mask,

@@ -174,7 +174,7 @@ static int file_new(int ncid, int own, int writable, const char *path,
     f->writable = writable;
     f->fd = -1;
     f->h5 = -1;
-    f->write_format = RASTER_FORMAT_VERSION;
+    f->write_format = meta_default_format;
     if (path) {
         f->path = raster_strdup(path);
         if (!f->path) {
@@ -941,10 +941,42 @@ static int check_cover(const raster_var *v, const piece *p, size_t np,
     return rc;
 }
 
+/* A hyperslab's rows [ys, yend) with stride sy, columns [xs, xend) with
+ * stride sx, cx columns wide in the caller's plane. */
+typedef struct slab_box {
+    size_t ys, yend, sy, xs, xend, sx, cx;
+} slab_box;
+
+/* Appends the pieces of run u inside box b. */
+static int run_pieces(const region_run *u, const slab_box *b, piece **p,
+                      size_t *cap, size_t *np)
+{
+    if ((u->y - b->ys) % b->sy != 0)
+        return RASTER_OK;
+    size_t i = (u->y - b->ys) / b->sy;
+    size_t lo = u->x > b->xs ? u->x : b->xs;
+    size_t hi = u->x + u->len < b->xend ? u->x + u->len : b->xend;
+    if (lo >= hi)
+        return RASTER_OK;
+    if (b->sx > 1) /* first wanted column at or after lo */
+        lo = b->xs + (lo - b->xs + b->sx - 1) / b->sx * b->sx;
+    int rc = RASTER_OK;
+    for (; lo < hi && rc == RASTER_OK; lo += (b->sx > 1 ? b->sx : hi - lo)) {
+        size_t len = b->sx > 1 ? 1 : hi - lo;
+        rc = push_piece(p, cap, np, (piece){
+            .soff = u->off + (lo - u->x),
+            .uoff = i * b->cx + (lo - b->xs) / b->sx, .store = u->store,
+            .len = (uint32_t)len});
+    }
+    return rc;
+}
+
 /* Pieces mapping the grid rectangle of a hyperslab to the stores, the
  * caller's plane being count[y] x count[x]: from the tile index in a
- * read-only file (a band across the grid touches only its tiles), else
- * from every region's runs. */
+ * read-only file (a band across the grid touches only its tiles), from
+ * the layout's segments of its rows in a writer (grid order: the rows
+ * found by a binary search, no pass over every region), else from every
+ * region's runs. */
 static int hyperslab_pieces(raster_var *v, const size_t *start,
                             const size_t *count, const ptrdiff_t *stride,
                             piece **out, size_t *n)
@@ -957,38 +989,40 @@ static int hyperslab_pieces(raster_var *v, const size_t *start,
     size_t sx = stride ? (size_t)stride[dx] : 1;
     size_t xend = cx ? xs + (cx - 1) * sx + 1 : xs;
     size_t yend = cy ? ys + (cy - 1) * sy + 1 : ys;
+    slab_box box = {ys, yend, sy, xs, xend, sx, cx};
     size_t cap = 0, np = 0;
     piece *p = NULL;
     *out = NULL;
     *n = 0;
-    for (size_t r = 0; r < v->nregions && rc == RASTER_OK && cx > 0; r++) {
+    const layout *lay = v->table_from_layout ? v->lay : NULL;
+    if (lay && cx > 0) {
+        size_t lo = 0, hi = lay->nsegs;
+        while (lo < hi) { /* the first segment of row ys */
+            size_t mid = lo + (hi - lo) / 2;
+            if (lay->segs[mid].y < ys)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t k = lo; k < lay->nsegs && lay->segs[k].y < yend &&
+                            rc == RASTER_OK; k++) {
+            const layout_seg *g = &lay->segs[k];
+            region_run u = {g->y, g->x, g->len, g->store, g->off};
+            rc = run_pieces(&u, &box, &p, &cap, &np);
+        }
+    }
+    for (size_t r = 0; r < v->nregions && rc == RASTER_OK && cx > 0 && !lay;
+         r++) {
         const region_run *runs;
         size_t nr;
         if ((rc = regions_runs(v, r, &runs, &nr)) != RASTER_OK)
             break;
-        const size_t *box = v->regions[r].box;
-        if (box[0] >= yend || box[2] <= ys || box[1] >= xend || box[3] <= xs)
+        const size_t *bx = v->regions[r].box;
+        if (bx[0] >= yend || bx[2] <= ys || bx[1] >= xend || bx[3] <= xs)
             continue;
         for (size_t k = first_run_from(runs, nr, ys);
-             k < nr && runs[k].y < yend && rc == RASTER_OK; k++) {
-            const region_run *u = &runs[k];
-            if ((u->y - ys) % sy != 0)
-                continue;
-            size_t i = (u->y - ys) / sy;
-            size_t a = u->x > xs ? u->x : xs;
-            size_t b = u->x + u->len < xend ? u->x + u->len : xend;
-            if (a >= b)
-                continue;
-            if (sx > 1) /* first wanted column at or after a */
-                a = xs + (a - xs + sx - 1) / sx * sx;
-            for (; a < b && rc == RASTER_OK; a += (sx > 1 ? sx : b - a)) {
-                size_t len = sx > 1 ? 1 : b - a;
-                rc = push_piece(&p, &cap, &np, (piece){
-                    .soff = u->off + (a - u->x),
-                    .uoff = i * cx + (a - xs) / sx, .store = u->store,
-                    .len = (uint32_t)len});
-            }
-        }
+             k < nr && runs[k].y < yend && rc == RASTER_OK; k++)
+            rc = run_pieces(&runs[k], &box, &p, &cap, &np);
     }
     if (rc == RASTER_OK && cx > 0 && cy > 0)
         rc = check_cover(v, p, np, start, count, stride);

@@ -134,6 +134,15 @@ static int prepare_chunks(raster_var *v, size_t s, hid_t did, hid_t dcpl)
     store_addr *a = &v->addr[s];
     size_t total = 1;
     int sparse = 0;
+    raster_free(a->ck);
+    a->ck = raster_reallocarray(NULL, no > 0 ? 2 * (size_t)no : 1,
+                                sizeof *a->ck);
+    if (!a->ck) {
+        H5Sclose(space);
+        return raster_fail(RASTER_ENOMEM, "out of memory indexing the chunks "
+                           "of %s", v->name);
+    }
+    a->nck = a->ck + no;
     for (int i = 0; i < no; i++) {
         a->ck[i] = (size_t)ck[i];
         a->nck[i] = ck[i] ? (size_t)((dims[i] + ck[i] - 1) / ck[i]) : 0;

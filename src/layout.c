@@ -26,6 +26,8 @@ void layout_free(layout *lay)
     raster_free(lay->chunk_off);
     raster_free(lay->share_off);
     raster_free(lay->segs);
+    raster_free(lay->region_first);
+    raster_free(lay->region_segs);
     raster_free(lay);
 }
 
@@ -51,8 +53,10 @@ static int push_seg(layout *lay, size_t *cap, layout_seg seg)
     return RASTER_OK;
 }
 
-/* Store offsets of every pure chunk and every mixed share. */
-static void assign_offsets(layout *lay, const raster_mesh *m, size_t *run)
+/* Store offsets of every pure chunk and every mixed share; with `shared`
+ * a region's pure chunks go to the shared store ahead of its shares. */
+static void assign_offsets(layout *lay, const raster_mesh *m, int shared,
+                           size_t *run)
 {
     size_t *cursor = lay->pure_cells; /* accumulates to the totals */
     for (size_t ci = 0; ci < m->nchunks; ci++) {
@@ -71,12 +75,25 @@ static void assign_offsets(layout *lay, const raster_mesh *m, size_t *run)
     size_t total = 0;
     for (size_t r = 0; r < lay->nregions; r++) {
         lay->mixed_off[r] = total;
+        if (shared) { /* its pure cells first, then its shares */
+            lay->mixed_cells[r] += lay->pure_cells[r];
+            run[r] = total + lay->pure_cells[r];
+            lay->pure_cells[r] = 0;
+        }
         total += lay->mixed_cells[r];
     }
     lay->mixed_total = total;
+    if (shared) {
+        for (size_t ci = 0; ci < m->nchunks; ci++) {
+            const mesh_chunk *c = &m->chunks[ci];
+            if (!c->mixed) /* its offset within the region's pure part */
+                lay->chunk_off[ci] += lay->mixed_off[(size_t)layout_region_pos(
+                    lay, m->shares[c->share0].id)];
+        }
+    }
     /* second pass: each share's place inside its region's mixed run; `run`
      * has room for nregions entries */
-    for (size_t r = 0; r < lay->nregions; r++)
+    for (size_t r = 0; r < lay->nregions && !shared; r++)
         run[r] = lay->mixed_off[r];
     for (size_t ci = 0; ci < m->nchunks; ci++) {
         const mesh_chunk *c = &m->chunks[ci];
@@ -108,20 +125,22 @@ static size_t share_of(const raster_mesh *m, const mesh_chunk *c, int32_t id)
 /* Segments of row y of the band whose chunks are [c0, c1). `done[s]` counts
  * the cells of mixed share s already emitted in earlier rows. */
 static int emit_row(layout *lay, const raster_mesh *m, const int32_t *mask,
-                    size_t c0, size_t c1, size_t y, size_t *done, size_t *cap)
+                    int shared, size_t c0, size_t c1, size_t y, size_t *done,
+                    size_t *cap)
 {
     uint32_t mixed_store = (uint32_t)lay->nregions;
     for (size_t ci = c0; ci < c1; ci++) {
         const mesh_chunk *c = &m->chunks[ci];
         size_t dy = y - c->y0;
         if (!c->mixed) {
-            uint32_t store = (uint32_t)layout_region_pos(
+            uint32_t region = (uint32_t)layout_region_pos(
                 lay, m->shares[c->share0].id);
+            uint32_t store = shared ? mixed_store : region;
             for (size_t x = c->x0; x < c->x0 + c->w; x += lay->tile_w) {
                 size_t w = x + lay->tile_w <= c->x0 + c->w ? lay->tile_w
                                                           : c->x0 + c->w - x;
                 size_t off = lay->chunk_off[ci] + c->h * (x - c->x0) + dy * w;
-                int rc = push_seg(lay, cap, (layout_seg){off, store, store,
+                int rc = push_seg(lay, cap, (layout_seg){off, store, region,
                                   (uint32_t)y, (uint32_t)x, (uint32_t)w});
                 if (rc)
                     return rc;
@@ -147,7 +166,31 @@ static int emit_row(layout *lay, const raster_mesh *m, const int32_t *mask,
     return RASTER_OK;
 }
 
-int layout_build(const raster_mesh *m, const int32_t *mask, layout **out)
+/* Groups the segments by region (a counting sort, grid order kept). */
+static int index_regions(layout *lay)
+{
+    size_t nr = lay->nregions;
+    lay->region_first = raster_calloc(nr + 1, sizeof *lay->region_first);
+    lay->region_segs = raster_reallocarray(NULL, lay->nsegs ? lay->nsegs : 1,
+                                           sizeof *lay->region_segs);
+    if (!lay->region_first || !lay->region_segs)
+        return raster_fail(RASTER_ENOMEM, "out of memory planning a layout");
+    for (size_t i = 0; i < lay->nsegs; i++)
+        lay->region_first[lay->segs[i].region + 1]++;
+    for (size_t r = 0; r < nr; r++)
+        lay->region_first[r + 1] += lay->region_first[r];
+    size_t *next = raster_reallocarray(NULL, nr ? nr : 1, sizeof *next);
+    if (!next)
+        return raster_fail(RASTER_ENOMEM, "out of memory planning a layout");
+    memcpy(next, lay->region_first, nr * sizeof *next);
+    for (size_t i = 0; i < lay->nsegs; i++)
+        lay->region_segs[next[lay->segs[i].region]++] = i;
+    raster_free(next);
+    return RASTER_OK;
+}
+
+int layout_build(const raster_mesh *m, const int32_t *mask, int shared,
+                 layout **out)
 {
     *out = NULL;
     RETURN_ERROR_IF(m->ny > UINT32_MAX || m->nx > UINT32_MAX ||
@@ -181,7 +224,7 @@ int layout_build(const raster_mesh *m, const int32_t *mask, layout **out)
     }
     for (size_t r = 0; r < nr; r++)
         lay->ids[r] = region_index_at(m, r)->id;
-    assign_offsets(lay, m, done); /* nshares >= nregions */
+    assign_offsets(lay, m, shared, done); /* nshares >= nregions */
     memset(done, 0, m->nshares * sizeof *done);
 
     size_t cap = 0;
@@ -190,9 +233,11 @@ int layout_build(const raster_mesh *m, const int32_t *mask, layout **out)
         while (c1 < m->nchunks && m->chunks[c1].y0 == y0)
             c1++;
         for (size_t y = y0; y < y0 + h && rc == RASTER_OK; y++)
-            rc = emit_row(lay, m, mask, c0, c1, y, done, &cap);
+            rc = emit_row(lay, m, mask, shared, c0, c1, y, done, &cap);
         c0 = c1;
     }
+    if (rc == RASTER_OK)
+        rc = index_regions(lay);
 done:
     raster_free(done);
     if (rc) {

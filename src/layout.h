@@ -12,6 +12,11 @@
  *    of each mixed chunk it touches (chunk-id order), row-major. A region's
  *    share of one mixed chunk, and its shares of all mixed chunks together,
  *    are each one contiguous run.
+ * Shared (format 4, variables with many regions): no pure stores; the
+ * one shared store (number nregions) holds, for each region in ascending
+ * id order, its pure chunks (chunk-id order, tile by tile as above) and
+ * then its mixed shares, so a region's cells are one contiguous run of
+ * it (mixed_off, mixed_cells; pure_cells are all 0).
  * A segment maps `len` consecutive store cells to the grid cells
  * (y, x .. x+len-1). Segments cover every cell once and are kept in grid
  * order (y, then x).
@@ -45,10 +50,17 @@ typedef struct layout {
                               mixed store (pure chunks' shares: unused) */
     layout_seg *segs;      /* grid order */
     size_t nsegs;
+    /* segments by region, for a linear pass over one region's runs:
+     * region r's are region_segs[region_first[r] .. region_first[r+1]),
+     * in grid order */
+    size_t *region_first;  /* nregions + 1 */
+    size_t *region_segs;   /* nsegs */
 } layout;
 
-/* Plans the stores of `mesh`, built from `mask` (same shape). */
-int layout_build(const raster_mesh *mesh, const int32_t *mask, layout **out);
+/* Plans the stores of `mesh`, built from `mask` (same shape); `shared`
+ * puts every region's cells in the one shared store (format 4). */
+int layout_build(const raster_mesh *mesh, const int32_t *mask, int shared,
+                 layout **out);
 void layout_free(layout *lay);
 
 /* Position of region `id` in ascending order, or -1. */

@@ -393,7 +393,7 @@ static int load_description(hid_t fid, hid_t g, const char *path,
                     complete != 1 ||
                     att_one(g, "raster_type", NC_INT, &d->xtype) != 0 ||
                     meta_type_size(d->xtype) == 0, RASTER_EFORMAT,
-                    "%s: not a complete variable of format 3", path);
+                    "%s: not a complete variable of format 3 or 4", path);
     d->format = version;
     char *save = NULL, *dimnames[RASTER_MAX_DIMS];
     d->ndims = 0;
@@ -490,7 +490,9 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
         rc = meta_var_lean(f, &d, &mask, summary, len, &v);
     /* each region's group, and each store with cells (meta.c,
      * load_store); the stores' type and shape when first read */
-    for (size_t r = 0; rc == RASTER_OK && r <= v->nregions; r++) {
+    /* format 4: no region groups, one store for all */
+    for (size_t r = v && v->format >= 4 ? v->nregions : 0;
+         rc == RASTER_OK && r <= v->nregions; r++) {
         char store[48], gname[48];
         regions_store_path(v, r, store, sizeof store);
         snprintf(gname, sizeof gname, "%.*s", (int)(strchr(store, '/') - store),

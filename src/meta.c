@@ -50,6 +50,8 @@
 #define ATT_CHUNK_ROWS "chunk_rows"
 #define ATT_RUN_ROWS "run_rows"
 
+int meta_default_format = RASTER_FORMAT_AUTO;
+
 static int meta_ncfail(int st, const char *what, const char *name)
 {
     return raster_fail_nc(RASTER_ENETCDF, st, "%s %s: %s", what, name,
@@ -174,8 +176,10 @@ void meta_var_free(raster_var *v)
     if (!v)
         return;
     raster_free(v->h5path);
-    for (size_t s = 0; v->addr && s <= v->nregions; s++)
+    for (size_t s = 0; v->addr && s <= v->nregions; s++) {
         raster_free(v->addr[s].addr);
+        raster_free(v->addr[s].ck);
+    }
     raster_free(v->addr);
     raster_free(v->name);
     raster_mask_free(v->mask);
@@ -216,11 +220,38 @@ static int alloc_stores(raster_var *v)
     return RASTER_OK;
 }
 
+/* The format of a new variable of `nregions` regions (meta.h, at
+ * meta_define) in a file whose groups netCDF numbers up to `groups`. */
+static int pick_format(const char *name, int want, size_t nregions,
+                       size_t groups, int *format)
+{
+    /* its group, its region groups (up to format 3) and Mixed_Chunks */
+    size_t grouped = groups + nregions + 2;
+    *format = want;
+    if (want == RASTER_FORMAT_AUTO)
+        *format = nregions > FORMAT4_MIN_REGIONS ||
+                  grouped > FORMAT4_GROUP_BUDGET ? 4 : 3;
+    if (*format >= 4 && groups + 2 > NC_GROUPS_MAX)
+        return raster_fail(RASTER_EUNSUPPORTED, "%s: the file has %zu groups, "
+                           "netCDF-C counts at most %d, and the variable "
+                           "needs 2", name, groups, NC_GROUPS_MAX);
+    if (*format < 4 && grouped > NC_GROUPS_MAX)
+        return raster_fail(RASTER_EUNSUPPORTED, "%s: %zu regions in format %d "
+                           "would take the file to %zu groups; netCDF-C "
+                           "counts at most %d (format 4 stores them without "
+                           "a group each)", name, nregions, *format, grouped,
+                           NC_GROUPS_MAX);
+    return RASTER_OK;
+}
+
 /* Allocates v with its mesh and layout built from mask values: copied, or
- * taken over when *take is set (then *take is cleared: v owns the mask). */
+ * taken over when *take is set (then *take is cleared: v owns the mask).
+ * v->format is `format` when `groups` is SIZE_MAX (a stored variable),
+ * else pick_format's choice for `format` wanted. */
 static int var_new(const char *name, int xtype, int ndims, const int *dimids,
-                   const size_t *chunk, raster_mask **take,
-                   const raster_mask *mask, raster_var **out)
+                   const size_t *chunk, int format, size_t groups,
+                   raster_mask **take, const raster_mask *mask,
+                   raster_var **out)
 {
     *out = NULL;
     raster_var *v = raster_calloc(1, sizeof *v);
@@ -247,8 +278,11 @@ static int var_new(const char *name, int xtype, int ndims, const int *dimids,
     meta_default_fill(xtype, v->fill);
     rc = raster_mesh_build(mask->values, mask->ny, mask->nx, chunk[ndims - 2],
                            chunk[ndims - 1], &v->mesh);
+    v->format = format;
+    if (rc == RASTER_OK && groups != SIZE_MAX)
+        rc = pick_format(name, format, v->mesh->nregions, groups, &v->format);
     if (rc == RASTER_OK)
-        rc = layout_build(v->mesh, mask->values, &v->lay);
+        rc = layout_build(v->mesh, mask->values, v->format >= 4, &v->lay);
     if (rc == RASTER_OK)
         rc = regions_from_layout(v);
     if (rc == RASTER_OK)
@@ -438,8 +472,8 @@ static int define_mixed(raster_var *v)
     NC_TRY(nc_put_att_ulonglong(g, NC_GLOBAL, "mixed_chunks", NC_UINT64, 1,
                                 &n), "describing mixed chunks of");
     v->store_grp[ms] = g;
-    if (nmixed == 0)
-        return RASTER_OK;
+    if (nmixed == 0) /* format 4: the store holds the pure chunks too */
+        return v->store_cells[ms] > 0 ? define_store(v, g, ms) : RASTER_OK;
     int tg = v->format >= 3 ? v->grpid : g;
     rc = define_table(v, tg, v->format >= 3 ? "mixed_chunks" : "chunks",
                       v->format >= 3 ? "mixed_chunk" : "chunk", nmixed,
@@ -584,8 +618,12 @@ static int summary_io(raster_var *v, const long long *rows, int write)
     nc_type type;
     size_t len;
     if (nc_inq_att(v->grpid, NC_GLOBAL, REGIONS_SUMMARY, &type, &len) !=
-        NC_NOERR)
+        NC_NOERR) { /* format 4: the only description of its regions */
+        if (v->format >= 4)
+            return raster_fail(RASTER_EFORMAT, "%s: no attribute %s", v->name,
+                               REGIONS_SUMMARY);
         return RASTER_OK;
+    }
     long long *got = raster_reallocarray(NULL, n, sizeof *got);
     RETURN_ERROR_IF(!got, RASTER_ENOMEM, "out of memory checking %s",
                     v->name);
@@ -601,16 +639,56 @@ fail:
     return rc;
 }
 
+/* *top: the highest number netCDF has given a group of the file of
+ * group g so far (the low 16 bits of its ncid, meta.h): groups are never
+ * deleted, so this is how many it has numbered besides the root. */
+static int groups_numbered(int g, size_t *top)
+{
+    int parent;
+    while (nc_inq_grp_parent(g, &parent) == NC_NOERR)
+        g = parent;
+    size_t cap = 0, n = 0;
+    int *stack = NULL, st = NC_NOERR;
+    *top = 0;
+    /* depth-first over every group, iteratively: a file may nest deeply */
+    if (raster_grow(&stack, &cap, 1, sizeof *stack) != RASTER_OK)
+        return raster_fail(RASTER_ENOMEM, "out of memory counting groups");
+    stack[n++] = g;
+    while (n > 0) {
+        int cur = stack[--n], k = 0;
+        if ((size_t)(cur & 0xffff) > *top)
+            *top = (size_t)(cur & 0xffff);
+        if ((st = nc_inq_grps(cur, &k, NULL)) != NC_NOERR)
+            break;
+        if (k == 0)
+            continue;
+        if (raster_grow(&stack, &cap, n + (size_t)k, sizeof *stack) !=
+            RASTER_OK) {
+            raster_free(stack);
+            return raster_fail(RASTER_ENOMEM, "out of memory counting groups");
+        }
+        if ((st = nc_inq_grps(cur, NULL, stack + n)) != NC_NOERR)
+            break;
+        n += (size_t)k;
+    }
+    raster_free(stack);
+    return st == NC_NOERR ? RASTER_OK
+                          : meta_ncfail(st, "counting the groups of", "a file");
+}
+
 int meta_define(raster_file *f, int parent, int varid, const char *name,
                 int xtype, int ndims, const int *dimids, const size_t *chunk,
                 const raster_mask *mask, raster_var **out)
 {
     *out = NULL;
     raster_var *v;
-    int rc = var_new(name, xtype, ndims, dimids, chunk, NULL, mask, &v);
+    size_t groups;
+    int rc = groups_numbered(parent, &groups);
+    if (rc == RASTER_OK)
+        rc = var_new(name, xtype, ndims, dimids, chunk, f->write_format,
+                     groups, NULL, mask, &v);
     if (rc)
         return rc;
-    v->format = f->write_format;
     v->file = f;
     v->parent = parent;
     v->varid = varid; /* -1: the placeholder is created last, below */
@@ -698,7 +776,11 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
                "naming the regions of");
     }
     size_t chunk0 = 0, run0 = 0; /* after the last region: the totals */
-    for (size_t r = 0; r < v->lay->nregions; r++) {
+    for (size_t r = 0; r < v->lay->nregions && v->format >= 4; r++) {
+        chunk0 += summary_at(summary, r, SUMMARY_CHUNK_COUNT);
+        run0 += summary_at(summary, r, SUMMARY_RUN_COUNT);
+    }
+    for (size_t r = 0; r < v->lay->nregions && v->format < 4; r++) {
         chunk0 = summary_at(summary, r, SUMMARY_CHUNK_FIRST);
         run0 = summary_at(summary, r, SUMMARY_RUN_FIRST);
         rc = define_region(v, r, chunk0, run0);
@@ -865,8 +947,9 @@ static int rows_att_io(raster_var *v, size_t r, const char *att,
                        size_t first, size_t count, int write)
 {
     int g = v->store_grp[r];
-    if (write)
-        return RASTER_OK; /* written at definition */
+    if (write || v->format >= 4) /* written at definition; format 4: no
+                                    region group, the summary says it */
+        return RASTER_OK;
     nc_type type;
     size_t len;
     unsigned long long got[2];
@@ -879,7 +962,7 @@ static int rows_att_io(raster_var *v, size_t r, const char *att,
     return RASTER_OK;
 }
 
-/* Writes or verifies the runs table rows of region r (format 2 and on). */
+/* Writes or verifies the runs table of region r (format 2). */
 static int runs_io(raster_var *v, size_t r, table_ref t, int write)
 {
     const region_run *runs;
@@ -894,8 +977,94 @@ static int runs_io(raster_var *v, size_t r, table_ref t, int write)
     regions_table_rows(v, r, rows);
     rc = table_io(v, t, n, REGIONS_RUN_FIELDS, rows, write);
     raster_free(rows);
-    if (rc == RASTER_OK && v->format >= 3)
-        rc = rows_att_io(v, r, ATT_RUN_ROWS, t.row0, n, write);
+    return rc;
+}
+
+/* Rows of the shared tables (format 3 and 4) gathered per netCDF call:
+ * one call per region made writing or checking 100,000 regions' tables
+ * take seconds. */
+#define TABLE_BATCH_BYTES ((size_t)4 << 20)
+
+/* A batch of consecutive rows of one shared table: rows [row0, row0 + n)
+ * held in buf (room for cap rows). */
+typedef struct batch {
+    table_ref t;
+    size_t fields, n, cap;
+    long long *buf;
+} batch;
+
+static int batch_flush(raster_var *v, batch *b, int write)
+{
+    int rc = b->n ? table_io(v, b->t, b->n, b->fields, b->buf, write)
+                  : RASTER_OK;
+    b->t.row0 += b->n;
+    b->n = 0;
+    return rc;
+}
+
+/* Room for `more` rows at the end of b: flushed first when full. */
+static int batch_room(raster_var *v, batch *b, size_t more, int write)
+{
+    if (b->n + more > b->cap) {
+        int rc = batch_flush(v, b, write);
+        if (rc)
+            return rc;
+    }
+    if (more > b->cap) { /* one region's rows alone */
+        size_t cap = b->cap;
+        if (raster_grow(&b->buf, &cap, more, b->fields * sizeof *b->buf) !=
+            RASTER_OK)
+            return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                               v->name);
+        b->cap = cap;
+    }
+    return RASTER_OK;
+}
+
+/* Format 3 and 4: writes or verifies the regions' rows of the shared
+ * `chunks` and `runs` tables, in id order, a batch per netCDF call. */
+static int shared_tables_io(raster_var *v, const long long *sum,
+                            size_t nchunk_rows, size_t nrun_rows, int write)
+{
+    size_t per = TABLE_BATCH_BYTES / sizeof(long long);
+    batch c = {{v->grpid, "chunks", 0, nchunk_rows}, CHUNK_FIELDS, 0,
+               per / CHUNK_FIELDS, NULL};
+    batch u = {{v->grpid, "runs", 0, nrun_rows}, REGIONS_RUN_FIELDS, 0,
+               per / REGIONS_RUN_FIELDS, NULL};
+    c.buf = raster_reallocarray(NULL, c.cap, CHUNK_FIELDS * sizeof *c.buf);
+    u.buf = raster_reallocarray(NULL, u.cap,
+                                REGIONS_RUN_FIELDS * sizeof *u.buf);
+    int rc = !c.buf || !u.buf
+                 ? raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                               v->name)
+                 : RASTER_OK;
+    for (size_t r = 0; r < v->lay->nregions && rc == RASTER_OK; r++) {
+        size_t n = summary_at(sum, r, SUMMARY_CHUNK_COUNT);
+        const region_run *runs;
+        size_t nruns;
+        rc = batch_room(v, &c, n, write);
+        if (rc == RASTER_OK) {
+            region_rows(v, r, c.buf + c.n * CHUNK_FIELDS);
+            rc = rows_att_io(v, r, ATT_CHUNK_ROWS, c.t.row0 + c.n, n, write);
+            c.n += n;
+        }
+        if (rc == RASTER_OK)
+            rc = regions_runs(v, r, &runs, &nruns);
+        if (rc == RASTER_OK)
+            rc = batch_room(v, &u, nruns, write);
+        if (rc == RASTER_OK) {
+            regions_table_rows(v, r, u.buf + u.n * REGIONS_RUN_FIELDS);
+            rc = rows_att_io(v, r, ATT_RUN_ROWS, u.t.row0 + u.n, nruns,
+                             write);
+            u.n += nruns;
+        }
+    }
+    if (rc == RASTER_OK)
+        rc = batch_flush(v, &c, write);
+    if (rc == RASTER_OK)
+        rc = batch_flush(v, &u, write);
+    raster_free(c.buf);
+    raster_free(u.buf);
     return rc;
 }
 
@@ -1040,20 +1209,15 @@ static int tables_io(raster_var *v, int write)
         nrun_rows = summary_at(sum, nr - 1, SUMMARY_RUN_FIRST) +
                     summary_at(sum, nr - 1, SUMMARY_RUN_COUNT);
     }
-    for (size_t r = 0; r < nr && rc == RASTER_OK; r++) {
+    if (shared)
+        rc = shared_tables_io(v, sum, nchunk_rows, nrun_rows, write);
+    /* formats 1 and 2: each region's own tables in its group */
+    for (size_t r = 0; r < nr && rc == RASTER_OK && !shared; r++) {
         size_t n = summary_at(sum, r, SUMMARY_CHUNK_COUNT);
-        size_t chunk0 = summary_at(sum, r, SUMMARY_CHUNK_FIRST);
-        size_t run0 = summary_at(sum, r, SUMMARY_RUN_FIRST);
         region_rows(v, r, rows);
         table_ref ct = {v->store_grp[r], "chunks", 0, n};
         table_ref rt = {v->store_grp[r], "runs", 0, v->regions[r].nruns};
-        if (shared) {
-            ct = (table_ref){v->grpid, "chunks", chunk0, nchunk_rows};
-            rt = (table_ref){v->grpid, "runs", run0, nrun_rows};
-        }
         rc = table_io(v, ct, n, CHUNK_FIELDS, rows, write);
-        if (rc == RASTER_OK && shared)
-            rc = rows_att_io(v, r, ATT_CHUNK_ROWS, chunk0, n, write);
         if (rc == RASTER_OK && v->format >= 2)
             rc = runs_io(v, r, rt, write);
     }
@@ -1363,10 +1527,10 @@ static int var_lazy(const char *name, int g, int maskid, int format,
         rc = raster_fail(RASTER_ENOMEM, "out of memory loading %s", name);
         goto fail;
     }
-    rc = regions_from_file(v, g, grps);
+    rc = regions_from_file(v, g, format < 4 ? grps : NULL);
     if (rc == RASTER_OK)
         rc = alloc_stores(v);
-    for (size_t r = 0; rc == RASTER_OK && r < v->nregions; r++)
+    for (size_t r = 0; rc == RASTER_OK && r < v->nregions && format < 4; r++)
         v->store_grp[r] = grps[r];
     raster_free(grps);
     if (rc)
@@ -1588,7 +1752,8 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
         }
         if (rc)
             return rc;
-        rc = var_new(name, xtype, ndims, dimids, chunk, &mask, mask, &v);
+        rc = var_new(name, xtype, ndims, dimids, chunk, format, SIZE_MAX,
+                     &mask, mask, &v);
         raster_mask_free(mask); /* NULL when v took it */
     }
     if (rc)
@@ -1627,7 +1792,9 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
         rc = raster_fail(RASTER_EFORMAT, "%s: unreadable fill value", name);
         goto fail;
     }
-    for (size_t r = 0; r < v->nregions && rc == RASTER_OK; r++) {
+    /* format 4 has no region groups: its summary is all */
+    for (size_t r = 0; r < v->nregions && rc == RASTER_OK && format < 4;
+         r++) {
         char gname[32];
         int rg = v->store_grp[r], id;
         regions_group_name(v->regions[r].id, gname, sizeof gname);
@@ -1651,7 +1818,8 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
         else
             rc = load_store(v, mg, v->nregions, lazy);
     }
-    if (rc == RASTER_OK && !lazy && count_region_groups(g) != v->nregions)
+    if (rc == RASTER_OK && !lazy &&
+        count_region_groups(g) != (format < 4 ? v->nregions : 0))
         rc = raster_fail(RASTER_EFORMAT, "%s: more region groups than the "
                          "mask has regions", name);
     if (rc == RASTER_OK && !lazy)
@@ -1701,14 +1869,14 @@ static int ensure_layout(raster_var *v)
     rc = raster_mesh_build(ids, v->ny, v->nx, v->chunk[v->ndims - 2],
                            v->chunk[v->ndims - 1], &t.mesh);
     if (rc == RASTER_OK)
-        rc = layout_build(t.mesh, ids, &t.lay);
+        rc = layout_build(t.mesh, ids, v->format >= 4, &t.lay);
     /* the region table from the layout must equal the one loaded */
     if (rc == RASTER_OK)
         rc = regions_from_layout(&t);
     /* the summary names each region's group: count them all here */
-    size_t n = v->nregions;
+    size_t n = v->nregions, groups = v->format < 4 ? n : 0;
     if (rc == RASTER_OK &&
-        (t.nregions != n || count_region_groups(v->grpid) != n))
+        (t.nregions != n || count_region_groups(v->grpid) != groups))
         rc = raster_fail(RASTER_EFORMAT, "%s: %zu region groups, the mask has "
                          "%zu regions", v->name, n, t.nregions);
     for (size_t r = 0; rc == RASTER_OK && r < n; r++) {
@@ -1716,8 +1884,10 @@ static int ensure_layout(raster_var *v)
         int id; /* a summarised region's group attributes, unread so far */
         if (a->id != b->id || a->pure_cells != b->pure_cells ||
             a->mixed_cells != b->mixed_cells || a->mixed_off != b->mixed_off ||
-            !same_counts(v->store_grp[r], b) ||
-            get_int_att(v->store_grp[r], "region_id", &id) != 0 || id != b->id)
+            (v->format < 4 &&
+             (!same_counts(v->store_grp[r], b) ||
+              get_int_att(v->store_grp[r], "region_id", &id) != 0 ||
+              id != b->id)))
             rc = raster_fail(RASTER_EFORMAT, "%s: region %d does not match "
                              "the stored mask", v->name, (int)a->id);
     }

@@ -9,9 +9,27 @@
 
 #include "var.h"
 
-#define RASTER_FORMAT_VERSION 3
+#define RASTER_FORMAT_VERSION 4
 /* Oldest format version raster still writes (raster_file_set_format()). */
 #define RASTER_FORMAT_OLDEST_WRITTEN 2
+/* raster_file.write_format when no version was chosen: 3, or 4 for a
+ * variable that needs it (meta_define, below). */
+#define RASTER_FORMAT_AUTO 0
+/* The write_format of files created from now on: RASTER_FORMAT_AUTO; a
+ * test hook (the unit tests run again with every file in format 4). */
+extern int meta_default_format;
+/* The default writes format 4 (no group per region) for a variable of
+ * more than this many regions, or whose region groups would take the
+ * file past FORMAT4_GROUP_BUDGET groups. */
+#define FORMAT4_MIN_REGIONS 256
+#define FORMAT4_GROUP_BUDGET 16384
+/* netCDF-C (4.9.x and before) numbers a file's groups with a signed
+ * 16-bit counter (NC_FILE_INFO_T.next_nc_grpid; the root is 0) and puts
+ * the number in the low 16 bits of each group's ncid: defining group
+ * number 32,768, or opening a file with that many groups besides the
+ * root, overruns it (a crash, not an error). raster never numbers a group
+ * past this. */
+#define NC_GROUPS_MAX 32767
 
 /* Attribute names on the variable's group. */
 #define ATT_VERSION "raster_format_version"
@@ -20,7 +38,12 @@
 #define ATT_ABANDONED "raster_abandoned"
 
 /* Defines the group and stores of a raster variable `name` of group
- * `parent`. varid >= 0 adopts that existing, never-written variable as the
+ * `parent`, in format f->write_format, or with RASTER_FORMAT_AUTO in 3,
+ * or 4 when it has more than FORMAT4_MIN_REGIONS regions or its region
+ * groups would take the file past FORMAT4_GROUP_BUDGET groups; a format
+ * of 2 or 3 chosen explicitly that would take the file past
+ * NC_GROUPS_MAX groups is RASTER_EUNSUPPORTED, before anything is
+ * defined. varid >= 0 adopts that existing, never-written variable as the
  * placeholder; -1 creates the placeholder (last, so that a failure leaves
  * only an abandoned group). Copies the mask. */
 int meta_define(raster_file *f, int parent, int varid, const char *name,

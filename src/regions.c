@@ -125,7 +125,9 @@ static int parse_summary(raster_var *v, const long long *t, size_t n)
             ri->chunk_rows = (size_t)row[SUMMARY_CHUNK_COUNT];
             ri->run0 = (size_t)row[SUMMARY_RUN_FIRST];
             ri->run_rows = (size_t)row[SUMMARY_RUN_COUNT];
+            /* format 4: every cell in the shared store */
             ok = ri->pure_cells + ri->mixed_cells > 0 && ri->chunk_rows > 0 &&
+                 (v->format < 4 || ri->pure_cells == 0) &&
                  ri->run_rows > 0 &&
                  ri->run_rows <= ri->pure_cells + ri->mixed_cells;
         }
@@ -145,13 +147,30 @@ static int from_summary(raster_var *v, int g, size_t nchildren, size_t *nr)
     nc_type type;
     size_t len;
     *nr = 0;
-    if (nc_inq_att(g, NC_GLOBAL, REGIONS_SUMMARY, &type, &len) != NC_NOERR)
+    int groups = v->format < 4; /* format 4: no region groups */
+    if (nc_inq_att(g, NC_GLOBAL, REGIONS_SUMMARY, &type, &len) != NC_NOERR) {
+        if (!groups)
+            return raster_fail(RASTER_EFORMAT, "%s: no attribute %s", v->name,
+                               REGIONS_SUMMARY);
         return RASTER_OK;
+    }
     RETURN_ERROR_IF(type != NC_INT64 || len == 0 ||
                     len % REGIONS_SUMMARY_FIELDS != 0 ||
-                    len / REGIONS_SUMMARY_FIELDS > nchildren, RASTER_EFORMAT,
+                    (groups && len / REGIONS_SUMMARY_FIELDS > nchildren) ||
+                    /* format 4: each region at least one cell */
+                    len / REGIONS_SUMMARY_FIELDS > v->ny * v->nx,
+                    RASTER_EFORMAT,
                     "%s: attribute %s of the wrong type or length", v->name,
                     REGIONS_SUMMARY);
+    if (!groups) { /* v->regions has room for the groups only */
+        region_info *all = raster_calloc(len / REGIONS_SUMMARY_FIELDS,
+                                         sizeof *all);
+        if (!all)
+            return raster_fail(RASTER_ENOMEM, "out of memory indexing regions "
+                               "of %s", v->name);
+        raster_free(v->regions);
+        v->regions = all;
+    }
     long long *t = raster_reallocarray(NULL, len, sizeof *t);
     RETURN_ERROR_IF(!t, RASTER_ENOMEM, "out of memory indexing regions of "
                     "%s", v->name);
@@ -166,7 +185,9 @@ static int from_summary(raster_var *v, int g, size_t nchildren, size_t *nr)
     if (rc == RASTER_OK)
         rc = parse_summary(v, t, n);
     raster_free(t);
-    for (size_t r = 0; r < n && rc == RASTER_OK; r++) {
+    for (size_t r = 0; r < n && rc == RASTER_OK && !groups; r++)
+        v->regions[r].nruns = (size_t)-1; /* no group */
+    for (size_t r = 0; r < n && rc == RASTER_OK && groups; r++) {
         region_info *ri = &v->regions[r];
         char name[32];
         int gid;
@@ -316,19 +337,20 @@ int regions_from_summary(raster_var *v, const long long *t, size_t len)
     return rc ? rc : finish_regions(v, n, NULL);
 }
 
-/* Runs of region r from the layout's segments (writers). */
+/* Runs of region r from the layout's segments (writers): its own
+ * segments only, through the layout's per-region index, so listing every
+ * region's runs is one pass over the segments, not one per region. */
 static int runs_from_layout(raster_var *v, size_t r)
 {
     region_info *ri = &v->regions[r];
-    region_run *runs = raster_reallocarray(NULL, ri->nruns ? ri->nruns : 1,
-                                           sizeof *runs);
+    const layout *lay = v->lay;
+    size_t first = lay->region_first[r], n = lay->region_first[r + 1] - first;
+    region_run *runs = raster_reallocarray(NULL, n ? n : 1, sizeof *runs);
     RETURN_ERROR_IF(!runs, RASTER_ENOMEM, "out of memory listing region %d "
                     "of %s", (int)ri->id, v->name);
-    size_t k = 0;
-    for (size_t i = 0; i < v->lay->nsegs; i++) {
-        const layout_seg *s = &v->lay->segs[i];
-        if (s->region == r)
-            runs[k++] = (region_run){s->y, s->x, s->len, s->store, s->off};
+    for (size_t k = 0; k < n; k++) {
+        const layout_seg *s = &lay->segs[lay->region_segs[first + k]];
+        runs[k] = (region_run){s->y, s->x, s->len, s->store, s->off};
     }
     ri->runs = runs;
     return RASTER_OK;

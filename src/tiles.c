@@ -234,6 +234,16 @@ static int mark_region(raster_var *v, struct tile_index *t, size_t r,
     const region_info *ri = &v->regions[r];
     unsigned long long pure = 0, mixed = ri->mixed_off;
     unsigned long long ny = v->ny, nx = v->nx, th = t->th, tw = t->tw;
+    if (v->format >= 4) { /* one run: its pure chunks, then its shares */
+        unsigned long long npure = 0;
+        for (size_t i = i0; i < i1; i++)
+            if (!row_at(rows, i).mixed) /* wraps only if a row is bad */
+                npure += row_at(rows, i).cells;
+        pure = ri->mixed_off;
+        mixed = ri->mixed_off + npure;
+    }
+    const unsigned long long pure_end = v->format >= 4 ? mixed
+                                                       : ri->pure_cells;
     for (size_t i = i0; i < i1; i++) {
         row c = row_at(rows, i);
         unsigned long long hh = ny - c.y0 < th ? ny - c.y0 : th;
@@ -273,7 +283,7 @@ static int mark_region(raster_var *v, struct tile_index *t, size_t r,
             }
         }
     }
-    if (pure != ri->pure_cells || mixed != ri->mixed_off + ri->mixed_cells)
+    if (pure != pure_end || mixed != ri->mixed_off + ri->mixed_cells)
         return bad_table(v, "the chunks of region %d do not add up to its "
                          "cells", (int)ri->id);
     return RASTER_OK;
@@ -332,12 +342,23 @@ static int fill_shares(raster_var *v, struct tile_index *t,
  * puts their first cells. */
 static int check_tile(raster_var *v, const struct tile_index *t)
 {
-    size_t best = SIZE_MAX;
+    size_t best = SIZE_MAX, ntiles = t->nty * t->ntx;
+    unsigned char *pure = NULL;
+    if (v->format >= 4) { /* pure_cells are all 0: ask the tiles */
+        pure = raster_calloc(v->nregions ? v->nregions : 1, 1);
+        if (!pure)
+            return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                               v->name);
+        for (size_t k = 0; k < ntiles; k++)
+            if (t->kind[k] < v->nregions)
+                pure[t->kind[k]] = 1;
+    }
     for (size_t r = 0; r < v->nregions; r++)
-        if (v->regions[r].pure_cells > 0 &&
+        if ((pure ? pure[r] : v->regions[r].pure_cells > 0) &&
             (best == SIZE_MAX ||
              v->regions[r].run_rows < v->regions[best].run_rows))
             best = r;
+    raster_free(pure);
     if (best == SIZE_MAX)
         return RASTER_OK; /* all mixed: their rows pin the tile down */
     const region_run *runs;
@@ -345,9 +366,10 @@ static int check_tile(raster_var *v, const struct tile_index *t)
     int rc = regions_runs(v, best, &runs, &n);
     for (size_t i = 0; i < n && rc == RASTER_OK; i++) {
         const region_run *u = &runs[i];
-        if (u->store != best)
-            continue;
         size_t ty = u->y / t->th, tx = u->x / t->tw, k = ty * t->ntx + tx;
+        /* its runs in pure tiles (format 4: in the shared store too) */
+        if (v->format >= 4 ? t->kind[k] == TILE_MIXED : u->store != best)
+            continue;
         size_t w = v->nx - tx * t->tw < t->tw ? v->nx - tx * t->tw : t->tw;
         if (t->kind[k] != best ||
             t->off[k] + (u->y - ty * t->th) * w + (u->x - tx * t->tw) !=
@@ -464,6 +486,8 @@ static int pure_tile(raster_var *v, slab *s, size_t k, size_t y0, size_t h,
     const struct tile_index *t = v->tiles;
     uint32_t r = t->kind[k];
     int32_t id = v->regions[r].id;
+    /* format 4: every region's pure chunks are in the shared store */
+    uint32_t store = v->format >= 4 ? (uint32_t)v->nregions : r;
     size_t a = first_at(x0, s->xs, s->sx);
     size_t b = x0 + w < s->xend ? x0 + w : s->xend;
     for (size_t y = first_at(y0, s->ys, s->sy); y < y0 + h && y < s->yend;
@@ -480,7 +504,7 @@ static int pure_tile(raster_var *v, slab *s, size_t k, size_t y0, size_t h,
          * column is wanted */
         for (size_t x = a; x < b; x += s->sx) {
             size_t len = s->sx == 1 ? b - a : 1;
-            int rc = push(s, r, t->off[k] + (y - y0) * w + (x - x0),
+            int rc = push(s, store, t->off[k] + (y - y0) * w + (x - x0),
                           i * s->cx + (x - s->xs) / s->sx, len);
             if (rc)
                 return rc;
@@ -496,10 +520,17 @@ static int pure_tile(raster_var *v, slab *s, size_t k, size_t y0, size_t h,
 static int find_share(const raster_var *v, const tile_share *sh, size_t ns,
                       size_t *cur, int32_t id, size_t y, size_t x)
 {
-    size_t c = 0;
-    while (c < ns && sh[c].id != id)
-        c++;
-    if (c == ns)
+    /* a tile's shares are in ascending region order (fill_shares): a
+     * binary search, since one tile may hold thousands of regions */
+    size_t c = 0, hi = ns;
+    while (c < hi) {
+        size_t mid = c + (hi - c) / 2;
+        if (sh[mid].id < id)
+            c = mid + 1;
+        else
+            hi = mid;
+    }
+    if (c == ns || sh[c].id != id)
         return raster_fail(RASTER_EFORMAT, "%s: grid cell (%zu, %zu) of "
                            "region %d is not in its tile's shares", v->name,
                            y, x, (int)id);

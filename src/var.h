@@ -26,11 +26,13 @@ typedef struct store_addr {
     int64_t base;        /* contiguous: byte offset of element 0; -1: never
                             written */
     /* chunked stores: ck[] is the chunk shape over the outer dimensions,
-     * nck[] the chunks along each, ckc/nckc the same along the cells, addr[]
+     * nck[] the chunks along each (one allocation, nck = ck + outer
+     * dimensions: a variable has a store_addr per region, and most are
+     * never chunked or empty), ckc/nckc the same along the cells, addr[]
      * the byte offset of each chunk (row-major over the chunk grid; -1
      * unwritten) */
     int chunked;
-    size_t ck[RASTER_MAX_DIMS], nck[RASTER_MAX_DIMS];
+    size_t *ck, *nck;
     size_t ckc, nckc;    /* cells per chunk, chunks along the cells */
     int64_t *addr;       /* [outer chunk][cell chunk] */
     size_t unknown;      /* entries of addr[] not looked up yet */

@@ -4,11 +4,13 @@
  * as a model writes history, with the record's day in the ordinary
  * variable time. The kill and disk-full tests run it under the shim.
  *
- * usage: record_writer MASKFILE OUT.nc NREC [SYNC]
+ * usage: record_writer MASKFILE OUT.nc NREC [SYNC [NVARS [NGROUPS]]]
  *   the grid comes from MASKFILE's REGION_MASK; SYNC=1 calls nc_sync after
- *   every record (as models do so that readers see progress).
+ *   every record (as models do so that readers see progress); NVARS > 1
+ *   writes TEMP_2 .. TEMP_<NVARS> too, NGROUPS empty groups g0, g1, ...
+ *   are defined first (the scale test).
  * Value of TEMP at (t, y, x): t * 1000 + (y * nx + x) % 1000, exact in
- * float. Exit status 0, or 1 with the failing call and netCDF's message
+ * float; TEMP_k's is that plus k * 100000. Exit status 0, or 1 with the failing call and netCDF's message
  * (its code in brackets) on stderr.
  */
 #include <netcdf.h>
@@ -28,12 +30,19 @@
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: record_writer MASKFILE OUT.nc NREC [SYNC]\n");
+        fprintf(stderr, "usage: record_writer MASKFILE OUT.nc NREC [SYNC "
+                        "[NVARS [NGROUPS]]]\n");
         return 2;
     }
     size_t nrec = strtoul(argv[3], NULL, 10);
     int sync = argc > 4 && atoi(argv[4]) != 0;
-    int mid, mvar, mdims[2], ncid, dt, dy, dx, vt, vtemp;
+    int nvars = argc > 5 ? atoi(argv[5]) : 1;
+    long ngroups = argc > 6 ? atol(argv[6]) : 0;
+    if (nvars < 1 || nvars > 100) {
+        fprintf(stderr, "record_writer: NVARS must be 1 to 100\n");
+        return 2;
+    }
+    int mid, mvar, mdims[2], ncid, dt, dy, dx, vt, vtemp[100];
     size_t ny, nx;
     CHECK(nc_open(argv[1], NC_NOWRITE, &mid));
     CHECK(nc_inq_varid(mid, "REGION_MASK", &mvar));
@@ -47,21 +56,36 @@ int main(int argc, char **argv)
         return 1;
     }
     CHECK(nc_create(argv[2], NC_NETCDF4 | NC_CLOBBER, &ncid));
+    for (long i = 0; i < ngroups; i++) {
+        char gname[32];
+        int g;
+        snprintf(gname, sizeof gname, "g%ld", i);
+        CHECK(nc_def_grp(ncid, gname, &g));
+    }
     CHECK(nc_def_dim(ncid, "time", NC_UNLIMITED, &dt));
     CHECK(nc_def_dim(ncid, "nlat", ny, &dy));
     CHECK(nc_def_dim(ncid, "nlon", nx, &dx));
     CHECK(nc_def_var(ncid, "time", NC_DOUBLE, 1, &dt, &vt));
     int d3[3] = {dt, dy, dx};
-    CHECK(nc_def_var(ncid, "TEMP", NC_FLOAT, 3, d3, &vtemp));
     float fill = -999.0f;
-    CHECK(nc_put_att_float(ncid, vtemp, "_FillValue", NC_FLOAT, 1, &fill));
+    for (int k = 0; k < nvars; k++) {
+        char name[16] = "TEMP";
+        if (k > 0)
+            snprintf(name, sizeof name, "TEMP_%d", k + 1);
+        CHECK(nc_def_var(ncid, name, NC_FLOAT, 3, d3, &vtemp[k]));
+        CHECK(nc_put_att_float(ncid, vtemp[k], "_FillValue", NC_FLOAT, 1,
+                               &fill));
+    }
     CHECK(nc_enddef(ncid));
     for (size_t t = 0; t < nrec; t++) {
-        for (size_t i = 0; i < ny * nx; i++)
-            rec[i] = (float)(t * 1000 + i % 1000);
         size_t start[3] = {t, 0, 0}, count[3] = {1, ny, nx};
         double day = (double)t;
-        CHECK(nc_put_vara_float(ncid, vtemp, start, count, rec));
+        for (int k = 0; k < nvars; k++) {
+            for (size_t i = 0; i < ny * nx; i++)
+                rec[i] = (float)(t * 1000 + i % 1000 +
+                                 (k > 0 ? (k + 1) * 100000 : 0));
+            CHECK(nc_put_vara_float(ncid, vtemp[k], start, count, rec));
+        }
         CHECK(nc_put_var1_double(ncid, vt, &t, &day));
         if (sync)
             CHECK(nc_sync(ncid));

@@ -2562,8 +2562,8 @@ static void test_newer_format(void **state)
     char path[600];
     tmpdir_path(path, sizeof path, "v3.nc");
     make_raster_file(path, 1);
-    int four = 4;
-    set_group_att(path, NULL, "raster_format_version", NC_INT, 1, &four);
+    int five = 5; /* the newest read is 4 */
+    set_group_att(path, NULL, "raster_format_version", NC_INT, 1, &five);
     EXPECT_OPEN(RASTER_EUNSUPPORTED, path);
     assert_int_equal(open_fails(path, RASTER_WRITE), RASTER_EUNSUPPORTED);
     int zero = 0;
@@ -2592,7 +2592,8 @@ static void test_newer_format(void **state)
     raster_file *f;
     RS(raster_create(path, &f));
     assert_int_equal(raster_file_set_format(f, 1), RASTER_EUNSUPPORTED);
-    assert_int_equal(raster_file_set_format(f, 4), RASTER_EUNSUPPORTED);
+    assert_int_equal(raster_file_set_format(f, 5), RASTER_EUNSUPPORTED);
+    RS(raster_file_set_format(f, 4));
     assert_int_equal(raster_file_set_format(NULL, 3), RASTER_EINVAL);
     RS(raster_file_set_format(f, 3));
     RS(raster_close(f));
@@ -2600,6 +2601,116 @@ static void test_newer_format(void **state)
     RS(raster_open(path, RASTER_READ, &f));
     assert_int_equal(raster_file_set_format(f, 3), RASTER_EINVAL);
     RS(raster_close(f));
+    unlink(path);
+}
+
+/* Format 4 (no group per region, one shared store): a written file reads
+ * back and passes every check; each damage below is refused (EFORMAT)
+ * by the read-only open, its reads or the full check, and by a writable
+ * open, before any of it is served. */
+static void damage_summary(const char *path, size_t field, long long value)
+{
+    int ncid, g;
+    size_t len;
+    NC(nc_open(path, NC_WRITE, &ncid));
+    NC(nc_inq_grp_ncid(ncid, "raster_v", &g));
+    NC(nc_inq_attlen(g, NC_GLOBAL, "raster_regions", &len));
+    long long *t = malloc(len * sizeof *t);
+    assert_non_null(t);
+    NC(nc_get_att_longlong(g, NC_GLOBAL, "raster_regions", t));
+    t[field] = value;
+    NC(nc_put_att_longlong(g, NC_GLOBAL, "raster_regions", NC_INT64, len, t));
+    free(t);
+    NC(nc_close(ncid));
+}
+
+static void test_format4_damage(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "f4.nc");
+    testutil_write_format = 4;
+    for (int unlim = 0; unlim < 2; unlim++) {
+        make_raster_file(path, unlim);
+        raster_file *f;
+        RS(raster_open(path, RASTER_READ, &f));
+        check_std_data(f);
+        assert_int_equal(use_all(f), RASTER_OK);
+        RS(raster_close(f));
+        RS(raster_open(path, RASTER_WRITE, &f));
+        check_std_data(f);
+        RS(raster_close(f));
+    }
+    for (int k = 0; k < 8; k++) {
+        make_raster_file(path, 1);
+        int ncid, g, sub, varid;
+        long long row[8];
+        size_t start[2] = {0, 0}, count[2] = {1, 8};
+        switch (k) {
+        case 0: /* a region with pure cells: it would need a group */
+            damage_summary(path, 1, 4);
+            break;
+        case 1: /* mixed_offset moved */
+            damage_summary(path, 8 + 3, 7);
+            break;
+        case 2: /* no summary: nothing else describes the regions */
+            NC(nc_open(path, NC_WRITE, &ncid));
+            NC(nc_inq_grp_ncid(ncid, "raster_v", &g));
+            NC(nc_del_att(g, NC_GLOBAL, "raster_regions"));
+            NC(nc_close(ncid));
+            break;
+        case 3: { /* a region group format 4 does not have */
+            NC(nc_open(path, NC_WRITE, &ncid));
+            NC(nc_inq_grp_ncid(ncid, "raster_v", &g));
+            NC(nc_def_grp(g, "region_3", &sub));
+            int three = 3;
+            NC(nc_put_att_int(sub, NC_GLOBAL, "region_id", NC_INT, 1, &three));
+            NC(nc_close(ncid));
+            break;
+        }
+        case 4: /* told it is format 3: no region groups to find */
+        case 5: /* a pure chunk's offset moved in the shared store */
+        case 6: /* the store's group renamed */
+        case 7: /* runs offset moved */
+            NC(nc_open(path, NC_WRITE, &ncid));
+            NC(nc_inq_grp_ncid(ncid, "raster_v", &g));
+            if (k == 4) {
+                int three = 3;
+                NC(nc_put_att_int(g, NC_GLOBAL, "raster_format_version",
+                                  NC_INT, 1, &three));
+            } else if (k == 5) {
+                NC(nc_inq_varid(g, "chunks", &varid));
+                /* the first row whose chunk is pure */
+                for (start[0] = 0;; start[0]++) {
+                    NC(nc_get_vara_longlong(g, varid, start, count, row));
+                    if (row[5] == 0)
+                        break;
+                }
+                row[6] += 20;
+                NC(nc_put_vara_longlong(g, varid, start, count, row));
+            } else if (k == 6) {
+                NC(nc_inq_grp_ncid(g, "Mixed_Chunks", &sub));
+                NC(nc_rename_grp(sub, "Other_Chunks"));
+            } else {
+                count[1] = 4;
+                NC(nc_inq_varid(g, "runs", &varid));
+                NC(nc_get_vara_longlong(g, varid, start, count, row));
+                row[3] += 1;
+                NC(nc_put_vara_longlong(g, varid, start, count, row));
+            }
+            NC(nc_close(ncid));
+            break;
+        }
+        int rc = open_fails(path, RASTER_READ);
+        if (rc != RASTER_EFORMAT)
+            fail_msg("format 4 damage %d: read-only gives %d (%s)", k, rc,
+                     raster_errmsg());
+        rc = open_fails(path, RASTER_WRITE);
+        if (rc != RASTER_EFORMAT)
+            fail_msg("format 4 damage %d: writable gives %d (%s)", k, rc,
+                     raster_errmsg());
+    }
+    testutil_write_format = 0;
     unlink(path);
 }
 
@@ -3403,6 +3514,7 @@ int main(void)
         cmocka_unit_test(test_region_reads_shifted_run),
         cmocka_unit_test(test_file_replaced_under_reader),
         cmocka_unit_test(test_newer_format),
+        cmocka_unit_test(test_format4_damage),
         cmocka_unit_test(test_lean_open),
         cmocka_unit_test(test_lean_ncid_first),
         cmocka_unit_test(test_lean_unlimited_longer),

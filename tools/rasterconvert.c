@@ -56,8 +56,11 @@ CLI_NAMES_HELP
 "                    eighth of the memory, 64M to 1G). Records converted in\n"
 "                    one step lie side by side in each region's store, so\n"
 "                    a larger buffer gives longer sequential region reads\n"
-"  --format 2|3      raster format version to write (default 3; 2 for raster\n"
-"                    releases that read no version 3)\n"
+"  --format 2|3|4    raster format version to write (default: 3, or 4 for\n"
+"                    a variable of more than 256 regions or whose region\n"
+"                    groups would take the file past 16384 groups; 2 for\n"
+"                    raster releases that read no version 3). Format 2 or\n"
+"                    3 is refused where netCDF's 32767 groups are too few\n"
 "  --verbose         list what is converted on stdout\n"
 "  --restore         second form: write a raster file back as plain netCDF-4:\n"
 "                    each raster variable becomes an ordinary variable at its\n"
@@ -759,9 +762,10 @@ static int parse_args(int argc, char **argv, options *o)
             }
             break;
         case 'f':
-            if (strcmp(optarg, "2") != 0 && strcmp(optarg, "3") != 0) {
-                fprintf(stderr, "rasterconvert: --format wants 2 or 3, got "
-                        "'%s'\n", optarg);
+            if (strcmp(optarg, "2") != 0 && strcmp(optarg, "3") != 0 &&
+                strcmp(optarg, "4") != 0) {
+                fprintf(stderr, "rasterconvert: --format wants 2, 3 or 4, "
+                        "got '%s'\n", optarg);
                 return CLI_EUSAGE;
             }
             o->format = optarg[0] - '0';

@@ -4,7 +4,8 @@
  *
  * Fuzzing the bytes of an HDF5 file mostly fuzzes HDF5. This target instead
  * lets the input choose a small raster file (grid up to 20 x 30, tile, mask,
- * value type, fixed or unlimited records), writes it with libraster, then
+ * value type, fixed or unlimited records, format 3 or 4), writes it with
+ * libraster, then
  * applies a list of mutations to raster's own metadata through netCDF:
  * index table values, the description attributes (raster_dims,
  * raster_dimids, raster_chunk, raster_type, raster_complete, the format
@@ -83,7 +84,7 @@ static const int32_t ids[] = {3, 0, -5, 6, 1, 100000, INT32_MIN, INT32_MAX};
 
 typedef struct spec {
     size_t ny, nx, h, w, t, z;
-    int unlim, has_z, xtype;
+    int unlim, has_z, xtype, format4;
     int32_t *mask;
 } spec;
 
@@ -147,6 +148,9 @@ static void read_spec(input *in, spec *s)
     s->unlim = flags & 1;
     s->has_z = (flags >> 1) & 1;
     s->xtype = types[(flags >> 2) % 4];
+    /* a quarter of the inputs: format 4 (no region groups, one shared
+     * store); no seed written before it has this pattern */
+    s->format4 = (flags >> 4) % 4 == 2;
     s->t = 1 + u8(in) % 3;
     s->z = s->has_z ? 1 + u8(in) % 2 : 1;
     unsigned extra = u8(in) % 8; /* rare ids */
@@ -172,6 +176,8 @@ static int write_file(const char *path, const spec *s)
         DIE("mask_wrap: %s", raster_errmsg());
     if (raster_create(path, &f))
         DIE("create %s: %s", path, raster_errmsg());
+    if (s->format4 && raster_file_set_format(f, 4))
+        DIE("set_format: %s", raster_errmsg());
     int ncid = raster_file_ncid(f), d[4], nd = 0;
     size_t shape[4], chunk[4];
     if (nc_def_dim(ncid, "time", s->unlim ? NC_UNLIMITED : s->t, &d[nd]))
