@@ -9,7 +9,7 @@
 # crash-*, leak-*, timeout-* or slow-unit-*), 77 no clang with libFuzzer
 # here (the test is skipped).
 # The long run (docs/BAD_INPUTS.md):
-#   tests/fuzz/run_fuzz.sh . build/fuzz 3600 -jobs=2 -workers=2
+#   tests/fuzz/run_fuzz.sh . build/fuzz 900 -rss_limit_mb=8192 -malloc_limit_mb=2048
 set -u
 src=$1 work=$2 secs=$3
 shift 3
