@@ -264,10 +264,14 @@ void files_drop_pending(shim_file *sf, int grpid, int varid)
 
 raster_file *files_raster(shim_file *sf) { return sf->rf; }
 
-/* Appends the dimensions of group g and all groups below it. */
-static int collect_dims(int g, int **ids, size_t *n, size_t *cap)
+/* Appends the hidden dimensions of group g and the groups below it: every
+ * dimension of a raster group and of the groups inside one (`inside`). */
+static int find_hidden(int g, int inside, int **ids, size_t *n, size_t *cap)
 {
-    int nd = 0, ng = 0, st = nc_inq_dimids(g, &nd, NULL, 0);
+    int nd = 0, ng = 0, st = NC_NOERR;
+    inside = inside || raster_is_raster_group(g);
+    if (inside)
+        st = nc_inq_dimids(g, &nd, NULL, 0);
     if (st == NC_NOERR && *n + (size_t)nd > *cap) {
         size_t want = (*n + (size_t)nd) * 2 + 16;
         int *grown = realloc(*ids, want * sizeof *grown);
@@ -287,24 +291,7 @@ static int collect_dims(int g, int **ids, size_t *n, size_t *cap)
         st = NC_ENOMEM;
     if (kids && (st = nc_inq_grps(g, NULL, kids)) == NC_NOERR)
         for (int i = 0; i < ng && st == NC_NOERR; i++)
-            st = collect_dims(kids[i], ids, n, cap);
-    free(kids);
-    return st;
-}
-
-/* The hidden dimensions below group g: those of every raster group. */
-static int find_hidden(int g, int **ids, size_t *n, size_t *cap)
-{
-    if (raster_is_raster_group(g))
-        return collect_dims(g, ids, n, cap);
-    int ng = 0, st = nc_inq_grps(g, &ng, NULL);
-    int *kids = st == NC_NOERR && ng > 0 ? malloc((size_t)ng * sizeof *kids)
-                                         : NULL;
-    if (ng > 0 && !kids && st == NC_NOERR)
-        st = NC_ENOMEM;
-    if (kids && (st = nc_inq_grps(g, NULL, kids)) == NC_NOERR)
-        for (int i = 0; i < ng && st == NC_NOERR; i++)
-            st = find_hidden(kids[i], ids, n, cap);
+            st = find_hidden(kids[i], inside, ids, n, cap);
     free(kids);
     return st;
 }
@@ -320,7 +307,7 @@ int files_hidden_dims(shim_file *sf, const int **ids, size_t *n)
     if (!sf->hidden_known) {
         int *found = NULL;
         size_t count = 0, cap = 0;
-        int st = find_hidden(sf->root, &found, &count, &cap);
+        int st = find_hidden(sf->root, 0, &found, &count, &cap);
         if (st != NC_NOERR) {
             free(found);
             return st;

@@ -156,23 +156,20 @@ int placeholder_fit(int64_t did, int ndims, const size_t *len,
     int n = space >= 0 ? H5Sget_simple_extent_dims(space, cur, NULL) : -1;
     if (space >= 0)
         H5Sclose(space);
-    if (n != ndims)
-        n = 0;
     int grow = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; n == ndims && i < n; i++) {
         want[i] = cur[i] > len[i] ? cur[i] : len[i];
         grow |= want[i] != cur[i];
     }
     /* allocated early, the new chunks get the marker at once */
-    int rc = grow && H5Dset_extent((hid_t)did, want) < 0 ? RASTER_EHDF5
-                                                         : RASTER_OK;
+    int extended = !grow || H5Dset_extent((hid_t)did, want) >= 0;
     if (did >= 0)
         H5Dclose((hid_t)did);
     if (n != ndims)
         return raster_fail(RASTER_EHDF5, "%s: HDF5 gives no extent for its "
                            "placeholder", name);
-    if (rc)
-        return raster_fail(rc, "%s: HDF5 could not extend its placeholder",
-                           name);
+    if (!extended)
+        return raster_fail(RASTER_EHDF5, "%s: HDF5 could not extend its "
+                           "placeholder", name);
     return RASTER_OK;
 }
