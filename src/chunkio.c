@@ -294,6 +294,45 @@ int chunkio_h5_holds(int64_t h5type, int xtype)
     }
 }
 
+int64_t chunkio_h5_mem_type(int xtype)
+{
+    switch (xtype) {
+    case NC_BYTE: return H5T_NATIVE_SCHAR;
+    case NC_UBYTE: return H5T_NATIVE_UCHAR;
+    case NC_SHORT: return H5T_NATIVE_SHORT;
+    case NC_USHORT: return H5T_NATIVE_USHORT;
+    case NC_INT: return H5T_NATIVE_INT;
+    case NC_UINT: return H5T_NATIVE_UINT;
+    case NC_INT64: return H5T_NATIVE_LLONG;
+    case NC_UINT64: return H5T_NATIVE_ULLONG;
+    case NC_FLOAT: return H5T_NATIVE_FLOAT;
+    case NC_DOUBLE: return H5T_NATIVE_DOUBLE;
+    default: return -1;
+    }
+}
+
+int chunkio_h5_att(int64_t obj, const char *name, int xtype, void *buf,
+                   size_t cap, size_t *n)
+{
+    hid_t a = obj >= 0 && H5Aexists((hid_t)obj, name) > 0
+                  ? H5Aopen((hid_t)obj, name, H5P_DEFAULT) : -1;
+    hid_t type = a >= 0 ? H5Aget_type(a) : -1;
+    hid_t space = a >= 0 ? H5Aget_space(a) : -1;
+    hssize_t got = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+    int ok = type >= 0 && got >= 1 && (size_t)got <= cap &&
+             chunkio_h5_holds(type, xtype) == 1 &&
+             H5Aread(a, (hid_t)chunkio_h5_mem_type(xtype), buf) >= 0;
+    if (space >= 0)
+        H5Sclose(space);
+    if (type >= 0)
+        H5Tclose(type);
+    if (a >= 0)
+        H5Aclose(a);
+    if (ok && n)
+        *n = (size_t)got;
+    return ok ? 0 : -1;
+}
+
 /* meta_store_region()'s check from store s's HDF5 dataset: the region id
  * recorded in it (files with checksums, integrity.h), or in its group. */
 static int store_region_h5(raster_var *v, size_t s, hid_t did)
@@ -313,19 +352,7 @@ static int store_region_h5(raster_var *v, size_t s, hid_t did)
         obj = H5Gopen2((hid_t)chunkio_file_h5(v->file), path, H5P_DEFAULT);
     }
     const char *name = v->sums ? SUMS_STORE_ATT : "region_id";
-    hid_t a = obj >= 0 && H5Aexists(obj, name) > 0
-                  ? H5Aopen(obj, name, H5P_DEFAULT) : -1;
-    hid_t type = a >= 0 ? H5Aget_type(a) : -1, space = -1;
-    int id = 0, ok = type >= 0 && chunkio_h5_holds(type, NC_INT) == 1 &&
-                     (space = H5Aget_space(a)) >= 0 &&
-                     H5Sget_simple_extent_npoints(space) == 1 &&
-                     H5Aread(a, H5T_NATIVE_INT, &id) >= 0;
-    if (space >= 0)
-        H5Sclose(space);
-    if (type >= 0)
-        H5Tclose(type);
-    if (a >= 0)
-        H5Aclose(a);
+    int id = 0, ok = chunkio_h5_att(obj, name, NC_INT, &id, 1, NULL) == 0;
     if (obj >= 0 && obj != did)
         H5Gclose(obj);
     if (!ok || id != v->regions[s].id)

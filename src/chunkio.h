@@ -82,6 +82,15 @@ int chunkio_page_cached(int fd, off_t off);
  * any byte order; 0 when not; -1 for types this does not judge (text). */
 int chunkio_h5_holds(int64_t h5type, int xtype);
 
+/* The native memory type (hid_t) of numeric netCDF type xtype, or -1. */
+int64_t chunkio_h5_mem_type(int xtype);
+
+/* Values of attribute `name` of HDF5 object obj, of netCDF type xtype (an
+ * HDF5 type holding exactly it), 1 to cap of them: 0 and *n (when not
+ * NULL) when read, -1 when absent or anything else. */
+int chunkio_h5_att(int64_t obj, const char *name, int xtype, void *buf,
+                   size_t cap, size_t *n);
+
 /* 1 when dataset `did` (creation property list `dcpl`) holds plain bytes
  * raster can move itself: no filters, the native type of `elem` bytes. */
 int chunkio_h5_plain(int64_t did, int64_t dcpl, size_t elem);

@@ -31,24 +31,6 @@
 #define PATH_BYTES 4096
 #define LEAN_FAIL(...) raster_fail(RASTER_EFORMAT, __VA_ARGS__)
 
-/* The native memory type of a numeric netCDF type. */
-static hid_t mem_type(int xtype)
-{
-    switch (xtype) {
-    case NC_BYTE: return H5T_NATIVE_SCHAR;
-    case NC_UBYTE: return H5T_NATIVE_UCHAR;
-    case NC_SHORT: return H5T_NATIVE_SHORT;
-    case NC_USHORT: return H5T_NATIVE_USHORT;
-    case NC_INT: return H5T_NATIVE_INT;
-    case NC_UINT: return H5T_NATIVE_UINT;
-    case NC_INT64: return H5T_NATIVE_LLONG;
-    case NC_UINT64: return H5T_NATIVE_ULLONG;
-    case NC_FLOAT: return H5T_NATIVE_FLOAT;
-    case NC_DOUBLE: return H5T_NATIVE_DOUBLE;
-    default: return -1;
-    }
-}
-
 /* An open attribute: its id, file type and number of values. */
 typedef struct att {
     hid_t id, type;
@@ -88,28 +70,11 @@ static void att_close(att *t)
     t->id = t->type = -1;
 }
 
-/* Values of attribute `name` of obj, of netCDF type xtype (an HDF5 type
- * holding exactly it), at most cap of them; 0 and *n when read, -1 when
- * absent or anything else. */
-static int att_values(hid_t obj, const char *name, int xtype, void *buf,
-                      size_t cap, size_t *n)
-{
-    att t;
-    if (att_open(obj, name, &t) != 0)
-        return -1;
-    int ok = chunkio_h5_holds(t.type, xtype) == 1 && t.n >= 1 &&
-             (size_t)t.n <= cap && H5Aread(t.id, mem_type(xtype), buf) >= 0;
-    att_close(&t);
-    if (ok && n)
-        *n = (size_t)t.n;
-    return ok ? 0 : -1;
-}
-
 /* One value of netCDF type xtype. */
 static int att_one(hid_t obj, const char *name, int xtype, void *value)
 {
     size_t n;
-    return att_values(obj, name, xtype, value, 1, &n);
+    return chunkio_h5_att(obj, name, xtype, value, 1, &n);
 }
 
 /* A text (NC_CHAR) attribute: a fixed-length HDF5 string, *text
@@ -149,8 +114,8 @@ static int coords_are(hid_t obj, const int *ids, int n)
 {
     int got[RASTER_MAX_DIMS];
     size_t len;
-    return att_values(obj, "_Netcdf4Coordinates", NC_INT, got,
-                      RASTER_MAX_DIMS, &len) == 0 &&
+    return chunkio_h5_att(obj, "_Netcdf4Coordinates", NC_INT, got,
+                          RASTER_MAX_DIMS, &len) == 0 &&
            len == (size_t)n && memcmp(got, ids, (size_t)n * sizeof *ids) == 0;
 }
 
@@ -370,7 +335,8 @@ static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
         if (att_open(p, "_FillValue", &t) != 0)
             ok = 0;
         else if (chunkio_h5_holds(t.type, d->xtype) == 1 && t.n == 1)
-            ok = H5Aread(t.id, mem_type(d->xtype), d->fill) >= 0;
+            ok = H5Aread(t.id, (hid_t)chunkio_h5_mem_type(d->xtype),
+                         d->fill) >= 0;
         att_close(&t);
     }
     if (type >= 0)
@@ -406,11 +372,11 @@ static int load_description(hid_t fid, hid_t g, const char *path,
     unsigned long long ch[RASTER_MAX_DIMS];
     size_t n1, n2;
     RETURN_ERROR_IF(d->ndims < 2 ||
-                    att_values(g, "raster_dimids", NC_INT, d->dimids,
-                               RASTER_MAX_DIMS, &n1) != 0 ||
+                    chunkio_h5_att(g, "raster_dimids", NC_INT, d->dimids,
+                                   RASTER_MAX_DIMS, &n1) != 0 ||
                     n1 != (size_t)d->ndims ||
-                    att_values(g, "raster_chunk", NC_UINT64, ch,
-                               RASTER_MAX_DIMS, &n2) != 0 ||
+                    chunkio_h5_att(g, "raster_chunk", NC_UINT64, ch,
+                                   RASTER_MAX_DIMS, &n2) != 0 ||
                     n2 != (size_t)d->ndims, RASTER_EFORMAT,
                     "%s: unreadable description", path);
     for (int i = 0; i < d->ndims; i++) {
@@ -470,8 +436,8 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
         !(summary = raster_reallocarray(NULL, (size_t)np, sizeof *summary)))
         rc = raster_fail(RASTER_ENOMEM, "out of memory loading %s", path);
     if (rc == RASTER_OK &&
-        (np <= 0 || att_values(g, REGIONS_SUMMARY, NC_INT64, summary,
-                               (size_t)np, &len) != 0))
+        (np <= 0 || chunkio_h5_att(g, REGIONS_SUMMARY, NC_INT64, summary,
+                                   (size_t)np, &len) != 0))
         rc = LEAN_FAIL("%s: no regions' summary", path);
     /* its checksum, when the file has one (integrity.h) */
     unsigned crc;
