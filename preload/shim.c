@@ -179,7 +179,9 @@ SHIM_API int nc_open(const char *path, int mode, int *ncidp)
 {
     int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc_open, (path, mode, ncidp));
-    return on && ncidp ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
+    return on && ncidp
+               ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
+               : st;
 }
 
 SHIM_API int nc__open(const char *path, int mode, size_t *chunksizehintp,
@@ -187,7 +189,9 @@ SHIM_API int nc__open(const char *path, int mode, size_t *chunksizehintp,
 {
     int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc__open, (path, mode, chunksizehintp, ncidp));
-    return on && ncidp ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
+    return on && ncidp
+               ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
+               : st;
 }
 
 SHIM_API int nc__create_mp(const char *path, int cmode, size_t initialsz,
@@ -205,7 +209,9 @@ SHIM_API int nc__open_mp(const char *path, int mode, int basepe,
     int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc__open_mp, (path, mode, basepe, chunksizehintp,
                                      ncidp));
-    return on && ncidp ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
+    return on && ncidp
+               ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
+               : st;
 }
 
 /* In-memory files: raster works through netCDF there (no byte offsets). */
@@ -222,7 +228,9 @@ SHIM_API int nc_open_mem(const char *path, int mode, size_t size,
 {
     int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc_open_mem, (path, mode, size, memory, ncidp));
-    return on && ncidp ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
+    return on && ncidp
+               ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
+               : st;
 }
 
 SHIM_API int nc_open_memio(const char *path, int mode, NC_memio *info,
@@ -230,7 +238,9 @@ SHIM_API int nc_open_memio(const char *path, int mode, NC_memio *info,
 {
     int on = shim_on(); /* first: registers raster's filter */
     int st = CALL_REAL(nc_open_memio, (path, mode, info, ncidp));
-    return on && ncidp ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0) : st;
+    return on && ncidp
+               ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
+               : st;
 }
 
 SHIM_API int nc_close(int ncid)
@@ -983,7 +993,8 @@ SHIM_API int nc_inq_attid(int ncid, int varid, const char *name, int *idp)
 }
 
 /* By name: the note is not there. */
-#define NOTE_HIDDEN(ncid, varid, name)                                            (is_note(name) && note_attnum((ncid), (varid)) >= 0)
+#define NOTE_HIDDEN(ncid, varid, name)                                        \
+    (is_note(name) && note_attnum((ncid), (varid)) >= 0)
 
 SHIM_API int nc_inq_att(int ncid, int varid, const char *name,
                         nc_type *xtypep, size_t *lenp)
@@ -1038,8 +1049,15 @@ SHIM_API int nc_copy_att(int ncid_in, int varid_in, const char *name,
 }
 
 /* nc_get_att and its typed family (ncapi.h) */
-#define NOTE_GET_ATT(fn, params, args)                                            SHIM_API int fn params                                                        {                                                                                 if (NOTE_HIDDEN(ncid, varid, name))                                               return NC_ENOTATT;                                                        return CALL_REAL(fn, args);                                               }
-#define NOTE_GET_ATTS(sfx, ctype, memtype)                                        NCAPI_GET_ATT(NOTE_GET_ATT, sfx, ctype, memtype)
+#define NOTE_GET_ATT(fn, params, args)                                        \
+    SHIM_API int fn params                                                    \
+    {                                                                         \
+        if (NOTE_HIDDEN(ncid, varid, name))                                   \
+            return NC_ENOTATT;                                                \
+        return CALL_REAL(fn, args);                                           \
+    }
+#define NOTE_GET_ATTS(sfx, ctype, memtype)                                    \
+    NCAPI_GET_ATT(NOTE_GET_ATT, sfx, ctype, memtype)
 NCAPI_MEMTYPES(NOTE_GET_ATTS)
 
 /* ---- data: the generated family ----------------------------------------- */

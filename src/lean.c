@@ -123,7 +123,8 @@ static int coords_are(hid_t obj, const int *ids, int n)
 static int extent(hid_t d, hsize_t *dims, hsize_t *maxdims)
 {
     hid_t space = H5Dget_space(d);
-    int rank = space >= 0 && H5Sget_simple_extent_ndims(space) <= RASTER_MAX_DIMS + 1
+    int rank = space >= 0 &&
+               H5Sget_simple_extent_ndims(space) <= RASTER_MAX_DIMS + 1
                    ? H5Sget_simple_extent_dims(space, dims, maxdims)
                    : -1;
     if (space >= 0)
@@ -271,7 +272,8 @@ static int load_mask(hid_t g, const meta_desc *d, raster_mask **mask)
                   : -1;
     hid_t type = m >= 0 ? H5Dget_type(m) : -1;
     hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
-    int ok = type >= 0 && holds_any(type, mask_stored_types, MASK_STORED_NTYPES) &&
+    int ok = type >= 0 &&
+             holds_any(type, mask_stored_types, MASK_STORED_NTYPES) &&
              extent(m, dims, maxdims) == 2 && dims[0] == d->ny &&
              dims[1] == d->nx && coords_are(m, d->dimids + d->ndims - 2, 2);
     int rc = ok ? RASTER_OK

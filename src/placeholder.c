@@ -38,10 +38,10 @@ static const char marker[8] = "RASTER\0\1";
 
 /* At dataset creation: the filter's parameters become the element size and
  * the fill value's bytes (what an allocated chunk holds), chunks are
- * allocated early, and the filter becomes mandatory. netCDF defines every filter as optional (so that filters on
- * variable-length types are skipped); mandatory, HDF5 refuses to write
- * where the filter is missing instead of skipping it, so h5py cannot write
- * a placeholder either. */
+ * allocated early, and the filter becomes mandatory. netCDF defines every
+ * filter as optional (so that filters on variable-length types are
+ * skipped); mandatory, HDF5 refuses to write where the filter is missing
+ * instead of skipping it, so h5py cannot write a placeholder either. */
 static herr_t set_local(hid_t dcpl, hid_t type, hid_t space)
 {
     (void)space;
