@@ -15,6 +15,7 @@
 #include "chunkio.h"
 #include "convert.h"
 #include "error.h"
+#include "fileio.h"
 #include "index.h"
 #include "integrity.h"
 #include "meta.h"
@@ -132,7 +133,7 @@ static void file_free(raster_file *f)
     par_free(f);
 #endif
     meta_vars_free(&f->vars);
-    chunkio_file_close(f);
+    fileio_close(f);
     file_locks_destroy(f);
     raster_free(f->path);
     f->magic = DEAD_MAGIC;
@@ -410,7 +411,7 @@ static int fit_placeholder(raster_var *v)
             return raster_fail_nc(RASTER_ENETCDF, st, "%s: dimension %d: %s",
                                   v->name, i, nc_strerror(st));
     }
-    return placeholder_fit(chunkio_dataset_h5(v->file, v->parent, v->name),
+    return placeholder_fit(fileio_dataset(v->file, v->parent, v->name),
                            v->ndims, len, v->name);
 }
 
@@ -446,7 +447,7 @@ int raster_close(raster_file *f)
             if (v->dirty)
                 rc = meta_mark_complete(v, 1);
     }
-    chunkio_file_close(f); /* raster's own HDF5 handle before netCDF's */
+    fileio_close(f); /* raster's own HDF5 handle before netCDF's */
     if (f->own_ncid && !f->lean) {
         int st = raster_nc_close(f->ncid);
         if (st != NC_NOERR && rc == RASTER_OK)
@@ -618,7 +619,7 @@ int raster_adopt_var(raster_file *f, int parent, int varid,
                     nc_strerror(st));
     RETURN_ERROR_IF(raster_var_by_varid(f, parent, varid) != NULL,
                     RASTER_EINVAL, "%s is a raster variable already", name);
-    RETURN_ERROR_IF(chunkio_has_data(parent, name) == 1, RASTER_EINVAL,
+    RETURN_ERROR_IF(fileio_has_data(parent, name) == 1, RASTER_EINVAL,
                     "%s holds data already; raster takes only variables "
                     "never written", name);
     return define(f, parent, varid, name, xtype, ndims, dimids, chunk, mask,

@@ -32,6 +32,7 @@
 #include "chunkmap.h"
 #include "direct.h"
 #include "error.h"
+#include "fileio.h"
 #include "integrity.h"
 #include "meta.h"
 #include "regions.h"
@@ -179,160 +180,6 @@ static int prepare_chunks(raster_var *v, size_t s, hid_t did, hid_t dcpl)
     return RASTER_OK;
 }
 
-/* raster's own HDF5 handle on the file, opened once: read-only for the
- * fast path's byte offsets, read-write in a writable file (direct.c writes
- * chunks through it; a read-only id could not). HDF5 shares the file
- * netCDF has open, so both see one file state. */
-int64_t chunkio_file_h5(raster_file *f)
-{
-    if (f->h5 >= 0)
-        return f->h5;
-    unsigned mode = f->writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY;
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fid = -1;
-    if (fapl >= 0) {
-        /* every open of one file must use the same close degree: netCDF
-         * 4.9 opens with HDF5's default ("weak"), other builds "semi";
-         * a lean open (lean.c) comes first and must let netCDF open
-         * after it */
-        if (H5Pset_fclose_degree(fapl, H5F_CLOSE_WEAK) >= 0)
-            fid = H5Fopen(f->path, mode, fapl);
-        if (fid < 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_SEMI) >= 0)
-            fid = H5Fopen(f->path, mode, fapl);
-        H5Pclose(fapl);
-    }
-    f->h5 = fid;
-    return fid;
-}
-
-int64_t chunkio_dataset_h5(raster_file *f, int grpid, const char *name)
-{
-    hid_t fid = (hid_t)chunkio_file_h5(f);
-    size_t len;
-    char path[4096];
-    if (fid < 0 || nc_inq_grpname_full(grpid, &len, NULL) != NC_NOERR ||
-        len + strlen(name) + 2 > sizeof path ||
-        nc_inq_grpname_full(grpid, &len, path) != NC_NOERR)
-        return -1;
-    if (len > 1) /* the root group's full name is "/" */
-        strcat(path, "/");
-    strcat(path, name);
-    return H5Dopen2(fid, path, H5P_DEFAULT);
-}
-
-int64_t chunkio_var_dataset_h5(raster_var *v, const char *rel)
-{
-    if (!v->file->lean) {
-        const char *slash = strchr(rel, '/');
-        if (!slash) /* in the variable's own group */
-            return chunkio_dataset_h5(v->file, v->grpid, rel);
-        char grp[NC_MAX_NAME + 1];
-        int g;
-        if ((size_t)(slash - rel) >= sizeof grp)
-            return -1;
-        memcpy(grp, rel, (size_t)(slash - rel));
-        grp[slash - rel] = '\0';
-        return nc_inq_grp_ncid(v->grpid, grp, &g) == NC_NOERR
-                   ? chunkio_dataset_h5(v->file, g, slash + 1)
-                   : -1;
-    }
-    /* no netCDF ids yet (lean.c): by its path */
-    hid_t fid = (hid_t)chunkio_file_h5(v->file);
-    char path[4096];
-    if (fid < 0 || (size_t)snprintf(path, sizeof path, "%s/%s", v->h5path,
-                                    rel) >= sizeof path)
-        return -1;
-    return H5Dopen2(fid, path, H5P_DEFAULT);
-}
-
-int64_t chunkio_store_h5(raster_var *v, size_t s)
-{
-    if (v->file->lean) {
-        char rel[48];
-        if (v->store_cells[s] == 0)
-            return -1;
-        regions_store_path(v, s, rel, sizeof rel);
-        return chunkio_var_dataset_h5(v, rel);
-    }
-    if (v->store_var[s] < 0)
-        return -1;
-    /* the store variable (meta.c, define_store) */
-    return chunkio_dataset_h5(v->file, v->store_grp[s], "data");
-}
-
-int chunkio_h5_plain(int64_t did, int64_t dcpl, size_t elem)
-{
-    hid_t type = H5Dget_type((hid_t)did);
-    hid_t native = type >= 0 ? H5Tget_native_type(type, H5T_DIR_ASCEND) : -1;
-    int plain = dcpl >= 0 && H5Pget_nfilters((hid_t)dcpl) == 0 &&
-                native >= 0 && H5Tequal(type, native) > 0 &&
-                H5Tget_size(type) == elem;
-    if (native >= 0)
-        H5Tclose(native);
-    if (type >= 0)
-        H5Tclose(type);
-    return plain;
-}
-
-int chunkio_h5_holds(int64_t h5type, int xtype)
-{
-    hid_t type = (hid_t)h5type;
-    H5T_class_t cls = H5Tget_class(type);
-    size_t size = H5Tget_size(type);
-    H5T_sign_t sign = cls == H5T_INTEGER ? H5Tget_sign(type) : H5T_SGN_ERROR;
-    switch (xtype) {
-    case NC_FLOAT: return cls == H5T_FLOAT && size == 4;
-    case NC_DOUBLE: return cls == H5T_FLOAT && size == 8;
-    case NC_BYTE: return size == 1 && sign == H5T_SGN_2;
-    case NC_UBYTE: return size == 1 && sign == H5T_SGN_NONE;
-    case NC_SHORT: return size == 2 && sign == H5T_SGN_2;
-    case NC_USHORT: return size == 2 && sign == H5T_SGN_NONE;
-    case NC_INT: return size == 4 && sign == H5T_SGN_2;
-    case NC_UINT: return size == 4 && sign == H5T_SGN_NONE;
-    case NC_INT64: return size == 8 && sign == H5T_SGN_2;
-    case NC_UINT64: return size == 8 && sign == H5T_SGN_NONE;
-    default: return -1;
-    }
-}
-
-int64_t chunkio_h5_mem_type(int xtype)
-{
-    switch (xtype) {
-    case NC_BYTE: return H5T_NATIVE_SCHAR;
-    case NC_UBYTE: return H5T_NATIVE_UCHAR;
-    case NC_SHORT: return H5T_NATIVE_SHORT;
-    case NC_USHORT: return H5T_NATIVE_USHORT;
-    case NC_INT: return H5T_NATIVE_INT;
-    case NC_UINT: return H5T_NATIVE_UINT;
-    case NC_INT64: return H5T_NATIVE_LLONG;
-    case NC_UINT64: return H5T_NATIVE_ULLONG;
-    case NC_FLOAT: return H5T_NATIVE_FLOAT;
-    case NC_DOUBLE: return H5T_NATIVE_DOUBLE;
-    default: return -1;
-    }
-}
-
-int chunkio_h5_att(int64_t obj, const char *name, int xtype, void *buf,
-                   size_t cap, size_t *n)
-{
-    hid_t a = obj >= 0 && H5Aexists((hid_t)obj, name) > 0
-                  ? H5Aopen((hid_t)obj, name, H5P_DEFAULT) : -1;
-    hid_t type = a >= 0 ? H5Aget_type(a) : -1;
-    hid_t space = a >= 0 ? H5Aget_space(a) : -1;
-    hssize_t got = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
-    int ok = type >= 0 && got >= 1 && (size_t)got <= cap &&
-             chunkio_h5_holds(type, xtype) == 1 &&
-             H5Aread(a, (hid_t)chunkio_h5_mem_type(xtype), buf) >= 0;
-    if (space >= 0)
-        H5Sclose(space);
-    if (type >= 0)
-        H5Tclose(type);
-    if (a >= 0)
-        H5Aclose(a);
-    if (ok && n)
-        *n = (size_t)got;
-    return ok ? 0 : -1;
-}
-
 /* meta_store_region()'s check from store s's HDF5 dataset: the region id
  * recorded in it (files with checksums, integrity.h), or in its group. */
 static int store_region_h5(raster_var *v, size_t s, hid_t did)
@@ -344,15 +191,15 @@ static int store_region_h5(raster_var *v, size_t s, hid_t did)
     char path[4096], grp[48];
     hid_t obj = did;
     if (!v->sums) { /* a lean file without checksums: the group's id */
-        regions_store_path(v, s, grp, sizeof grp);
+        fileio_store_path(v, s, grp, sizeof grp);
         *strchr(grp, '/') = '\0';
         if ((size_t)snprintf(path, sizeof path, "%s/%s", v->h5path, grp) >=
             sizeof path)
             return raster_fail(RASTER_EFORMAT, "%s: path too long", v->name);
-        obj = H5Gopen2((hid_t)chunkio_file_h5(v->file), path, H5P_DEFAULT);
+        obj = H5Gopen2((hid_t)fileio_h5(v->file), path, H5P_DEFAULT);
     }
     const char *name = v->sums ? SUMS_STORE_ATT : "region_id";
-    int id = 0, ok = chunkio_h5_att(obj, name, NC_INT, &id, 1, NULL) == 0;
+    int id = 0, ok = fileio_att(obj, name, NC_INT, &id, 1, NULL) == 0;
     if (obj >= 0 && obj != did)
         H5Gclose(obj);
     if (!ok || id != v->regions[s].id)
@@ -373,7 +220,7 @@ static int check_store_h5(raster_var *v, size_t s, hid_t did)
     size_t outer[RASTER_MAX_DIMS];
     hsize_t dims[RASTER_MAX_DIMS + 1];
     hid_t type = H5Dget_type(did), space = H5Dget_space(did);
-    int holds = type >= 0 ? chunkio_h5_holds(type, v->xtype) : 0;
+    int holds = type >= 0 ? fileio_holds(type, v->xtype) : 0;
     if (holds < 0) {
         ok = -1;
     } else if (holds && space >= 0 &&
@@ -432,11 +279,11 @@ static int prepare_store(raster_var *v, size_t s)
     void *edata;
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* probes never print */
-    hid_t did = (hid_t)chunkio_store_h5(v, s);
+    hid_t did = (hid_t)fileio_store(v, s);
     rc = did >= 0 ? check_store_h5(v, s, did) : meta_check_store(v, s);
     if (did >= 0 && rc == RASTER_OK) {
         hid_t dcpl = H5Dget_create_plist(did);
-        int plain = chunkio_h5_plain(did, dcpl, v->elem);
+        int plain = fileio_plain(did, dcpl, v->elem);
         if (!plain) /* read through netCDF: its view checked too */
             rc = meta_check_store(v, s);
         H5D_layout_t layout = plain ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
@@ -522,16 +369,6 @@ static int sort_pieces(piece *p, size_t n)
         memcpy(p, from, n * sizeof *p);
     raster_free(tmp);
     return RASTER_OK;
-}
-
-void chunkio_file_close(raster_file *f)
-{
-    if (f->fd >= 0)
-        close(f->fd);
-    f->fd = -1;
-    if (f->h5 >= 0)
-        H5Fclose((hid_t)f->h5);
-    f->h5 = -1;
 }
 
 /* preadv of the whole iovec list at `off`, in IOV_MAX batches. */
@@ -637,25 +474,6 @@ static off_t store_offset(const xfer *x, const store_addr *a, size_t cells,
            (off_t)((inner * a->ckc + cell % a->ckc) * elem);
 }
 
-/* pread of exactly `len` bytes at `off` (EINTR and short reads retried). */
-int chunkio_pread_all(int fd, unsigned char *buf, size_t len, off_t off,
-                      const char *name)
-{
-    while (len > 0) {
-        ssize_t got = pread(fd, buf, len, off);
-        if (got < 0 && errno == EINTR)
-            continue;
-        RETURN_ERROR_IF(got < 0, RASTER_EIO, "reading %s: %s", name,
-                        strerror(errno));
-        RETURN_ERROR_IF(got == 0, RASTER_EIO, "reading %s: file ends early "
-                        "(truncated?)", name);
-        buf += got;
-        len -= (size_t)got;
-        off += got;
-    }
-    return RASTER_OK;
-}
-
 /* memcpy, with the single values of a thin band's pieces (a cell each)
  * copied inline: a call per 4-byte value cost a quarter of such a read. */
 static inline void copy_cells(unsigned char *dst, const unsigned char *src,
@@ -682,7 +500,7 @@ static int read_staged(xfer *x, const span *s, size_t plane, off_t off)
         if (p->soff > lo) /* skip a hole before the next piece */
             lo = p->soff;
         uint64_t hi = lo + cap < s->hi ? lo + cap : s->hi;
-        int rc = chunkio_pread_all(v->file->fd, x->stage,
+        int rc = fileio_pread(v->file->fd, x->stage,
                                    (size_t)(hi - lo) * elem,
                                    off + (off_t)((lo - s->lo) * elem),
                                    v->name);
@@ -1019,7 +837,7 @@ static int lookup_unlocked(xfer *x, const span *spans, size_t nspans,
         hid_t did = -1;
         int good = 1;
         if (!a->walked) { /* every offset at once, when chunkmap can */
-            did = (hid_t)chunkio_store_h5(v, st);
+            did = (hid_t)fileio_store(v, st);
             int got = did >= 0 ? walk_chunks(v, a, did) : 0;
             if (got < 0) {
                 H5Dclose(did);
@@ -1047,7 +865,7 @@ static int lookup_unlocked(xfer *x, const span *spans, size_t nspans,
                 long lin = chunk_of(x->full, no, a, flat, spans[k].lo, &inner);
                 if (lin >= 0 && a->addr[lin] == CHUNK_UNKNOWN) {
                     if (did < 0)
-                        did = (hid_t)chunkio_store_h5(v, st);
+                        did = (hid_t)fileio_store(v, st);
                     good = did >= 0 && lookup_one(v, a, did, (size_t)lin);
                 }
                 for (int d = no - 1; d >= 0; d--) { /* odometer */
@@ -1066,21 +884,9 @@ static int lookup_unlocked(xfer *x, const span *spans, size_t nspans,
     return RASTER_OK;
 }
 
-int chunkio_page_cached(int fd, off_t off)
-{
-#ifdef RWF_NOWAIT
-    unsigned char byte;
-    struct iovec iov = {&byte, 1};
-    return off >= 0 && preadv2(fd, &iov, 1, off, RWF_NOWAIT) == 1;
-#else
-    (void)fd, (void)off;
-    return 0;
-#endif
-}
-
 static int page_cached(const xfer *x, off_t off)
 {
-    return chunkio_page_cached(x->v->file->fd, off);
+    return fileio_page_cached(x->v->file->fd, off);
 }
 
 /* 1 when the request looks cached: the first bytes of the first, middle
@@ -1266,18 +1072,6 @@ typedef struct worker {
     char msg[512];             /* the error message, from its thread */
 } worker;
 
-/* Takes planes one at a time until none is left: a thread whose vCPU the
- * host holds back reads fewer planes instead of holding the read back (an
- * even split waited for the slower half). */
-void chunkio_thread_quiet(void)
-{
-    hbool_t safe = 0;
-    /* without thread safety the setting is the process's (the program's
-     * own): left alone */
-    if (H5is_library_threadsafe(&safe) >= 0 && safe)
-        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-}
-
 static void *work(void *arg)
 {
     worker *w = arg;
@@ -1298,7 +1092,7 @@ static void *work(void *arg)
 
 static void *work_thread(void *arg)
 {
-    chunkio_thread_quiet();
+    fileio_thread_quiet();
     return work(arg);
 }
 
@@ -1507,47 +1301,4 @@ done:
     raster_free(spans);
     raster_free(split);
     return rc;
-}
-
-int chunkio_has_data(int grpid, const char *varname)
-{
-    size_t plen, glen;
-    char path[4096], dset[4096];
-    if (nc_inq_path(grpid, &plen, NULL) != NC_NOERR || plen == 0 ||
-        plen >= sizeof path || nc_inq_path(grpid, NULL, path) != NC_NOERR ||
-        nc_inq_grpname_full(grpid, &glen, NULL) != NC_NOERR ||
-        glen + strlen(varname) + 2 > sizeof dset ||
-        nc_inq_grpname_full(grpid, NULL, dset) != NC_NOERR)
-        return -1;
-    path[plen] = '\0';
-    if (strcmp(dset, "/") != 0)
-        strcat(dset, "/");
-    strcat(dset, varname);
-    H5E_auto2_t efunc;
-    void *edata;
-    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    int result = -1;
-    /* the file is open in netCDF already: HDF5 shares it, so what netCDF
-     * wrote but did not flush is seen too */
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fid = -1;
-    if (fapl >= 0) {
-        H5Pset_fclose_degree(fapl, H5F_CLOSE_SEMI);
-        fid = H5Fopen(path, H5F_ACC_RDONLY, fapl);
-        if (fid < 0) {
-            H5Pset_fclose_degree(fapl, H5F_CLOSE_WEAK);
-            fid = H5Fopen(path, H5F_ACC_RDONLY, fapl);
-        }
-        H5Pclose(fapl);
-    }
-    if (fid >= 0) {
-        hid_t did = H5Dopen2(fid, dset, H5P_DEFAULT);
-        if (did >= 0) {
-            result = H5Dget_storage_size(did) > 0;
-            H5Dclose(did);
-        }
-        H5Fclose(fid);
-    }
-    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
-    return result;
 }

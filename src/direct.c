@@ -29,6 +29,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "fileio.h"
 
 /* Smaller chunks stay with netCDF: HDF5's chunk cache holds them until a
  * flush, which costs little at their size, and a writer whose small file
@@ -107,14 +108,14 @@ static int box_aligned(const dwrite *w, const dstore *d)
 }
 
 /* Opens store d->store of v and keeps it in d->did when it can be written
- * directly: chunked, plain bytes (chunkio_h5_plain), chunks of at least
+ * directly: chunked, plain bytes (fileio_plain), chunks of at least
  * DIRECT_MIN_BYTES, the box aligned to them; else d->did is -1. HDF5
  * failures here only mean "not directly". */
 static void open_store(const dwrite *w, dstore *d)
 {
     raster_var *v = w->v;
     int no = var_nouter(v), ok = 0;
-    hid_t did = (hid_t)chunkio_store_h5(v, d->store);
+    hid_t did = (hid_t)fileio_store(v, d->store);
     d->did = -1;
     if (did < 0)
         return;
@@ -122,7 +123,7 @@ static void open_store(const dwrite *w, dstore *d)
     hid_t space = H5Dget_space(did);
     hsize_t maxdims[RASTER_MAX_DIMS + 1];
     if (dcpl >= 0 && space >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
-        chunkio_h5_plain(did, dcpl, v->elem) &&
+        fileio_plain(did, dcpl, v->elem) &&
         H5Sget_simple_extent_ndims(space) == no + 1 &&
         H5Pget_chunk(dcpl, no + 1, d->ck) == no + 1 &&
         H5Sget_simple_extent_dims(space, d->dims, maxdims) == no + 1) {
@@ -709,7 +710,7 @@ int direct_write(raster_var *v, piece *pieces, size_t *npieces,
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures are handled here */
     /* no HDF5 id on the file: everything through netCDF */
-    int rc = chunkio_file_h5(v->file) < 0 ? RASTER_OK
+    int rc = fileio_h5(v->file) < 0 ? RASTER_OK
                                            : plan_and_write(&w, threads);
     if (rc == RASTER_OK && w.nck > 0)
         *npieces = leave_rest(&w);

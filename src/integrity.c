@@ -16,8 +16,8 @@
 
 #include <hdf5.h>
 
-#include "chunkio.h"
 #include "error.h"
+#include "fileio.h"
 
 #define CRC32C_POLY 0x82F63B78u
 
@@ -221,7 +221,7 @@ static int att_h5(const raster_var *v, const char *table, size_t n,
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     /* by name: opening the dataset itself costs more than the read */
-    hid_t fid = (hid_t)chunkio_file_h5(v->file);
+    hid_t fid = (hid_t)fileio_h5(v->file);
     char path[4096];
     int named = (size_t)snprintf(path, sizeof path, "%s/%s", v->h5path,
                                  table) < sizeof path;
@@ -232,7 +232,7 @@ static int att_h5(const raster_var *v, const char *table, size_t n,
     hid_t type = a >= 0 ? H5Aget_type(a) : -1;
     int ok = space >= 0 && type >= 0 &&
              H5Sget_simple_extent_npoints(space) == (hssize_t)n &&
-             chunkio_h5_holds(type, NC_UINT) == 1 &&
+             fileio_holds(type, NC_UINT) == 1 &&
              H5Aread(a, H5T_NATIVE_UINT32, out) >= 0;
     if (type >= 0)
         H5Tclose(type);

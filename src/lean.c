@@ -21,8 +21,8 @@
 #include <unistd.h>
 
 #include "alloc.h"
-#include "chunkio.h"
 #include "error.h"
+#include "fileio.h"
 #include "integrity.h"
 #include "mask.h"
 #include "meta.h"
@@ -74,7 +74,7 @@ static void att_close(att *t)
 static int att_one(hid_t obj, const char *name, int xtype, void *value)
 {
     size_t n;
-    return chunkio_h5_att(obj, name, xtype, value, 1, &n);
+    return fileio_att(obj, name, xtype, value, 1, &n);
 }
 
 /* A text (NC_CHAR) attribute: a fixed-length HDF5 string, *text
@@ -114,22 +114,9 @@ static int coords_are(hid_t obj, const int *ids, int n)
 {
     int got[RASTER_MAX_DIMS];
     size_t len;
-    return chunkio_h5_att(obj, "_Netcdf4Coordinates", NC_INT, got,
+    return fileio_att(obj, "_Netcdf4Coordinates", NC_INT, got,
                           RASTER_MAX_DIMS, &len) == 0 &&
            len == (size_t)n && memcmp(got, ids, (size_t)n * sizeof *ids) == 0;
-}
-
-/* Extent of dataset d: rank and dims; -1 when unreadable. */
-static int extent(hid_t d, hsize_t *dims, hsize_t *maxdims)
-{
-    hid_t space = H5Dget_space(d);
-    int rank = space >= 0 &&
-               H5Sget_simple_extent_ndims(space) <= RASTER_MAX_DIMS + 1
-                   ? H5Sget_simple_extent_dims(space, dims, maxdims)
-                   : -1;
-    if (space >= 0)
-        H5Sclose(space);
-    return rank;
 }
 
 /* netCDF's length of the unlimited dimension of `scale`: the longest
@@ -176,7 +163,7 @@ static int unlimited_len(hid_t scale, hsize_t own, hsize_t *len)
                                       &list[i].ref);
             hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
             int rank = d >= 0 && H5Iget_type(d) == H5I_DATASET
-                           ? extent(d, dims, maxdims)
+                           ? fileio_extent(d, dims, maxdims)
                            : -1;
             if (rank <= list[i].index || list[i].index < 0)
                 rc = RASTER_EFORMAT;
@@ -212,7 +199,7 @@ static int find_dim(hid_t fid, const char *grp, const char *name, int dimid,
             int id = -1, rc = RASTER_EFORMAT;
             hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
             if (d >= 0 && att_one(d, "_Netcdf4Dimid", NC_INT, &id) == 0 &&
-                id == dimid && extent(d, dims, maxdims) == 1) {
+                id == dimid && fileio_extent(d, dims, maxdims) == 1) {
                 hsize_t n = dims[0];
                 *unlimited = maxdims[0] == H5S_UNLIMITED;
                 rc = *unlimited ? unlimited_len(d, dims[0], &n) : RASTER_OK;
@@ -254,15 +241,6 @@ static int is_kind(hid_t g, const char *name, H5O_type_t kind)
     return st >= 0 && oi.type == kind;
 }
 
-/* 1 when HDF5 type `type` holds one of types[0..n). */
-static int holds_any(hid_t type, const int *types, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (chunkio_h5_holds(type, types[i]) == 1)
-            return 1;
-    return 0;
-}
-
 /* The stored mask: 2-D over the grid, an integer type netCDF gives a
  * stored mask, on the grid's dimensions; its names. */
 static int load_mask(hid_t g, const meta_desc *d, raster_mask **mask)
@@ -273,8 +251,8 @@ static int load_mask(hid_t g, const meta_desc *d, raster_mask **mask)
     hid_t type = m >= 0 ? H5Dget_type(m) : -1;
     hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
     int ok = type >= 0 &&
-             holds_any(type, mask_stored_types, MASK_STORED_NTYPES) &&
-             extent(m, dims, maxdims) == 2 && dims[0] == d->ny &&
+             fileio_holds_any(type, mask_stored_types, MASK_STORED_NTYPES) &&
+             fileio_extent(m, dims, maxdims) == 2 && dims[0] == d->ny &&
              dims[1] == d->nx && coords_are(m, d->dimids + d->ndims - 2, 2);
     int rc = ok ? RASTER_OK
                          : LEAN_FAIL("%s: stored mask not of its grid",
@@ -325,8 +303,8 @@ static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
                   : -1;
     hid_t type = p >= 0 ? H5Dget_type(p) : -1;
     hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
-    int ok = type >= 0 && chunkio_h5_holds(type, d->xtype) == 1 &&
-             extent(p, dims, maxdims) == d->ndims &&
+    int ok = type >= 0 && fileio_holds(type, d->xtype) == 1 &&
+             fileio_extent(p, dims, maxdims) == d->ndims &&
              coords_are(p, d->dimids, d->ndims) &&
              H5Aexists(p, "_Netcdf4Dimid") == 0;
     /* its _FillValue when of its type and one value, as meta_load takes
@@ -336,8 +314,8 @@ static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
     if (ok && H5Aexists(p, "_FillValue") > 0) {
         if (att_open(p, "_FillValue", &t) != 0)
             ok = 0;
-        else if (chunkio_h5_holds(t.type, d->xtype) == 1 && t.n == 1)
-            ok = H5Aread(t.id, (hid_t)chunkio_h5_mem_type(d->xtype),
+        else if (fileio_holds(t.type, d->xtype) == 1 && t.n == 1)
+            ok = H5Aread(t.id, (hid_t)fileio_mem_type(d->xtype),
                          d->fill) >= 0;
         att_close(&t);
     }
@@ -374,10 +352,10 @@ static int load_description(hid_t fid, hid_t g, const char *path,
     unsigned long long ch[RASTER_MAX_DIMS];
     size_t n1, n2;
     RETURN_ERROR_IF(d->ndims < 2 ||
-                    chunkio_h5_att(g, "raster_dimids", NC_INT, d->dimids,
+                    fileio_att(g, "raster_dimids", NC_INT, d->dimids,
                                    RASTER_MAX_DIMS, &n1) != 0 ||
                     n1 != (size_t)d->ndims ||
-                    chunkio_h5_att(g, "raster_chunk", NC_UINT64, ch,
+                    fileio_att(g, "raster_chunk", NC_UINT64, ch,
                                    RASTER_MAX_DIMS, &n2) != 0 ||
                     n2 != (size_t)d->ndims, RASTER_EFORMAT,
                     "%s: unreadable description", path);
@@ -438,14 +416,14 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
         !(summary = raster_reallocarray(NULL, (size_t)np, sizeof *summary)))
         rc = raster_fail(RASTER_ENOMEM, "out of memory loading %s", path);
     if (rc == RASTER_OK &&
-        (np <= 0 || chunkio_h5_att(g, REGIONS_SUMMARY, NC_INT64, summary,
+        (np <= 0 || fileio_att(g, REGIONS_SUMMARY, NC_INT64, summary,
                                    (size_t)np, &len) != 0))
         rc = LEAN_FAIL("%s: no regions' summary", path);
     /* its checksum, when the file has one (integrity.h) */
     unsigned crc;
     if (rc == RASTER_OK && att_open(g, SUMS_GROUP_ATT, &t) == 0) {
         d.sums = 1;
-        int ok = chunkio_h5_holds(t.type, NC_UINT) == 1 && t.n == 1 &&
+        int ok = fileio_holds(t.type, NC_UINT) == 1 && t.n == 1 &&
                  H5Aread(t.id, H5T_NATIVE_UINT, &crc) >= 0 &&
                  crc == sums_i64(0, summary, len);
         att_close(&t);
@@ -462,7 +440,7 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
     for (size_t r = v && v->format >= 4 ? v->nregions : 0;
          rc == RASTER_OK && r <= v->nregions; r++) {
         char store[48], gname[48];
-        regions_store_path(v, r, store, sizeof store);
+        fileio_store_path(v, r, store, sizeof store);
         snprintf(gname, sizeof gname, "%.*s", (int)(strchr(store, '/') - store),
                  store);
         if (!is_kind(g, gname, H5O_TYPE_GROUP) ||
@@ -582,7 +560,7 @@ int lean_open(raster_file *f)
     void *edata;
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures only decline */
-    hid_t fid = (hid_t)chunkio_file_h5(f), root = -1;
+    hid_t fid = (hid_t)fileio_h5(f), root = -1;
     if (fid < 0 || (root = H5Gopen2(fid, "/", H5P_DEFAULT)) < 0)
         rc = LEAN_FAIL("%s: not an HDF5 file", f->path);
     walk w = {f, fid, "/", RASTER_OK};
@@ -601,120 +579,11 @@ int lean_open(raster_file *f)
     }
     if (rc) {
         meta_vars_free(&f->vars);
-        chunkio_file_close(f);
+        fileio_close(f);
     } else {
         f->lean = 1;
         f->ncid = -1;
     }
     H5Eset_auto2(H5E_DEFAULT, efunc, edata);
     return rc;
-}
-
-/* Dataset `name` of v's group, H5Dopen2 with HDF5's printing off. */
-static hid_t var_dataset(const raster_var *v, const char *name)
-{
-    return (hid_t)chunkio_var_dataset_h5((raster_var *)v, name);
-}
-
-/* 2-D dataset `name` of v's group, of one of the netCDF types[] on disk,
- * with want_cols columns (0: any): its id and extent, or -1. HDF5's
- * printing is the caller's to turn off. */
-static hid_t open_2d(const raster_var *v, const char *name, const int *types,
-                     size_t ntypes, size_t want_cols, hsize_t *dims)
-{
-    hid_t d = var_dataset(v, name);
-    hid_t type = d >= 0 ? H5Dget_type(d) : -1;
-    hsize_t maxdims[RASTER_MAX_DIMS + 1], ext[RASTER_MAX_DIMS + 1];
-    int ok = type >= 0 && holds_any(type, types, ntypes) &&
-             extent(d, ext, maxdims) == 2 &&
-             (want_cols == 0 || ext[1] == want_cols);
-    if (type >= 0)
-        H5Tclose(type);
-    if (!ok) {
-        if (d >= 0)
-            H5Dclose(d);
-        return -1;
-    }
-    dims[0] = ext[0];
-    dims[1] = ext[1];
-    return d;
-}
-
-/* Reads the block [y0, y0+ny) x [x0, x0+nx) of open_2d's dataset `name`
- * into buf, of type mem in memory, checked to lie inside it. */
-static int read_block(const raster_var *v, const char *name,
-                      const int *types, size_t ntypes, hid_t mem,
-                      size_t want_cols, size_t y0, size_t ny, size_t x0,
-                      size_t nx, void *buf)
-{
-    H5E_auto2_t efunc;
-    void *edata;
-    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    hsize_t dims[2];
-    hid_t d = open_2d(v, name, types, ntypes, want_cols, dims);
-    int rc = d >= 0 && ny <= dims[0] && y0 <= dims[0] - ny && nx <= dims[1] &&
-                     x0 <= dims[1] - nx
-                 ? RASTER_OK
-                 : raster_fail(RASTER_EFORMAT, "%s: %s of the wrong type or "
-                               "shape", v->name, name);
-    if (rc == RASTER_OK && ny > 0 && nx > 0) {
-        hsize_t start[2] = {y0, x0}, count[2] = {ny, nx};
-        hid_t fs = H5Dget_space(d), ms = H5Screate_simple(2, count, NULL);
-        if (fs < 0 || ms < 0 ||
-            H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count,
-                                NULL) < 0 ||
-            H5Dread(d, mem, ms, fs, H5P_DEFAULT, buf) < 0)
-            rc = raster_fail(RASTER_EFORMAT, "%s: reading %s failed",
-                             v->name, name);
-        if (ms >= 0)
-            H5Sclose(ms);
-        if (fs >= 0)
-            H5Sclose(fs);
-    }
-    if (d >= 0)
-        H5Dclose(d);
-    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
-    return rc;
-}
-
-static const int int64[] = {NC_INT64};
-
-int lean_table_rows(const raster_var *v, const char *name, size_t fields,
-                    size_t *n)
-{
-    H5E_auto2_t efunc;
-    void *edata;
-    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    hsize_t dims[2];
-    hid_t d = open_2d(v, name, int64, 1, fields, dims);
-    if (d >= 0) {
-        *n = (size_t)dims[0];
-        H5Dclose(d);
-    }
-    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
-    return d >= 0 ? RASTER_OK
-                  : raster_fail(RASTER_EFORMAT, "%s: table %s missing or of "
-                                "the wrong type or shape", v->name, name);
-}
-
-int lean_table(const raster_var *v, const char *name, size_t fields,
-               size_t first, size_t n, long long *rows)
-{
-    return read_block(v, name, int64, 1, H5T_NATIVE_LLONG, fields, first, n,
-                      0, fields, rows);
-}
-
-int lean_runs(const raster_var *v, size_t first, size_t n, long long *rows)
-{
-    return lean_table(v, "runs", REGIONS_RUN_FIELDS, first, n, rows);
-}
-
-int lean_mask_rows(const raster_var *v, size_t y0, size_t ny, size_t x0,
-                   size_t nx, int *buf)
-{
-    return read_block(v, "mask", mask_stored_types, MASK_STORED_NTYPES,
-                      H5T_NATIVE_INT,
-                      v->nx, y0, ny, x0, nx, buf);
 }

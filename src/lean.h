@@ -25,21 +25,4 @@
  * other asks for the netCDF path (which gives the file's own errors). */
 int lean_open(raster_file *f);
 
-/* Rows [first, first+n) of v's shared runs table into rows (4 per row),
- * the table checked to be int64, n_rows x 4, and to hold them. */
-int lean_runs(const raster_var *v, size_t first, size_t n, long long *rows);
-
-/* The rows of index table `name` of v's group ("chunks", tiles.c),
- * checked to be int64 with `fields` columns. */
-int lean_table_rows(const raster_var *v, const char *name, size_t fields,
-                    size_t *n);
-
-/* Rows [first, first+n) of that table into rows (fields per row). */
-int lean_table(const raster_var *v, const char *name, size_t fields,
-               size_t first, size_t n, long long *rows);
-
-/* Rows [y0, y0+ny) x columns [x0, x0+nx) of v's stored mask into buf. */
-int lean_mask_rows(const raster_var *v, size_t y0, size_t ny, size_t x0,
-                   size_t nx, int *buf);
-
 #endif

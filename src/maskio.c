@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "chunkio.h"
 #include "error.h"
+#include "fileio.h"
 
 /* Rows whose skipped bytes exceed this are read one pread each; narrower
  * gaps are read through in one span (MASKIO_PREAD_BYTES's reasoning). */
@@ -21,7 +21,7 @@
  * be read as plain bytes. */
 static int probe(raster_var *v)
 {
-    hid_t did = (hid_t)chunkio_var_dataset_h5(v, "mask");
+    hid_t did = (hid_t)fileio_var_dataset(v, "mask");
     if (did < 0)
         return 0;
     int ok = 0;
@@ -32,10 +32,10 @@ static int probe(raster_var *v)
     haddr_t addr = H5Dget_offset(did);
     if (dcpl >= 0 && type >= 0 && space >= 0 &&
         H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
-        chunkio_h5_plain(did, dcpl, size) &&
-        (chunkio_h5_holds(type, NC_BYTE) == 1 ||
-         chunkio_h5_holds(type, NC_SHORT) == 1 ||
-         chunkio_h5_holds(type, NC_INT) == 1) &&
+        fileio_plain(did, dcpl, size) &&
+        (fileio_holds(type, NC_BYTE) == 1 ||
+         fileio_holds(type, NC_SHORT) == 1 ||
+         fileio_holds(type, NC_INT) == 1) &&
         H5Sget_simple_extent_ndims(space) == 2 &&
         H5Sget_simple_extent_dims(space, dims, NULL) == 2 &&
         dims[0] == v->ny && dims[1] == v->nx && addr != HADDR_UNDEF &&
@@ -129,7 +129,7 @@ int maskio_rows(raster_var *v, size_t y0, size_t ny, size_t x0, size_t nx,
         size_t k = ny - y < per ? ny - y : per;
         off_t off = (off_t)v->mask_base + (off_t)(((y0 + y) * v->nx + x0) *
                                                   elem);
-        rc = chunkio_pread_all(v->file->fd, tmp,
+        rc = fileio_pread(v->file->fd, tmp,
                                ((k - 1) * v->nx + nx) * elem, off,
                                "the stored mask");
         for (size_t i = 0; i < k && rc == RASTER_OK; i++)
@@ -156,7 +156,7 @@ int maskio_plan_begin(raster_var *v, maskio_plan *p, size_t y0, size_t y1,
         return 0;
     size_t probe_rows[3] = {y0, y0 + (y1 - y0) / 2, y1 - 1};
     for (int i = 0; i < 3; i++)
-        if (!chunkio_page_cached(v->file->fd,
+        if (!fileio_page_cached(v->file->fd,
                                  (off_t)cell_offset(v, probe_rows[i], x)))
             return 1;
     return 0;

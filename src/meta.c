@@ -24,6 +24,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "fileio.h"
 #include "index.h"
 #include "integrity.h"
 #include "mask.h"
@@ -408,7 +409,7 @@ static int define_region(raster_var *v, size_t r, size_t chunk0, size_t run0)
     const size_t *list;
     int32_t id = lay->ids[r];
     raster_mesh_region_chunks(v->mesh, id, &list, &nlist);
-    regions_group_name(id, gname, sizeof gname);
+    fileio_group_name(id, gname, sizeof gname);
     NC_TRY(nc_def_grp(v->grpid, gname, &g), "defining region group of");
     NC_TRY(put_int_att(g, NC_GLOBAL, "region_id", id),
            "describing region of");
@@ -1797,7 +1798,7 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
          r++) {
         char gname[32];
         int rg = v->store_grp[r], id;
-        regions_group_name(v->regions[r].id, gname, sizeof gname);
+        fileio_group_name(v->regions[r].id, gname, sizeof gname);
         /* a region from the summary was found by its group's name */
         int summarised = v->regions[r].chunk_rows > 0;
         if ((!lazy && (nc_inq_grp_ncid(g, gname, &rg) != NC_NOERR ||

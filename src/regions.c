@@ -14,28 +14,11 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "fileio.h"
 #include "index.h"
 #include "integrity.h"
-#include "lean.h"
 
 #define RUN_FIELDS REGIONS_RUN_FIELDS
-
-void regions_group_name(int32_t id, char *buf, size_t len)
-{
-    if (id < 0)
-        snprintf(buf, len, "region_m%lld", -(long long)id);
-    else
-        snprintf(buf, len, "region_%d", (int)id);
-}
-
-void regions_store_path(const raster_var *v, size_t s, char *buf,
-                        size_t len)
-{
-    char grp[32] = "Mixed_Chunks";
-    if (s < v->nregions)
-        regions_group_name(v->regions[s].id, grp, sizeof grp);
-    snprintf(buf, len, "%s/data", grp);
-}
 
 void regions_free(raster_var *v)
 {
@@ -191,7 +174,7 @@ static int from_summary(raster_var *v, int g, size_t nchildren, size_t *nr)
         region_info *ri = &v->regions[r];
         char name[32];
         int gid;
-        regions_group_name(ri->id, name, sizeof name);
+        fileio_group_name(ri->id, name, sizeof name);
         if (nc_inq_grp_ncid(g, name, &gid) != NC_NOERR)
             rc = raster_fail(RASTER_EFORMAT, "%s: row %zu of %s is unusable "
                              "or names no region group", v->name, r,
@@ -291,7 +274,7 @@ int regions_from_file(raster_var *v, int g, int *grps)
         if (type != NC_INT || len != 1 ||
             nc_get_att_int(ids[i], NC_GLOBAL, "region_id", &id) != NC_NOERR ||
             nc_inq_grpname(ids[i], got) != NC_NOERR ||
-            (regions_group_name(id, want, sizeof want), strcmp(want, got)) ||
+            (fileio_group_name(id, want, sizeof want), strcmp(want, got)) ||
             get_count(ids[i], "pure_cells", &ri->pure_cells) != 0 ||
             get_count(ids[i], "mixed_cells", &ri->mixed_cells) != 0 ||
             get_count(ids[i], "mixed_offset", &ri->mixed_off) != 0 ||
@@ -504,7 +487,7 @@ static int runs_from_file(raster_var *v, size_t r)
         rc = raster_fail(RASTER_ENOMEM, "out of memory reading region %d of "
                          "%s", (int)ri->id, v->name);
     else if (lean)
-        rc = lean_runs(v, start[0], n, rows);
+        rc = fileio_table(v, "runs", REGIONS_RUN_FIELDS, start[0], n, rows);
     else if ((st = nc_get_vara_longlong(g, varid, start, count, rows)) !=
              NC_NOERR)
         rc = raster_fail_nc(RASTER_ENETCDF, st, "%s: reading runs of region "
@@ -565,7 +548,7 @@ int regions_mask_rows(const raster_var *v, int varid, size_t y0, size_t ny,
                       size_t x0, size_t nx, int *buf)
 {
     if (varid < 0) /* found at a lean open: through HDF5 for good */
-        return lean_mask_rows(v, y0, ny, x0, nx, buf);
+        return fileio_mask_rows(v, y0, ny, x0, nx, buf);
     size_t start[2] = {y0, x0}, count[2] = {ny, nx};
     int st = nc_get_vara_int(v->grpid, varid, start, count, buf);
     /* a value out of int's range is a damaged mask */

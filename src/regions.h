@@ -90,14 +90,6 @@ int regions_mark(uint64_t *map, size_t a, size_t n);
 /* Rows of region r's `runs` table (runs known) into rows[nruns * 4]. */
 void regions_table_rows(const raster_var *v, size_t r, long long *rows);
 
-/* Name of the group of region `id`: region_<id>, region_m<-id>. */
-void regions_group_name(int32_t id, char *buf, size_t len);
-
-/* Store s's dataset relative to the variable's group: "region_<id>/data"
- * (regions_group_name) or "Mixed_Chunks/data" (s == nregions). */
-void regions_store_path(const raster_var *v, size_t s, char *buf,
-                        size_t len);
-
 void regions_free(raster_var *v);
 
 #endif

@@ -11,8 +11,8 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "fileio.h"
 #include "integrity.h"
-#include "lean.h"
 #include "maskio.h"
 #include "regions.h"
 
@@ -105,7 +105,7 @@ static int table_rows(const raster_var *v, int *varid, size_t *n)
 {
     *varid = -1;
     if (v->file->lean)
-        return lean_table_rows(v, "chunks", CHUNK_FIELDS, n);
+        return fileio_table_rows(v, "chunks", CHUNK_FIELDS, n);
     int ndims, dimids[2];
     nc_type type;
     size_t fields = 0;
@@ -190,7 +190,7 @@ static int read_table(raster_var *v, long long **out, size_t *nrows,
                     v->name);
     size_t start[2] = {0, 0}, cnt[2] = {n, CHUNK_FIELDS};
     if (varid < 0 &&
-        (st = lean_table(v, "chunks", CHUNK_FIELDS, 0, n, rows)) != RASTER_OK) {
+        (st = fileio_table(v, "chunks", CHUNK_FIELDS, 0, n, rows)) != RASTER_OK) {
         raster_free(rows);
         return st;
     }

@@ -27,6 +27,7 @@
 
 #include "alloc.h"
 #include "chunkio.h"
+#include "fileio.h"
 #include "direct.h"
 #include "error.h"
 

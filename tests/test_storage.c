@@ -46,6 +46,7 @@
 #include "alloc.h"
 #include "error.h"
 #include "chunkio.h"
+#include "fileio.h"
 #include "meta.h" /* meta_default_format: the format the run writes */
 #include "raster.h"
 #include "var.h" /* to see whether the pread fast path was taken */

@@ -44,6 +44,7 @@
 
 #include "alloc.h"
 #include "chunkio.h"
+#include "fileio.h"
 #include "error.h"
 #include "raster.h"
 #include "var.h"
@@ -3434,7 +3435,7 @@ static void *failing_h5_call(void *arg)
 {
     const h5_thread *t = arg;
     if (t->quiet)
-        chunkio_thread_quiet();
+        fileio_thread_quiet();
     char path[600];
     tmpdir_path(path, sizeof path, "no-such-file.h5");
     hid_t fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -3470,7 +3471,7 @@ static void thread_stderr(int quiet, char *out, size_t len)
 
 /* Raster's threads never print HDF5-DIAG (issue #27): a thread-safe HDF5
  * keeps its error printing per thread, on in every new thread, whatever
- * netCDF set in the program's. chunkio_thread_quiet() is what each thread
+ * netCDF set in the program's. fileio_thread_quiet() is what each thread
  * raster starts calls first. */
 static void test_thread_hdf5_quiet(void **state)
 {

@@ -1,0 +1,409 @@
+/*
+ * fileio.c - raster's own access to the file below netCDF (see fileio.h).
+ */
+#include "fileio.h"
+
+#include <errno.h>
+#include <netcdf.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "error.h"
+#include "mask.h"
+
+/* raster's own HDF5 handle on the file, opened once: read-only for the
+ * fast path's byte offsets, read-write in a writable file (direct.c writes
+ * chunks through it; a read-only id could not). HDF5 shares the file
+ * netCDF has open, so both see one file state. */
+int64_t fileio_h5(raster_file *f)
+{
+    if (f->h5 >= 0)
+        return f->h5;
+    unsigned mode = f->writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY;
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fid = -1;
+    if (fapl >= 0) {
+        /* every open of one file must use the same close degree: netCDF
+         * 4.9 opens with HDF5's default ("weak"), other builds "semi";
+         * a lean open (lean.c) comes first and must let netCDF open
+         * after it */
+        if (H5Pset_fclose_degree(fapl, H5F_CLOSE_WEAK) >= 0)
+            fid = H5Fopen(f->path, mode, fapl);
+        if (fid < 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_SEMI) >= 0)
+            fid = H5Fopen(f->path, mode, fapl);
+        H5Pclose(fapl);
+    }
+    f->h5 = fid;
+    return fid;
+}
+
+int64_t fileio_dataset(raster_file *f, int grpid, const char *name)
+{
+    hid_t fid = (hid_t)fileio_h5(f);
+    size_t len;
+    char path[4096];
+    if (fid < 0 || nc_inq_grpname_full(grpid, &len, NULL) != NC_NOERR ||
+        len + strlen(name) + 2 > sizeof path ||
+        nc_inq_grpname_full(grpid, &len, path) != NC_NOERR)
+        return -1;
+    if (len > 1) /* the root group's full name is "/" */
+        strcat(path, "/");
+    strcat(path, name);
+    return H5Dopen2(fid, path, H5P_DEFAULT);
+}
+
+int64_t fileio_var_dataset(raster_var *v, const char *rel)
+{
+    if (!v->file->lean) {
+        const char *slash = strchr(rel, '/');
+        if (!slash) /* in the variable's own group */
+            return fileio_dataset(v->file, v->grpid, rel);
+        char grp[NC_MAX_NAME + 1];
+        int g;
+        if ((size_t)(slash - rel) >= sizeof grp)
+            return -1;
+        memcpy(grp, rel, (size_t)(slash - rel));
+        grp[slash - rel] = '\0';
+        return nc_inq_grp_ncid(v->grpid, grp, &g) == NC_NOERR
+                   ? fileio_dataset(v->file, g, slash + 1)
+                   : -1;
+    }
+    /* no netCDF ids yet (lean.c): by its path */
+    hid_t fid = (hid_t)fileio_h5(v->file);
+    char path[4096];
+    if (fid < 0 || (size_t)snprintf(path, sizeof path, "%s/%s", v->h5path,
+                                    rel) >= sizeof path)
+        return -1;
+    return H5Dopen2(fid, path, H5P_DEFAULT);
+}
+
+int64_t fileio_store(raster_var *v, size_t s)
+{
+    if (v->file->lean) {
+        char rel[48];
+        if (v->store_cells[s] == 0)
+            return -1;
+        fileio_store_path(v, s, rel, sizeof rel);
+        return fileio_var_dataset(v, rel);
+    }
+    if (v->store_var[s] < 0)
+        return -1;
+    /* the store variable (meta.c, define_store) */
+    return fileio_dataset(v->file, v->store_grp[s], "data");
+}
+
+int fileio_plain(int64_t did, int64_t dcpl, size_t elem)
+{
+    hid_t type = H5Dget_type((hid_t)did);
+    hid_t native = type >= 0 ? H5Tget_native_type(type, H5T_DIR_ASCEND) : -1;
+    int plain = dcpl >= 0 && H5Pget_nfilters((hid_t)dcpl) == 0 &&
+                native >= 0 && H5Tequal(type, native) > 0 &&
+                H5Tget_size(type) == elem;
+    if (native >= 0)
+        H5Tclose(native);
+    if (type >= 0)
+        H5Tclose(type);
+    return plain;
+}
+
+int fileio_holds(int64_t h5type, int xtype)
+{
+    hid_t type = (hid_t)h5type;
+    H5T_class_t cls = H5Tget_class(type);
+    size_t size = H5Tget_size(type);
+    H5T_sign_t sign = cls == H5T_INTEGER ? H5Tget_sign(type) : H5T_SGN_ERROR;
+    switch (xtype) {
+    case NC_FLOAT: return cls == H5T_FLOAT && size == 4;
+    case NC_DOUBLE: return cls == H5T_FLOAT && size == 8;
+    case NC_BYTE: return size == 1 && sign == H5T_SGN_2;
+    case NC_UBYTE: return size == 1 && sign == H5T_SGN_NONE;
+    case NC_SHORT: return size == 2 && sign == H5T_SGN_2;
+    case NC_USHORT: return size == 2 && sign == H5T_SGN_NONE;
+    case NC_INT: return size == 4 && sign == H5T_SGN_2;
+    case NC_UINT: return size == 4 && sign == H5T_SGN_NONE;
+    case NC_INT64: return size == 8 && sign == H5T_SGN_2;
+    case NC_UINT64: return size == 8 && sign == H5T_SGN_NONE;
+    default: return -1;
+    }
+}
+
+int64_t fileio_mem_type(int xtype)
+{
+    switch (xtype) {
+    case NC_BYTE: return H5T_NATIVE_SCHAR;
+    case NC_UBYTE: return H5T_NATIVE_UCHAR;
+    case NC_SHORT: return H5T_NATIVE_SHORT;
+    case NC_USHORT: return H5T_NATIVE_USHORT;
+    case NC_INT: return H5T_NATIVE_INT;
+    case NC_UINT: return H5T_NATIVE_UINT;
+    case NC_INT64: return H5T_NATIVE_LLONG;
+    case NC_UINT64: return H5T_NATIVE_ULLONG;
+    case NC_FLOAT: return H5T_NATIVE_FLOAT;
+    case NC_DOUBLE: return H5T_NATIVE_DOUBLE;
+    default: return -1;
+    }
+}
+
+int fileio_att(int64_t obj, const char *name, int xtype, void *buf,
+                   size_t cap, size_t *n)
+{
+    hid_t a = obj >= 0 && H5Aexists((hid_t)obj, name) > 0
+                  ? H5Aopen((hid_t)obj, name, H5P_DEFAULT) : -1;
+    hid_t type = a >= 0 ? H5Aget_type(a) : -1;
+    hid_t space = a >= 0 ? H5Aget_space(a) : -1;
+    hssize_t got = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
+    int ok = type >= 0 && got >= 1 && (size_t)got <= cap &&
+             fileio_holds(type, xtype) == 1 &&
+             H5Aread(a, (hid_t)fileio_mem_type(xtype), buf) >= 0;
+    if (space >= 0)
+        H5Sclose(space);
+    if (type >= 0)
+        H5Tclose(type);
+    if (a >= 0)
+        H5Aclose(a);
+    if (ok && n)
+        *n = (size_t)got;
+    return ok ? 0 : -1;
+}
+
+void fileio_close(raster_file *f)
+{
+    if (f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+    if (f->h5 >= 0)
+        H5Fclose((hid_t)f->h5);
+    f->h5 = -1;
+}
+
+/* pread of exactly `len` bytes at `off` (EINTR and short reads retried). */
+int fileio_pread(int fd, unsigned char *buf, size_t len, off_t off,
+                      const char *name)
+{
+    while (len > 0) {
+        ssize_t got = pread(fd, buf, len, off);
+        if (got < 0 && errno == EINTR)
+            continue;
+        RETURN_ERROR_IF(got < 0, RASTER_EIO, "reading %s: %s", name,
+                        strerror(errno));
+        RETURN_ERROR_IF(got == 0, RASTER_EIO, "reading %s: file ends early "
+                        "(truncated?)", name);
+        buf += got;
+        len -= (size_t)got;
+        off += got;
+    }
+    return RASTER_OK;
+}
+
+int fileio_page_cached(int fd, off_t off)
+{
+#ifdef RWF_NOWAIT
+    unsigned char byte;
+    struct iovec iov = {&byte, 1};
+    return off >= 0 && preadv2(fd, &iov, 1, off, RWF_NOWAIT) == 1;
+#else
+    (void)fd, (void)off;
+    return 0;
+#endif
+}
+
+/* Takes planes one at a time until none is left: a thread whose vCPU the
+ * host holds back reads fewer planes instead of holding the read back (an
+ * even split waited for the slower half). */
+void fileio_thread_quiet(void)
+{
+    hbool_t safe = 0;
+    /* without thread safety the setting is the process's (the program's
+     * own): left alone */
+    if (H5is_library_threadsafe(&safe) >= 0 && safe)
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+int fileio_has_data(int grpid, const char *varname)
+{
+    size_t plen, glen;
+    char path[4096], dset[4096];
+    if (nc_inq_path(grpid, &plen, NULL) != NC_NOERR || plen == 0 ||
+        plen >= sizeof path || nc_inq_path(grpid, NULL, path) != NC_NOERR ||
+        nc_inq_grpname_full(grpid, &glen, NULL) != NC_NOERR ||
+        glen + strlen(varname) + 2 > sizeof dset ||
+        nc_inq_grpname_full(grpid, NULL, dset) != NC_NOERR)
+        return -1;
+    path[plen] = '\0';
+    if (strcmp(dset, "/") != 0)
+        strcat(dset, "/");
+    strcat(dset, varname);
+    H5E_auto2_t efunc;
+    void *edata;
+    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    int result = -1;
+    /* the file is open in netCDF already: HDF5 shares it, so what netCDF
+     * wrote but did not flush is seen too */
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS), fid = -1;
+    if (fapl >= 0) {
+        H5Pset_fclose_degree(fapl, H5F_CLOSE_SEMI);
+        fid = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+        if (fid < 0) {
+            H5Pset_fclose_degree(fapl, H5F_CLOSE_WEAK);
+            fid = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+        }
+        H5Pclose(fapl);
+    }
+    if (fid >= 0) {
+        hid_t did = H5Dopen2(fid, dset, H5P_DEFAULT);
+        if (did >= 0) {
+            result = H5Dget_storage_size(did) > 0;
+            H5Dclose(did);
+        }
+        H5Fclose(fid);
+    }
+    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    return result;
+}
+
+void fileio_group_name(int32_t id, char *buf, size_t len)
+{
+    if (id < 0)
+        snprintf(buf, len, "region_m%lld", -(long long)id);
+    else
+        snprintf(buf, len, "region_%d", (int)id);
+}
+
+void fileio_store_path(const raster_var *v, size_t s, char *buf,
+                        size_t len)
+{
+    char grp[32] = "Mixed_Chunks";
+    if (s < v->nregions)
+        fileio_group_name(v->regions[s].id, grp, sizeof grp);
+    snprintf(buf, len, "%s/data", grp);
+}
+
+/* Extent of dataset d: rank and dims; -1 when unreadable. */
+int fileio_extent(hid_t d, hsize_t *dims, hsize_t *maxdims)
+{
+    hid_t space = H5Dget_space(d);
+    int rank = space >= 0 &&
+               H5Sget_simple_extent_ndims(space) <= RASTER_MAX_DIMS + 1
+                   ? H5Sget_simple_extent_dims(space, dims, maxdims)
+                   : -1;
+    if (space >= 0)
+        H5Sclose(space);
+    return rank;
+}
+
+/* 1 when HDF5 type `type` holds one of types[0..n). */
+int fileio_holds_any(hid_t type, const int *types, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (fileio_holds(type, types[i]) == 1)
+            return 1;
+    return 0;
+}
+
+/* Dataset `name` of v's group, H5Dopen2 with HDF5's printing off. */
+static hid_t var_dataset(const raster_var *v, const char *name)
+{
+    return (hid_t)fileio_var_dataset((raster_var *)v, name);
+}
+
+/* 2-D dataset `name` of v's group, of one of the netCDF types[] on disk,
+ * with want_cols columns (0: any): its id and extent, or -1. HDF5's
+ * printing is the caller's to turn off. */
+static hid_t open_2d(const raster_var *v, const char *name, const int *types,
+                     size_t ntypes, size_t want_cols, hsize_t *dims)
+{
+    hid_t d = var_dataset(v, name);
+    hid_t type = d >= 0 ? H5Dget_type(d) : -1;
+    hsize_t maxdims[RASTER_MAX_DIMS + 1], ext[RASTER_MAX_DIMS + 1];
+    int ok = type >= 0 && fileio_holds_any(type, types, ntypes) &&
+             fileio_extent(d, ext, maxdims) == 2 &&
+             (want_cols == 0 || ext[1] == want_cols);
+    if (type >= 0)
+        H5Tclose(type);
+    if (!ok) {
+        if (d >= 0)
+            H5Dclose(d);
+        return -1;
+    }
+    dims[0] = ext[0];
+    dims[1] = ext[1];
+    return d;
+}
+
+/* Reads the block [y0, y0+ny) x [x0, x0+nx) of open_2d's dataset `name`
+ * into buf, of type mem in memory, checked to lie inside it. */
+static int read_block(const raster_var *v, const char *name,
+                      const int *types, size_t ntypes, hid_t mem,
+                      size_t want_cols, size_t y0, size_t ny, size_t x0,
+                      size_t nx, void *buf)
+{
+    H5E_auto2_t efunc;
+    void *edata;
+    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hsize_t dims[2];
+    hid_t d = open_2d(v, name, types, ntypes, want_cols, dims);
+    int rc = d >= 0 && ny <= dims[0] && y0 <= dims[0] - ny && nx <= dims[1] &&
+                     x0 <= dims[1] - nx
+                 ? RASTER_OK
+                 : raster_fail(RASTER_EFORMAT, "%s: %s of the wrong type or "
+                               "shape", v->name, name);
+    if (rc == RASTER_OK && ny > 0 && nx > 0) {
+        hsize_t start[2] = {y0, x0}, count[2] = {ny, nx};
+        hid_t fs = H5Dget_space(d), ms = H5Screate_simple(2, count, NULL);
+        if (fs < 0 || ms < 0 ||
+            H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count,
+                                NULL) < 0 ||
+            H5Dread(d, mem, ms, fs, H5P_DEFAULT, buf) < 0)
+            rc = raster_fail(RASTER_EFORMAT, "%s: reading %s failed",
+                             v->name, name);
+        if (ms >= 0)
+            H5Sclose(ms);
+        if (fs >= 0)
+            H5Sclose(fs);
+    }
+    if (d >= 0)
+        H5Dclose(d);
+    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    return rc;
+}
+
+static const int int64[] = {NC_INT64};
+
+int fileio_table_rows(const raster_var *v, const char *name, size_t fields,
+                    size_t *n)
+{
+    H5E_auto2_t efunc;
+    void *edata;
+    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hsize_t dims[2];
+    hid_t d = open_2d(v, name, int64, 1, fields, dims);
+    if (d >= 0) {
+        *n = (size_t)dims[0];
+        H5Dclose(d);
+    }
+    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    return d >= 0 ? RASTER_OK
+                  : raster_fail(RASTER_EFORMAT, "%s: table %s missing or of "
+                                "the wrong type or shape", v->name, name);
+}
+
+int fileio_table(const raster_var *v, const char *name, size_t fields,
+               size_t first, size_t n, long long *rows)
+{
+    return read_block(v, name, int64, 1, H5T_NATIVE_LLONG, fields, first, n,
+                      0, fields, rows);
+}
+
+
+int fileio_mask_rows(const raster_var *v, size_t y0, size_t ny, size_t x0,
+                   size_t nx, int *buf)
+{
+    return read_block(v, "mask", mask_stored_types, MASK_STORED_NTYPES,
+                      H5T_NATIVE_INT,
+                      v->nx, y0, ny, x0, nx, buf);
+}

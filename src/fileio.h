@@ -1,0 +1,107 @@
+/*
+ * fileio.h - Access to a raster file's bytes below netCDF: raster's own
+ * HDF5 handle on the file, its datasets by netCDF ids or by path, the
+ * HDF5 type and attribute checks the format needs, raster's tables read
+ * through HDF5, and POSIX reads. Every module that reads the file without
+ * netCDF comes here; this module knows no region, run or tile.
+ */
+#ifndef RASTER_FILEIO_H
+#define RASTER_FILEIO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <hdf5.h>
+#include <sys/types.h>
+
+#include "var.h"
+
+/* 1 when variable `varname` of netCDF group `grpid` has storage in the
+ * file (data written), 0 when it has none, -1 when HDF5 cannot tell (no
+ * path, in-memory file). */
+int fileio_has_data(int grpid, const char *varname);
+
+/* Releases per-file resources of the fast path (HDF5 handle, fd); the
+ * HDF5 handle is closed before netCDF closes the file. */
+void fileio_close(raster_file *f);
+
+/* raster's own HDF5 id (hid_t) on f's file, opened on first use and
+ * shared with netCDF's: read-write when f is writable. -1 when HDF5
+ * cannot open it. */
+int64_t fileio_h5(raster_file *f);
+
+/* Store s of v's dataset (hid_t) through fileio_h5, or -1; the
+ * caller closes it. Errors are printed unless the caller has turned
+ * HDF5's printing off. */
+int64_t fileio_store(raster_var *v, size_t s);
+
+/* Dataset `rel` of v's group ("mask", "region_3/data") (hid_t) through
+ * fileio_h5, by netCDF ids or, in a lean file, by path; or -1. The
+ * caller closes it. */
+int64_t fileio_var_dataset(raster_var *v, const char *rel);
+
+/* Dataset `name` of netCDF group grpid (hid_t) through fileio_h5,
+ * or -1; the caller closes it. */
+int64_t fileio_dataset(raster_file *f, int grpid, const char *name);
+
+/* pread of exactly len bytes at off (EINTR retried); RASTER_EIO naming
+ * `name` on an error or a file that ends early. */
+int fileio_pread(int fd, unsigned char *buf, size_t len, off_t off,
+                      const char *name);
+
+/* 1 when the page holding byte `off` of fd is in the page cache (a
+ * non-blocking read of it succeeds); 0 when not, or where the kernel
+ * cannot tell (no RWF_NOWAIT). */
+int fileio_page_cached(int fd, off_t off);
+
+/* 1 when HDF5 type h5type (hid_t) holds values of netCDF type xtype, in
+ * any byte order; 0 when not; -1 for types this does not judge (text). */
+int fileio_holds(int64_t h5type, int xtype);
+
+/* The native memory type (hid_t) of numeric netCDF type xtype, or -1. */
+int64_t fileio_mem_type(int xtype);
+
+/* Values of attribute `name` of HDF5 object obj, of netCDF type xtype (an
+ * HDF5 type holding exactly it), 1 to cap of them: 0 and *n (when not
+ * NULL) when read, -1 when absent or anything else. */
+int fileio_att(int64_t obj, const char *name, int xtype, void *buf,
+                   size_t cap, size_t *n);
+
+/* 1 when dataset `did` (creation property list `dcpl`) holds plain bytes
+ * raster can move itself: no filters, the native type of `elem` bytes. */
+int fileio_plain(int64_t did, int64_t dcpl, size_t elem);
+
+/* Called first in every thread raster starts: HDF5 prints its error stack
+ * (HDF5-DIAG on stderr) unless told not to, and a thread-safe HDF5 keeps
+ * that setting per thread, so netCDF's silencing of the program's thread
+ * does not reach raster's. Raster reports its failures itself. */
+void fileio_thread_quiet(void);
+
+/* Name of the group of region `id`: region_<id>, region_m<-id>. */
+void fileio_group_name(int32_t id, char *buf, size_t len);
+
+/* Store s's dataset relative to the variable's group: "region_<id>/data"
+ * (fileio_group_name) or "Mixed_Chunks/data" (s == nregions). */
+void fileio_store_path(const raster_var *v, size_t s, char *buf,
+                        size_t len);
+
+/* The rows of index table `name` of v's group ("chunks", tiles.c),
+ * checked to be int64 with `fields` columns. */
+int fileio_table_rows(const raster_var *v, const char *name, size_t fields,
+                    size_t *n);
+
+/* Rows [first, first+n) of that table into rows (fields per row). */
+int fileio_table(const raster_var *v, const char *name, size_t fields,
+               size_t first, size_t n, long long *rows);
+
+/* Rows [y0, y0+ny) x columns [x0, x0+nx) of v's stored mask into buf. */
+int fileio_mask_rows(const raster_var *v, size_t y0, size_t ny, size_t x0,
+                   size_t nx, int *buf);
+
+/* Rank of dataset d (hid_t) and its dims and maxdims (RASTER_MAX_DIMS + 1
+ * each); -1 when unreadable. */
+int fileio_extent(hid_t d, hsize_t *dims, hsize_t *maxdims);
+
+/* 1 when HDF5 type `type` (hid_t) holds one of the netCDF types[0..n). */
+int fileio_holds_any(hid_t type, const int *types, size_t n);
+
+#endif
