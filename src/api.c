@@ -49,7 +49,7 @@ static int scan_groups(raster_file *f, int g)
                 raster_var_by_varid(f, v->parent, v->varid)) {
                 rc = raster_fail(RASTER_EFORMAT, "two storage groups claim "
                                  "variable %s", v->name);
-                meta_var_free(v);
+                var_free(v);
             } else if (rc == RASTER_OK) {
                 /* keep file order: append */
                 raster_var **tail = &f->vars;
@@ -132,32 +132,12 @@ static void file_free(raster_file *f)
 #ifdef RASTER_MPI
     par_free(f);
 #endif
-    meta_vars_free(&f->vars);
+    var_list_free(&f->vars);
     fileio_close(f);
     file_locks_destroy(f);
     raster_free(f->path);
     f->magic = DEAD_MAGIC;
     raster_free(f);
-}
-
-int file_locks_init(raster_file *f)
-{
-    pthread_mutexattr_t attr;
-    int err = pthread_mutexattr_init(&attr);
-    if (err)
-        return err;
-    err = pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
-    if (!err && (err = pthread_mutex_init(&f->lazy_lock, &attr)) == 0 &&
-        (err = pthread_mutex_init(&f->lean_lock, NULL)) != 0)
-        pthread_mutex_destroy(&f->lazy_lock);
-    pthread_mutexattr_destroy(&attr);
-    return err;
-}
-
-void file_locks_destroy(raster_file *f)
-{
-    pthread_mutex_destroy(&f->lean_lock);
-    pthread_mutex_destroy(&f->lazy_lock);
 }
 
 static int file_new(int ncid, int own, int writable, const char *path,
@@ -373,7 +353,7 @@ static int bind_netcdf(raster_file *f)
         a->varid = b->varid;
         mask_bind_source(a->mask, b->mask->src_grp, b->mask->src_var);
     }
-    meta_vars_free(&twin.vars);
+    var_list_free(&twin.vars);
     file_locks_destroy(&twin);
     if (rc) {
         raster_nc_close(ncid);
@@ -525,7 +505,7 @@ static int define(raster_file *f, int parent, int varid, const char *name,
                   const raster_mask *mask, raster_var **out)
 {
     RETURN_ERROR_IF(!f->writable, RASTER_EINVAL, "file is read-only");
-    RETURN_ERROR_IF(meta_type_size(xtype) == 0, RASTER_EINVAL,
+    RETURN_ERROR_IF(convert_type_size(xtype) == 0, RASTER_EINVAL,
                     "type %d of %s is not a netCDF numeric type", xtype, name);
     RETURN_ERROR_IF(ndims < 2 || ndims > RASTER_MAX_DIMS, RASTER_EINVAL,
                     "%s has %d dimensions: raster needs 2 to %d", name, ndims,
@@ -537,8 +517,8 @@ static int define(raster_file *f, int parent, int varid, const char *name,
                         "%d: %s", name, dimids[i], nc_strerror(st));
     }
     size_t ny = len[ndims - 2], nx = len[ndims - 1];
-    RETURN_ERROR_IF(meta_dim_unlimited(parent, dimids[ndims - 2]) ||
-                    meta_dim_unlimited(parent, dimids[ndims - 1]),
+    RETURN_ERROR_IF(var_nc_dim_unlimited(parent, dimids[ndims - 2]) ||
+                    var_nc_dim_unlimited(parent, dimids[ndims - 1]),
                     RASTER_EINVAL, "%s: a grid dimension is unlimited; the "
                     "mask fixes the grid", name);
     RETURN_ERROR_IF(ny != mask->ny || nx != mask->nx, RASTER_EMASK,
@@ -560,9 +540,9 @@ static int define(raster_file *f, int parent, int varid, const char *name,
                     name, ch[ndims - 2], ch[ndims - 1], ny, nx);
     /* the placeholder is chunked so (fixed dimensions clipped): HDF5 takes
      * chunks below 4 GiB only; checked before anything is created */
-    double chunk_bytes = (double)meta_type_size(xtype);
+    double chunk_bytes = (double)convert_type_size(xtype);
     for (int i = 0; i < ndims; i++) {
-        int unlim = meta_dim_unlimited(parent, dimids[i]);
+        int unlim = var_nc_dim_unlimited(parent, dimids[i]);
         chunk_bytes *= (double)(unlim || ch[i] <= len[i] ? ch[i] : len[i]);
     }
     RETURN_ERROR_IF(chunk_bytes >= 4294967296.0, RASTER_EINVAL,
@@ -863,7 +843,7 @@ static int check_box(const raster_var *v, const size_t *start,
         ptrdiff_t step = stride ? stride[i] : 1;
         size_t limit = shape[i];
         if (write && i < v->ndims - 2 &&
-            meta_dim_unlimited(v->grpid, v->dimids[i]))
+            var_nc_dim_unlimited(v->grpid, v->dimids[i]))
             limit = MAX_RECORD_INDEX;
         RETURN_NC_ERROR_IF(start[i] > limit || (start[i] == limit &&
                                                 count[i] > 0),

@@ -261,3 +261,22 @@ size_t convert_box(int ndims, const size_t *count, const ptrdiff_t *imap,
     }
     return bad;
 }
+
+/* netCDF's default fill value of a numeric type, in that type. */
+void convert_default_fill(int xtype, unsigned char *out)
+{
+    memset(out, 0, 8);
+    switch (xtype) {
+    case NC_BYTE: { signed char f = NC_FILL_BYTE; memcpy(out, &f, 1); break; }
+    case NC_UBYTE: { unsigned char f = NC_FILL_UBYTE; memcpy(out, &f, 1); break; }
+    case NC_SHORT: { short f = NC_FILL_SHORT; memcpy(out, &f, 2); break; }
+    case NC_USHORT: { unsigned short f = NC_FILL_USHORT; memcpy(out, &f, 2); break; }
+    case NC_INT: { int f = NC_FILL_INT; memcpy(out, &f, 4); break; }
+    case NC_UINT: { unsigned f = NC_FILL_UINT; memcpy(out, &f, 4); break; }
+    case NC_FLOAT: { float f = NC_FILL_FLOAT; memcpy(out, &f, 4); break; }
+    case NC_INT64: { long long f = NC_FILL_INT64; memcpy(out, &f, 8); break; }
+    case NC_UINT64: { unsigned long long f = NC_FILL_UINT64; memcpy(out, &f, 8); break; }
+    case NC_DOUBLE: { double f = NC_FILL_DOUBLE; memcpy(out, &f, 8); break; }
+    default: break;
+    }
+}

@@ -50,4 +50,7 @@ size_t convert_box(int ndims, const size_t *count, const ptrdiff_t *imap,
                    void *mem, int mtype, void *packed, int ptype,
                    int to_packed);
 
+/* netCDF's default fill value of numeric type xtype, into out[8]. */
+void convert_default_fill(int xtype, unsigned char *out);
+
 #endif

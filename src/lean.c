@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "convert.h"
 #include "error.h"
 #include "fileio.h"
 #include "integrity.h"
@@ -309,7 +310,7 @@ static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
              H5Aexists(p, "_Netcdf4Dimid") == 0;
     /* its _FillValue when of its type and one value, as meta_load takes
      * it (refusing it unreadable); netCDF's default otherwise */
-    meta_default_fill(d->xtype, d->fill);
+    convert_default_fill(d->xtype, d->fill);
     att t;
     if (ok && H5Aexists(p, "_FillValue") > 0) {
         if (att_open(p, "_FillValue", &t) != 0)
@@ -338,7 +339,7 @@ static int load_description(hid_t fid, hid_t g, const char *path,
                     att_one(g, ATT_COMPLETE, NC_INT, &complete) != 0 ||
                     complete != 1 ||
                     att_one(g, "raster_type", NC_INT, &d->xtype) != 0 ||
-                    meta_type_size(d->xtype) == 0, RASTER_EFORMAT,
+                    convert_type_size(d->xtype) == 0, RASTER_EFORMAT,
                     "%s: not a complete variable of format 3 or 4", path);
     d->format = version;
     char *save = NULL, *dimnames[RASTER_MAX_DIMS];
@@ -448,7 +449,7 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
             rc = LEAN_FAIL("%s: no group %s or its data", path, gname);
     }
     if (rc && v) {
-        meta_var_free(v);
+        var_free(v);
         v = NULL;
     }
     raster_mask_free(mask);
@@ -512,7 +513,7 @@ static herr_t visit(hid_t g, const char *name, const H5L_info_t *info,
         if (w->rc == RASTER_OK)
             *tail = v;
         else
-            meta_var_free(v);
+            var_free(v);
     } else if (H5Aexists(c, ATT_ABANDONED) <= 0) {
         w->rc = walk_group(w, c, path);
     }
@@ -578,7 +579,7 @@ int lean_open(raster_file *f)
             file_identity_record(f);
     }
     if (rc) {
-        meta_vars_free(&f->vars);
+        var_list_free(&f->vars);
         fileio_close(f);
     } else {
         f->lean = 1;

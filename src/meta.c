@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "convert.h"
 #include "error.h"
 #include "fileio.h"
 #include "index.h"
@@ -70,131 +71,6 @@ static int meta_ncfail(int st, const char *what, const char *name)
             goto fail;                                                        \
         }                                                                     \
     } while (0)
-
-size_t meta_type_size(int xtype)
-{
-    switch (xtype) {
-    case NC_BYTE: case NC_UBYTE: return 1;
-    case NC_SHORT: case NC_USHORT: return 2;
-    case NC_INT: case NC_UINT: case NC_FLOAT: return 4;
-    case NC_INT64: case NC_UINT64: case NC_DOUBLE: return 8;
-    default: return 0;
-    }
-}
-
-/* netCDF's default fill value of a numeric type, in that type. */
-void meta_default_fill(int xtype, unsigned char *out)
-{
-    memset(out, 0, 8);
-    switch (xtype) {
-    case NC_BYTE: { signed char f = NC_FILL_BYTE; memcpy(out, &f, 1); break; }
-    case NC_UBYTE: { unsigned char f = NC_FILL_UBYTE; memcpy(out, &f, 1); break; }
-    case NC_SHORT: { short f = NC_FILL_SHORT; memcpy(out, &f, 2); break; }
-    case NC_USHORT: { unsigned short f = NC_FILL_USHORT; memcpy(out, &f, 2); break; }
-    case NC_INT: { int f = NC_FILL_INT; memcpy(out, &f, 4); break; }
-    case NC_UINT: { unsigned f = NC_FILL_UINT; memcpy(out, &f, 4); break; }
-    case NC_FLOAT: { float f = NC_FILL_FLOAT; memcpy(out, &f, 4); break; }
-    case NC_INT64: { long long f = NC_FILL_INT64; memcpy(out, &f, 8); break; }
-    case NC_UINT64: { unsigned long long f = NC_FILL_UINT64; memcpy(out, &f, 8); break; }
-    case NC_DOUBLE: { double f = NC_FILL_DOUBLE; memcpy(out, &f, 8); break; }
-    default: break;
-    }
-}
-
-/* 1 when dimension `dimid` (visible from grpid) is unlimited. */
-int meta_dim_unlimited(int grpid, int dimid)
-{
-    for (int g = grpid;;) {
-        int n, ids[NC_MAX_DIMS];
-        if (nc_inq_unlimdims(g, &n, NULL) == NC_NOERR && n > 0 &&
-            n <= NC_MAX_DIMS && nc_inq_unlimdims(g, &n, ids) == NC_NOERR)
-            for (int i = 0; i < n; i++)
-                if (ids[i] == dimid)
-                    return 1;
-        int parent;
-        if (nc_inq_grp_parent(g, &parent) != NC_NOERR)
-            return 0;
-        g = parent;
-    }
-}
-
-int var_dim_unlimited(const raster_var *v, int d)
-{
-    if (d >= var_nouter(v))
-        return 0; /* the grid never is */
-    return v->file && v->file->lean ? v->unlimited[d]
-                                    : meta_dim_unlimited(v->grpid,
-                                                         v->dimids[d]);
-}
-
-static int outer_from_netcdf(const raster_var *v, size_t *shape)
-{
-    for (int i = 0; i < var_nouter(v); i++) {
-        int st = nc_inq_dimlen(v->grpid, v->dimids[i], &shape[i]);
-        if (st != NC_NOERR)
-            return meta_ncfail(st, "reading dimension lengths of", v->name);
-    }
-    return RASTER_OK;
-}
-
-int var_outer_shape(const raster_var *v, size_t *shape)
-{
-    size_t n = (size_t)var_nouter(v) * sizeof *shape;
-    if (v->file && v->file->lean) { /* looked up at the lean open */
-        memcpy(shape, v->outer, n);
-        return RASTER_OK;
-    }
-    if (!v->file || v->file->writable)
-        return outer_from_netcdf(v, shape);
-    /* A read-only file: looked up once. For an unlimited dimension netCDF
-     * scans every variable using it (half of a point read through the
-     * shim). The handle keeps the shape it first saw: records another
-     * handle of this process appends later (which marks the variable
-     * incomplete) are refused as beyond it, never read as fill. The cache
-     * is the only thing written through the const pointer. */
-    raster_var *c = (raster_var *)v;
-    int rc = RASTER_OK;
-    lazy_lock(c->file);
-    if (!c->outer_known && (rc = outer_from_netcdf(v, c->outer)) == RASTER_OK)
-        c->outer_known = 1;
-    if (rc == RASTER_OK)
-        memcpy(shape, c->outer, n);
-    lazy_unlock(c->file);
-    return rc;
-}
-
-void meta_vars_free(raster_var **list)
-{
-    while (*list) {
-        raster_var *next = (*list)->next;
-        meta_var_free(*list);
-        *list = next;
-    }
-}
-
-void meta_var_free(raster_var *v)
-{
-    if (!v)
-        return;
-    raster_free(v->h5path);
-    for (size_t s = 0; v->addr && s <= v->nregions; s++) {
-        raster_free(v->addr[s].addr);
-        raster_free(v->addr[s].ck);
-    }
-    raster_free(v->addr);
-    raster_free(v->name);
-    raster_mask_free(v->mask);
-    raster_mesh_free(v->mesh);
-    layout_free(v->lay);
-    regions_free(v);
-    tiles_free(v);
-    raster_free(v->sum_runs);
-    raster_free(v->store_grp);
-    raster_free(v->store_var);
-    raster_free(v->store_cells);
-    v->magic = DEAD_MAGIC;
-    raster_free(v);
-}
 
 /* The per-store arrays of v, for its regions (v->regions) plus the mixed
  * store. */
@@ -272,11 +148,11 @@ static int var_new(const char *name, int xtype, int ndims, const int *dimids,
         goto fail;
     }
     v->xtype = xtype;
-    v->elem = meta_type_size(xtype);
+    v->elem = convert_type_size(xtype);
     v->ndims = ndims;
     memcpy(v->dimids, dimids, (size_t)ndims * sizeof *dimids);
     memcpy(v->chunk, chunk, (size_t)ndims * sizeof *chunk);
-    meta_default_fill(xtype, v->fill);
+    convert_default_fill(xtype, v->fill);
     rc = raster_mesh_build(mask->values, mask->ny, mask->nx, chunk[ndims - 2],
                            chunk[ndims - 1], &v->mesh);
     v->format = format;
@@ -293,7 +169,7 @@ static int var_new(const char *name, int xtype, int ndims, const int *dimids,
     *out = v;
     return RASTER_OK;
 fail:
-    meta_var_free(v);
+    var_free(v);
     return rc;
 }
 
@@ -310,7 +186,7 @@ static void store_chunking(const raster_var *v, size_t cells, size_t *chunk)
     size_t bytes = cells * v->elem, outer[RASTER_MAX_DIMS];
     int have = var_outer_shape(v, outer) == RASTER_OK;
     for (int i = 0; i < no; i++) {
-        int unlim = meta_dim_unlimited(v->grpid, v->dimids[i]);
+        int unlim = var_nc_dim_unlimited(v->grpid, v->dimids[i]);
         chunk[i] = unlim || !have || outer[i] == 0 ? 1 : outer[i];
         bytes *= chunk[i];
     }
@@ -338,7 +214,7 @@ static int define_store(raster_var *v, int g, size_t s)
            "defining store cells of");
     for (int i = 0; i < no; i++) {
         dims[i] = v->dimids[i];
-        any_unlim |= meta_dim_unlimited(v->grpid, v->dimids[i]);
+        any_unlim |= var_nc_dim_unlimited(v->grpid, v->dimids[i]);
     }
     dims[no] = cells_dim;
     NC_TRY(nc_def_var(g, "data", v->xtype, no + 1, dims, &varid),
@@ -812,7 +688,7 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
         for (int i = 0; i < ndims; i++) {
             size_t len = 0;
             nc_inq_dimlen(parent, dimids[i], &len);
-            pch[i] = meta_dim_unlimited(parent, dimids[i]) || chunk[i] <= len
+            pch[i] = var_nc_dim_unlimited(parent, dimids[i]) || chunk[i] <= len
                          ? chunk[i] : len;
         }
         NC_TRY(nc_def_var(parent, name, xtype, ndims, dimids, &v->varid),
@@ -839,7 +715,7 @@ fail:
     raster_free(summary);
     if (v->grpid >= 0)
         abandon_group(v->grpid, name);
-    meta_var_free(v);
+    var_free(v);
     return rc;
 }
 
@@ -1398,7 +1274,7 @@ static int load_description(int g, const char *name, int *format,
                     RASTER_FORMAT_VERSION);
     *format = version;
     RETURN_ERROR_IF(get_int_att(g, "raster_type", xtype) != 0 ||
-                    meta_type_size(*xtype) == 0, RASTER_EFORMAT,
+                    convert_type_size(*xtype) == 0, RASTER_EFORMAT,
                     "%s: missing or unsupported value type", name);
     size_t len;
     nc_type type;
@@ -1511,11 +1387,11 @@ static int var_lazy(const char *name, int g, int maskid, int format,
     v->format = format;
     v->grpid = g;
     v->xtype = xtype;
-    v->elem = meta_type_size(xtype);
+    v->elem = convert_type_size(xtype);
     v->ndims = ndims;
     memcpy(v->dimids, dimids, (size_t)ndims * sizeof *dimids);
     memcpy(v->chunk, chunk, (size_t)ndims * sizeof *chunk);
-    meta_default_fill(xtype, v->fill);
+    convert_default_fill(xtype, v->fill);
     v->ny = ny;
     v->nx = nx;
     rc = mask_describe_ncid(g, maskid, name, &v->mask);
@@ -1539,7 +1415,7 @@ static int var_lazy(const char *name, int g, int maskid, int format,
     *out = v;
     return RASTER_OK;
 fail:
-    meta_var_free(v);
+    var_free(v);
     return rc;
 }
 
@@ -1561,7 +1437,7 @@ int meta_var_lean(raster_file *f, const meta_desc *d, raster_mask **mask,
     v->format = d->format;
     v->grpid = v->parent = v->varid = -1;
     v->xtype = d->xtype;
-    v->elem = meta_type_size(d->xtype);
+    v->elem = convert_type_size(d->xtype);
     v->ndims = d->ndims;
     memcpy(v->dimids, d->dimids, (size_t)d->ndims * sizeof *d->dimids);
     memcpy(v->chunk, d->chunk, (size_t)d->ndims * sizeof *d->chunk);
@@ -1583,7 +1459,7 @@ int meta_var_lean(raster_file *f, const meta_desc *d, raster_mask **mask,
     *out = v;
     return RASTER_OK;
 fail:
-    meta_var_free(v);
+    var_free(v);
     return rc;
 }
 
@@ -1729,8 +1605,8 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
                     gy == 0 || gx == 0 ||
                     chunk[ndims - 2] > gy || chunk[ndims - 1] > gx ||
                     gy > UINT32_MAX || gx > UINT32_MAX ||
-                    meta_dim_unlimited(g, dimids[ndims - 2]) ||
-                    meta_dim_unlimited(g, dimids[ndims - 1]),
+                    var_nc_dim_unlimited(g, dimids[ndims - 2]) ||
+                    var_nc_dim_unlimited(g, dimids[ndims - 1]),
                     RASTER_EFORMAT, "%s: stored mask does not match the "
                     "variable's grid or tile, or the grid is unlimited",
                     name);
@@ -1834,7 +1710,7 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
     *out = v;
     return RASTER_OK;
 fail:
-    meta_var_free(v);
+    var_free(v);
     return rc;
 }
 

@@ -95,9 +95,6 @@ int meta_store_region(const raster_var *v, size_t s, int varid);
 /* Sets (1) or clears (0) the completeness marker. */
 int meta_mark_complete(raster_var *v, int complete);
 
-/* 1 when dimension `dimid`, seen from group `grpid`, is unlimited. */
-int meta_dim_unlimited(int grpid, int dimid);
-
 /* 1 when group `grpid` holds a raster variable. */
 int meta_is_raster_group(int grpid);
 
@@ -107,16 +104,5 @@ int meta_is_abandoned_group(int grpid);
 /* Records the current names of v's dimensions in its raster_dims (after a
  * rename: the ids are what readers use, the names follow them). */
 int meta_store_dim_names(raster_var *v);
-
-void meta_var_free(raster_var *v);
-
-/* Frees every variable of a file's list and empties it. */
-void meta_vars_free(raster_var **list);
-
-/* Bytes of one value of a numeric netCDF type, 0 for others. */
-size_t meta_type_size(int xtype);
-
-/* netCDF's default fill value of numeric type xtype, into out[8]. */
-void meta_default_fill(int xtype, unsigned char *out);
 
 #endif

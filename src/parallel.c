@@ -99,7 +99,7 @@ static par_var *var_state(raster_var *v)
     pv->v = v;
     pv->access = NC_INDEPENDENT;
     for (int d = 0; d < var_nouter(v); d++)
-        if (meta_dim_unlimited(v->grpid, v->dimids[d]))
+        if (var_nc_dim_unlimited(v->grpid, v->dimids[d]))
             pv->unlim[pv->nunlim++] = d;
     /* 0 is a lower bound of every extent: a store not known to be long
      * enough is grown by a collective call, which is harmless when it

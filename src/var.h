@@ -193,7 +193,7 @@ int file_locks_init(raster_file *f);
 void file_locks_destroy(raster_file *f);
 
 /* Opens netCDF on a file opened lean and binds its variables' netCDF ids
- * (api.c); RASTER_OK at once for any other file. Every path that calls
+ * (ncbind.c); RASTER_OK at once for any other file. Every path that calls
  * netCDF on a variable's ids goes through it first. */
 int file_netcdf(raster_file *f);
 
@@ -205,5 +205,13 @@ int var_outer_shape(const raster_var *v, size_t *shape);
 
 /* Number of outer dimensions. */
 static inline int var_nouter(const raster_var *v) { return v->ndims - 2; }
+
+/* 1 when dimension `dimid`, seen from group `grpid`, is unlimited. */
+int var_nc_dim_unlimited(int grpid, int dimid);
+
+void var_free(raster_var *v);
+
+/* Frees every variable of a file's list and empties it. */
+void var_list_free(raster_var **list);
 
 #endif
