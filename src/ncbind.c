@@ -1,0 +1,128 @@
+/*
+ * ncbind.c - netCDF ids for a file opened through HDF5 alone (lean.c).
+ *
+ * A lean open reads and checks raster's tables through HDF5 and leaves
+ * netCDF closed. A call that needs netCDF (a read of a store HDF5 cannot
+ * hand to pread, the full check of the tables, a write of attributes, a
+ * program's ncid) opens it here and finds each variable's objects by the
+ * names the lean open found them under. The file must be the one the
+ * lean open read: its descriptor's identity (device, inode, size,
+ * modification time) is checked first, so the names lead to the same
+ * objects; every id is found before any is set.
+ */
+#include <netcdf.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "error.h"
+#include "fileio.h"
+#include "integrity.h"
+#include "var.h"
+
+/* The netCDF ids of one variable, found before any is set. */
+typedef struct ids {
+    int grpid, parent, varid, maskvar;
+    int *store_grp, *store_var;
+} ids;
+
+static int find_ids(int ncid, const raster_var *v, ids *out)
+{
+    int st = nc_inq_grp_full_ncid(ncid, v->h5path, &out->grpid);
+    if (st == NC_NOERR)
+        st = nc_inq_grp_parent(out->grpid, &out->parent);
+    if (st == NC_NOERR)
+        st = nc_inq_varid(out->parent, v->name, &out->varid);
+    if (st == NC_NOERR)
+        st = nc_inq_varid(out->grpid, "mask", &out->maskvar);
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_EFORMAT, st, "%s: %s: netCDF does not "
+                              "see what HDF5 saw (%s)", v->file->path,
+                              v->name, nc_strerror(st));
+    for (size_t s = 0; s <= v->nregions; s++) {
+        out->store_grp[s] = out->store_var[s] = -1;
+        /* format 4: one store, Mixed_Chunks, for every region */
+        if (s < v->nregions && v->format >= 4)
+            continue;
+        char rel[48];
+        fileio_store_path(v, s, rel, sizeof rel);
+        *strchr(rel, '/') = '\0';
+        st = nc_inq_grp_ncid(out->grpid, rel, &out->store_grp[s]);
+        if (st == NC_NOERR && v->store_cells[s] > 0)
+            st = nc_inq_varid(out->store_grp[s], "data", &out->store_var[s]);
+        if (st != NC_NOERR)
+            return raster_fail_nc(RASTER_EFORMAT, st, "%s: %s: store %zu: "
+                                  "netCDF does not see what HDF5 saw (%s)",
+                                  v->file->path, v->name, s,
+                                  nc_strerror(st));
+    }
+    return RASTER_OK;
+}
+
+/* Opens netCDF on lean file f and sets every variable's ids. Readers on
+ * other threads keep the HDF5 handle and fd they use; f->lean is cleared
+ * last. */
+static int bind_netcdf(raster_file *f)
+{
+    int rc = file_unchanged(f);
+    if (rc)
+        return rc;
+    size_t n = 0, cells = 0;
+    for (raster_var *v = f->vars; v; v = v->next) {
+        n++;
+        cells += v->nregions + 1;
+    }
+    ids *all = raster_calloc(n ? n : 1, sizeof *all);
+    int *stores = raster_reallocarray(NULL, 2 * (cells ? cells : 1),
+                                      sizeof *stores);
+    if (!all || !stores) {
+        raster_free(all);
+        raster_free(stores);
+        return raster_fail(RASTER_ENOMEM, "out of memory opening %s",
+                           f->path);
+    }
+    int ncid, st = nc_open(f->path, NC_NOWRITE, &ncid);
+    if (st != NC_NOERR)
+        rc = raster_fail_nc(RASTER_ENETCDF, st, "opening %s: %s", f->path,
+                            nc_strerror(st));
+    size_t i = 0, at = 0;
+    for (raster_var *v = f->vars; rc == RASTER_OK && v; v = v->next, i++) {
+        all[i].store_grp = stores + at;
+        all[i].store_var = stores + cells + at;
+        at += v->nregions + 1;
+        rc = find_ids(ncid, v, &all[i]);
+    }
+    i = 0;
+    for (raster_var *v = f->vars; rc == RASTER_OK && v; v = v->next, i++) {
+        memcpy(v->store_grp, all[i].store_grp,
+               (v->nregions + 1) * sizeof *v->store_grp);
+        memcpy(v->store_var, all[i].store_var,
+               (v->nregions + 1) * sizeof *v->store_var);
+        v->grpid = all[i].grpid;
+        v->parent = all[i].parent;
+        v->varid = all[i].varid;
+        mask_bind_source(v->mask, all[i].grpid, all[i].maskvar);
+    }
+    raster_free(all);
+    raster_free(stores);
+    if (rc) {
+        if (st == NC_NOERR)
+            raster_nc_close(ncid);
+        return rc;
+    }
+    f->ncid = ncid;
+    atomic_store_explicit(&f->lean, 0, memory_order_release);
+    return RASTER_OK;
+}
+int file_netcdf(raster_file *f)
+{
+    if (!f || !atomic_load_explicit(&f->lean, memory_order_acquire))
+        return RASTER_OK;
+    pthread_mutex_lock(&f->lean_lock);
+    int rc = atomic_load_explicit(&f->lean, memory_order_relaxed)
+                 ? bind_netcdf(f)
+                 : RASTER_OK;
+    pthread_mutex_unlock(&f->lean_lock);
+    return rc;
+}
