@@ -19,7 +19,7 @@
 #include "index.h"
 #include "integrity.h"
 #include "meta.h"
-#include "parallel.h"
+#include "parwrite.h"
 #include "placeholder.h"
 #include "regions.h"
 #include "lean.h"

@@ -29,7 +29,6 @@
 #include "index.h"
 #include "integrity.h"
 #include "mask.h"
-#include "parallel.h"
 #include "placeholder.h"
 #include "regions.h"
 #include "tiles.h"
@@ -1128,11 +1127,9 @@ done:
 int meta_materialize(raster_var *v)
 {
     int varid, st;
-#ifdef RASTER_MPI
     /* collective in a parallel file: done by every rank at raster_close */
-    if (!par_may_materialize(v->file))
+    if (v->file->tables_at_close)
         return RASTER_OK;
-#endif
     if ((st = nc_inq_varid(v->grpid, "mask", &varid)) != NC_NOERR)
         return meta_ncfail(st, "finding the mask of", v->name);
     if ((st = nc_put_var_int(v->grpid, varid, v->mask->values)) != NC_NOERR)

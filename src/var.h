@@ -165,6 +165,9 @@ struct raster_file {
     raster_var *vars;
     struct raster_file *next_attached; /* registry of raster_attach() */
     struct raster_par *par; /* MPI state (parallel.c); NULL when serial */
+    int tables_at_close; /* a parallel file: the mask and index tables are
+                            written collectively, by every rank, at
+                            raster_close (meta_materialize waits) */
 };
 
 /* 1 when f (v) is a handle that has not been closed, as far as its tag
