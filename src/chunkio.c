@@ -35,7 +35,6 @@
 #include "fileio.h"
 #include "integrity.h"
 #include "meta.h"
-#include "regions.h"
 
 /* Largest hole (in bytes) read through rather than split around. */
 #define GAP_BYTES 4096

@@ -10,7 +10,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "alloc.h"
 #include "error.h"
 #include "mask.h"
 

@@ -26,12 +26,10 @@
 #include "convert.h"
 #include "error.h"
 #include "fileio.h"
-#include "index.h"
 #include "integrity.h"
 #include "mask.h"
 #include "placeholder.h"
 #include "regions.h"
-#include "tiles.h"
 
 #define CHUNK_FIELDS 8 /* chunk_id y0 x0 h w mixed offset cells */
 #define MIXED_FIELDS 5 /* chunk_id y0 x0 h w */

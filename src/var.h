@@ -1,7 +1,8 @@
 /*
  * var.h - internal state of an open raster file and of its reorganised
  * variables, shared by the Metadata Handler (meta.c), the Chunk Data Handler
- * (chunkio.c) and the public API (api.c).
+ * (chunkio.c) and the public API (file.c, variable.c, hyperslab.c,
+ * region.c).
  */
 #ifndef RASTER_VAR_H
 #define RASTER_VAR_H
@@ -68,7 +69,7 @@ typedef struct region_info {
  * after close most often gets RASTER_EINVAL instead of a crash. Best
  * effort only (freed memory may be reused); raster_close and
  * raster_abandon check a registry of live files instead, without reading
- * the handle (api.c). */
+ * the handle (file.c). */
 #define FILE_MAGIC 0x52535446u /* "RSTF" */
 #define VAR_MAGIC 0x52535456u  /* "RSTV" */
 #define DEAD_MAGIC 0xdeadbeefu
@@ -136,7 +137,7 @@ struct raster_var {
 
 struct raster_file {
     uint32_t magic;   /* FILE_MAGIC while open */
-    struct raster_file *next_live; /* the registry of open files (api.c) */
+    struct raster_file *next_live; /* the registry of open files (file.c) */
     int ncid;         /* -1 while `lean` */
     /* opened read-only through HDF5 alone (src/lean.c): netCDF is opened,
      * and the variables' netCDF ids bound, by file_netcdf() when a call

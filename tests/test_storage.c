@@ -1,6 +1,6 @@
 /*
  * test_storage.c - round trips of the region storage core (src/meta.c,
- * src/chunkio.c, src/layout.c, src/api.c) that assert real values.
+ * src/chunkio.c, src/layout.c, src/file.c, src/hyperslab.c, src/region.c) that assert real values.
  *
  * Every case keeps an in-memory reference of the whole variable (the fill
  * value where nothing was written) and writes each hyperslab both through

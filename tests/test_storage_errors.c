@@ -609,7 +609,7 @@ static void test_adopt_written_var(void **state)
     }
     RS(raster_close(f));
     unlink(path);
-    /* Regression (fixed): src/api.c raster_adopt_var() never checks that the variable was
+    /* Regression (fixed): src/variable.c raster_adopt_var() never checks that the variable was
      * never written (include/raster.h requires it, as it requires the
      * checked type, rank and grid): a written variable is adopted with
      * RASTER_OK, and from then on raster reads fill values where plain
@@ -826,7 +826,7 @@ static void test_two_groups_one_placeholder(void **state)
         snprintf(msg[mode], sizeof msg[mode], "%s", raster_errmsg());
     }
     unlink(path);
-    /* Regression (fixed): src/meta.c meta_load() / src/api.c scan_groups() never check
+    /* Regression (fixed): src/meta.c meta_load() / src/file.c scan_groups() never check
      * that a placeholder is claimed by one storage group only: the file
      * opens with two raster variables named "a" (raster_var_find and
      * raster_var_by_varid see the first only), b's placeholder is left
@@ -957,7 +957,7 @@ static void test_put_unlimited_wraps(void **state)
     for (int i = 0; i < 2; i++) {
         assert_true(codes[i] != RASTER_OK);
         assert_true(msgs[i][0] != '\0');
-        /* Regression (fixed): src/api.c check_box() skips every check of an unlimited
+        /* Regression (fixed): src/variable.c var_check_box() skips every check of an unlimited
          * dimension for writes, so start + count wrapping around size_t
          * reaches netCDF, which fails with an HDF error (RASTER_ENETCDF)
          * after having set the dimension's length to the wrapped end
@@ -999,7 +999,7 @@ static void test_stride_overflow(void **state)
     make_raster_file(path, 0);
     int rc = in_child("get with count * stride overflowing", huge_stride_child,
                       path);
-    /* Regression (fixed): src/api.c check_box(): `last = start + (count - 1) * step` can
+    /* Regression (fixed): src/variable.c var_check_box(): `last = start + (count - 1) * step` can
      * wrap to a small value (count = SIZE_MAX/2 + 2, step 2 gives last ==
      * start), passing the range check; hyperslab_pieces() then walks rows
      * far past the grid (lay->row_seg[y] out of bounds). */
@@ -1052,11 +1052,11 @@ static void test_unlimited_grid_dimension(void **state)
     tmpdir_path(path, sizeof path, "unlimgrid.nc");
     int rc = in_child("unlimited grid dimension", unlimited_grid_child, path);
     unlink(path);
-    /* Regression (fixed): src/api.c raster_def_var() accepts an unlimited grid dimension;
+    /* Regression (fixed): src/variable.c raster_def_var() accepts an unlimited grid dimension;
      * when another variable grows it past the mask, check_box() (which
      * takes the limit from the dimension's current length) lets a read of
      * row NY+2 through, and hyperslab_pieces() reads lay->row_seg[y] past
-     * its ny + 1 entries (heap-buffer-overflow, api.c:409). */
+     * its ny + 1 entries (heap-buffer-overflow). */
     assert_int_equal(rc, RASTER_EINVAL);
 }
 
@@ -1106,7 +1106,7 @@ static void test_late_fill_value(void **state)
     RS(raster_region_read(v, &id, 1, NULL, NULL, RASTER_LAYOUT_FULL, full));
     RS(raster_close(f));
     unlink(path);
-    /* Regression (fixed): src/api.c raster_var_put_att(): a _FillValue after data is
+    /* Regression (fixed): src/variable.c raster_var_put_att(): a _FillValue after data is
      * first written to the attribute carrier (which netCDF accepts, it was
      * never written to) and copied into v->fill, and only then refused by
      * the stores (NC_ELATEFILL); the failed call leaves the file claiming
@@ -1452,7 +1452,7 @@ static void test_writer_died_unsynced(void **state)
             changed += got[i] != big_value(i);
         free(got);
         RS(raster_close(f));
-        /* Regression (fixed): src/api.c var_io(): the first write after raster_open(...,
+        /* Regression (fixed): src/hyperslab.c var_io(): the first write after raster_open(...,
          * RASTER_WRITE) clears the completeness marker only in HDF5's
          * metadata cache (meta_mark_complete(v, 0) without nc_sync) while
          * large data writes go straight to disk; a writer that dies leaves

@@ -1,0 +1,465 @@
+/*
+ * file.c - the life cycle of an open raster file: create, open (lean or
+ * through netCDF), attach to a program's ncid, close and abandon; the
+ * registries of live and attached files; finding a file's variables.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "chunkio.h"
+#include "error.h"
+#include "fileio.h"
+#include "integrity.h"
+#include "lean.h"
+#include "meta.h"
+#include "parwrite.h"
+#include "placeholder.h"
+#include "var.h"
+
+static int scan_groups(raster_file *f, int g)
+{
+    int n, st, rc;
+    if ((st = nc_inq_grps(g, &n, NULL)) != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "listing groups: %s",
+                              nc_strerror(st));
+    if (n == 0)
+        return RASTER_OK;
+    int *ids = raster_reallocarray(NULL, (size_t)n, sizeof *ids);
+    RETURN_ERROR_IF(!ids, RASTER_ENOMEM, "out of memory listing groups");
+    rc = nc_inq_grps(g, NULL, ids) == NC_NOERR ? RASTER_OK
+         : raster_fail(RASTER_ENETCDF, "listing groups");
+    for (int i = 0; i < n && rc == RASTER_OK; i++) {
+        if (meta_is_raster_group(ids[i])) {
+            raster_var *v;
+            rc = meta_load(f, ids[i], 1, &v);
+            if (rc == RASTER_OK &&
+                raster_var_by_varid(f, v->parent, v->varid)) {
+                rc = raster_fail(RASTER_EFORMAT, "two storage groups claim "
+                                 "variable %s", v->name);
+                var_free(v);
+            } else if (rc == RASTER_OK) {
+                /* keep file order: append */
+                raster_var **tail = &f->vars;
+                while (*tail)
+                    tail = &(*tail)->next;
+                *tail = v;
+            }
+        } else if (!meta_is_abandoned_group(ids[i])) {
+            rc = scan_groups(f, ids[i]);
+        }
+    }
+    raster_free(ids);
+    return rc;
+}
+
+/* Files attached to an ncid, so that a program using the region-read API
+ * finds the state the shim (or another part of it) attached. */
+static pthread_mutex_t attached_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static raster_file *attached;
+
+static void attached_remove(raster_file *f)
+{
+    pthread_mutex_lock(&attached_lock);
+    for (raster_file **p = &attached; *p; p = &(*p)->next_attached) {
+        if (*p == f) {
+            *p = f->next_attached;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&attached_lock);
+}
+
+raster_file *raster_file_for_ncid(int ncid)
+{
+    pthread_mutex_lock(&attached_lock);
+    raster_file *f = attached;
+    while (f && (f->ncid & ~0xffff) != (ncid & ~0xffff))
+        f = f->next_attached;
+    pthread_mutex_unlock(&attached_lock);
+    return f;
+}
+
+/* Open files (issue #27): raster_close and raster_abandon take their
+ * handle out of this set first and refuse one that is not in it, so a
+ * file closed twice gets RASTER_EINVAL, not a double free. Only the
+ * pointer is compared, never read: no use after free either. Best effort:
+ * a new file may get a closed one's address (include/raster.h). */
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static raster_file *live;
+
+static void live_add(raster_file *f)
+{
+    pthread_mutex_lock(&live_lock);
+    f->next_live = live;
+    live = f;
+    pthread_mutex_unlock(&live_lock);
+}
+
+/* 1 when f was open (it no longer is registered), 0 when it was not. */
+static int live_take(const raster_file *f)
+{
+    int found = 0;
+    pthread_mutex_lock(&live_lock);
+    for (raster_file **p = &live; *p; p = &(*p)->next_live) {
+        if (*p == f) {
+            *p = f->next_live;
+            found = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&live_lock);
+    return found;
+}
+
+static void file_free(raster_file *f)
+{
+    live_take(f); /* a failed open's: not taken yet */
+    /* files opened in parallel are registered even when raster owns them */
+    attached_remove(f);
+#ifdef RASTER_MPI
+    par_free(f);
+#endif
+    var_list_free(&f->vars);
+    fileio_close(f);
+    file_locks_destroy(f);
+    raster_free(f->path);
+    f->magic = DEAD_MAGIC;
+    raster_free(f);
+}
+
+static int file_new(int ncid, int own, int writable, const char *path,
+                    raster_file **out)
+{
+    raster_file *f = raster_calloc(1, sizeof *f);
+    RETURN_ERROR_IF(!f, RASTER_ENOMEM, "out of memory opening a file");
+    if (file_locks_init(f) != 0) {
+        raster_free(f);
+        return raster_fail(RASTER_ENOMEM, "no mutex for a file");
+    }
+    f->magic = FILE_MAGIC;
+    f->ncid = ncid;
+    f->own_ncid = own;
+    f->writable = writable;
+    f->fd = -1;
+    f->h5 = -1;
+    f->write_format = meta_default_format;
+    if (path) {
+        f->path = raster_strdup(path);
+        if (!f->path) {
+            file_locks_destroy(f);
+            raster_free(f);
+            return raster_fail(RASTER_ENOMEM, "out of memory opening %s",
+                               path);
+        }
+    }
+    live_add(f);
+    *out = f;
+    return RASTER_OK;
+}
+
+int raster_create(const char *path, raster_file **out)
+{
+    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    *out = NULL;
+    RETURN_ERROR_IF(!path, RASTER_EINVAL, "file name is NULL");
+    int rc = raster_filter_register();
+    if (rc)
+        return rc;
+    int ncid, st = nc_create(path, NC_NETCDF4 | NC_CLOBBER, &ncid);
+    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "creating %s: %s",
+                       path, nc_strerror(st));
+    rc = file_new(ncid, 1, 1, path, out);
+    if (rc)
+        raster_nc_close(ncid);
+    return rc;
+}
+
+/* Loads the raster variables of an open file into f. */
+static int file_load(raster_file *f)
+{
+    int rc = scan_groups(f, f->ncid);
+    if (rc)
+        return rc;
+    /* without an fd the netCDF path serves every read; the stores' byte
+     * offsets are looked up when a read first touches a store */
+    if (!f->writable && f->path && f->vars) {
+        f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+        file_identity_record(f);
+    }
+    return RASTER_OK;
+}
+
+int raster_open(const char *path, int mode, raster_file **out)
+{
+    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    *out = NULL;
+    RETURN_ERROR_IF(!path, RASTER_EINVAL, "file name is NULL");
+    RETURN_ERROR_IF(mode != RASTER_READ && mode != RASTER_WRITE,
+                    RASTER_EINVAL, "mode %d is neither RASTER_READ nor "
+                    "RASTER_WRITE", mode);
+    /* before netCDF opens the file: it checks the placeholders' filter */
+    int rc = raster_filter_register();
+    if (rc)
+        return rc;
+    if (mode == RASTER_READ && getenv("RASTER_NO_LEAN") == NULL) {
+        /* through HDF5 alone when the file allows (lean.h); netCDF's own
+         * open otherwise, which also gives the errors */
+        raster_file *f;
+        rc = file_new(-1, 1, 0, path, &f);
+        if (rc)
+            return rc;
+        rc = lean_open(f);
+        if (rc == RASTER_OK) {
+            *out = f;
+            return RASTER_OK;
+        }
+        file_free(f);
+        if (rc == RASTER_ENOMEM)
+            return rc;
+    }
+    int ncid, st = nc_open(path, mode == RASTER_WRITE ? NC_WRITE : NC_NOWRITE,
+                           &ncid);
+    if (st != NC_NOERR)
+        return raster_fail_nc(st == ENOENT ? RASTER_ENOTFOUND
+                                           : RASTER_ENETCDF,
+                              st, "opening %s: %s", path, nc_strerror(st));
+    raster_file *f;
+    rc = file_new(ncid, 1, mode == RASTER_WRITE, path, &f);
+    if (rc) {
+        raster_nc_close(ncid);
+        return rc;
+    }
+    rc = file_load(f);
+    if (rc == RASTER_OK && mode == RASTER_READ && !f->vars)
+        rc = raster_fail(RASTER_EFORMAT, "%s holds no raster variable", path);
+    if (rc) {
+        raster_nc_close(ncid);
+        file_free(f);
+        return rc;
+    }
+    *out = f;
+    return RASTER_OK;
+}
+
+int raster_attach(int ncid, int writable, raster_file **out)
+{
+    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    *out = NULL;
+    size_t len;
+    char *path = NULL;
+    int fmt, mode = 0;
+    /* in-memory and diskless files have a name but no file behind it: no
+     * path, so no pread of whatever file bears that name */
+    int in_memory = nc_inq_format_extended(ncid, &fmt, &mode) != NC_NOERR ||
+                    (mode & (NC_INMEMORY | NC_DISKLESS)) != 0;
+    if (!in_memory && nc_inq_path(ncid, &len, NULL) == NC_NOERR) {
+        path = raster_malloc(len + 1);
+        RETURN_ERROR_IF(!path, RASTER_ENOMEM, "out of memory attaching");
+        if (nc_inq_path(ncid, &len, path) != NC_NOERR)
+            path[0] = '\0';
+        path[len] = '\0';
+    }
+    raster_file *f;
+    int rc = file_new(ncid, 0, writable, path && path[0] ? path : NULL, &f);
+    raster_free(path);
+    if (rc)
+        return rc;
+    rc = file_load(f);
+    if (rc) {
+        file_free(f);
+        return rc;
+    }
+    pthread_mutex_lock(&attached_lock);
+    f->next_attached = attached;
+    attached = f;
+    pthread_mutex_unlock(&attached_lock);
+    *out = f;
+    return RASTER_OK;
+}
+
+/* The placeholder of v at v's extent, so that every part of it a reader
+ * without raster can ask for holds the marker (placeholder.c). Parallel
+ * files keep it as netCDF made it: HDF5 extends a dataset only
+ * collectively there. */
+static int fit_placeholder(raster_var *v)
+{
+    if (v->file->par)
+        return RASTER_OK;
+    size_t len[RASTER_MAX_DIMS];
+    for (int i = 0; i < v->ndims; i++) {
+        int st = nc_inq_dimlen(v->parent, v->dimids[i], &len[i]);
+        if (st != NC_NOERR)
+            return raster_fail_nc(RASTER_ENETCDF, st, "%s: dimension %d: %s",
+                                  v->name, i, nc_strerror(st));
+    }
+    return placeholder_fit(fileio_dataset(v->file, v->parent, v->name),
+                           v->ndims, len, v->name);
+}
+
+int raster_close(raster_file *f)
+{
+    if (!f)
+        return RASTER_OK;
+    if (!live_take(f))
+        return raster_fail(RASTER_EINVAL, "raster_close: not an open raster "
+                           "file (closed already?)");
+    int rc = RASTER_OK;
+#ifdef RASTER_MPI
+    if (f->par) /* collective: tables, and the same flags on every rank */
+        rc = par_before_close(f);
+#endif
+    for (raster_var *v = f->vars; v; v = v->next) {
+        if (!v->materialized && rc == RASTER_OK)
+            rc = meta_materialize(v);
+    }
+    int dirty = 0;
+    for (raster_var *v = f->vars; v; v = v->next)
+        dirty |= v->dirty;
+    for (raster_var *v = f->vars; v && dirty && rc == RASTER_OK; v = v->next)
+        if (v->dirty)
+            rc = fit_placeholder(v);
+    if (dirty && rc == RASTER_OK) {
+        /* data first, then the markers, so a marker never precedes data */
+        int st = nc_sync(f->ncid);
+        if (st != NC_NOERR)
+            rc = raster_fail_nc(RASTER_ENETCDF, st, "flushing %s: %s",
+                                f->path ? f->path : "file", nc_strerror(st));
+        for (raster_var *v = f->vars; v && rc == RASTER_OK; v = v->next)
+            if (v->dirty)
+                rc = meta_mark_complete(v, 1);
+    }
+    fileio_close(f); /* raster's own HDF5 handle before netCDF's */
+    if (f->own_ncid && !f->lean) {
+        int st = raster_nc_close(f->ncid);
+        if (st != NC_NOERR && rc == RASTER_OK)
+            rc = raster_fail_nc(RASTER_ENETCDF, st, "closing %s: %s",
+                                f->path ? f->path : "file", nc_strerror(st));
+    }
+    file_free(f);
+    return rc;
+}
+
+int raster_file_ncid(const raster_file *f)
+{
+    if (!file_ok(f))
+        return -1;
+    return file_netcdf((raster_file *)f) == RASTER_OK ? f->ncid : -1;
+}
+
+int raster_set_threads(int n)
+{
+    RETURN_ERROR_IF(n < 0, RASTER_EINVAL, "thread count %d is negative", n);
+    chunkio_set_threads(n);
+    return RASTER_OK;
+}
+
+int raster_file_set_format(raster_file *f, int version)
+{
+    RETURN_ERROR_IF(!file_ok(f) || !f->writable, RASTER_EINVAL,
+                    "raster_file_set_format needs a file open for writing");
+    RETURN_ERROR_IF(version < RASTER_FORMAT_OLDEST_WRITTEN ||
+                    version > RASTER_FORMAT_VERSION, RASTER_EUNSUPPORTED,
+                    "raster writes format versions %d to %d, not %d",
+                    RASTER_FORMAT_OLDEST_WRITTEN, RASTER_FORMAT_VERSION,
+                    version);
+    f->write_format = version;
+    return RASTER_OK;
+}
+
+size_t raster_file_nvars(const raster_file *f)
+{
+    size_t n = 0;
+    for (raster_var *v = file_ok(f) ? f->vars : NULL; v; v = v->next)
+        n++;
+    return n;
+}
+
+raster_var *raster_file_var(const raster_file *f, size_t i)
+{
+    raster_var *v = file_ok(f) ? f->vars : NULL;
+    while (v && i--)
+        v = v->next;
+    return v;
+}
+
+int raster_var_find(const raster_file *f, const char *name, raster_var **out)
+{
+    RETURN_ERROR_IF(!f || !name || !out, RASTER_EINVAL, "NULL argument");
+    RETURN_ERROR_IF(!file_ok(f), RASTER_EINVAL, "not an open raster file");
+    for (raster_var *v = f->vars; v; v = v->next) {
+        if (strcmp(v->name, name) == 0) {
+            *out = v;
+            return RASTER_OK;
+        }
+    }
+    *out = NULL;
+    return raster_fail(RASTER_ENOTFOUND, "no raster variable '%s' in %s",
+                       name, f->path ? f->path : "the file");
+}
+
+raster_var *raster_var_by_varid(const raster_file *f, int parent, int varid)
+{
+    if (!file_ok(f) || file_netcdf((raster_file *)f) != RASTER_OK)
+        return NULL;
+    for (raster_var *v = f ? f->vars : NULL; v; v = v->next)
+        if (v->parent == parent && v->varid == varid)
+            return v;
+    return NULL;
+}
+
+int raster_is_raster_group(int grpid)
+{
+    return meta_is_raster_group(grpid) || meta_is_abandoned_group(grpid);
+}
+
+int raster_abandon(raster_file *f)
+{
+    if (!f)
+        return RASTER_OK;
+    if (!live_take(f))
+        return raster_fail(RASTER_EINVAL, "raster_abandon: not an open "
+                           "raster file (closed already?)");
+    int rc = RASTER_OK;
+    if (f->own_ncid && !f->lean) {
+        int st = nc_abort(f->ncid);
+        if (st != NC_NOERR)
+            rc = raster_fail_nc(RASTER_ENETCDF, st, "abandoning %s: %s",
+                                f->path ? f->path : "file", nc_strerror(st));
+    }
+    file_free(f);
+    return rc;
+}
+
+int raster_free_name(int grpid, const char *name)
+{
+    RETURN_ERROR_IF(!name, RASTER_EINVAL, "NULL name");
+    int g;
+    if (nc_inq_grp_ncid(grpid, name, &g) != NC_NOERR ||
+        !raster_is_raster_group(g))
+        return RASTER_OK;
+    /* readers find storage groups by their attributes, never by name */
+    for (int i = 1; i < 10000; i++) {
+        char alias[NC_MAX_NAME + 1];
+        int other;
+        snprintf(alias, sizeof alias, "%.*s_%d", NC_MAX_NAME - 6, name, i);
+        if (nc_inq_grp_ncid(grpid, alias, &other) == NC_NOERR ||
+            nc_inq_varid(grpid, alias, &other) == NC_NOERR ||
+            nc_inq_typeid(grpid, alias, &other) == NC_NOERR)
+            continue;
+        int st = nc_rename_grp(g, alias);
+        RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "moving "
+                           "raster's group %s to %s: %s", name, alias,
+                           nc_strerror(st));
+        return RASTER_OK;
+    }
+    return raster_fail(RASTER_EINVAL, "%s: no free name to move raster's "
+                       "group to", name);
+}

@@ -1,0 +1,333 @@
+/*
+ * variable.c - a raster variable as the public API shows it: defining
+ * (new or adopting a never-written netCDF variable), renaming, attributes,
+ * its description (dimensions, mesh, mask) and the check of a box of it.
+ */
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "convert.h"
+#include "error.h"
+#include "fileio.h"
+#include "meta.h"
+#include "var.h"
+#include "variable.h"
+
+#define DEFAULT_TILE 50
+
+/* Largest index a write may reach along an unlimited dimension: far beyond
+ * any real file, and small enough that index arithmetic cannot wrap. */
+#define MAX_RECORD_INDEX ((size_t)1 << 48)
+
+/* raster_def_var() and raster_adopt_var(): varid -1 creates the
+ * placeholder variable, >= 0 adopts it. */
+static int define(raster_file *f, int parent, int varid, const char *name,
+                  int xtype, int ndims, const int *dimids, const size_t *chunk,
+                  const raster_mask *mask, raster_var **out)
+{
+    RETURN_ERROR_IF(!f->writable, RASTER_EINVAL, "file is read-only");
+    RETURN_ERROR_IF(convert_type_size(xtype) == 0, RASTER_EINVAL,
+                    "type %d of %s is not a netCDF numeric type", xtype, name);
+    RETURN_ERROR_IF(ndims < 2 || ndims > RASTER_MAX_DIMS, RASTER_EINVAL,
+                    "%s has %d dimensions: raster needs 2 to %d", name, ndims,
+                    RASTER_MAX_DIMS);
+    size_t len[RASTER_MAX_DIMS], ch[RASTER_MAX_DIMS];
+    for (int i = 0; i < ndims; i++) {
+        int st = nc_inq_dimlen(parent, dimids[i], &len[i]);
+        RETURN_ERROR_IF(st != NC_NOERR, RASTER_EINVAL, "%s: dimension id "
+                        "%d: %s", name, dimids[i], nc_strerror(st));
+    }
+    size_t ny = len[ndims - 2], nx = len[ndims - 1];
+    RETURN_ERROR_IF(var_nc_dim_unlimited(parent, dimids[ndims - 2]) ||
+                    var_nc_dim_unlimited(parent, dimids[ndims - 1]),
+                    RASTER_EINVAL, "%s: a grid dimension is unlimited; the "
+                    "mask fixes the grid", name);
+    RETURN_ERROR_IF(ny != mask->ny || nx != mask->nx, RASTER_EMASK,
+                    "mask is %zu x %zu but the grid of %s is %zu x %zu",
+                    mask->ny, mask->nx, name, ny, nx);
+    for (int i = 0; i < ndims; i++) {
+        if (chunk) {
+            ch[i] = chunk[i];
+        } else if (i < ndims - 2) {
+            ch[i] = 1;
+        } else {
+            ch[i] = len[i] < DEFAULT_TILE ? len[i] : DEFAULT_TILE;
+        }
+        RETURN_ERROR_IF(ch[i] == 0, RASTER_EINVAL, "%s: chunk size %d is 0",
+                        name, i);
+    }
+    RETURN_ERROR_IF(ch[ndims - 2] > ny || ch[ndims - 1] > nx, RASTER_EINVAL,
+                    "%s: tile %zu x %zu is larger than the grid %zu x %zu",
+                    name, ch[ndims - 2], ch[ndims - 1], ny, nx);
+    /* the placeholder is chunked so (fixed dimensions clipped): HDF5 takes
+     * chunks below 4 GiB only; checked before anything is created */
+    double chunk_bytes = (double)convert_type_size(xtype);
+    for (int i = 0; i < ndims; i++) {
+        int unlim = var_nc_dim_unlimited(parent, dimids[i]);
+        chunk_bytes *= (double)(unlim || ch[i] <= len[i] ? ch[i] : len[i]);
+    }
+    RETURN_ERROR_IF(chunk_bytes >= 4294967296.0, RASTER_EINVAL,
+                    "%s: base chunk of %.0f bytes is larger than HDF5's "
+                    "4 GiB chunk limit", name, chunk_bytes);
+    raster_var *v;
+    int rc = meta_define(f, parent, varid, name, xtype, ndims, dimids, ch,
+                         mask, &v);
+    if (rc)
+        return rc;
+    raster_var **tail = &f->vars;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = v;
+    *out = v;
+    return RASTER_OK;
+}
+
+int raster_def_var(raster_file *f, int parent, const char *name, int xtype,
+                   int ndims, const int *dimids, const size_t *chunk,
+                   const raster_mask *mask, raster_var **out)
+{
+    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    *out = NULL;
+    RETURN_ERROR_IF(!f || !name || !dimids || !mask, RASTER_EINVAL,
+                    "NULL argument");
+    RETURN_ERROR_IF(!file_ok(f), RASTER_EINVAL, "not an open raster file");
+    int other;
+    RETURN_ERROR_IF(nc_inq_varid(parent, name, &other) == NC_NOERR ||
+                    nc_inq_grp_ncid(parent, name, &other) == NC_NOERR,
+                    RASTER_EINVAL, "name %s is already in use", name);
+    return define(f, parent, -1, name, xtype, ndims, dimids, chunk, mask,
+                  out);
+}
+
+int raster_adopt_var(raster_file *f, int parent, int varid,
+                     const size_t *chunk, const raster_mask *mask,
+                     raster_var **out)
+{
+    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    *out = NULL;
+    RETURN_ERROR_IF(!f || !mask, RASTER_EINVAL, "NULL argument");
+    RETURN_ERROR_IF(!file_ok(f), RASTER_EINVAL, "not an open raster file");
+    char name[NC_MAX_NAME + 1];
+    int xtype, ndims, dimids[NC_MAX_VAR_DIMS];
+    int st = nc_inq_varndims(parent, varid, &ndims);
+    RETURN_ERROR_IF(st != NC_NOERR, RASTER_EINVAL, "variable %d: %s", varid,
+                    nc_strerror(st));
+    RETURN_ERROR_IF(ndims < 2 || ndims > RASTER_MAX_DIMS, RASTER_EINVAL,
+                    "variable %d has %d dimensions: raster needs 2 to %d",
+                    varid, ndims, RASTER_MAX_DIMS);
+    st = nc_inq_var(parent, varid, name, &xtype, NULL, dimids, NULL);
+    RETURN_ERROR_IF(st != NC_NOERR, RASTER_EINVAL, "variable %d: %s", varid,
+                    nc_strerror(st));
+    RETURN_ERROR_IF(raster_var_by_varid(f, parent, varid) != NULL,
+                    RASTER_EINVAL, "%s is a raster variable already", name);
+    RETURN_ERROR_IF(fileio_has_data(parent, name) == 1, RASTER_EINVAL,
+                    "%s holds data already; raster takes only variables "
+                    "never written", name);
+    return define(f, parent, varid, name, xtype, ndims, dimids, chunk, mask,
+                  out);
+}
+
+int raster_var_rename(raster_var *v, const char *name)
+{
+    RETURN_ERROR_IF(!var_ok(v) || !name || !*name, RASTER_EINVAL,
+                    "NULL argument or a closed file's variable");
+    RETURN_ERROR_IF(!v->file->writable, RASTER_EINVAL, "%s: file is "
+                    "read-only", v->name);
+    char *copy = raster_strdup(name);
+    RETURN_ERROR_IF(!copy, RASTER_ENOMEM, "out of memory renaming %s",
+                    v->name);
+    /* the placeholder first: netCDF checks the new name */
+    int st = nc_rename_var(v->parent, v->varid, name);
+    if (st == NC_NOERR)
+        st = nc_put_att_text(v->grpid, NC_GLOBAL, ATT_VARIABLE, strlen(name),
+                             name);
+    if (st != NC_NOERR) {
+        raster_free(copy);
+        return raster_fail_nc(RASTER_ENETCDF, st, "renaming %s to %s: %s",
+                              v->name, name, nc_strerror(st));
+    }
+    raster_free(v->name);
+    v->name = copy;
+    return RASTER_OK;
+}
+
+int raster_rename_dim(raster_file *f, int ncid, int dimid, const char *name)
+{
+    RETURN_ERROR_IF(!file_ok(f) || !name || !*name, RASTER_EINVAL,
+                    "NULL argument or a closed file");
+    RETURN_ERROR_IF(!f->writable, RASTER_EINVAL, "renaming a dimension: "
+                    "file is read-only");
+    /* renamed already (the shim renames first, as netCDF would) */
+    char now[NC_MAX_NAME + 1];
+    int st = nc_inq_dimname(ncid, dimid, now);
+    if (st == NC_NOERR && strcmp(now, name) != 0)
+        st = nc_rename_dim(ncid, dimid, name);
+    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "renaming "
+                       "dimension %d to %s: %s", dimid, name,
+                       nc_strerror(st));
+    /* the ids are what readers use; the names follow them (FORMAT.md) */
+    for (raster_var *v = f->vars; v; v = v->next) {
+        int uses = 0;
+        for (int i = 0; i < v->ndims; i++)
+            uses |= v->dimids[i] == dimid;
+        int rc = uses ? meta_store_dim_names(v) : RASTER_OK;
+        if (rc)
+            return rc;
+    }
+    return RASTER_OK;
+}
+
+int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,
+                       const void *value)
+{
+    RETURN_ERROR_IF(!var_ok(v) || !name, RASTER_EINVAL,
+                    "NULL argument or a closed file's variable");
+    int rc = file_netcdf(v->file);
+    if (rc)
+        return rc;
+    int is_fill = strcmp(name, "_FillValue") == 0;
+    RETURN_ERROR_IF(is_fill && (xtype != v->xtype || len != 1),
+                    RASTER_EINVAL, "%s: _FillValue must be one value of the "
+                    "variable's type", v->name);
+    int st;
+    /* A fill value goes to the stores first: they refuse it once they hold
+     * data, and then the variable must keep its old one. */
+    for (size_t s = 0; is_fill && s <= v->nregions; s++) {
+        if (v->store_var[s] < 0)
+            continue;
+        st = nc_put_att(v->store_grp[s], v->store_var[s], "_FillValue",
+                        xtype, 1, value);
+        RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st,
+                           "%s: fill value: %s", v->name, nc_strerror(st));
+    }
+    st = nc_put_att(v->parent, v->varid, name, xtype, len, value);
+    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st,
+                       "%s: attribute %s: %s", v->name, name,
+                       nc_strerror(st));
+    if (is_fill)
+        memcpy(v->fill, value, v->elem);
+    return RASTER_OK;
+}
+
+void raster_var_attributes(const raster_var *v, int *grpid, int *varid)
+{
+    int ok = file_netcdf(v->file) == RASTER_OK;
+    if (grpid) *grpid = ok ? v->parent : -1;
+    if (varid) *varid = ok ? v->varid : -1;
+}
+
+const char *raster_var_name(const raster_var *v) { return v->name; }
+
+int raster_var_type(const raster_var *v) { return v->xtype; }
+
+int raster_var_ndims(const raster_var *v) { return v->ndims; }
+
+int raster_var_varid(const raster_var *v)
+{
+    return file_netcdf(v->file) == RASTER_OK ? v->varid : -1;
+}
+
+int raster_var_parent(const raster_var *v)
+{
+    return file_netcdf(v->file) == RASTER_OK ? v->parent : -1;
+}
+
+const raster_mesh *raster_var_mesh(const raster_var *v)
+{
+    /* read-only files load without a mesh: build it on first request */
+    if (!v || meta_ensure_layout((raster_var *)v) != RASTER_OK)
+        return NULL;
+    return v->mesh;
+}
+
+const raster_mask *raster_var_mask(const raster_var *v)
+{
+    /* what a caller reads off the mask must agree with what reads serve:
+     * a read-only file's mask comes with the full check */
+    if (!v || meta_ensure_layout((raster_var *)v) != RASTER_OK)
+        return NULL;
+    return v->mask;
+}
+
+int raster_var_check(raster_var *v)
+{
+    RETURN_ERROR_IF(!v, RASTER_EINVAL, "NULL variable");
+    return meta_ensure_layout(v);
+}
+
+int raster_var_dims(const raster_var *v, int *dimids, size_t *shape,
+                    size_t *chunk)
+{
+    RETURN_ERROR_IF(!v, RASTER_EINVAL, "NULL variable");
+    for (int i = 0; i < v->ndims; i++) {
+        if (dimids)
+            dimids[i] = v->dimids[i];
+        if (chunk)
+            chunk[i] = v->chunk[i];
+    }
+    if (!shape)
+        return RASTER_OK;
+    if (v->file->writable) { /* records may have been added */
+        for (int i = 0; i < v->ndims; i++) {
+            int st = nc_inq_dimlen(v->grpid, v->dimids[i], &shape[i]);
+            RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "%s: %s",
+                               v->name, nc_strerror(st));
+        }
+        return RASTER_OK;
+    }
+    /* the grid is the mask's; the outer shape looked up once */
+    int rc = var_outer_shape(v, shape);
+    if (rc)
+        return rc;
+    shape[v->ndims - 2] = v->ny;
+    shape[v->ndims - 1] = v->nx;
+    return RASTER_OK;
+}
+
+/* Checks start/count/stride against the current shape; writes may extend
+ * unlimited outer dimensions. Grid dimensions are bounded by the mask.
+ * Failures record netCDF's status for the same request (strides first, then
+ * dimension by dimension: NC_ESTRIDE, NC_EINVALCOORDS, NC_EEDGE). */
+int var_check_box(const raster_var *v, const size_t *start,
+                     const size_t *count, const ptrdiff_t *stride, int write)
+{
+    size_t shape[RASTER_MAX_DIMS];
+    int rc = raster_var_dims(v, NULL, shape, NULL);
+    if (rc)
+        return rc;
+    shape[v->ndims - 2] = v->ny;
+    shape[v->ndims - 1] = v->nx;
+    for (int i = 0; stride && i < v->ndims; i++)
+        RETURN_NC_ERROR_IF(stride[i] < 1, RASTER_EINVAL, NC_ESTRIDE,
+                           "%s: stride %td in dimension %d", v->name,
+                           stride[i], i);
+    for (int i = 0; i < v->ndims; i++) {
+        ptrdiff_t step = stride ? stride[i] : 1;
+        size_t limit = shape[i];
+        if (write && i < v->ndims - 2 &&
+            var_nc_dim_unlimited(v->grpid, v->dimids[i]))
+            limit = MAX_RECORD_INDEX;
+        RETURN_NC_ERROR_IF(start[i] > limit || (start[i] == limit &&
+                                                count[i] > 0),
+                           RASTER_EINVAL, NC_EINVALCOORDS, "%s: start %zu "
+                           "beyond length %zu in dimension %d", v->name,
+                           start[i], limit, i);
+        if (count[i] == 0)
+            continue;
+        /* last = start + (count - 1) * step, refusing any wrap-around */
+        size_t span;
+        RETURN_NC_ERROR_IF(raster_mul_overflows(count[i] - 1, (size_t)step,
+                                                &span) ||
+                           span >= limit - start[i], RASTER_EINVAL, NC_EEDGE,
+                           "%s: start %zu count %zu stride %td run past "
+                           "length %zu in dimension %d", v->name, start[i],
+                           count[i], step, limit, i);
+    }
+    return RASTER_OK;
+}
