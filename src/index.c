@@ -219,3 +219,24 @@ int raster_mesh_region_chunks(const raster_mesh *mesh, int32_t id,
                     "no region %d in the mask", (int)id);
     return RASTER_OK;
 }
+
+/* The public mesh is the cut (mesh.c) with its region index: built
+ * together, freed together. */
+int raster_mesh_build(const int32_t *mask, size_t ny, size_t nx,
+                      size_t tile_h, size_t tile_w, raster_mesh **out)
+{
+    int rc = mesh_cut(mask, ny, nx, tile_h, tile_w, out);
+    if (rc == RASTER_OK && (rc = region_index_build(*out)) != RASTER_OK) {
+        raster_mesh_free(*out);
+        *out = NULL;
+    }
+    return rc;
+}
+
+void raster_mesh_free(raster_mesh *mesh)
+{
+    if (!mesh)
+        return;
+    region_index_free(mesh);
+    mesh_release(mesh);
+}

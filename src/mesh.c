@@ -18,7 +18,6 @@
 
 #include "alloc.h"
 #include "error.h"
-#include "index.h"
 
 /* Distinct ids a mixed tile may hold before counting switches from a small
  * linear table to sorting the tile's cells. Real masks rarely exceed 4. */
@@ -235,8 +234,8 @@ static int check_args(const int32_t *mask, size_t ny, size_t nx, size_t th,
     return RASTER_OK;
 }
 
-int raster_mesh_build(const int32_t *mask, size_t ny, size_t nx,
-                      size_t tile_h, size_t tile_w, raster_mesh **out)
+int mesh_cut(const int32_t *mask, size_t ny, size_t nx, size_t tile_h,
+             size_t tile_w, raster_mesh **out)
 {
     int rc = check_args(mask, ny, nx, tile_h, tile_w, out);
     if (out)
@@ -260,25 +259,22 @@ int raster_mesh_build(const int32_t *mask, size_t ny, size_t nx,
     for (size_t y0 = 0; y0 < ny && rc == RASTER_OK; y0 += tile_h)
         rc = build_band(&b, y0, y0 + tile_h <= ny ? tile_h : ny - y0, first,
                         pure);
-    if (rc == RASTER_OK)
-        rc = region_index_build(m);
 done:
     raster_free(first);
     raster_free(pure);
     raster_free(b.scratch);
     if (rc) {
-        raster_mesh_free(m);
+        mesh_release(m);
         return rc;
     }
     *out = m;
     return RASTER_OK;
 }
 
-void raster_mesh_free(raster_mesh *mesh)
+void mesh_release(raster_mesh *mesh)
 {
     if (!mesh)
         return;
-    region_index_free(mesh);
     raster_free(mesh->chunks);
     raster_free(mesh->shares);
     raster_free(mesh);

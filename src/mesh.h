@@ -29,4 +29,13 @@ struct raster_mesh {
     size_t *region_chunks;         /* pool of every region's chunk list */
 };
 
+/* The mesh of a mask without its region index (index.c builds that in
+ * raster_mesh_build): chunks and shares, checked arguments. */
+int mesh_cut(const int32_t *mask, size_t ny, size_t nx, size_t tile_h,
+             size_t tile_w, raster_mesh **out);
+
+/* Frees what mesh_cut made (NULL-safe); raster_mesh_free frees the index
+ * too. */
+void mesh_release(raster_mesh *mesh);
+
 #endif
