@@ -655,36 +655,6 @@ SHIM_API int nc_def_var(int ncid, const char *name, nc_type xtype, int ndims,
     return st;
 }
 
-/* A tagged chunk spec (include/raster.h): the grid shape, the base chunk
- * shape, then the mask. `at(i)` reads entry i. Returns an NC status. */
-#define PARSE_SPEC(at)                                                        \
-    do {                                                                      \
-        int ndims_, dimids_[NC_MAX_VAR_DIMS];                                 \
-        size_t ny_, nx_;                                                      \
-        shim_depth++;                                                         \
-        int ok_ = nc_inq_varndims(ncid, varid, &ndims_) == NC_NOERR &&       \
-                  ndims_ >= 2 && ndims_ <= NC_MAX_VAR_DIMS &&                 \
-                  nc_inq_vardimid(ncid, varid, dimids_) == NC_NOERR &&        \
-                  nc_inq_dimlen(ncid, dimids_[ndims_ - 2], &ny_) ==           \
-                      NC_NOERR &&                                             \
-                  nc_inq_dimlen(ncid, dimids_[ndims_ - 1], &nx_) == NC_NOERR; \
-        shim_depth--;                                                         \
-        if (!ok_ || (size_t)(at(1)) != ny_ || (size_t)(at(2)) != nx_) {       \
-            shim_log(LOG_WARN, "chunk spec for variable %d does not match "   \
-                     "its grid; refused", varid);                             \
-            return NC_EBADCHUNK;                                              \
-        }                                                                     \
-        size_t chunk_[NC_MAX_VAR_DIMS];                                       \
-        for (int i_ = 0; i_ < ndims_; i_++)                                   \
-            chunk_[i_] = (size_t)(at(3 + i_));                                \
-        int32_t *ids_ = malloc(ny_ * nx_ * sizeof *ids_);                     \
-        if (!ids_)                                                            \
-            return NC_ENOMEM;                                                 \
-        for (size_t i_ = 0; i_ < ny_ * nx_; i_++)                             \
-            ids_[i_] = (int32_t)(ptrdiff_t)(at(3 + (size_t)ndims_ + i_));     \
-        return adopt_spec(ncid, varid, ids_, ny_, nx_, chunk_, ndims_);       \
-    } while (0)
-
 /* Queues a variable given a mask through its chunk spec; sets the
  * placeholder's chunking to the base chunk shape. */
 static int adopt_spec(int ncid, int varid, int32_t *ids, size_t ny, size_t nx,
@@ -710,7 +680,48 @@ static int adopt_spec(int ncid, int varid, int32_t *ids, size_t ny, size_t nx,
     return files_pend(sf, ncid, varid, mask, chunk, ndims);
 }
 
-#define SPEC_AT(i) (chunksizesp[(i)])
+/* A tagged chunk spec (include/raster.h) as nc_def_var_chunking's size_t
+ * array or as the Fortran interface's int one: exactly one is set. */
+typedef struct spec_array {
+    const size_t *sizes;
+    const int *ints;
+} spec_array;
+
+/* Entry i of the spec (an int entry as its signed value). */
+static size_t spec_at(spec_array spec, size_t i)
+{
+    return spec.sizes ? spec.sizes[i] : (size_t)(ptrdiff_t)spec.ints[i];
+}
+
+/* Adopts variable varid by its chunk spec: the grid shape, the base chunk
+ * shape, then the mask. Returns an NC status. */
+static int parse_spec(int ncid, int varid, spec_array spec)
+{
+    int ndims, dimids[NC_MAX_VAR_DIMS];
+    size_t ny, nx;
+    shim_depth++;
+    int ok = nc_inq_varndims(ncid, varid, &ndims) == NC_NOERR &&
+             ndims >= 2 && ndims <= NC_MAX_VAR_DIMS &&
+             nc_inq_vardimid(ncid, varid, dimids) == NC_NOERR &&
+             nc_inq_dimlen(ncid, dimids[ndims - 2], &ny) == NC_NOERR &&
+             nc_inq_dimlen(ncid, dimids[ndims - 1], &nx) == NC_NOERR;
+    shim_depth--;
+    if (!ok || spec_at(spec, 1) != ny || spec_at(spec, 2) != nx) {
+        shim_log(LOG_WARN, "chunk spec for variable %d does not match its "
+                 "grid; refused", varid);
+        return NC_EBADCHUNK;
+    }
+    size_t chunk[NC_MAX_VAR_DIMS];
+    for (int i = 0; i < ndims; i++)
+        chunk[i] = spec_at(spec, 3 + (size_t)i);
+    int32_t *ids = malloc(ny * nx * sizeof *ids);
+    if (!ids)
+        return NC_ENOMEM;
+    for (size_t i = 0; i < ny * nx; i++)
+        ids[i] = (int32_t)(ptrdiff_t)spec_at(spec, 3 + (size_t)ndims + i);
+    return adopt_spec(ncid, varid, ids, ny, nx, chunk, ndims);
+}
+
 SHIM_API int nc_def_var_chunking(int ncid, int varid, int storage,
                                  const size_t *chunksizesp)
 {
@@ -719,7 +730,7 @@ SHIM_API int nc_def_var_chunking(int ncid, int varid, int storage,
                                                chunksizesp));
     if (storage == NC_CHUNKED && chunksizesp &&
         chunksizesp[0] == RASTER_CHUNKSPEC_TAG)
-        PARSE_SPEC(SPEC_AT);
+        return parse_spec(ncid, varid, (spec_array){.sizes = chunksizesp});
     int st = CALL_REAL(nc_def_var_chunking, (ncid, varid, storage,
                                              chunksizesp));
     shim_file *sf = files_find(ncid);
@@ -728,7 +739,6 @@ SHIM_API int nc_def_var_chunking(int ncid, int varid, int storage,
     return st;
 }
 
-#define SPEC_AT_INT(i) ((ptrdiff_t)chunksizesp[(i)])
 SHIM_API int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
                                       int *chunksizesp)
 {
@@ -737,7 +747,7 @@ SHIM_API int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
                                                     chunksizesp));
     if (!contiguous && chunksizesp &&
         chunksizesp[0] == RASTER_CHUNKSPEC_TAG_INT)
-        PARSE_SPEC(SPEC_AT_INT);
+        return parse_spec(ncid, varid, (spec_array){.ints = chunksizesp});
     int st = CALL_REAL(nc_def_var_chunking_ints, (ncid, varid, contiguous,
                                                   chunksizesp));
     shim_file *sf = files_find(ncid);
@@ -788,31 +798,34 @@ SHIM_API int nc_inq_grps(int ncid, int *numgrps, int *ncids)
     return st;
 }
 
-#define HIDE_GROUP_LOOKUP(fn, ncid, name, out)                                \
-    do {                                                                      \
-        int g_, st_ = CALL_REAL(fn, (ncid, name, &g_));                       \
-        if (st_ == NC_NOERR && shim_on() && files_find(ncid) &&               \
-            hidden_group(g_))                                                 \
-            return NC_ENOGRP;                                                 \
-        if (st_ == NC_NOERR && out)                                           \
-            *out = g_;                                                        \
-        return st_;                                                           \
-    } while (0)
+/* The answer of a lookup by name that found group g (status st): one of
+ * raster's own groups does not exist for the program. */
+static int group_found(int st, int ncid, int g, int *grp_ncid)
+{
+    if (st == NC_NOERR && shim_on() && files_find(ncid) && hidden_group(g))
+        return NC_ENOGRP;
+    if (st == NC_NOERR && grp_ncid)
+        *grp_ncid = g;
+    return st;
+}
 
 SHIM_API int nc_inq_grp_ncid(int ncid, const char *name, int *grp_ncid)
 {
-    HIDE_GROUP_LOOKUP(nc_inq_grp_ncid, ncid, name, grp_ncid);
+    int g = -1, st = CALL_REAL(nc_inq_grp_ncid, (ncid, name, &g));
+    return group_found(st, ncid, g, grp_ncid);
 }
 
 SHIM_API int nc_inq_ncid(int ncid, const char *name, int *grp_ncid)
 {
-    HIDE_GROUP_LOOKUP(nc_inq_ncid, ncid, name, grp_ncid);
+    int g = -1, st = CALL_REAL(nc_inq_ncid, (ncid, name, &g));
+    return group_found(st, ncid, g, grp_ncid);
 }
 
 SHIM_API int nc_inq_grp_full_ncid(int ncid, const char *full_name,
                                   int *grp_ncid)
 {
-    HIDE_GROUP_LOOKUP(nc_inq_grp_full_ncid, ncid, full_name, grp_ncid);
+    int g = -1, st = CALL_REAL(nc_inq_grp_full_ncid, (ncid, full_name, &g));
+    return group_found(st, ncid, g, grp_ncid);
 }
 
 /* ---- attributes --------------------------------------------------------- */
