@@ -6,8 +6,9 @@
  * links; calls through any other libnetcdf copy never come here.
  *
  * Every wrapper first asks whether the call is raster's business: the shim
- * is active, the call does not come from inside netCDF or libraster (the
- * thread-local depth guard), and the file or variable is one raster manages.
+ * is active, the call does not come from inside netCDF or files.c (the
+ * thread-local depth guard; libraster's own calls go straight to netCDF in
+ * route.c), and the file or variable is one raster manages.
  * If not, it calls the real function and returns its result untouched.
  * Real functions are resolved once each, on first use.
  */
@@ -40,7 +41,6 @@ static pthread_once_t activation = PTHREAD_ONCE_INIT;
 static void activate(void)
 {
     char path[512];
-    shim_depth++;
     if (!resolve_flavour_ok(path, sizeof path)) {
         shim_log(LOG_WARN, "%s is not the netCDF flavour this shim was built "
 #ifdef RASTER_MPI
@@ -59,7 +59,6 @@ static void activate(void)
                      "read as unreadable placeholders", raster_errmsg());
         active = 1;
     }
-    shim_depth--;
 }
 
 /* 1 when this call may be raster's: shim active and not re-entered. */
@@ -82,8 +81,9 @@ static void *real_fn(_Atomic(void *) *slot, const char *name, void *self)
     return fn;
 }
 
-/* Calls the real `name` with `args`, under the depth guard so that netCDF's
- * calls to its own exported functions pass through. */
+/* Calls the real `name` with `args`, under the depth guard: netCDF's calls
+ * to its own exported functions come back through route.c (their caller is
+ * libnetcdf, not libraster) and must pass through. */
 #define CALL_REAL(name, args)                                                \
     ({                                                                        \
         static _Atomic(void *) slot_;                                         \
@@ -118,9 +118,7 @@ static int after_open(int status, int ncid, int writable, const char *path,
     if (status != NC_NOERR)
         return status;
     int format;
-    shim_depth++;
     int st = nc_inq_format(ncid, &format);
-    shim_depth--;
     if (st != NC_NOERR)
         return status;
     if (creating) /* a RASTER_MASK warning an MPI job held back */
@@ -134,9 +132,7 @@ static int after_open(int status, int ncid, int writable, const char *path,
         return status;
     }
     raster_file *rf;
-    shim_depth++;
     int rc = raster_attach(ncid, writable, &rf);
-    shim_depth--;
     if (rc != RASTER_OK) {
         shim_log(LOG_WARN, "%s: %s: %s", path, raster_strerror(rc),
                  raster_errmsg());
@@ -144,15 +140,11 @@ static int after_open(int status, int ncid, int writable, const char *path,
         return rc == RASTER_EINCOMPLETE ? NC_EHDFERR : NC_ENOTNC;
     }
     if (!writable && raster_file_nvars(rf) == 0) {
-        shim_depth++;
         raster_close(rf);
-        shim_depth--;
         return status;
     }
     if (files_add(ncid, rf) != NC_NOERR) {
-        shim_depth++;
         raster_close(rf);
-        shim_depth--;
         shim_log(LOG_WARN, "%s: out of memory; raster variables unavailable",
                  path);
     }
@@ -247,7 +239,7 @@ SHIM_API int nc_close(int ncid)
 {
     int st = NC_NOERR;
     if (shim_on() && files_find(ncid)) {
-        shim_depth++;
+        shim_depth++; /* files.c's netCDF calls come back through route.c */
         st = files_close(ncid);
         shim_depth--;
     }
@@ -257,11 +249,8 @@ SHIM_API int nc_close(int ncid)
 
 SHIM_API int nc_abort(int ncid)
 {
-    if (shim_on() && files_find(ncid)) {
-        shim_depth++;
+    if (shim_on() && files_find(ncid))
         files_forget(ncid);
-        shim_depth--;
-    }
     return CALL_REAL(nc_abort, (ncid));
 }
 
@@ -270,7 +259,7 @@ static void adopt_all(int ncid)
 {
     shim_file *sf = shim_on() ? files_find(ncid) : NULL;
     if (sf) {
-        shim_depth++;
+        shim_depth++; /* files.c's netCDF calls come back through route.c */
         files_adopt(sf, 0, -1);
         shim_depth--;
     }
@@ -306,12 +295,10 @@ static void free_name(int grpid, const char *name)
 {
     if (!name || !shim_on() || !files_find(grpid))
         return;
-    shim_depth++;
     int rc = raster_free_name(grpid, name);
     if (rc != RASTER_OK)
         shim_log(LOG_WARN, "%s: %s: %s", name, raster_strerror(rc),
                  raster_errmsg());
-    shim_depth--;
 }
 
 /* netCDF-4 numbers dimensions across the file, so the dimensions of
@@ -331,7 +318,7 @@ static size_t hidden_dims(shim_file *sf, const int **ids)
     *ids = NULL;
     if (!sf)
         return 0;
-    shim_depth++;
+    shim_depth++; /* files.c's netCDF calls come back through route.c */
     int st = files_hidden_dims(sf, ids, &n);
     shim_depth--;
     if (st != NC_NOERR) {
@@ -457,12 +444,10 @@ SHIM_API int nc_rename_dim(int ncid, int dimid, const char *name)
     int st = CALL_REAL(nc_rename_dim, (ncid, real, name));
     shim_file *sf = st == NC_NOERR && shim_on() ? files_find(ncid) : NULL;
     if (sf) {
-        shim_depth++;
         int rc = raster_rename_dim(files_raster(sf), ncid, real, name);
         if (rc != RASTER_OK)
             shim_log(LOG_WARN, "renaming dimension %s: %s: %s", name,
                      raster_strerror(rc), raster_errmsg());
-        shim_depth--;
     }
     return st;
 }
@@ -535,9 +520,7 @@ SHIM_API int nc_inq_vardimid(int ncid, int varid, int *dimidsp)
     int st = CALL_REAL(nc_inq_vardimid, (ncid, varid, dimidsp));
     if (st != NC_NOERR || !dimidsp || !shim_on())
         return st;
-    shim_depth++;
-    st = nc_inq_varndims(ncid, varid, &n);
-    shim_depth--;
+    st = CALL_REAL(nc_inq_var, (ncid, varid, NULL, NULL, &n, NULL, NULL));
     return st == NC_NOERR ? dims_out(ncid, n, dimidsp) : st;
 }
 
@@ -550,12 +533,9 @@ SHIM_API int nc_def_grp(int parent_ncid, const char *name, int *new_ncid)
 SHIM_API int nc_rename_grp(int grpid, const char *name)
 {
     int parent = -1;
-    if (shim_on() && files_find(grpid)) {
-        shim_depth++;
-        if (nc_inq_grp_parent(grpid, &parent) != NC_NOERR)
-            parent = -1;
-        shim_depth--;
-    }
+    if (shim_on() && files_find(grpid) &&
+        nc_inq_grp_parent(grpid, &parent) != NC_NOERR)
+        parent = -1;
     if (parent != -1)
         free_name(parent, name);
     return CALL_REAL(nc_rename_grp, (grpid, name));
@@ -601,13 +581,16 @@ static int eligible(int grpid, int varid, const raster_mask *mask)
     nc_type type;
     int ndims, dimids[NC_MAX_VAR_DIMS];
     size_t ny, nx, my, mx;
-    if (nc_inq_var(grpid, varid, name, &type, &ndims, NULL, NULL) !=
-            NC_NOERR || ndims < 2 || ndims > NC_MAX_VAR_DIMS ||
+    if (CALL_REAL(nc_inq_var, (grpid, varid, name, &type, &ndims, NULL,
+                               NULL)) != NC_NOERR ||
+        ndims < 2 || ndims > NC_MAX_VAR_DIMS ||
         type < NC_BYTE || type > NC_UINT64 || type == NC_CHAR ||
         type == NC_STRING ||
-        nc_inq_vardimid(grpid, varid, dimids) != NC_NOERR ||
-        nc_inq_dimlen(grpid, dimids[ndims - 2], &ny) != NC_NOERR ||
-        nc_inq_dimlen(grpid, dimids[ndims - 1], &nx) != NC_NOERR)
+        CALL_REAL(nc_inq_vardimid, (grpid, varid, dimids)) != NC_NOERR ||
+        CALL_REAL(nc_inq_dimlen, (grpid, dimids[ndims - 2], &ny)) !=
+            NC_NOERR ||
+        CALL_REAL(nc_inq_dimlen, (grpid, dimids[ndims - 1], &nx)) !=
+            NC_NOERR)
         return 0;
     raster_mask_shape(mask, &my, &mx);
     return ny == my && nx == mx && config_var_chosen(config_get(), name);
@@ -616,7 +599,7 @@ static int eligible(int grpid, int varid, const raster_mask *mask)
 /* RASTER_MASK's mask for a variable being defined in sf, loaded now if
  * this is its first need. A mask that cannot be used is reported at once
  * for a file of one process (in an MPI job the ranks of a parallel file
- * report it together, preload/shim_mpi.inc). Under the depth guard. */
+ * report it together, preload/shim_mpi.inc). */
 static const raster_mask *mask_for_define(shim_file *sf)
 {
     const raster_mask *mask = config_mask();
@@ -646,11 +629,9 @@ SHIM_API int nc_def_var(int ncid, const char *name, nc_type xtype, int ndims,
         return st;
     shim_file *sf = files_find(ncid);
     if (sf && ndims >= 2 && config_get()->mask_spec) {
-        shim_depth++;
         const raster_mask *mask = mask_for_define(sf);
         if (mask && eligible(ncid, *idp, mask))
             files_pend(sf, ncid, *idp, NULL, NULL, 0);
-        shim_depth--;
     }
     return st;
 }
@@ -699,13 +680,14 @@ static int parse_spec(int ncid, int varid, spec_array spec)
 {
     int ndims, dimids[NC_MAX_VAR_DIMS];
     size_t ny, nx;
-    shim_depth++;
-    int ok = nc_inq_varndims(ncid, varid, &ndims) == NC_NOERR &&
+    int ok = CALL_REAL(nc_inq_var, (ncid, varid, NULL, NULL, &ndims, NULL,
+                                    NULL)) == NC_NOERR &&
              ndims >= 2 && ndims <= NC_MAX_VAR_DIMS &&
-             nc_inq_vardimid(ncid, varid, dimids) == NC_NOERR &&
-             nc_inq_dimlen(ncid, dimids[ndims - 2], &ny) == NC_NOERR &&
-             nc_inq_dimlen(ncid, dimids[ndims - 1], &nx) == NC_NOERR;
-    shim_depth--;
+             CALL_REAL(nc_inq_vardimid, (ncid, varid, dimids)) == NC_NOERR &&
+             CALL_REAL(nc_inq_dimlen, (ncid, dimids[ndims - 2], &ny)) ==
+                 NC_NOERR &&
+             CALL_REAL(nc_inq_dimlen, (ncid, dimids[ndims - 1], &nx)) ==
+                 NC_NOERR;
     if (!ok || spec_at(spec, 1) != ny || spec_at(spec, 2) != nx) {
         shim_log(LOG_WARN, "chunk spec for variable %d does not match its "
                  "grid; refused", varid);
@@ -762,14 +744,12 @@ SHIM_API int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
  * group: "raster_TEMP/region_1"). */
 static int hidden_group(int grpid)
 {
-    shim_depth++;
     int h = 0, g = grpid;
     for (int depth = 0; !h && depth < 4096; depth++) {
         h = raster_is_raster_group(g);
         if (nc_inq_grp_parent(g, &g) != NC_NOERR)
             break;
     }
-    shim_depth--;
     return h;
 }
 
@@ -838,7 +818,7 @@ static raster_var *raster_target(int ncid, int varid)
     shim_file *sf = files_find(ncid);
     if (!sf)
         return NULL;
-    shim_depth++;
+    shim_depth++; /* files.c's netCDF calls come back through route.c */
     raster_var *v = files_var(sf, ncid, varid);
     shim_depth--;
     return v;
@@ -850,11 +830,8 @@ SHIM_API int nc_put_att(int ncid, int varid, const char *name, nc_type xtype,
     raster_var *v;
     if (name && strcmp(name, "_FillValue") == 0 &&
         (v = raster_target(ncid, varid)) != NULL) {
-        shim_depth++;
         int rc = raster_var_put_att(v, name, xtype, len, op);
-        int st = rc == RASTER_OK ? NC_NOERR : raster_nc_status();
-        shim_depth--;
-        return st;
+        return rc == RASTER_OK ? NC_NOERR : raster_nc_status();
     }
     return CALL_REAL(nc_put_att, (ncid, varid, name, xtype, len, op));
 }
@@ -939,11 +916,8 @@ SHIM_API int nc_rename_var(int ncid, int varid, const char *name)
     raster_var *v = raster_target(ncid, varid);
     if (!v)
         return CALL_REAL(nc_rename_var, (ncid, varid, name));
-    shim_depth++;
     int rc = raster_var_rename(v, name);
-    int st = rc == RASTER_OK ? NC_NOERR : raster_nc_status();
-    shim_depth--;
-    return st;
+    return rc == RASTER_OK ? NC_NOERR : raster_nc_status();
 }
 
 /* ---- the placeholder's note ---------------------------------------------- */
@@ -966,9 +940,7 @@ static int note_attnum(int ncid, int varid)
     shim_file *sf;
     if (varid < 0 || !shim_on() || !(sf = files_find(ncid)))
         return -1;
-    shim_depth++;
     raster_var *v = raster_var_by_varid(files_raster(sf), ncid, varid);
-    shim_depth--;
     int num;
     if (!v || CALL_REAL(nc_inq_attid, (ncid, varid, RASTER_NOTE_ATT,
                                        &num)) != NC_NOERR)
@@ -1086,7 +1058,6 @@ static int data_call(raster_var *v, int put, int shape, const size_t *start,
     size_t zero[NC_MAX_VAR_DIMS] = {0}, ones[NC_MAX_VAR_DIMS];
     ptrdiff_t map[NC_MAX_VAR_DIMS];
     int nd = raster_var_ndims(v);
-    shim_depth++;
     if (shape == NCAPI_WHOLE) {
         start = zero;  /* count NULL: the current shape */
     } else if (shape == NCAPI_ONE) {
@@ -1123,7 +1094,6 @@ static int data_call(raster_var *v, int put, int shape, const size_t *start,
     if (rc != RASTER_OK && rc != RASTER_EINVAL)
         shim_log(LOG_WARN, "%s %s: %s: %s", put ? "writing" : "reading",
                  raster_var_name(v), raster_strerror(rc), raster_errmsg());
-    shim_depth--;
     return st;
 }
 
