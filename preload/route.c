@@ -22,9 +22,10 @@
  * failing that, in the caller's own dependency tree (dlopen(RTLD_NOLOAD) +
  * dlsym on its handle: how an RTLD_LOCAL library sees its libnetcdf). Calls
  * through the system copy go to the same-named wrapper in libraster_shim.so
- * (which keeps its depth guard, so netCDF's and libraster's own calls pass
- * through); calls through any other copy go straight to that copy's
- * function, untouched.
+ * (whose depth guard passes netCDF's own nested calls through), except
+ * libraster's calls and every call made inside one, which go straight to
+ * the copy's functions (raster_depth, below); calls through any other copy
+ * go straight to that copy's function, untouched.
  */
 #include <dlfcn.h>
 #include <link.h>
