@@ -1034,6 +1034,11 @@ static void test_groups_and_dims_hidden(void **state)
 
 int main(void)
 {
+    /* the shim's settings come from the environment: none here */
+    const char *const settings[] = {"RASTER_MASK", "RASTER_NAMES",
+                                    "RASTER_VARS", "RASTER_CHUNK"};
+    for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
+        unsetenv(settings[i]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_plain_file_passes_through, setup),
         cmocka_unit_test_setup(test_netcdf4_without_raster_vars, setup),
