@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ncapi.h" /* nc_def_var_chunking_ints */
 #include "raster.h"
 #include "resolve.h"
 
@@ -374,12 +375,34 @@ static int fake_inq_grp_ncid(int ncid, const char *name, int *grp)
     return NC_NOERR;
 }
 
+static int fake_inq_vardimid(int ncid, int varid, int *dimids)
+{
+    record("nc_inq_vardimid", ncid, varid);
+    dimids[0] = 3; /* netCDF's ids */
+    dimids[1] = 6;
+    return NC_NOERR;
+}
+
+/* The grid: dimension 3 has 2 cells, dimension 6 has 3. */
+static int fake_inq_dimlen(int ncid, int dimid, size_t *lenp)
+{
+    record("nc_inq_dimlen", ncid, -1)->i[0] = dimid;
+    if (dimid != 3 && dimid != 6)
+        return NC_EBADDIM;
+    *lenp = dimid == 3 ? 2 : 3;
+    return NC_NOERR;
+}
+
 static int fake_def_var_chunking(int ncid, int varid, int storage,
                                  const size_t *chunks)
 {
     call *c = record("nc_def_var_chunking", ncid, varid);
     c->p[0] = chunks;
     c->i[0] = storage;
+    if (chunks) {
+        c->i[1] = (long long)chunks[0];
+        c->i[2] = (long long)chunks[1];
+    }
     return forced ? forced : NC_NOERR;
 }
 
@@ -409,6 +432,8 @@ static const struct {
     {"nc_inq_grps", (void *)fake_inq_grps},
     {"nc_inq_grp_ncid", (void *)fake_inq_grp_ncid},
     {"nc_def_var_chunking", (void *)fake_def_var_chunking},
+    {"nc_inq_vardimid", (void *)fake_inq_vardimid},
+    {"nc_inq_dimlen", (void *)fake_inq_dimlen},
 };
 
 void *resolve_real(const char *name, void *self)
@@ -597,15 +622,44 @@ int raster_free_name(int grpid, const char *name)
     return RASTER_OK;
 }
 
-/* Reached only by adoption and RASTER_MASK, which these tests do not use. */
+static int mask_storage;
+#define FAKE_MASK ((raster_mask *)&mask_storage)
+static int32_t wrapped[6]; /* the mask a chunk spec handed raster */
+static size_t wrapped_ny, wrapped_nx;
+
+int raster_mask_wrap(const int32_t *values, size_t ny, size_t nx,
+                     raster_mask **out)
+{
+    assert_true(ny * nx <= 6);
+    memcpy(wrapped, values, ny * nx * sizeof *values);
+    wrapped_ny = ny;
+    wrapped_nx = nx;
+    *out = FAKE_MASK;
+    return RASTER_OK;
+}
+
+void raster_mask_free(raster_mask *mask)
+{
+    if (mask) {
+        assert_ptr_equal(mask, FAKE_MASK);
+        record("raster_mask_free", -1, -1);
+    }
+}
+
 int raster_adopt_var(raster_file *file, int parent, int varid,
                      const size_t *chunk, const raster_mask *mask,
                      raster_var **out)
 {
-    (void)file, (void)parent, (void)varid, (void)chunk, (void)mask, (void)out;
-    fail_msg("raster_adopt_var: no variable is adopted here");
-    return RASTER_EINVAL;
+    assert_ptr_equal(file, FAKE_RF);
+    call *c = record("raster_adopt_var", parent, varid);
+    c->p[0] = mask;
+    c->i[0] = chunk ? (long long)chunk[0] : -1;
+    c->i[1] = chunk ? (long long)chunk[1] : -1;
+    *out = FAKE_VAR;
+    return RASTER_OK;
 }
+
+/* Reached only through RASTER_MASK, which these tests do not set. */
 int raster_var_choose(int ncid, int varid, const raster_mask *mask,
                       const char *mask_var, int flags, int *why)
 {
@@ -628,13 +682,6 @@ int raster_mask_set_names_file(raster_mask *mask, const char *path)
     (void)mask, (void)path;
     return RASTER_EINVAL;
 }
-int raster_mask_wrap(const int32_t *values, size_t ny, size_t nx,
-                     raster_mask **out)
-{
-    (void)values, (void)ny, (void)nx, (void)out;
-    return RASTER_ENOMEM;
-}
-void raster_mask_free(raster_mask *mask) { (void)mask; }
 void raster_mask_shape(const raster_mask *mask, size_t *ny, size_t *nx)
 {
     (void)mask;
@@ -1032,6 +1079,69 @@ static void test_groups_and_dims_hidden(void **state)
     close_raster(ncid);
 }
 
+/* The chunk-spec route (include/raster.h): a tagged spec hands raster the
+ * variable's mask and base chunk shape; netCDF gets the chunk shape only,
+ * and the variable is adopted when the file closes. */
+static void test_chunk_spec(void **state)
+{
+    (void)state;
+    const int mask[6] = {1, 1, 2, -3, 2, 2};
+    const size_t chunk[2] = {1, 3};
+    size_t spec[3 + 2 + 6];
+    raster_chunkspec(spec, 2, chunk, mask, 2, 3);
+    int ncid = -1;
+    assert_int_equal(nc_open("raster.nc", NC_WRITE, &ncid), NC_NOERR);
+    assert_int_equal(nc_def_var_chunking(ncid, 2, NC_CHUNKED, spec),
+                     NC_NOERR);
+    call *c = last("nc_def_var_chunking");
+    assert_int_equal(c->i[0], NC_CHUNKED);
+    assert_int_equal(c->i[1], 1);
+    assert_int_equal(c->i[2], 3);
+    assert_int_equal(wrapped_ny, 2);
+    assert_int_equal(wrapped_nx, 3);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(wrapped[i], mask[i]);
+    assert_int_equal(count("raster_adopt_var"), 0); /* pending */
+
+    /* the Fortran form, ints; a later spec replaces the earlier one */
+    int ispec[3 + 2 + 6] = {RASTER_CHUNKSPEC_TAG_INT, 2, 3, 2, 1,
+                            7, 7, 7, -1, 7, 7};
+    assert_int_equal(nc_def_var_chunking_ints(ncid, 2, 0, ispec), NC_NOERR);
+    assert_int_equal(last("nc_def_var_chunking")->i[1], 2);
+    assert_int_equal(last("nc_def_var_chunking")->i[2], 1);
+    assert_int_equal(wrapped[3], -1);
+    assert_int_equal(wrapped[5], 7);
+    assert_int_equal(count("raster_mask_free"), 1); /* the first one's */
+
+    /* a spec of another grid is refused; netCDF never sees it */
+    int chunkings = count("nc_def_var_chunking");
+    spec[1] = 5;
+    assert_int_equal(nc_def_var_chunking(ncid, 2, NC_CHUNKED, spec),
+                     NC_EBADCHUNK);
+    ispec[2] = 4;
+    assert_int_equal(nc_def_var_chunking_ints(ncid, 2, 0, ispec),
+                     NC_EBADCHUNK);
+    assert_int_equal(count("nc_def_var_chunking"), chunkings);
+
+    /* adopted at close with the last spec's mask and chunk shape */
+    close_raster(ncid);
+    c = last("raster_adopt_var");
+    assert_int_equal(c->ncid, RFILE);
+    assert_int_equal(c->varid, 2);
+    assert_ptr_equal(c->p[0], FAKE_MASK);
+    assert_int_equal(c->i[0], 2);
+    assert_int_equal(c->i[1], 1);
+    assert_int_equal(count("raster_mask_free"), 2);
+
+    /* not a netCDF-4 file: refused, the mask freed */
+    spec[1] = 2;
+    assert_int_equal(nc_open("plain.nc", NC_WRITE, &ncid), NC_NOERR);
+    assert_int_equal(nc_def_var_chunking(ncid, 2, NC_CHUNKED, spec),
+                     NC_EBADCHUNK);
+    assert_int_equal(count("raster_mask_free"), 3);
+    assert_int_equal(nc_close(ncid), NC_NOERR);
+}
+
 int main(void)
 {
     /* the shim's settings come from the environment: none here */
@@ -1048,6 +1158,7 @@ int main(void)
         cmocka_unit_test_setup(test_nested_calls_pass_through, setup),
         cmocka_unit_test_setup(test_raster_variable_data, setup),
         cmocka_unit_test_setup(test_groups_and_dims_hidden, setup),
+        cmocka_unit_test_setup(test_chunk_spec, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
