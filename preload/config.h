@@ -39,8 +39,8 @@ const shim_config *config_get(void);
 /* RASTER_MASK's mask, loaded on the first call (thread-safe; never at
  * library load: a program that defines no variable never opens it); NULL
  * without RASTER_MASK, when it cannot be used (one warning), or once its
- * file changed since it was loaded (one warning). The caller must hold the
- * shim's depth guard: loading the mask calls netCDF. */
+ * file changed since it was loaded (one warning). It calls netCDF only
+ * through libraster, whose calls route.c sends straight to netCDF. */
 const raster_mask *config_mask(void);
 
 /* The mask config_mask() loaded, for variables already chosen with it. */
@@ -59,7 +59,10 @@ void shim_log(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* The shim's thread-local re-entrancy depth: calls made while it is above 0
- * (from inside netCDF or from libraster) pass straight through. */
+ * pass straight through. It is raised around the real functions (netCDF's
+ * calls to its own exported functions come back through route.c) and
+ * around files.c's netCDF calls; libraster's calls never reach the shim
+ * (route.c sends them straight to netCDF). */
 extern _Thread_local int shim_depth;
 
 #endif

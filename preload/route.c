@@ -22,9 +22,10 @@
  * failing that, in the caller's own dependency tree (dlopen(RTLD_NOLOAD) +
  * dlsym on its handle: how an RTLD_LOCAL library sees its libnetcdf). Calls
  * through the system copy go to the same-named wrapper in libraster_shim.so
- * (which keeps its depth guard, so netCDF's and libraster's own calls pass
- * through); calls through any other copy go straight to that copy's
- * function, untouched.
+ * (whose depth guard passes netCDF's own nested calls through), except
+ * libraster's calls and every call made inside one, which go straight to
+ * the copy's functions (raster_depth, below); calls through any other copy
+ * go straight to that copy's function, untouched.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -512,23 +513,23 @@ static void foreign_opened(copy *c, const char *path, int ncid)
 /* A caller that reaches a wrapper has a libnetcdf in its scope, so NULL
  * here means the process changed under us (or a copy lacks a function its
  * caller was linked against): report an internal error, do not crash. */
-#define ROUTE_BODY(name, args)                                                \
-    copy *c_;                                                                 \
-    int direct_;                                                              \
-    void *fn_ = route(FN_##name, __builtin_return_address(0), &c_,           \
-                      &direct_);                                              \
-    if (!fn_)                                                                 \
-        return NC_EINTERNAL;                                                  \
-    if (!direct_) /* a tail call: the callee sees the caller's address */    \
-        return ((__typeof__(&name))fn_) args;                                 \
-    raster_copy = c_;                                                         \
-    raster_depth++;                                                           \
-    int st_ = ((__typeof__(&name))fn_) args;                                  \
-    raster_depth--;                                                           \
-    return st_;
-
 #define ROUTE_CALL_DEFINE(name, params, args)                                 \
-    SHIM_API int name params { ROUTE_BODY(name, args) }
+    SHIM_API int name params                                                  \
+    {                                                                         \
+        copy *c_;                                                             \
+        int direct_;                                                          \
+        void *fn_ = route(FN_##name, __builtin_return_address(0), &c_,       \
+                          &direct_);                                          \
+        if (!fn_)                                                             \
+            return NC_EINTERNAL;                                              \
+        if (!direct_) /* a tail call: the callee sees the caller's address */\
+            return ((__typeof__(&name))fn_) args;                             \
+        raster_copy = c_;                                                     \
+        raster_depth++;                                                       \
+        int st_ = ((__typeof__(&name))fn_) args;                              \
+        raster_depth--;                                                       \
+        return st_;                                                           \
+    }
 NCAPI_OTHER_CALLS(ROUTE_CALL_DEFINE)
 
 #define ROUTE_OPEN_DEFINE(name, params, args)                                 \
@@ -553,13 +554,10 @@ NCAPI_OTHER_CALLS(ROUTE_CALL_DEFINE)
 NCAPI_OPEN_CALLS(ROUTE_OPEN_DEFINE)
 
 #define ROUTE_DATA(dir, kind, sfx, ctype, memtype)                            \
-    SHIM_API int nc_##dir##_##kind##sfx(int ncid, int varid                   \
-                                        NCAPI_KIND_##kind##_PARAMS,           \
-                                        NCAPI_CONST_##dir ctype *data)        \
-    {                                                                         \
-        ROUTE_BODY(nc_##dir##_##kind##sfx,                                    \
-                   (ncid, varid NCAPI_KIND_##kind##_ARGS, data))              \
-    }
+    ROUTE_CALL_DEFINE(nc_##dir##_##kind##sfx,                                 \
+                      (int ncid, int varid NCAPI_KIND_##kind##_PARAMS,        \
+                       NCAPI_CONST_##dir ctype *data),                        \
+                      (ncid, varid NCAPI_KIND_##kind##_ARGS, data))
 NCAPI_MEMTYPES(ROUTE_DATA_KINDS)
 #undef ROUTE_DATA
 #define ROUTE_ATT ROUTE_CALL_DEFINE

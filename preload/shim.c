@@ -6,8 +6,9 @@
  * links; calls through any other libnetcdf copy never come here.
  *
  * Every wrapper first asks whether the call is raster's business: the shim
- * is active, the call does not come from inside netCDF or libraster (the
- * thread-local depth guard), and the file or variable is one raster manages.
+ * is active, the call does not come from inside netCDF or files.c (the
+ * thread-local depth guard; libraster's own calls go straight to netCDF in
+ * route.c), and the file or variable is one raster manages.
  * If not, it calls the real function and returns its result untouched.
  * Real functions are resolved once each, on first use.
  */
@@ -40,7 +41,6 @@ static pthread_once_t activation = PTHREAD_ONCE_INIT;
 static void activate(void)
 {
     char path[512];
-    shim_depth++;
     if (!resolve_flavour_ok(path, sizeof path)) {
         shim_log(LOG_WARN, "%s is not the netCDF flavour this shim was built "
 #ifdef RASTER_MPI
@@ -59,7 +59,6 @@ static void activate(void)
                      "read as unreadable placeholders", raster_errmsg());
         active = 1;
     }
-    shim_depth--;
 }
 
 /* 1 when this call may be raster's: shim active and not re-entered. */
@@ -82,8 +81,9 @@ static void *real_fn(_Atomic(void *) *slot, const char *name, void *self)
     return fn;
 }
 
-/* Calls the real `name` with `args`, under the depth guard so that netCDF's
- * calls to its own exported functions pass through. */
+/* Calls the real `name` with `args`, under the depth guard: netCDF's calls
+ * to its own exported functions come back through route.c (their caller is
+ * libnetcdf, not libraster) and must pass through. */
 #define CALL_REAL(name, args)                                                \
     ({                                                                        \
         static _Atomic(void *) slot_;                                         \
@@ -118,9 +118,7 @@ static int after_open(int status, int ncid, int writable, const char *path,
     if (status != NC_NOERR)
         return status;
     int format;
-    shim_depth++;
     int st = nc_inq_format(ncid, &format);
-    shim_depth--;
     if (st != NC_NOERR)
         return status;
     if (creating) /* a RASTER_MASK warning an MPI job held back */
@@ -134,9 +132,7 @@ static int after_open(int status, int ncid, int writable, const char *path,
         return status;
     }
     raster_file *rf;
-    shim_depth++;
     int rc = raster_attach(ncid, writable, &rf);
-    shim_depth--;
     if (rc != RASTER_OK) {
         shim_log(LOG_WARN, "%s: %s: %s", path, raster_strerror(rc),
                  raster_errmsg());
@@ -144,15 +140,11 @@ static int after_open(int status, int ncid, int writable, const char *path,
         return rc == RASTER_EINCOMPLETE ? NC_EHDFERR : NC_ENOTNC;
     }
     if (!writable && raster_file_nvars(rf) == 0) {
-        shim_depth++;
         raster_close(rf);
-        shim_depth--;
         return status;
     }
     if (files_add(ncid, rf) != NC_NOERR) {
-        shim_depth++;
         raster_close(rf);
-        shim_depth--;
         shim_log(LOG_WARN, "%s: out of memory; raster variables unavailable",
                  path);
     }
@@ -247,7 +239,7 @@ SHIM_API int nc_close(int ncid)
 {
     int st = NC_NOERR;
     if (shim_on() && files_find(ncid)) {
-        shim_depth++;
+        shim_depth++; /* files.c's netCDF calls come back through route.c */
         st = files_close(ncid);
         shim_depth--;
     }
@@ -257,11 +249,8 @@ SHIM_API int nc_close(int ncid)
 
 SHIM_API int nc_abort(int ncid)
 {
-    if (shim_on() && files_find(ncid)) {
-        shim_depth++;
+    if (shim_on() && files_find(ncid))
         files_forget(ncid);
-        shim_depth--;
-    }
     return CALL_REAL(nc_abort, (ncid));
 }
 
@@ -270,7 +259,7 @@ static void adopt_all(int ncid)
 {
     shim_file *sf = shim_on() ? files_find(ncid) : NULL;
     if (sf) {
-        shim_depth++;
+        shim_depth++; /* files.c's netCDF calls come back through route.c */
         files_adopt(sf, 0, -1);
         shim_depth--;
     }
@@ -306,12 +295,10 @@ static void free_name(int grpid, const char *name)
 {
     if (!name || !shim_on() || !files_find(grpid))
         return;
-    shim_depth++;
     int rc = raster_free_name(grpid, name);
     if (rc != RASTER_OK)
         shim_log(LOG_WARN, "%s: %s: %s", name, raster_strerror(rc),
                  raster_errmsg());
-    shim_depth--;
 }
 
 /* netCDF-4 numbers dimensions across the file, so the dimensions of
@@ -331,7 +318,7 @@ static size_t hidden_dims(shim_file *sf, const int **ids)
     *ids = NULL;
     if (!sf)
         return 0;
-    shim_depth++;
+    shim_depth++; /* files.c's netCDF calls come back through route.c */
     int st = files_hidden_dims(sf, ids, &n);
     shim_depth--;
     if (st != NC_NOERR) {
@@ -457,12 +444,10 @@ SHIM_API int nc_rename_dim(int ncid, int dimid, const char *name)
     int st = CALL_REAL(nc_rename_dim, (ncid, real, name));
     shim_file *sf = st == NC_NOERR && shim_on() ? files_find(ncid) : NULL;
     if (sf) {
-        shim_depth++;
         int rc = raster_rename_dim(files_raster(sf), ncid, real, name);
         if (rc != RASTER_OK)
             shim_log(LOG_WARN, "renaming dimension %s: %s: %s", name,
                      raster_strerror(rc), raster_errmsg());
-        shim_depth--;
     }
     return st;
 }
@@ -535,9 +520,7 @@ SHIM_API int nc_inq_vardimid(int ncid, int varid, int *dimidsp)
     int st = CALL_REAL(nc_inq_vardimid, (ncid, varid, dimidsp));
     if (st != NC_NOERR || !dimidsp || !shim_on())
         return st;
-    shim_depth++;
-    st = nc_inq_varndims(ncid, varid, &n);
-    shim_depth--;
+    st = CALL_REAL(nc_inq_var, (ncid, varid, NULL, NULL, &n, NULL, NULL));
     return st == NC_NOERR ? dims_out(ncid, n, dimidsp) : st;
 }
 
@@ -550,12 +533,9 @@ SHIM_API int nc_def_grp(int parent_ncid, const char *name, int *new_ncid)
 SHIM_API int nc_rename_grp(int grpid, const char *name)
 {
     int parent = -1;
-    if (shim_on() && files_find(grpid)) {
-        shim_depth++;
-        if (nc_inq_grp_parent(grpid, &parent) != NC_NOERR)
-            parent = -1;
-        shim_depth--;
-    }
+    if (shim_on() && files_find(grpid) &&
+        nc_inq_grp_parent(grpid, &parent) != NC_NOERR)
+        parent = -1;
     if (parent != -1)
         free_name(parent, name);
     return CALL_REAL(nc_rename_grp, (grpid, name));
@@ -601,13 +581,16 @@ static int eligible(int grpid, int varid, const raster_mask *mask)
     nc_type type;
     int ndims, dimids[NC_MAX_VAR_DIMS];
     size_t ny, nx, my, mx;
-    if (nc_inq_var(grpid, varid, name, &type, &ndims, NULL, NULL) !=
-            NC_NOERR || ndims < 2 || ndims > NC_MAX_VAR_DIMS ||
+    if (CALL_REAL(nc_inq_var, (grpid, varid, name, &type, &ndims, NULL,
+                               NULL)) != NC_NOERR ||
+        ndims < 2 || ndims > NC_MAX_VAR_DIMS ||
         type < NC_BYTE || type > NC_UINT64 || type == NC_CHAR ||
         type == NC_STRING ||
-        nc_inq_vardimid(grpid, varid, dimids) != NC_NOERR ||
-        nc_inq_dimlen(grpid, dimids[ndims - 2], &ny) != NC_NOERR ||
-        nc_inq_dimlen(grpid, dimids[ndims - 1], &nx) != NC_NOERR)
+        CALL_REAL(nc_inq_vardimid, (grpid, varid, dimids)) != NC_NOERR ||
+        CALL_REAL(nc_inq_dimlen, (grpid, dimids[ndims - 2], &ny)) !=
+            NC_NOERR ||
+        CALL_REAL(nc_inq_dimlen, (grpid, dimids[ndims - 1], &nx)) !=
+            NC_NOERR)
         return 0;
     raster_mask_shape(mask, &my, &mx);
     return ny == my && nx == mx && config_var_chosen(config_get(), name);
@@ -616,7 +599,7 @@ static int eligible(int grpid, int varid, const raster_mask *mask)
 /* RASTER_MASK's mask for a variable being defined in sf, loaded now if
  * this is its first need. A mask that cannot be used is reported at once
  * for a file of one process (in an MPI job the ranks of a parallel file
- * report it together, preload/shim_mpi.inc). Under the depth guard. */
+ * report it together, preload/shim_mpi.inc). */
 static const raster_mask *mask_for_define(shim_file *sf)
 {
     const raster_mask *mask = config_mask();
@@ -646,44 +629,12 @@ SHIM_API int nc_def_var(int ncid, const char *name, nc_type xtype, int ndims,
         return st;
     shim_file *sf = files_find(ncid);
     if (sf && ndims >= 2 && config_get()->mask_spec) {
-        shim_depth++;
         const raster_mask *mask = mask_for_define(sf);
         if (mask && eligible(ncid, *idp, mask))
             files_pend(sf, ncid, *idp, NULL, NULL, 0);
-        shim_depth--;
     }
     return st;
 }
-
-/* A tagged chunk spec (include/raster.h): the grid shape, the base chunk
- * shape, then the mask. `at(i)` reads entry i. Returns an NC status. */
-#define PARSE_SPEC(at)                                                        \
-    do {                                                                      \
-        int ndims_, dimids_[NC_MAX_VAR_DIMS];                                 \
-        size_t ny_, nx_;                                                      \
-        shim_depth++;                                                         \
-        int ok_ = nc_inq_varndims(ncid, varid, &ndims_) == NC_NOERR &&       \
-                  ndims_ >= 2 && ndims_ <= NC_MAX_VAR_DIMS &&                 \
-                  nc_inq_vardimid(ncid, varid, dimids_) == NC_NOERR &&        \
-                  nc_inq_dimlen(ncid, dimids_[ndims_ - 2], &ny_) ==           \
-                      NC_NOERR &&                                             \
-                  nc_inq_dimlen(ncid, dimids_[ndims_ - 1], &nx_) == NC_NOERR; \
-        shim_depth--;                                                         \
-        if (!ok_ || (size_t)(at(1)) != ny_ || (size_t)(at(2)) != nx_) {       \
-            shim_log(LOG_WARN, "chunk spec for variable %d does not match "   \
-                     "its grid; refused", varid);                             \
-            return NC_EBADCHUNK;                                              \
-        }                                                                     \
-        size_t chunk_[NC_MAX_VAR_DIMS];                                       \
-        for (int i_ = 0; i_ < ndims_; i_++)                                   \
-            chunk_[i_] = (size_t)(at(3 + i_));                                \
-        int32_t *ids_ = malloc(ny_ * nx_ * sizeof *ids_);                     \
-        if (!ids_)                                                            \
-            return NC_ENOMEM;                                                 \
-        for (size_t i_ = 0; i_ < ny_ * nx_; i_++)                             \
-            ids_[i_] = (int32_t)(ptrdiff_t)(at(3 + (size_t)ndims_ + i_));     \
-        return adopt_spec(ncid, varid, ids_, ny_, nx_, chunk_, ndims_);       \
-    } while (0)
 
 /* Queues a variable given a mask through its chunk spec; sets the
  * placeholder's chunking to the base chunk shape. */
@@ -710,7 +661,49 @@ static int adopt_spec(int ncid, int varid, int32_t *ids, size_t ny, size_t nx,
     return files_pend(sf, ncid, varid, mask, chunk, ndims);
 }
 
-#define SPEC_AT(i) (chunksizesp[(i)])
+/* A tagged chunk spec (include/raster.h) as nc_def_var_chunking's size_t
+ * array or as the Fortran interface's int one: exactly one is set. */
+typedef struct spec_array {
+    const size_t *sizes;
+    const int *ints;
+} spec_array;
+
+/* Entry i of the spec (an int entry as its signed value). */
+static size_t spec_at(spec_array spec, size_t i)
+{
+    return spec.sizes ? spec.sizes[i] : (size_t)(ptrdiff_t)spec.ints[i];
+}
+
+/* Adopts variable varid by its chunk spec: the grid shape, the base chunk
+ * shape, then the mask. Returns an NC status. */
+static int parse_spec(int ncid, int varid, spec_array spec)
+{
+    int ndims, dimids[NC_MAX_VAR_DIMS];
+    size_t ny, nx;
+    int ok = CALL_REAL(nc_inq_var, (ncid, varid, NULL, NULL, &ndims, NULL,
+                                    NULL)) == NC_NOERR &&
+             ndims >= 2 && ndims <= NC_MAX_VAR_DIMS &&
+             CALL_REAL(nc_inq_vardimid, (ncid, varid, dimids)) == NC_NOERR &&
+             CALL_REAL(nc_inq_dimlen, (ncid, dimids[ndims - 2], &ny)) ==
+                 NC_NOERR &&
+             CALL_REAL(nc_inq_dimlen, (ncid, dimids[ndims - 1], &nx)) ==
+                 NC_NOERR;
+    if (!ok || spec_at(spec, 1) != ny || spec_at(spec, 2) != nx) {
+        shim_log(LOG_WARN, "chunk spec for variable %d does not match its "
+                 "grid; refused", varid);
+        return NC_EBADCHUNK;
+    }
+    size_t chunk[NC_MAX_VAR_DIMS];
+    for (int i = 0; i < ndims; i++)
+        chunk[i] = spec_at(spec, 3 + (size_t)i);
+    int32_t *ids = malloc(ny * nx * sizeof *ids);
+    if (!ids)
+        return NC_ENOMEM;
+    for (size_t i = 0; i < ny * nx; i++)
+        ids[i] = (int32_t)(ptrdiff_t)spec_at(spec, 3 + (size_t)ndims + i);
+    return adopt_spec(ncid, varid, ids, ny, nx, chunk, ndims);
+}
+
 SHIM_API int nc_def_var_chunking(int ncid, int varid, int storage,
                                  const size_t *chunksizesp)
 {
@@ -719,7 +712,7 @@ SHIM_API int nc_def_var_chunking(int ncid, int varid, int storage,
                                                chunksizesp));
     if (storage == NC_CHUNKED && chunksizesp &&
         chunksizesp[0] == RASTER_CHUNKSPEC_TAG)
-        PARSE_SPEC(SPEC_AT);
+        return parse_spec(ncid, varid, (spec_array){.sizes = chunksizesp});
     int st = CALL_REAL(nc_def_var_chunking, (ncid, varid, storage,
                                              chunksizesp));
     shim_file *sf = files_find(ncid);
@@ -728,7 +721,6 @@ SHIM_API int nc_def_var_chunking(int ncid, int varid, int storage,
     return st;
 }
 
-#define SPEC_AT_INT(i) ((ptrdiff_t)chunksizesp[(i)])
 SHIM_API int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
                                       int *chunksizesp)
 {
@@ -737,7 +729,7 @@ SHIM_API int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
                                                     chunksizesp));
     if (!contiguous && chunksizesp &&
         chunksizesp[0] == RASTER_CHUNKSPEC_TAG_INT)
-        PARSE_SPEC(SPEC_AT_INT);
+        return parse_spec(ncid, varid, (spec_array){.ints = chunksizesp});
     int st = CALL_REAL(nc_def_var_chunking_ints, (ncid, varid, contiguous,
                                                   chunksizesp));
     shim_file *sf = files_find(ncid);
@@ -752,14 +744,12 @@ SHIM_API int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
  * group: "raster_TEMP/region_1"). */
 static int hidden_group(int grpid)
 {
-    shim_depth++;
     int h = 0, g = grpid;
     for (int depth = 0; !h && depth < 4096; depth++) {
         h = raster_is_raster_group(g);
         if (nc_inq_grp_parent(g, &g) != NC_NOERR)
             break;
     }
-    shim_depth--;
     return h;
 }
 
@@ -788,31 +778,34 @@ SHIM_API int nc_inq_grps(int ncid, int *numgrps, int *ncids)
     return st;
 }
 
-#define HIDE_GROUP_LOOKUP(fn, ncid, name, out)                                \
-    do {                                                                      \
-        int g_, st_ = CALL_REAL(fn, (ncid, name, &g_));                       \
-        if (st_ == NC_NOERR && shim_on() && files_find(ncid) &&               \
-            hidden_group(g_))                                                 \
-            return NC_ENOGRP;                                                 \
-        if (st_ == NC_NOERR && out)                                           \
-            *out = g_;                                                        \
-        return st_;                                                           \
-    } while (0)
+/* The answer of a lookup by name that found group g (status st): one of
+ * raster's own groups does not exist for the program. */
+static int group_found(int st, int ncid, int g, int *grp_ncid)
+{
+    if (st == NC_NOERR && shim_on() && files_find(ncid) && hidden_group(g))
+        return NC_ENOGRP;
+    if (st == NC_NOERR && grp_ncid)
+        *grp_ncid = g;
+    return st;
+}
 
 SHIM_API int nc_inq_grp_ncid(int ncid, const char *name, int *grp_ncid)
 {
-    HIDE_GROUP_LOOKUP(nc_inq_grp_ncid, ncid, name, grp_ncid);
+    int g = -1, st = CALL_REAL(nc_inq_grp_ncid, (ncid, name, &g));
+    return group_found(st, ncid, g, grp_ncid);
 }
 
 SHIM_API int nc_inq_ncid(int ncid, const char *name, int *grp_ncid)
 {
-    HIDE_GROUP_LOOKUP(nc_inq_ncid, ncid, name, grp_ncid);
+    int g = -1, st = CALL_REAL(nc_inq_ncid, (ncid, name, &g));
+    return group_found(st, ncid, g, grp_ncid);
 }
 
 SHIM_API int nc_inq_grp_full_ncid(int ncid, const char *full_name,
                                   int *grp_ncid)
 {
-    HIDE_GROUP_LOOKUP(nc_inq_grp_full_ncid, ncid, full_name, grp_ncid);
+    int g = -1, st = CALL_REAL(nc_inq_grp_full_ncid, (ncid, full_name, &g));
+    return group_found(st, ncid, g, grp_ncid);
 }
 
 /* ---- attributes --------------------------------------------------------- */
@@ -825,7 +818,7 @@ static raster_var *raster_target(int ncid, int varid)
     shim_file *sf = files_find(ncid);
     if (!sf)
         return NULL;
-    shim_depth++;
+    shim_depth++; /* files.c's netCDF calls come back through route.c */
     raster_var *v = files_var(sf, ncid, varid);
     shim_depth--;
     return v;
@@ -837,11 +830,8 @@ SHIM_API int nc_put_att(int ncid, int varid, const char *name, nc_type xtype,
     raster_var *v;
     if (name && strcmp(name, "_FillValue") == 0 &&
         (v = raster_target(ncid, varid)) != NULL) {
-        shim_depth++;
         int rc = raster_var_put_att(v, name, xtype, len, op);
-        int st = rc == RASTER_OK ? NC_NOERR : raster_nc_status();
-        shim_depth--;
-        return st;
+        return rc == RASTER_OK ? NC_NOERR : raster_nc_status();
     }
     return CALL_REAL(nc_put_att, (ncid, varid, name, xtype, len, op));
 }
@@ -926,11 +916,8 @@ SHIM_API int nc_rename_var(int ncid, int varid, const char *name)
     raster_var *v = raster_target(ncid, varid);
     if (!v)
         return CALL_REAL(nc_rename_var, (ncid, varid, name));
-    shim_depth++;
     int rc = raster_var_rename(v, name);
-    int st = rc == RASTER_OK ? NC_NOERR : raster_nc_status();
-    shim_depth--;
-    return st;
+    return rc == RASTER_OK ? NC_NOERR : raster_nc_status();
 }
 
 /* ---- the placeholder's note ---------------------------------------------- */
@@ -953,9 +940,7 @@ static int note_attnum(int ncid, int varid)
     shim_file *sf;
     if (varid < 0 || !shim_on() || !(sf = files_find(ncid)))
         return -1;
-    shim_depth++;
     raster_var *v = raster_var_by_varid(files_raster(sf), ncid, varid);
-    shim_depth--;
     int num;
     if (!v || CALL_REAL(nc_inq_attid, (ncid, varid, RASTER_NOTE_ATT,
                                        &num)) != NC_NOERR)
@@ -1073,7 +1058,6 @@ static int data_call(raster_var *v, int put, int shape, const size_t *start,
     size_t zero[NC_MAX_VAR_DIMS] = {0}, ones[NC_MAX_VAR_DIMS];
     ptrdiff_t map[NC_MAX_VAR_DIMS];
     int nd = raster_var_ndims(v);
-    shim_depth++;
     if (shape == NCAPI_WHOLE) {
         start = zero;  /* count NULL: the current shape */
     } else if (shape == NCAPI_ONE) {
@@ -1110,7 +1094,6 @@ static int data_call(raster_var *v, int put, int shape, const size_t *start,
     if (rc != RASTER_OK && rc != RASTER_EINVAL)
         shim_log(LOG_WARN, "%s %s: %s: %s", put ? "writing" : "reading",
                  raster_var_name(v), raster_strerror(rc), raster_errmsg());
-    shim_depth--;
     return st;
 }
 
