@@ -35,6 +35,8 @@
 #include "fileio.h"
 #include "integrity.h"
 #include "meta.h"
+#include "ncbind.h"
+#include "state.h"
 
 /* Largest hole (in bytes) read through rather than split around. */
 #define GAP_BYTES 4096

@@ -18,8 +18,10 @@
 #include "integrity.h"
 #include "lean.h"
 #include "meta.h"
+#include "ncbind.h"
 #include "parwrite.h"
 #include "placeholder.h"
+#include "state.h"
 #include "var.h"
 
 static int scan_groups(raster_file *f, int g)

@@ -28,6 +28,7 @@
 #include "mask.h"
 #include "meta.h"
 #include "regions.h"
+#include "state.h"
 
 #define PATH_BYTES 4096
 #define LEAN_FAIL(...) raster_fail(RASTER_EFORMAT, __VA_ARGS__)

@@ -28,8 +28,10 @@
 #include "fileio.h"
 #include "integrity.h"
 #include "mask.h"
+#include "ncbind.h"
 #include "placeholder.h"
 #include "regions.h"
+#include "state.h"
 
 #define CHUNK_FIELDS 8 /* chunk_id y0 x0 h w mixed offset cells */
 #define MIXED_FIELDS 5 /* chunk_id y0 x0 h w */

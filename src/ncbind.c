@@ -10,6 +10,8 @@
  * modification time) is checked first, so the names lead to the same
  * objects; every id is found before any is set.
  */
+#include "ncbind.h"
+
 #include <netcdf.h>
 #include <stdatomic.h>
 #include <stdio.h>

@@ -38,6 +38,7 @@
 #include "alloc.h"
 #include "error.h"
 #include "meta.h"
+#include "state.h"
 
 /* Upper bound on the scratch buffer of one netCDF call (as chunkio.c). */
 #define SCRATCH_BYTES ((size_t)32 << 20)

@@ -1,8 +1,7 @@
 /*
- * var.h - internal state of an open raster file and of its reorganised
- * variables, shared by the Metadata Handler (meta.c), the Chunk Data Handler
- * (chunkio.c) and the public API (file.c, variable.c, hyperslab.c,
- * region.c).
+ * var.h - the in-memory state of an open raster file and of its
+ * reorganised variables: data only (and a few inline accessors); state.c
+ * makes and frees it. Shared by every module that works on an open file.
  */
 #ifndef RASTER_VAR_H
 #define RASTER_VAR_H
@@ -192,30 +191,7 @@ static inline void lazy_unlock(raster_file *f)
     pthread_mutex_unlock(&f->lazy_lock);
 }
 
-/* Initialises f's locks (file_new; 0 or an errno). */
-int file_locks_init(raster_file *f);
-void file_locks_destroy(raster_file *f);
-
-/* Opens netCDF on a file opened lean and binds its variables' netCDF ids
- * (ncbind.c); RASTER_OK at once for any other file. Every path that calls
- * netCDF on a variable's ids goes through it first. */
-int file_netcdf(raster_file *f);
-
-/* 1 when v's dimension d is unlimited (a lean file: as its open found). */
-int var_dim_unlimited(const raster_var *v, int d);
-
-/* Outer dimension lengths of v right now (unlimited ones grow). */
-int var_outer_shape(const raster_var *v, size_t *shape);
-
 /* Number of outer dimensions. */
 static inline int var_nouter(const raster_var *v) { return v->ndims - 2; }
-
-/* 1 when dimension `dimid`, seen from group `grpid`, is unlimited. */
-int var_nc_dim_unlimited(int grpid, int dimid);
-
-void var_free(raster_var *v);
-
-/* Frees every variable of a file's list and empties it. */
-void var_list_free(raster_var **list);
 
 #endif

@@ -16,6 +16,8 @@
 #include "error.h"
 #include "fileio.h"
 #include "meta.h"
+#include "ncbind.h"
+#include "state.h"
 #include "var.h"
 #include "variable.h"
 

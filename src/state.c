@@ -1,6 +1,6 @@
 /*
- * var.c - The life cycle of raster's in-memory state of an open file and
- * its variables (var.h): locks, the outer shape, freeing.
+ * state.c - making and freeing raster's in-memory state of an open file
+ * and its variables (var.h): locks, the outer shape, freeing.
  */
 #include <netcdf.h>
 #include <string.h>
@@ -9,7 +9,7 @@
 #include "error.h"
 #include "regions.h"
 #include "tiles.h"
-#include "var.h"
+#include "state.h"
 
 /* 1 when dimension `dimid` (visible from grpid) is unlimited. */
 int var_nc_dim_unlimited(int grpid, int dimid)

@@ -1,0 +1,29 @@
+/*
+ * state.h - making and freeing the state var.h describes: a file's locks,
+ * a variable's outer shape (looked up once in a read-only file), freeing
+ * variables with everything they hold.
+ */
+#ifndef RASTER_STATE_H
+#define RASTER_STATE_H
+
+#include "var.h"
+
+/* Initialises f's locks (file_new; 0 or an errno). */
+int file_locks_init(raster_file *f);
+void file_locks_destroy(raster_file *f);
+
+/* 1 when v's dimension d is unlimited (a lean file: as its open found). */
+int var_dim_unlimited(const raster_var *v, int d);
+
+/* Outer dimension lengths of v right now (unlimited ones grow). */
+int var_outer_shape(const raster_var *v, size_t *shape);
+
+/* 1 when dimension `dimid`, seen from group `grpid`, is unlimited. */
+int var_nc_dim_unlimited(int grpid, int dimid);
+
+void var_free(raster_var *v);
+
+/* Frees every variable of a file's list and empties it. */
+void var_list_free(raster_var **list);
+
+#endif
