@@ -45,7 +45,10 @@ for f in $sources "$src"/src/*.h "$src"/include/raster.h "$geninc/raster_version
     [ "$f" -nt "$bin" ] && stale=1
 done
 if [ $stale = 1 ]; then
-    flags=$(pkg-config --cflags --libs netcdf hdf5-serial) || exit 1
+    # Debian's serial HDF5 by its own name, else the plain hdf5.pc
+    hdf5=hdf5-serial
+    pkg-config --exists hdf5-serial || hdf5=hdf5
+    flags=$(pkg-config --cflags --libs netcdf $hdf5) || exit 1
     echo "building $bin"
     # shellcheck disable=SC2086
     "$CLANG" -std=c11 -D_GNU_SOURCE -DRASTER_BUILDING -g -O1 \
