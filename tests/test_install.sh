@@ -9,9 +9,8 @@
 #    means equal those computed from the plain file by ncdump and awk;
 #  - raster_mpi.pc, when the MPI flavour is installed, gives a parallel
 #    program (tests/test_par_read.c) that compiles and links;
-#  - the installed shim (plain build only: a sanitized shim needs the
-#    sanitizer runtime preloaded into foreign programs) finds libraster
-#    beside it and reads the raster file through ncdump.
+#  - the installed shim finds its core and libraster beside it and reads
+#    the raster file through ncdump as the plain file reads.
 # usage: test_install.sh MESON BUILD_DIR SOURCE_DIR PREFIX LIBDIR BINDIR
 #   (LIBDIR, BINDIR absolute; env: CC, SAN_CFLAGS (the sanitizer flags of a
 #   sanitized build, given to the example too), NCDUMP, PRELOAD_FIRST)
@@ -133,18 +132,15 @@ if [ -f "$tmp/pc/raster_mpi.pc" ]; then
     fi
 fi
 
-# the installed shim loads its core and libraster from beside it
-if [ -z "${PRELOAD_FIRST:-}" ]; then
-    "$NCDUMP" -v TEMP "$tmp/r.nc" > /dev/null 2>&1 &&
-        fail "ncdump without the shim read the placeholder"
-    LD_PRELOAD="$lib/libraster_preload.so" "$NCDUMP" -v TEMP "$tmp/r.nc" \
-        > "$tmp/shim.out" 2> "$tmp/shim.err" ||
-        fail "ncdump under the installed shim: $(head -3 "$tmp/shim.err")"
-    "$NCDUMP" -v TEMP "$tmp/in.nc" | tail -n +2 > "$tmp/plain.out"
-    tail -n +2 "$tmp/shim.out" | cmp -s - "$tmp/plain.out" && ok ||
-        fail "ncdump under the installed shim differs from the plain file"
-else
-    echo "(the installed shim is not run in the sanitized build:" \
-        "foreign programs need the sanitizer runtime preloaded)"
-fi
+# the installed shim loads its core and libraster from beside it (a
+# sanitized shim after the sanitizer runtime, PRELOAD_FIRST, as in
+# test_integrity.sh)
+"$NCDUMP" -v TEMP "$tmp/r.nc" > /dev/null 2>&1 &&
+    fail "ncdump without the shim read the placeholder"
+LD_PRELOAD="${PRELOAD_FIRST:+$PRELOAD_FIRST }$lib/libraster_preload.so" \
+    "$NCDUMP" -v TEMP "$tmp/r.nc" > "$tmp/shim.out" 2> "$tmp/shim.err" ||
+    fail "ncdump under the installed shim: $(head -3 "$tmp/shim.err")"
+"$NCDUMP" -v TEMP "$tmp/in.nc" | tail -n +2 > "$tmp/plain.out"
+tail -n +2 "$tmp/shim.out" | cmp -s - "$tmp/plain.out" && ok ||
+    fail "ncdump under the installed shim differs from the plain file"
 report install
