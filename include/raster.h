@@ -7,8 +7,9 @@
  * one region, or single mixed tiles) so that reading one region touches
  * little more than that region's bytes.
  *
- * Everything published by libraster is declared in this file; anything not
- * declared here is internal and may change without notice.
+ * Everything published by libraster is declared in this file (and in
+ * raster_version.h, which it includes); anything not declared here is
+ * internal and may change without notice.
  *
  * Conventions
  *  - Every function that can fail returns an int status: RASTER_OK (0) or a
@@ -41,13 +42,10 @@ extern "C" {
 
 /* ---- Version ---------------------------------------------------------- */
 
-#define RASTER_VERSION_MAJOR 0
-#define RASTER_VERSION_MINOR 1
-#define RASTER_VERSION_RELEASE 0
-#define RASTER_VERSION_NUMBER                                                  \
-    (RASTER_VERSION_MAJOR * 10000 + RASTER_VERSION_MINOR * 100 +              \
-     RASTER_VERSION_RELEASE)
-#define RASTER_VERSION_STRING "0.1.0"
+/* RASTER_VERSION_MAJOR, _MINOR, _RELEASE, _NUMBER (MAJOR * 10000 + MINOR *
+ * 100 + RELEASE) and _STRING ("MAJOR.MINOR.RELEASE"), generated from
+ * meson.build's project(version:). */
+#include "raster_version.h"
 
 /*! raster_version_number() :
  *  @return the RASTER_VERSION_NUMBER the running library was built as; compare

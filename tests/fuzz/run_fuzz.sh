@@ -5,6 +5,8 @@
 #   SRC_DIR   the project's source tree
 #   WORK_DIR  where the binary, the working corpus and crash files go
 #   SECONDS   -max_total_time of the run
+# env RASTER_BUILD_DIR: the meson build directory whose include/ holds the
+#   generated raster_version.h (default: WORK_DIR's parent, as in build/fuzz)
 # Exit status: 0 no finding, 1 a finding (the input is saved in WORK_DIR as
 # crash-*, leak-*, timeout-* or slow-unit-*), 77 no clang with libFuzzer
 # here (the test is skipped).
@@ -19,6 +21,11 @@ if ! command -v "$CLANG" > /dev/null 2>&1; then
     exit 77
 fi
 mkdir -p "$work" && work=$(cd "$work" && pwd) && src=$(cd "$src" && pwd) || exit 1
+geninc=${RASTER_BUILD_DIR:-$work/..}/include
+if [ ! -f "$geninc/raster_version.h" ]; then
+    echo "FAIL: no generated raster_version.h in $geninc (set RASTER_BUILD_DIR)"
+    exit 1
+fi
 bin="$work/fuzz_raster_file"
 probe="$work/probe.c"
 # libFuzzer present?
@@ -34,16 +41,19 @@ fi
 sources="$src/tests/fuzz/fuzz_raster_file.c $(ls "$src"/src/*.c | grep -v '/parallel\.c$')"
 stale=0
 [ -x "$bin" ] || stale=1
-for f in $sources "$src"/src/*.h "$src"/include/raster.h; do
+for f in $sources "$src"/src/*.h "$src"/include/raster.h "$geninc/raster_version.h"; do
     [ "$f" -nt "$bin" ] && stale=1
 done
 if [ $stale = 1 ]; then
-    flags=$(pkg-config --cflags --libs netcdf hdf5-serial) || exit 1
+    # Debian's serial HDF5 by its own name, else the plain hdf5.pc
+    hdf5=hdf5-serial
+    pkg-config --exists hdf5-serial || hdf5=hdf5
+    flags=$(pkg-config --cflags --libs netcdf $hdf5) || exit 1
     echo "building $bin"
     # shellcheck disable=SC2086
     "$CLANG" -std=c11 -D_GNU_SOURCE -DRASTER_BUILDING -g -O1 \
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -I"$src/include" -I"$src/src" $sources $flags -lm -lpthread \
+        -I"$src/include" -I"$geninc" -I"$src/src" $sources $flags -lm -lpthread \
         -o "$bin.new" || { echo "FAIL: building the fuzz target"; exit 1; }
     mv "$bin.new" "$bin"
 fi

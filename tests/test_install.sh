@@ -1,0 +1,146 @@
+#!/bin/sh
+# The installed tree works on its own (issue #24): `meson install --destdir`,
+# then
+#  - the tools run from DESTDIR/prefix/bin without LD_LIBRARY_PATH (their
+#    rpath finds libraster), and make a raster file (rastergen,
+#    rasterconvert);
+#  - examples/region_reader.c builds with `pkg-config --cflags --libs
+#    raster` against the installed header and library, and its region
+#    means equal those computed from the plain file by ncdump and awk;
+#  - raster_mpi.pc, when the MPI flavour is installed, gives a parallel
+#    program (tests/test_par_read.c) that compiles and links;
+#  - the installed shim finds its core and libraster beside it and reads
+#    the raster file through ncdump as the plain file reads.
+# usage: test_install.sh MESON BUILD_DIR SOURCE_DIR PREFIX LIBDIR BINDIR
+#   (LIBDIR, BINDIR absolute; env: CC, SAN_CFLAGS (the sanitizer flags of a
+#   sanitized build, given to the example too), NCDUMP, PRELOAD_FIRST)
+set -u
+meson=$1 build=$2 src=$3 prefix=$4 libdir=$5 bindir=$6
+. "$(dirname "$0")/lib.sh"
+unset LD_LIBRARY_PATH
+dest=$tmp/dest
+
+if ! "$meson" install -C "$build" --destdir "$dest" --no-rebuild --quiet \
+        > "$tmp/install.log" 2>&1; then
+    cat "$tmp/install.log"
+    echo "FAIL: meson install"
+    exit 1
+fi
+bin=$dest$bindir lib=$dest$libdir
+
+# the tools, from the prefix
+for t in rasterstat rasterget rasterconvert rastergen rasterbench; do
+    expect 0 "$t --help from the prefix" "$bin/$t" --help
+done
+if ldd "$bin/rasterstat" | grep 'libraster\.so' | grep -q -F "$dest/"; then
+    ok
+else
+    fail "rasterstat's libraster is not the installed one:"
+    ldd "$bin/rasterstat" | grep raster
+fi
+
+mask=$src/datasets/masks/pop_basins_384x320.nc:REGION_MASK
+expect 0 "installed rastergen" "$bin/rastergen" --kind cesm --mask "$mask" \
+    --size tiny "$tmp/in.nc"
+expect 0 "installed rasterconvert" "$bin/rasterconvert" \
+    --mask "$tmp/in.nc:REGION_MASK" "$tmp/in.nc" "$tmp/r.nc"
+[ -s "$tmp/r.nc" ] || { fail "no raster file"; report install; exit 1; }
+
+# raster.pc as installed, its prefix moved to where DESTDIR put it (what a
+# relocated tree needs; --define-variable would move the prefix of the
+# netCDF and MPI .pc files too)
+mkdir -p "$tmp/pc"
+for pc in "$lib"/pkgconfig/raster*.pc; do
+    sed "s|^prefix=.*|prefix=$dest$prefix|" "$pc" > "$tmp/pc/${pc##*/}"
+done
+export PKG_CONFIG_PATH="$tmp/pc"
+if ! flags=$(pkg-config --cflags --libs raster); then
+    fail "pkg-config raster"; report install; exit 1
+fi
+case $flags in
+    *"-I$dest"*"-L$dest"*) ok ;;
+    *) fail "pkg-config raster does not point into the install: $flags" ;;
+esac
+[ -f "$dest$prefix/include/raster_version.h" ] && ok ||
+    fail "raster_version.h not installed beside raster.h"
+# shellcheck disable=SC2086
+if ${CC:-cc} -std=c11 ${SAN_CFLAGS:-} -o "$tmp/region_reader" \
+        "$src/examples/region_reader.c" $flags 2> "$tmp/cc.err"; then
+    ok
+else
+    fail "building region_reader with pkg-config raster"; cat "$tmp/cc.err"
+    report install; exit 1
+fi
+
+# mean_of REGION: the mean of TEMP over the cells of REGION_MASK == REGION
+# and the count, from the plain file ("CELLS RECORDS MEAN")
+"$NCDUMP" -p 9,17 -v REGION_MASK,TEMP "$tmp/in.nc" > "$tmp/dump" ||
+    fail "ncdump"
+mean_of() {
+    awk -v want="$1" '
+        /^data:/ { data = 1; next }
+        !data { next }
+        /^ *[a-zA-Z_]+ =/ { var = "" }
+        /^ *REGION_MASK =/ { var = "m"; sub(/^[^=]*=/, "") }
+        /^ *TEMP =/ { var = "t"; sub(/^[^=]*=/, "") }
+        var != "" {
+            gsub(/[;,]/, " ")
+            for (i = 1; i <= NF; i++) {
+                if (var == "m") { mask[nm++] = $i }
+                else { if (mask[nt % nm] == want) { cells++; if ($i != "_") { s += $i; n++ } } nt++ }
+            }
+        }
+        END {
+            per = 0
+            for (c = 0; c < nm; c++) if (mask[c] == want) per++
+            printf "%d %d %.6f\n", per, per ? cells / per : 0, n ? s / n : 0
+        }' "$tmp/dump"
+}
+for region in 6 Atlantic_Ocean -5 2; do
+    id=$region
+    [ "$region" = Atlantic_Ocean ] && id=6
+    set -- $(mean_of "$id")
+    cells=$1 records=$2 mean=$3
+    if ! LD_LIBRARY_PATH=$lib "$tmp/region_reader" "$tmp/r.nc" TEMP "$region" \
+            > "$tmp/out" 2> "$tmp/err"; then
+        fail "region_reader region $region: $(cat "$tmp/err")"
+        continue
+    fi
+    # "TEMP region 6: 12107 cells x 6 records, mean 7.783221"
+    set -- $(sed 's/[:,]//g' "$tmp/out")
+    if [ "$3" != "$id" ] || [ "$4" != "$cells" ] || [ "$7" != "$records" ] ||
+       ! awk -v a="${10}" -v b="$mean" 'BEGIN {
+            d = a - b; if (d < 0) d = -d; exit !(d <= 1e-5 * (b < 0 ? -b : b) + 1e-6) }'; then
+        fail "region $region: region_reader says '$(cat "$tmp/out")'," \
+            "the plain file $cells cells x $records records, mean $mean"
+    else
+        ok
+    fi
+done
+[ "$cells" -gt 0 ] || fail "region 2 has no cells: the check proves nothing"
+
+# the MPI flavour's .pc compiles and links a parallel program
+if [ -f "$tmp/pc/raster_mpi.pc" ]; then
+    # shellcheck disable=SC2046
+    if ${CC:-cc} -std=c11 -D_GNU_SOURCE ${SAN_CFLAGS:-} -o "$tmp/par_read" \
+            "$src/tests/test_par_read.c" \
+            $(pkg-config --cflags --libs raster_mpi) 2> "$tmp/cc.err"; then
+        ok
+    else
+        fail "building test_par_read with pkg-config raster_mpi"
+        cat "$tmp/cc.err"
+    fi
+fi
+
+# the installed shim loads its core and libraster from beside it (a
+# sanitized shim after the sanitizer runtime, PRELOAD_FIRST, as in
+# test_integrity.sh)
+"$NCDUMP" -v TEMP "$tmp/r.nc" > /dev/null 2>&1 &&
+    fail "ncdump without the shim read the placeholder"
+LD_PRELOAD="${PRELOAD_FIRST:+$PRELOAD_FIRST }$lib/libraster_preload.so" \
+    "$NCDUMP" -v TEMP "$tmp/r.nc" > "$tmp/shim.out" 2> "$tmp/shim.err" ||
+    fail "ncdump under the installed shim: $(head -3 "$tmp/shim.err")"
+"$NCDUMP" -v TEMP "$tmp/in.nc" | tail -n +2 > "$tmp/plain.out"
+tail -n +2 "$tmp/shim.out" | cmp -s - "$tmp/plain.out" && ok ||
+    fail "ncdump under the installed shim differs from the plain file"
+report install
