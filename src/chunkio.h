@@ -14,14 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "piece.h"
 #include "var.h"
-
-typedef struct piece {
-    uint64_t soff;  /* first cell in the store */
-    uint64_t uoff;  /* first cell in the caller's plane */
-    uint32_t store;
-    uint32_t len;
-} piece;
 
 /* Reads (write = 0) or writes the pieces for every outer index of the box
  * start/count/stride (outer dimensions only; stride NULL means 1). Sorts

@@ -7,7 +7,8 @@
 
 #include <stddef.h>
 
-#include "chunkio.h"
+#include "piece.h"
+#include "var.h"
 
 /* Writes every store chunk that the write of `pieces` (sorted by store
  * and store offset) over the outer box ostart/ocount (stride 1) covers

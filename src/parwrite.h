@@ -8,7 +8,7 @@
 
 #ifdef RASTER_MPI
 
-#include "chunkio.h"
+#include "piece.h"
 #include "var.h"
 
 #include <mpi.h>

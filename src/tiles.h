@@ -21,7 +21,7 @@
 
 #include <stddef.h>
 
-#include "chunkio.h"
+#include "piece.h"
 #include "var.h"
 
 /* Pieces mapping hyperslab start/count/stride (all dimensions; stride
