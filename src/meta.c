@@ -59,17 +59,16 @@ static int meta_ncfail(int st, const char *what, const char *name)
                           nc_strerror(st));
 }
 
-/* Evaluates a netCDF call; on failure records what failed and jumps to
- * `fail` with rc set (the one control-flow macro, used in long sequences of
- * definitions where every step must be checked). */
-#define NC_TRY(call, what)                                                    \
-    do {                                                                      \
-        int st_ = (call);                                                     \
-        if (st_ != NC_NOERR) {                                                \
-            rc = meta_ncfail(st_, what, v->name);                                   \
-            goto fail;                                                        \
-        }                                                                     \
-    } while (0)
+/* 1, with rc set and the failure recorded, when netCDF status st is an
+ * error: the long define sequences check every step with
+ * `if (nc_failed(call, what, v->name, &rc)) goto fail;`. */
+static int nc_failed(int st, const char *what, const char *name, int *rc)
+{
+    if (st == NC_NOERR)
+        return 0;
+    *rc = meta_ncfail(st, what, name);
+    return 1;
+}
 
 /* The per-store arrays of v, for its regions (v->regions) plus the mixed
  * store. */
@@ -209,25 +208,30 @@ static int define_store(raster_var *v, int g, size_t s)
     int dims[RASTER_MAX_DIMS];
     int any_unlim = 0;
     size_t chunk[RASTER_MAX_DIMS];
-    NC_TRY(nc_def_dim(g, "cells", v->store_cells[s], &cells_dim),
-           "defining store cells of");
+    if (nc_failed(nc_def_dim(g, "cells", v->store_cells[s], &cells_dim),
+                  "defining store cells of", v->name, &rc))
+        goto fail;
     for (int i = 0; i < no; i++) {
         dims[i] = v->dimids[i];
         any_unlim |= var_nc_dim_unlimited(v->grpid, v->dimids[i]);
     }
     dims[no] = cells_dim;
-    NC_TRY(nc_def_var(g, "data", v->xtype, no + 1, dims, &varid),
-           "defining store data of");
+    if (nc_failed(nc_def_var(g, "data", v->xtype, no + 1, dims, &varid),
+                  "defining store data of", v->name, &rc))
+        goto fail;
     if (any_unlim) {
         store_chunking(v, v->store_cells[s], chunk);
-        NC_TRY(nc_def_var_chunking(g, varid, NC_CHUNKED, chunk),
-               "chunking store of");
+        if (nc_failed(nc_def_var_chunking(g, varid, NC_CHUNKED, chunk),
+                      "chunking store of", v->name, &rc))
+            goto fail;
     } else {
-        NC_TRY(nc_def_var_chunking(g, varid, NC_CONTIGUOUS, NULL),
-               "laying out store of");
+        if (nc_failed(nc_def_var_chunking(g, varid, NC_CONTIGUOUS, NULL),
+                      "laying out store of", v->name, &rc))
+            goto fail;
     }
-    NC_TRY(nc_put_att(g, varid, "_FillValue", v->xtype, 1, v->fill),
-           "setting store fill value of");
+    if (nc_failed(nc_put_att(g, varid, "_FillValue", v->xtype, 1, v->fill),
+                  "setting store fill value of", v->name, &rc))
+        goto fail;
     /* which region's data this is, inside the store itself: groups renamed
      * along with their attributes still carry their own (integrity.h) */
     if (v->format >= 3 && s < v->lay->nregions &&
@@ -254,12 +258,19 @@ static int define_table(raster_var *v, int g, const char *name,
     int rc = RASTER_OK, dims[2], varid;
     char fielddim[NC_MAX_NAME + 1];
     snprintf(fielddim, sizeof fielddim, "%s_field", rowdim);
-    NC_TRY(nc_def_dim(g, rowdim, rows, &dims[0]), "defining an index of");
-    NC_TRY(nc_def_dim(g, fielddim, fields, &dims[1]), "defining an index of");
-    NC_TRY(nc_def_var(g, name, NC_INT64, 2, dims, &varid),
-           "defining an index of");
-    NC_TRY(nc_put_att_text(g, varid, "columns", strlen(columns), columns),
-           "describing an index of");
+    if (nc_failed(nc_def_dim(g, rowdim, rows, &dims[0]),
+                  "defining an index of", v->name, &rc))
+        goto fail;
+    if (nc_failed(nc_def_dim(g, fielddim, fields, &dims[1]),
+                  "defining an index of", v->name, &rc))
+        goto fail;
+    if (nc_failed(nc_def_var(g, name, NC_INT64, 2, dims, &varid),
+                  "defining an index of", v->name, &rc))
+        goto fail;
+    if (nc_failed(
+            nc_put_att_text(g, varid, "columns", strlen(columns), columns),
+            "describing an index of", v->name, &rc))
+        goto fail;
 fail:
     return rc;
 }
@@ -285,22 +296,33 @@ static int define_region(raster_var *v, size_t r, size_t chunk0, size_t run0)
     int32_t id = lay->ids[r];
     raster_mesh_region_chunks(v->mesh, id, &list, &nlist);
     fileio_group_name(id, gname, sizeof gname);
-    NC_TRY(nc_def_grp(v->grpid, gname, &g), "defining region group of");
-    NC_TRY(put_int_att(g, NC_GLOBAL, "region_id", id),
-           "describing region of");
+    if (nc_failed(nc_def_grp(v->grpid, gname, &g), "defining region group of",
+                  v->name, &rc))
+        goto fail;
+    if (nc_failed(put_int_att(g, NC_GLOBAL, "region_id", id),
+                  "describing region of", v->name, &rc))
+        goto fail;
     unsigned long long counts[3] = {lay->pure_cells[r], lay->mixed_cells[r],
                                     lay->mixed_off[r]};
-    NC_TRY(nc_put_att_ulonglong(g, NC_GLOBAL, "pure_cells", NC_UINT64, 1,
-                                &counts[0]), "describing region of");
-    NC_TRY(nc_put_att_ulonglong(g, NC_GLOBAL, "mixed_cells", NC_UINT64, 1,
-                                &counts[1]), "describing region of");
-    NC_TRY(nc_put_att_ulonglong(g, NC_GLOBAL, "mixed_offset", NC_UINT64, 1,
-                                &counts[2]), "describing region of");
+    if (nc_failed(nc_put_att_ulonglong(g, NC_GLOBAL, "pure_cells", NC_UINT64,
+                                       1, &counts[0]),
+                  "describing region of", v->name, &rc))
+        goto fail;
+    if (nc_failed(nc_put_att_ulonglong(g, NC_GLOBAL, "mixed_cells", NC_UINT64,
+                                       1, &counts[1]),
+                  "describing region of", v->name, &rc))
+        goto fail;
+    if (nc_failed(nc_put_att_ulonglong(g, NC_GLOBAL, "mixed_offset", NC_UINT64,
+                                       1, &counts[2]),
+                  "describing region of", v->name, &rc))
+        goto fail;
     if (v->format >= 3) {
-        NC_TRY(put_rows_att(g, ATT_CHUNK_ROWS, chunk0, nlist),
-               "describing region of");
-        NC_TRY(put_rows_att(g, ATT_RUN_ROWS, run0, v->regions[r].nruns),
-               "describing region of");
+        if (nc_failed(put_rows_att(g, ATT_CHUNK_ROWS, chunk0, nlist),
+                      "describing region of", v->name, &rc))
+            goto fail;
+        if (nc_failed(put_rows_att(g, ATT_RUN_ROWS, run0, v->regions[r].nruns),
+                      "describing region of", v->name, &rc))
+            goto fail;
     } else {
         rc = define_table(v, g, "chunks", "chunk", nlist, CHUNK_FIELDS,
                           CHUNK_COLUMNS);
@@ -343,10 +365,14 @@ static int define_mixed(raster_var *v)
         }
     }
     size_t ms = v->lay->nregions;
-    NC_TRY(nc_def_grp(v->grpid, MIXED_GROUP, &g), "defining mixed group of");
+    if (nc_failed(nc_def_grp(v->grpid, MIXED_GROUP, &g),
+                  "defining mixed group of", v->name, &rc))
+        goto fail;
     unsigned long long n = nmixed;
-    NC_TRY(nc_put_att_ulonglong(g, NC_GLOBAL, "mixed_chunks", NC_UINT64, 1,
-                                &n), "describing mixed chunks of");
+    if (nc_failed(nc_put_att_ulonglong(g, NC_GLOBAL, "mixed_chunks", NC_UINT64,
+                                       1, &n),
+                  "describing mixed chunks of", v->name, &rc))
+        goto fail;
     v->store_grp[ms] = g;
     if (nmixed == 0) /* format 4: the store holds the pure chunks too */
         return v->store_cells[ms] > 0 ? define_store(v, g, ms) : RASTER_OK;
@@ -482,13 +508,16 @@ static int summary_io(raster_var *v, const long long *rows, int write)
     size_t n = v->lay->nregions * REGIONS_SUMMARY_FIELDS;
     int rc = RASTER_OK;
     if (write) {
-        NC_TRY(nc_put_att_longlong(v->grpid, NC_GLOBAL, REGIONS_SUMMARY,
-                                   NC_INT64, n, rows), "describing regions of");
-        NC_TRY(nc_put_att_text(v->grpid, NC_GLOBAL,
-                               REGIONS_SUMMARY "_columns",
-                               strlen(REGIONS_SUMMARY_COLUMNS),
-                               REGIONS_SUMMARY_COLUMNS),
-               "describing regions of");
+        if (nc_failed(nc_put_att_longlong(v->grpid, NC_GLOBAL, REGIONS_SUMMARY,
+                                          NC_INT64, n, rows),
+                      "describing regions of", v->name, &rc))
+            goto fail;
+        if (nc_failed(nc_put_att_text(v->grpid, NC_GLOBAL,
+                                      REGIONS_SUMMARY "_columns",
+                                      strlen(REGIONS_SUMMARY_COLUMNS),
+                                      REGIONS_SUMMARY_COLUMNS),
+                      "describing regions of", v->name, &rc))
+            goto fail;
         return RASTER_OK;
     }
     nc_type type;
@@ -613,43 +642,64 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
     }
     int ymx[2] = {dimids[ndims - 2], dimids[ndims - 1]};
     char dimnames[RASTER_MAX_DIMS * (NC_MAX_NAME + 1)];
-    NC_TRY(dim_names(parent, ndims, dimids, dimnames), "naming dimensions of");
+    if (nc_failed(dim_names(parent, ndims, dimids, dimnames),
+                  "naming dimensions of", v->name, &rc))
+        goto fail;
     rc = define_group(v, parent, name);
     if (rc)
         goto fail;
-    NC_TRY(nc_put_att_text(v->grpid, NC_GLOBAL, ATT_VARIABLE, strlen(name),
-                           name), "describing");
-    NC_TRY(put_int_att(v->grpid, NC_GLOBAL, ATT_VERSION, v->format),
-           "describing");
-    NC_TRY(put_int_att(v->grpid, NC_GLOBAL, ATT_COMPLETE, 0), "describing");
-    NC_TRY(put_int_att(v->grpid, NC_GLOBAL, "raster_type", xtype),
-           "describing");
-    NC_TRY(nc_put_att_text(v->grpid, NC_GLOBAL, "raster_dims",
-                           strlen(dimnames), dimnames), "describing");
+    if (nc_failed(nc_put_att_text(v->grpid, NC_GLOBAL, ATT_VARIABLE,
+                                  strlen(name), name),
+                  "describing", v->name, &rc))
+        goto fail;
+    if (nc_failed(put_int_att(v->grpid, NC_GLOBAL, ATT_VERSION, v->format),
+                  "describing", v->name, &rc))
+        goto fail;
+    if (nc_failed(put_int_att(v->grpid, NC_GLOBAL, ATT_COMPLETE, 0),
+                  "describing", v->name, &rc))
+        goto fail;
+    if (nc_failed(put_int_att(v->grpid, NC_GLOBAL, "raster_type", xtype),
+                  "describing", v->name, &rc))
+        goto fail;
+    if (nc_failed(nc_put_att_text(v->grpid, NC_GLOBAL, "raster_dims",
+                                  strlen(dimnames), dimnames),
+                  "describing", v->name, &rc))
+        goto fail;
     /* ids too: a name can be shadowed by a nearer group's dimension */
-    NC_TRY(nc_put_att_int(v->grpid, NC_GLOBAL, "raster_dimids", NC_INT,
-                          (size_t)ndims, dimids), "describing");
+    if (nc_failed(nc_put_att_int(v->grpid, NC_GLOBAL, "raster_dimids", NC_INT,
+                                 (size_t)ndims, dimids),
+                  "describing", v->name, &rc))
+        goto fail;
     unsigned long long ch[RASTER_MAX_DIMS];
     for (int i = 0; i < ndims; i++)
         ch[i] = chunk[i];
-    NC_TRY(nc_put_att_ulonglong(v->grpid, NC_GLOBAL, "raster_chunk",
-                                NC_UINT64, (size_t)ndims, ch), "describing");
+    if (nc_failed(nc_put_att_ulonglong(v->grpid, NC_GLOBAL, "raster_chunk",
+                                       NC_UINT64, (size_t)ndims, ch),
+                  "describing", v->name, &rc))
+        goto fail;
     /* the narrowest integer type of the ids, uncompressed and contiguous:
      * every open reads the whole mask, and this is its fastest form */
     int maskid;
-    NC_TRY(nc_def_var(v->grpid, "mask", mask_store_type(mask), 2, ymx,
-                      &maskid), "defining the mask of");
-    NC_TRY(nc_def_var_chunking(v->grpid, maskid, NC_CONTIGUOUS, NULL),
-           "laying out the mask of");
-    NC_TRY(nc_put_att_text(v->grpid, maskid, "long_name", 11, "region mask"),
-           "describing the mask of");
+    if (nc_failed(nc_def_var(v->grpid, "mask", mask_store_type(mask), 2, ymx,
+                             &maskid),
+                  "defining the mask of", v->name, &rc))
+        goto fail;
+    if (nc_failed(nc_def_var_chunking(v->grpid, maskid, NC_CONTIGUOUS, NULL),
+                  "laying out the mask of", v->name, &rc))
+        goto fail;
+    if (nc_failed(
+            nc_put_att_text(v->grpid, maskid, "long_name", 11, "region mask"),
+            "describing the mask of", v->name, &rc))
+        goto fail;
     if (meanings) {
-        NC_TRY(nc_put_att_int(v->grpid, maskid, "flag_values", NC_INT,
-                              mask->nnames, mask->name_ids),
-               "naming the regions of");
-        NC_TRY(nc_put_att_text(v->grpid, maskid, "flag_meanings",
-                               strlen(meanings), meanings),
-               "naming the regions of");
+        if (nc_failed(nc_put_att_int(v->grpid, maskid, "flag_values", NC_INT,
+                                     mask->nnames, mask->name_ids),
+                      "naming the regions of", v->name, &rc))
+            goto fail;
+        if (nc_failed(nc_put_att_text(v->grpid, maskid, "flag_meanings",
+                                      strlen(meanings), meanings),
+                      "naming the regions of", v->name, &rc))
+            goto fail;
     }
     size_t chunk0 = 0, run0 = 0; /* after the last region: the totals */
     for (size_t r = 0; r < v->lay->nregions && v->format >= 4; r++) {
@@ -666,8 +716,10 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
         run0 += summary_at(summary, r, SUMMARY_RUN_COUNT);
         const char *rname = raster_mask_region_name(mask, v->lay->ids[r]);
         if (rname)
-            NC_TRY(nc_put_att_text(v->store_grp[r], NC_GLOBAL, "region_name",
-                                   strlen(rname), rname), "naming region of");
+            if (nc_failed(nc_put_att_text(v->store_grp[r], NC_GLOBAL,
+                                          "region_name", strlen(rname), rname),
+                          "naming region of", v->name, &rc))
+                goto fail;
     }
     if (v->format >= 3) {
         rc = define_region_tables(v, chunk0, run0);
@@ -690,15 +742,20 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
             pch[i] = var_nc_dim_unlimited(parent, dimids[i]) || chunk[i] <= len
                          ? chunk[i] : len;
         }
-        NC_TRY(nc_def_var(parent, name, xtype, ndims, dimids, &v->varid),
-               "defining the placeholder of");
-        NC_TRY(nc_def_var_chunking(parent, v->varid, NC_CHUNKED, pch),
-               "chunking the placeholder of");
+        if (nc_failed(
+                nc_def_var(parent, name, xtype, ndims, dimids, &v->varid),
+                "defining the placeholder of", v->name, &rc))
+            goto fail;
+        if (nc_failed(nc_def_var_chunking(parent, v->varid, NC_CHUNKED, pch),
+                      "chunking the placeholder of", v->name, &rc))
+            goto fail;
     }
     /* readers and writers without raster refuse it, and are told why
      * (placeholder.c) */
     char gname[NC_MAX_NAME + 1];
-    NC_TRY(nc_inq_grpname(v->grpid, gname), "naming the group of");
+    if (nc_failed(nc_inq_grpname(v->grpid, gname), "naming the group of",
+                  v->name, &rc))
+        goto fail;
     rc = placeholder_mark(parent, v->varid, name);
     if (rc == RASTER_OK)
         rc = placeholder_note(parent, v->varid, gname);
