@@ -69,14 +69,17 @@ int raster_grow(void *array, size_t *cap, size_t need, size_t elem)
         return RASTER_OK;
     size_t cap2 = *cap ? *cap : 64;
     while (cap2 < need) {
-        RETURN_ERROR_IF(cap2 > SIZE_MAX / 2, RASTER_EOVERFLOW,
-                        "array of %zu entries is too large", need);
+        if (cap2 > SIZE_MAX / 2)
+            return raster_fail(RASTER_EOVERFLOW,
+                               "array of %zu entries is too large", need);
         cap2 *= 2;
     }
     void **slot = array;
     void *p = raster_reallocarray(*slot, cap2, elem);
-    RETURN_ERROR_IF(!p, RASTER_ENOMEM, "out of memory growing an array to "
-                    "%zu entries", cap2);
+    if (!p)
+        return raster_fail(RASTER_ENOMEM,
+                           "out of memory growing an array to %zu entries",
+                           cap2);
     *slot = p;
     *cap = cap2;
     return RASTER_OK;

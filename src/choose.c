@@ -73,8 +73,9 @@ static int text_att(int g, int v, const char *att, char **out)
         return RASTER_OK;
     if (type == NC_CHAR) {
         char *all = raster_malloc(len + 1);
-        RETURN_ERROR_IF(!all, RASTER_ENOMEM, "out of memory reading "
-                        "attribute %s", att);
+        if (!all)
+            return raster_fail(RASTER_ENOMEM,
+                               "out of memory reading attribute %s", att);
         if ((st = nc_get_att_text(g, v, att, all)) != NC_NOERR) {
             raster_free(all);
             return raster_fail_nc(RASTER_ENETCDF, st, "reading attribute "
@@ -88,12 +89,14 @@ static int text_att(int g, int v, const char *att, char **out)
         return RASTER_OK;
     char *s = NULL;
     st = nc_get_att_string(g, v, att, &s);
-    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "reading "
-                       "attribute %s: %s", att, nc_strerror(st));
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "reading attribute %s: %s",
+                              att, nc_strerror(st));
     *out = raster_strdup(s ? s : "");
     nc_free_string(1, &s);
-    RETURN_ERROR_IF(!*out, RASTER_ENOMEM, "out of memory reading attribute "
-                    "%s", att);
+    if (!*out)
+        return raster_fail(RASTER_ENOMEM, "out of memory reading attribute %s",
+                           att);
     return RASTER_OK;
 }
 
@@ -241,15 +244,18 @@ static int holds_mask(int g, int v, int ndims, const int *dimids,
 int raster_var_choose(int ncid, int varid, const raster_mask *mask,
                       const char *mask_var, int flags, int *why)
 {
-    RETURN_ERROR_IF(!why, RASTER_EINVAL, "output pointer is NULL");
+    if (!why)
+        return raster_fail(RASTER_EINVAL, "output pointer is NULL");
     *why = RASTER_CHOOSE_DATA;
-    RETURN_ERROR_IF(!mask, RASTER_EINVAL, "no mask");
+    if (!mask)
+        return raster_fail(RASTER_EINVAL, "no mask");
     char name[NC_MAX_NAME + 1];
     nc_type type;
     int ndims, dimids[NC_MAX_VAR_DIMS], st;
     st = nc_inq_var(ncid, varid, name, &type, &ndims, dimids, NULL);
-    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "variable %d: %s",
-                       varid, nc_strerror(st));
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "variable %d: %s", varid,
+                              nc_strerror(st));
     int named = (flags & RASTER_CHOOSE_NAMED) != 0;
     if (!named) {
         /* what it is comes first: a reason a reader recognises */

@@ -240,8 +240,10 @@ static int check_store_h5(raster_var *v, size_t s, hid_t did)
         H5Tclose(type);
     if (ok < 0)
         return meta_check_store(v, s);
-    RETURN_ERROR_IF(!ok, RASTER_EFORMAT, "%s: data of store %zu of the wrong "
-                    "type or shape", v->name, s);
+    if (!ok)
+        return raster_fail(RASTER_EFORMAT,
+                           "%s: data of store %zu of the wrong type or shape",
+                           v->name, s);
     return store_region_h5(v, s, did);
 }
 
@@ -342,8 +344,9 @@ static int sort_pieces(piece *p, size_t n)
         return RASTER_OK;
     }
     piece *tmp = raster_reallocarray(NULL, n, sizeof *tmp);
-    RETURN_ERROR_IF(!tmp, RASTER_ENOMEM, "out of memory sorting %zu pieces",
-                    n);
+    if (!tmp)
+        return raster_fail(RASTER_ENOMEM, "out of memory sorting %zu pieces",
+                           n);
     size_t count[1 << RADIX_BITS];
     piece *from = p, *to = tmp;
     for (int shift = 0; shift < obits + sbits; shift += RADIX_BITS) {
@@ -384,12 +387,15 @@ static int preadv_all(int fd, struct iovec *iov, size_t n, off_t off,
         ssize_t got = preadv(fd, iov, batch, off);
         if (got < 0 && errno == EINTR)
             continue;
-        RETURN_ERROR_IF(got < 0, RASTER_EIO, "reading %s: %s", name,
-                        strerror(errno));
+        if (got < 0)
+            return raster_fail(RASTER_EIO, "reading %s: %s", name,
+                               strerror(errno));
         if ((size_t)got < want) {
             /* short read: advance through the vector and go on */
-            RETURN_ERROR_IF(got == 0, RASTER_EIO, "reading %s: file ends "
-                            "early (truncated?)", name);
+            if (got == 0)
+                return raster_fail(RASTER_EIO,
+                                   "reading %s: file ends early (truncated?)",
+                                   name);
             size_t left = (size_t)got;
             off += got;
             while (left >= iov->iov_len) {
@@ -609,8 +615,11 @@ static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
         }
         off_t off = store_offset(x, a, v->store_cells[s->store], flat + b,
                                  s->lo);
-        RETURN_ERROR_IF(off == -2, RASTER_EIO, "reading %s: a chunk's byte "
-                        "offset was never looked up", v->name);
+        if (off == -2)
+            return raster_fail(
+                RASTER_EIO,
+                "reading %s: a chunk's byte offset was never looked up",
+                v->name);
         if (off < 0) { /* a chunk never written: fill */
             for (size_t i = s->p0; i < s->p1; i++)
                 fill_cells(plane_ptr(x, plane0 + b, x->pieces[i].uoff),
@@ -682,8 +691,9 @@ static int xfer_netcdf(xfer *x, const span *s, const size_t *start,
             if (no > 0)
                 scount[no - 1] = exist;
             st = nc_get_vara(g, id, sstart, scount, x->tmp);
-            RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st,
-                               "reading %s: %s", v->name, nc_strerror(st));
+            if (st != NC_NOERR)
+                return raster_fail_nc(RASTER_ENETCDF, st, "reading %s: %s",
+                                      v->name, nc_strerror(st));
             if (no > 0)
                 scount[no - 1] = nb;
         }
@@ -704,8 +714,9 @@ static int xfer_netcdf(xfer *x, const span *s, const size_t *start,
     }
     if (write) {
         st = nc_put_vara(g, id, sstart, scount, x->tmp);
-        RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st,
-                           "writing %s: %s", v->name, nc_strerror(st));
+        if (st != NC_NOERR)
+            return raster_fail_nc(RASTER_ENETCDF, st, "writing %s: %s",
+                                  v->name, nc_strerror(st));
     }
     return RASTER_OK;
 }
@@ -728,7 +739,8 @@ static int split_pieces(const raster_var *v, piece **pieces, size_t *n,
     if (extra == 0)
         return RASTER_OK;
     piece *q = raster_reallocarray(NULL, *n + extra, sizeof *q);
-    RETURN_ERROR_IF(!q, RASTER_ENOMEM, "out of memory reading %s", v->name);
+    if (!q)
+        return raster_fail(RASTER_ENOMEM, "out of memory reading %s", v->name);
     size_t k = 0;
     for (size_t i = 0; i < *n; i++) {
         piece p = (*pieces)[i];

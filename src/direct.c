@@ -154,8 +154,9 @@ static int open_stores(dwrite *w, const piece *p, size_t n, size_t *usable)
     for (size_t i = 0; i < n; i++)
         ns += i == 0 || p[i].store != p[i - 1].store;
     w->st = raster_calloc(ns, sizeof *w->st);
-    RETURN_ERROR_IF(!w->st, RASTER_ENOMEM, "out of memory writing %s",
-                    w->v->name);
+    if (!w->st)
+        return raster_fail(RASTER_ENOMEM, "out of memory writing %s",
+                           w->v->name);
     *usable = 0;
     for (size_t i = 0; i < n; i++) {
         if (i > 0 && p[i].store == p[i - 1].store)
@@ -325,8 +326,9 @@ static int extend_by_netcdf(const dwrite *w, const dstore *d)
     one[no] = 1;
     int st = nc_put_vara(v->store_grp[d->store], v->store_var[d->store],
                          start, one, v->fill);
-    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st,
-                       "extending %s: %s", v->name, nc_strerror(st));
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "extending %s: %s", v->name,
+                              nc_strerror(st));
     return RASTER_OK;
 }
 
@@ -352,9 +354,10 @@ static int extend_stores(const dwrite *w)
         if (d == small || d->did < 0 || d->c1 == d->c0 ||
             !needs_growth(w, d, new))
             continue;
-        RETURN_NC_ERROR_IF(H5Dset_extent(d->did, new) < 0, RASTER_ENETCDF,
-                           NC_EHDFERR, "extending %s: HDF5 could not extend "
-                           "a store", w->v->name);
+        if (H5Dset_extent(d->did, new) < 0)
+            return raster_fail_nc(
+                RASTER_ENETCDF, NC_EHDFERR,
+                "extending %s: HDF5 could not extend a store", w->v->name);
     }
     return rc;
 }
@@ -430,10 +433,11 @@ typedef struct slot {
 
 static int write_slot(const slot *s, const char *name)
 {
-    RETURN_NC_ERROR_IF(H5Dwrite_chunk(s->did, H5P_DEFAULT, 0, s->off, s->bytes,
-                                      s->buf) < 0,
-                       RASTER_ENETCDF, NC_EHDFERR, "writing %s: HDF5 could "
-                       "not write a chunk of %zu bytes", name, s->bytes);
+    if (H5Dwrite_chunk(s->did, H5P_DEFAULT, 0, s->off, s->bytes, s->buf) < 0)
+        return raster_fail_nc(
+            RASTER_ENETCDF, NC_EHDFERR,
+            "writing %s: HDF5 could not write a chunk of %zu bytes", name,
+            s->bytes);
     atomic_fetch_add(&chunks_written, 1);
     return RASTER_OK;
 }
@@ -527,8 +531,8 @@ static int plan_legs(const dwrite *w, dleg **legs, size_t *n)
     const raster_var *v = w->v;
     *n = 0;
     *legs = raster_reallocarray(NULL, 2 * w->nst + 1, sizeof **legs);
-    RETURN_ERROR_IF(!*legs, RASTER_ENOMEM, "out of memory writing %s",
-                    v->name);
+    if (!*legs)
+        return raster_fail(RASTER_ENOMEM, "out of memory writing %s", v->name);
     const dstore *m = store_of(w, (uint32_t)v->nregions);
     if (m && (m->did < 0 || m->c1 == m->c0))
         m = NULL;

@@ -36,19 +36,4 @@ int raster_nc_status_of(int code);
 /* Clears the calling thread's message (used by tests). */
 void raster_errmsg_clear(void);
 
-/* Return `code` with a message when `cond` holds. Never hides a jump other
- * than this explicit return. */
-#define RETURN_ERROR_IF(cond, code, ...)                                      \
-    do {                                                                      \
-        if (cond)                                                             \
-            return raster_fail((code), __VA_ARGS__);                          \
-    } while (0)
-
-/* As RETURN_ERROR_IF, recording netCDF status `ncst`. */
-#define RETURN_NC_ERROR_IF(cond, code, ncst, ...)                             \
-    do {                                                                      \
-        if (cond)                                                             \
-            return raster_fail_nc((code), (ncst), __VA_ARGS__);               \
-    } while (0)
-
 #endif

@@ -33,7 +33,8 @@ static int scan_groups(raster_file *f, int g)
     if (n == 0)
         return RASTER_OK;
     int *ids = raster_reallocarray(NULL, (size_t)n, sizeof *ids);
-    RETURN_ERROR_IF(!ids, RASTER_ENOMEM, "out of memory listing groups");
+    if (!ids)
+        return raster_fail(RASTER_ENOMEM, "out of memory listing groups");
     rc = nc_inq_grps(g, NULL, ids) == NC_NOERR ? RASTER_OK
          : raster_fail(RASTER_ENETCDF, "listing groups");
     for (int i = 0; i < n && rc == RASTER_OK; i++) {
@@ -141,7 +142,8 @@ static int file_new(int ncid, int own, int writable, const char *path,
                     raster_file **out)
 {
     raster_file *f = raster_calloc(1, sizeof *f);
-    RETURN_ERROR_IF(!f, RASTER_ENOMEM, "out of memory opening a file");
+    if (!f)
+        return raster_fail(RASTER_ENOMEM, "out of memory opening a file");
     if (file_locks_init(f) != 0) {
         raster_free(f);
         return raster_fail(RASTER_ENOMEM, "no mutex for a file");
@@ -169,15 +171,18 @@ static int file_new(int ncid, int own, int writable, const char *path,
 
 int raster_create(const char *path, raster_file **out)
 {
-    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    if (!out)
+        return raster_fail(RASTER_EINVAL, "output pointer is NULL");
     *out = NULL;
-    RETURN_ERROR_IF(!path, RASTER_EINVAL, "file name is NULL");
+    if (!path)
+        return raster_fail(RASTER_EINVAL, "file name is NULL");
     int rc = raster_filter_register();
     if (rc)
         return rc;
     int ncid, st = nc_create(path, NC_NETCDF4 | NC_CLOBBER, &ncid);
-    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "creating %s: %s",
-                       path, nc_strerror(st));
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "creating %s: %s", path,
+                              nc_strerror(st));
     rc = file_new(ncid, 1, 1, path, out);
     if (rc)
         raster_nc_close(ncid);
@@ -201,12 +206,15 @@ static int file_load(raster_file *f)
 
 int raster_open(const char *path, int mode, raster_file **out)
 {
-    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    if (!out)
+        return raster_fail(RASTER_EINVAL, "output pointer is NULL");
     *out = NULL;
-    RETURN_ERROR_IF(!path, RASTER_EINVAL, "file name is NULL");
-    RETURN_ERROR_IF(mode != RASTER_READ && mode != RASTER_WRITE,
-                    RASTER_EINVAL, "mode %d is neither RASTER_READ nor "
-                    "RASTER_WRITE", mode);
+    if (!path)
+        return raster_fail(RASTER_EINVAL, "file name is NULL");
+    if (mode != RASTER_READ && mode != RASTER_WRITE)
+        return raster_fail(RASTER_EINVAL,
+                           "mode %d is neither RASTER_READ nor RASTER_WRITE",
+                           mode);
     /* before netCDF opens the file: it checks the placeholders' filter */
     int rc = raster_filter_register();
     if (rc)
@@ -253,7 +261,8 @@ int raster_open(const char *path, int mode, raster_file **out)
 
 int raster_attach(int ncid, int writable, raster_file **out)
 {
-    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    if (!out)
+        return raster_fail(RASTER_EINVAL, "output pointer is NULL");
     *out = NULL;
     size_t len;
     char *path = NULL;
@@ -264,7 +273,8 @@ int raster_attach(int ncid, int writable, raster_file **out)
                     (mode & (NC_INMEMORY | NC_DISKLESS)) != 0;
     if (!in_memory && nc_inq_path(ncid, &len, NULL) == NC_NOERR) {
         path = raster_malloc(len + 1);
-        RETURN_ERROR_IF(!path, RASTER_ENOMEM, "out of memory attaching");
+        if (!path)
+            return raster_fail(RASTER_ENOMEM, "out of memory attaching");
         if (nc_inq_path(ncid, &len, path) != NC_NOERR)
             path[0] = '\0';
         path[len] = '\0';
@@ -358,20 +368,24 @@ int raster_file_ncid(const raster_file *f)
 
 int raster_set_threads(int n)
 {
-    RETURN_ERROR_IF(n < 0, RASTER_EINVAL, "thread count %d is negative", n);
+    if (n < 0)
+        return raster_fail(RASTER_EINVAL, "thread count %d is negative", n);
     chunkio_set_threads(n);
     return RASTER_OK;
 }
 
 int raster_file_set_format(raster_file *f, int version)
 {
-    RETURN_ERROR_IF(!file_ok(f) || !f->writable, RASTER_EINVAL,
-                    "raster_file_set_format needs a file open for writing");
-    RETURN_ERROR_IF(version < RASTER_FORMAT_OLDEST_WRITTEN ||
-                    version > RASTER_FORMAT_VERSION, RASTER_EUNSUPPORTED,
-                    "raster writes format versions %d to %d, not %d",
-                    RASTER_FORMAT_OLDEST_WRITTEN, RASTER_FORMAT_VERSION,
-                    version);
+    if (!file_ok(f) || !f->writable)
+        return raster_fail(
+            RASTER_EINVAL,
+            "raster_file_set_format needs a file open for writing");
+    if (version < RASTER_FORMAT_OLDEST_WRITTEN ||
+        version > RASTER_FORMAT_VERSION)
+        return raster_fail(RASTER_EUNSUPPORTED,
+                           "raster writes format versions %d to %d, not %d",
+                           RASTER_FORMAT_OLDEST_WRITTEN, RASTER_FORMAT_VERSION,
+                           version);
     f->write_format = version;
     return RASTER_OK;
 }
@@ -394,8 +408,10 @@ raster_var *raster_file_var(const raster_file *f, size_t i)
 
 int raster_var_find(const raster_file *f, const char *name, raster_var **out)
 {
-    RETURN_ERROR_IF(!f || !name || !out, RASTER_EINVAL, "NULL argument");
-    RETURN_ERROR_IF(!file_ok(f), RASTER_EINVAL, "not an open raster file");
+    if (!f || !name || !out)
+        return raster_fail(RASTER_EINVAL, "NULL argument");
+    if (!file_ok(f))
+        return raster_fail(RASTER_EINVAL, "not an open raster file");
     for (raster_var *v = f->vars; v; v = v->next) {
         if (strcmp(v->name, name) == 0) {
             *out = v;
@@ -442,7 +458,8 @@ int raster_abandon(raster_file *f)
 
 int raster_free_name(int grpid, const char *name)
 {
-    RETURN_ERROR_IF(!name, RASTER_EINVAL, "NULL name");
+    if (!name)
+        return raster_fail(RASTER_EINVAL, "NULL name");
     int g;
     if (nc_inq_grp_ncid(grpid, name, &g) != NC_NOERR ||
         !raster_is_raster_group(g))
@@ -457,9 +474,10 @@ int raster_free_name(int grpid, const char *name)
             nc_inq_typeid(grpid, alias, &other) == NC_NOERR)
             continue;
         int st = nc_rename_grp(g, alias);
-        RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "moving "
-                           "raster's group %s to %s: %s", name, alias,
-                           nc_strerror(st));
+        if (st != NC_NOERR)
+            return raster_fail_nc(RASTER_ENETCDF, st,
+                                  "moving raster's group %s to %s: %s", name,
+                                  alias, nc_strerror(st));
         return RASTER_OK;
     }
     return raster_fail(RASTER_EINVAL, "%s: no free name to move raster's "

@@ -185,10 +185,12 @@ int fileio_pread(int fd, unsigned char *buf, size_t len, off_t off,
         ssize_t got = pread(fd, buf, len, off);
         if (got < 0 && errno == EINTR)
             continue;
-        RETURN_ERROR_IF(got < 0, RASTER_EIO, "reading %s: %s", name,
-                        strerror(errno));
-        RETURN_ERROR_IF(got == 0, RASTER_EIO, "reading %s: file ends early "
-                        "(truncated?)", name);
+        if (got < 0)
+            return raster_fail(RASTER_EIO, "reading %s: %s", name,
+                               strerror(errno));
+        if (got == 0)
+            return raster_fail(
+                RASTER_EIO, "reading %s: file ends early (truncated?)", name);
         buf += got;
         len -= (size_t)got;
         off += got;

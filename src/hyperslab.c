@@ -77,8 +77,8 @@ static int check_cover(const raster_var *v, const piece *p, size_t np,
     int dy = v->ndims - 2, dx = v->ndims - 1;
     size_t cx = count[dx], cells = count[dy] * cx, total = 0;
     uint64_t *map = raster_calloc(cells / 64 + 1, sizeof *map);
-    RETURN_ERROR_IF(!map, RASTER_ENOMEM, "out of memory reading %s",
-                    v->name);
+    if (!map)
+        return raster_fail(RASTER_ENOMEM, "out of memory reading %s", v->name);
     int rc = RASTER_OK;
     for (size_t i = 0; i < np && rc == RASTER_OK; i++) {
         if (!regions_mark(map, p[i].uoff, p[i].len)) {
@@ -189,10 +189,11 @@ static int hyperslab_pieces(raster_var *v, const size_t *start,
 static int var_io(raster_var *v, const size_t *start, const size_t *count,
                   const ptrdiff_t *stride, void *data, int write)
 {
-    RETURN_ERROR_IF(!var_ok(v) || !start || !count || !data, RASTER_EINVAL,
-                    "NULL argument");
-    RETURN_NC_ERROR_IF(write && !v->file->writable, RASTER_EINVAL, NC_EPERM,
-                       "%s: file is read-only", v->name);
+    if (!var_ok(v) || !start || !count || !data)
+        return raster_fail(RASTER_EINVAL, "NULL argument");
+    if (write && !v->file->writable)
+        return raster_fail_nc(RASTER_EINVAL, NC_EPERM, "%s: file is read-only",
+                              v->name);
     int rc = var_check_box(v, start, count, stride, write);
     if (rc)
         return rc;
@@ -208,9 +209,10 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
         if (rc)
             return rc;
         int st = nc_sync(v->file->ncid);
-        RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "%s: flushing "
-                           "the completeness marker: %s", v->name,
-                           nc_strerror(st));
+        if (st != NC_NOERR)
+            return raster_fail_nc(RASTER_ENETCDF, st,
+                                  "%s: flushing the completeness marker: %s",
+                                  v->name, nc_strerror(st));
         v->dirty = 1;
     }
     piece *p;
@@ -271,18 +273,22 @@ static int imap_is_rowmajor(int nd, const size_t *cnt, const ptrdiff_t *imap)
 static int check_dim(const raster_var *v, int d, size_t start, size_t cnt,
                      ptrdiff_t step, size_t len, int check_end, int varm)
 {
-    RETURN_NC_ERROR_IF(start > len || (start == len && cnt > 0),
-                       RASTER_EINVAL, NC_EINVALCOORDS, "%s: start %zu beyond "
-                       "length %zu in dimension %d", v->name, start, len, d);
+    if (start > len || (start == len && cnt > 0))
+        return raster_fail_nc(
+            RASTER_EINVAL, NC_EINVALCOORDS,
+            "%s: start %zu beyond length %zu in dimension %d", v->name, start,
+            len, d);
     if (!check_end || cnt == 0)
         return RASTER_OK;
     size_t span;
     int past = varm ? cnt > len - start
                     : raster_mul_overflows(cnt - 1, (size_t)step, &span) ||
                           span >= len - start;
-    RETURN_NC_ERROR_IF(past, RASTER_EINVAL, NC_EEDGE, "%s: start %zu count "
-                       "%zu stride %td run past length %zu in dimension %d",
-                       v->name, start, cnt, step, len, d);
+    if (past)
+        return raster_fail_nc(RASTER_EINVAL, NC_EEDGE,
+                              "%s: start %zu count %zu stride %td run past "
+                              "length %zu in dimension %d",
+                              v->name, start, cnt, step, len, d);
     return RASTER_OK;
 }
 
@@ -294,9 +300,10 @@ static int check_vars(const raster_var *v, const size_t *start,
                       const size_t *shape, int zero, int write)
 {
     for (int d = 0; d < v->ndims; d++)
-        RETURN_NC_ERROR_IF(str[d] <= 0, RASTER_EINVAL, NC_ESTRIDE,
-                           "%s: stride %td in dimension %d", v->name, str[d],
-                           d);
+        if (str[d] <= 0)
+            return raster_fail_nc(RASTER_EINVAL, NC_ESTRIDE,
+                                  "%s: stride %td in dimension %d", v->name,
+                                  str[d], d);
     for (int d = 0; d < v->ndims; d++) {
         if (write && dim_unlimited(v, d))
             continue;
@@ -319,10 +326,10 @@ static int check_varm(const raster_var *v, const size_t *start,
 {
     int nd = v->ndims, rc;
     for (int d = 0; d < nd; d++)
-        RETURN_NC_ERROR_IF(str[d] == 0 || (unsigned long)str[d] >=
-                                              NC_VARM_STRIDE_LIMIT,
-                           RASTER_EINVAL, NC_ESTRIDE, "%s: stride %td in "
-                           "dimension %d", v->name, str[d], d);
+        if (str[d] == 0 || (unsigned long)str[d] >= NC_VARM_STRIDE_LIMIT)
+            return raster_fail_nc(RASTER_EINVAL, NC_ESTRIDE,
+                                  "%s: stride %td in dimension %d", v->name,
+                                  str[d], d);
     if (write) {
         /* NC_is_recvar: the first dimension is the group's unlimited one */
         int unlimid = -1, isrec = 0;
@@ -365,25 +372,29 @@ static int typed_io(raster_var *v, const size_t *start, const size_t *count,
                     const ptrdiff_t *stride, const ptrdiff_t *imap,
                     void *data, int memtype, int write)
 {
-    RETURN_NC_ERROR_IF(!var_ok(v), RASTER_EINVAL, NC_EINVAL,
-                       "NULL variable, or a closed file's");
+    if (!var_ok(v))
+        return raster_fail_nc(RASTER_EINVAL, NC_EINVAL,
+                              "NULL variable, or a closed file's");
     /* a put's checks ask netCDF (NC_is_recvar) before it is refused as a
      * write to a read-only file: a lean one binds first */
     int rc = write ? file_netcdf(v->file) : RASTER_OK;
     if (rc)
         return rc;
     /* NC_check_nulls, before the dispatch layer looks at types */
-    RETURN_NC_ERROR_IF(!start, RASTER_EINVAL, NC_EINVALCOORDS,
-                       "%s: no start given", v->name);
+    if (!start)
+        return raster_fail_nc(RASTER_EINVAL, NC_EINVALCOORDS,
+                              "%s: no start given", v->name);
     int nd = v->ndims;
     if (memtype == NC_NAT)
         memtype = v->xtype;
-    RETURN_NC_ERROR_IF(memtype == NC_CHAR, RASTER_EINVAL, NC_ECHAR,
-                       "%s: text cannot be converted to or from numbers",
-                       v->name);
-    RETURN_NC_ERROR_IF(memtype != NC_STRING && convert_type_size(memtype) == 0,
-                       RASTER_EINVAL, NC_EBADTYPE, "%s: memory type %d is not "
-                       "a netCDF atomic type", v->name, memtype);
+    if (memtype == NC_CHAR)
+        return raster_fail_nc(
+            RASTER_EINVAL, NC_ECHAR,
+            "%s: text cannot be converted to or from numbers", v->name);
+    if (memtype != NC_STRING && convert_type_size(memtype) == 0)
+        return raster_fail_nc(RASTER_EINVAL, NC_EBADTYPE,
+                              "%s: memory type %d is not a netCDF atomic type",
+                              v->name, memtype);
     size_t shape[RASTER_MAX_DIMS], cnt[RASTER_MAX_DIMS];
     ptrdiff_t str[RASTER_MAX_DIMS];
     if ((rc = raster_var_dims(v, NULL, shape, NULL)))
@@ -434,20 +445,22 @@ static int typed_io(raster_var *v, const size_t *start, const size_t *count,
 
     size_t total = 1, bad = 0;
     for (int d = 0; d < nd; d++)
-        RETURN_NC_ERROR_IF(raster_mul_overflows(total, cnt[d], &total),
-                           RASTER_ENOMEM, NC_ENOMEM, "%s: request too large",
-                           v->name);
+        if (raster_mul_overflows(total, cnt[d], &total))
+            return raster_fail_nc(RASTER_ENOMEM, NC_ENOMEM,
+                                  "%s: request too large", v->name);
     if (total > 0) {
-        RETURN_NC_ERROR_IF(!data, RASTER_EINVAL, NC_EINVAL,
-                           "%s: NULL data", v->name);
+        if (!data)
+            return raster_fail_nc(RASTER_EINVAL, NC_EINVAL, "%s: NULL data",
+                                  v->name);
         if (memtype == v->xtype &&
             (!imap || imap_is_rowmajor(nd, cnt, imap))) {
             rc = var_io(v, start, cnt, str, data, write);
         } else {
             void *tmp = raster_reallocarray(NULL, total, v->elem);
-            RETURN_NC_ERROR_IF(!tmp, RASTER_ENOMEM, NC_ENOMEM, "%s: out of "
-                               "memory converting %zu values", v->name,
-                               total);
+            if (!tmp)
+                return raster_fail_nc(
+                    RASTER_ENOMEM, NC_ENOMEM,
+                    "%s: out of memory converting %zu values", v->name, total);
             if (write) {
                 bad = convert_box(nd, cnt, imap, data, memtype, tmp, v->xtype,
                                   1);

@@ -191,10 +191,12 @@ size_t raster_mesh_nregions(const raster_mesh *mesh)
 int raster_mesh_region(const raster_mesh *mesh, size_t i,
                        raster_region_stats *out)
 {
-    RETURN_ERROR_IF(!mesh || !out, RASTER_EINVAL, "NULL mesh or output");
-    RETURN_ERROR_IF(i >= mesh->nregions, RASTER_EINVAL,
-                    "region index %zu out of range (mesh has %zu)", i,
-                    mesh->nregions);
+    if (!mesh || !out)
+        return raster_fail(RASTER_EINVAL, "NULL mesh or output");
+    if (i >= mesh->nregions)
+        return raster_fail(RASTER_EINVAL,
+                           "region index %zu out of range (mesh has %zu)", i,
+                           mesh->nregions);
     *out = *region_index_at(mesh, i);
     return RASTER_OK;
 }
@@ -202,10 +204,12 @@ int raster_mesh_region(const raster_mesh *mesh, size_t i,
 int raster_mesh_region_stats(const raster_mesh *mesh, int32_t id,
                              raster_region_stats *out)
 {
-    RETURN_ERROR_IF(!mesh || !out, RASTER_EINVAL, "NULL mesh or output");
+    if (!mesh || !out)
+        return raster_fail(RASTER_EINVAL, "NULL mesh or output");
     const raster_region_stats *st = region_index_find(mesh, id, NULL, NULL);
-    RETURN_ERROR_IF(!st, RASTER_ENOTFOUND, "no region %d in the mask",
-                    (int)id);
+    if (!st)
+        return raster_fail(RASTER_ENOTFOUND, "no region %d in the mask",
+                           (int)id);
     *out = *st;
     return RASTER_OK;
 }
@@ -213,10 +217,11 @@ int raster_mesh_region_stats(const raster_mesh *mesh, int32_t id,
 int raster_mesh_region_chunks(const raster_mesh *mesh, int32_t id,
                               const size_t **chunks, size_t *n)
 {
-    RETURN_ERROR_IF(!mesh || !chunks || !n, RASTER_EINVAL,
-                    "NULL mesh or output");
-    RETURN_ERROR_IF(!region_index_find(mesh, id, chunks, n), RASTER_ENOTFOUND,
-                    "no region %d in the mask", (int)id);
+    if (!mesh || !chunks || !n)
+        return raster_fail(RASTER_EINVAL, "NULL mesh or output");
+    if (!region_index_find(mesh, id, chunks, n))
+        return raster_fail(RASTER_ENOTFOUND, "no region %d in the mask",
+                           (int)id);
     return RASTER_OK;
 }
 

@@ -193,9 +193,10 @@ int layout_build(const raster_mesh *m, const int32_t *mask, int shared,
                  layout **out)
 {
     *out = NULL;
-    RETURN_ERROR_IF(m->ny > UINT32_MAX || m->nx > UINT32_MAX ||
-                    m->nregions >= UINT32_MAX, RASTER_EOVERFLOW,
-                    "grid %zu x %zu is too large to lay out", m->ny, m->nx);
+    if (m->ny > UINT32_MAX || m->nx > UINT32_MAX || m->nregions >= UINT32_MAX)
+        return raster_fail(RASTER_EOVERFLOW,
+                           "grid %zu x %zu is too large to lay out", m->ny,
+                           m->nx);
     layout *lay = raster_calloc(1, sizeof *lay);
     size_t *done = NULL;
     int rc = RASTER_OK;

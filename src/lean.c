@@ -335,51 +335,53 @@ static int load_description(hid_t fid, hid_t g, const char *path,
                             meta_desc *d, char *names)
 {
     int version = 0, complete = 0;
-    RETURN_ERROR_IF(att_one(g, ATT_VERSION, NC_INT, &version) != 0 ||
-                    version < 3 || version > RASTER_FORMAT_VERSION ||
-                    att_one(g, ATT_COMPLETE, NC_INT, &complete) != 0 ||
-                    complete != 1 ||
-                    att_one(g, "raster_type", NC_INT, &d->xtype) != 0 ||
-                    convert_type_size(d->xtype) == 0, RASTER_EFORMAT,
-                    "%s: not a complete variable of format 3 or 4", path);
+    if (att_one(g, ATT_VERSION, NC_INT, &version) != 0 || version < 3 ||
+        version > RASTER_FORMAT_VERSION ||
+        att_one(g, ATT_COMPLETE, NC_INT, &complete) != 0 || complete != 1 ||
+        att_one(g, "raster_type", NC_INT, &d->xtype) != 0 ||
+        convert_type_size(d->xtype) == 0)
+        return raster_fail(RASTER_EFORMAT,
+                           "%s: not a complete variable of format 3 or 4",
+                           path);
     d->format = version;
     char *save = NULL, *dimnames[RASTER_MAX_DIMS];
     d->ndims = 0;
     for (char *tok = strtok_r(names, "/", &save); tok;
          tok = strtok_r(NULL, "/", &save)) {
-        RETURN_ERROR_IF(d->ndims == RASTER_MAX_DIMS, RASTER_EFORMAT,
-                        "%s: too many dimensions", path);
+        if (d->ndims == RASTER_MAX_DIMS)
+            return raster_fail(RASTER_EFORMAT, "%s: too many dimensions",
+                               path);
         dimnames[d->ndims++] = tok;
     }
     unsigned long long ch[RASTER_MAX_DIMS];
     size_t n1, n2;
-    RETURN_ERROR_IF(d->ndims < 2 ||
-                    fileio_att(g, "raster_dimids", NC_INT, d->dimids,
-                                   RASTER_MAX_DIMS, &n1) != 0 ||
-                    n1 != (size_t)d->ndims ||
-                    fileio_att(g, "raster_chunk", NC_UINT64, ch,
-                                   RASTER_MAX_DIMS, &n2) != 0 ||
-                    n2 != (size_t)d->ndims, RASTER_EFORMAT,
-                    "%s: unreadable description", path);
+    if (d->ndims < 2 ||
+        fileio_att(g, "raster_dimids", NC_INT, d->dimids, RASTER_MAX_DIMS,
+                   &n1) != 0 ||
+        n1 != (size_t)d->ndims ||
+        fileio_att(g, "raster_chunk", NC_UINT64, ch, RASTER_MAX_DIMS, &n2) !=
+            0 ||
+        n2 != (size_t)d->ndims)
+        return raster_fail(RASTER_EFORMAT, "%s: unreadable description", path);
     for (int i = 0; i < d->ndims; i++) {
         int rc = find_dim(fid, path, dimnames[i], d->dimids[i], &d->outer[i],
                           &d->unlimited[i]);
         if (rc == RASTER_ENOMEM)
             return rc;
-        RETURN_ERROR_IF(rc || ch[i] == 0 || ch[i] > SIZE_MAX, RASTER_EFORMAT,
-                        "%s: dimension %s or chunk unusable", path,
-                        dimnames[i]);
+        if (rc || ch[i] == 0 || ch[i] > SIZE_MAX)
+            return raster_fail(RASTER_EFORMAT,
+                               "%s: dimension %s or chunk unusable", path,
+                               dimnames[i]);
         d->chunk[i] = (size_t)ch[i];
     }
     /* the grid: the last two dimensions, fixed, the tile inside it */
     int nd = d->ndims;
     d->ny = d->outer[nd - 2];
     d->nx = d->outer[nd - 1];
-    RETURN_ERROR_IF(d->unlimited[nd - 2] || d->unlimited[nd - 1] ||
-                    d->ny == 0 || d->nx == 0 || d->ny > UINT32_MAX ||
-                    d->nx > UINT32_MAX || d->chunk[nd - 2] > d->ny ||
-                    d->chunk[nd - 1] > d->nx, RASTER_EFORMAT,
-                    "%s: grid unusable", path);
+    if (d->unlimited[nd - 2] || d->unlimited[nd - 1] || d->ny == 0 ||
+        d->nx == 0 || d->ny > UINT32_MAX || d->nx > UINT32_MAX ||
+        d->chunk[nd - 2] > d->ny || d->chunk[nd - 1] > d->nx)
+        return raster_fail(RASTER_EFORMAT, "%s: grid unusable", path);
     return RASTER_OK;
 }
 
@@ -549,15 +551,16 @@ static void start_netcdf(void) { netcdf_started = nc_initialize(); }
 
 int lean_open(raster_file *f)
 {
-    RETURN_ERROR_IF(!f->path || f->writable || f->vars || f->h5 >= 0,
-                    RASTER_EINVAL, "no file for a lean open");
+    if (!f->path || f->writable || f->vars || f->h5 >= 0)
+        return raster_fail(RASTER_EINVAL, "no file for a lean open");
     /* netCDF's own start first: it turns HDF5's error printing off, which
      * must not happen later inside a call that turned it off for a while
      * and then restores what it found */
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     int rc = pthread_once(&once, start_netcdf) == 0 ? netcdf_started : -1;
-    RETURN_ERROR_IF(rc != NC_NOERR, RASTER_ENETCDF, "netCDF did not start: "
-                    "%s", nc_strerror(rc));
+    if (rc != NC_NOERR)
+        return raster_fail(RASTER_ENETCDF, "netCDF did not start: %s",
+                           nc_strerror(rc));
     H5E_auto2_t efunc;
     void *edata;
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);

@@ -57,11 +57,12 @@ void raster_mask_free(raster_mask *mask)
 static int new_mask(size_t ny, size_t nx, raster_mask **out)
 {
     size_t cells;
-    RETURN_ERROR_IF(ny == 0 || nx == 0, RASTER_EMASK, "mask is empty "
-                    "(%zu x %zu)", ny, nx);
-    RETURN_ERROR_IF(raster_mul_overflows(ny, nx, &cells) ||
-                    cells > SIZE_MAX / sizeof(int32_t),
-                    RASTER_EOVERFLOW, "mask %zu x %zu is too large", ny, nx);
+    if (ny == 0 || nx == 0)
+        return raster_fail(RASTER_EMASK, "mask is empty (%zu x %zu)", ny, nx);
+    if (raster_mul_overflows(ny, nx, &cells) ||
+        cells > SIZE_MAX / sizeof(int32_t))
+        return raster_fail(RASTER_EOVERFLOW, "mask %zu x %zu is too large", ny,
+                           nx);
     raster_mask *m = raster_calloc(1, sizeof *m);
     if (m)
         m->values = raster_malloc(cells * sizeof(int32_t));
@@ -89,11 +90,13 @@ static int new_mask(size_t ny, size_t nx, raster_mask **out)
 int raster_mask_wrap(const int32_t *values, size_t ny, size_t nx,
                      raster_mask **out)
 {
-    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    if (!out)
+        return raster_fail(RASTER_EINVAL, "output pointer is NULL");
     *out = NULL;
-    RETURN_ERROR_IF(!values, RASTER_EINVAL, "mask values are NULL");
-    RETURN_ERROR_IF(ny == 0 || nx == 0, RASTER_EINVAL,
-                    "empty mask %zu x %zu", ny, nx);
+    if (!values)
+        return raster_fail(RASTER_EINVAL, "mask values are NULL");
+    if (ny == 0 || nx == 0)
+        return raster_fail(RASTER_EINVAL, "empty mask %zu x %zu", ny, nx);
     int rc = new_mask(ny, nx, out);
     if (rc)
         return rc;
@@ -157,7 +160,9 @@ static int load_values(int ncid, int varid, const char *var,
     if (rows > m->ny)
         rows = m->ny;
     double *buf = raster_reallocarray(NULL, rows * m->nx, sizeof *buf);
-    RETURN_ERROR_IF(!buf, RASTER_ENOMEM, "out of memory reading mask %s", var);
+    if (!buf)
+        return raster_fail(RASTER_ENOMEM, "out of memory reading mask %s",
+                           var);
     int rc = RASTER_OK;
     for (size_t y0 = 0; y0 < m->ny && rc == RASTER_OK; y0 += rows) {
         size_t n = y0 + rows <= m->ny ? rows : m->ny - y0;
@@ -296,8 +301,9 @@ static int load_ints(int ncid, int varid, const char *var, nc_type type,
     int st;
     if (type == NC_INT) {
         st = nc_get_var_int(ncid, varid, m->values);
-        RETURN_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, "reading mask %s: %s",
-                        var, nc_strerror(st));
+        if (st != NC_NOERR)
+            return raster_fail(RASTER_ENETCDF, "reading mask %s: %s", var,
+                               nc_strerror(st));
         return RASTER_OK;
     }
     /* narrower types: read raw row blocks and widen here, several times
@@ -307,7 +313,9 @@ static int load_ints(int ncid, int varid, const char *var, nc_type type,
         rows = m->ny;
     size_t width = type == NC_SHORT || type == NC_USHORT ? 2 : 1;
     unsigned char *buf = raster_reallocarray(NULL, rows * m->nx, width);
-    RETURN_ERROR_IF(!buf, RASTER_ENOMEM, "out of memory reading mask %s", var);
+    if (!buf)
+        return raster_fail(RASTER_ENOMEM, "out of memory reading mask %s",
+                           var);
     for (size_t y0 = 0; y0 < m->ny; y0 += rows) {
         size_t n = y0 + rows <= m->ny ? rows : m->ny - y0;
         size_t start[2] = {y0, 0}, count[2] = {n, m->nx};
@@ -348,8 +356,9 @@ static int set_names(raster_mask *m, const long long *vals, size_t nvals,
 {
     m->name_ids = raster_reallocarray(NULL, nvals, sizeof *m->name_ids);
     m->names = raster_calloc(nvals, sizeof *m->names);
-    RETURN_ERROR_IF(!m->name_ids || !m->names, RASTER_ENOMEM,
-                    "out of memory reading region names");
+    if (!m->name_ids || !m->names)
+        return raster_fail(RASTER_ENOMEM,
+                           "out of memory reading region names");
     char *save = NULL;
     size_t n = 0;
     for (char *tok = strtok_r(text, " \t\n", &save); tok;
@@ -419,10 +428,13 @@ int mask_read_ncid(int ncid, int varid, const char *label, raster_mask **out)
     if ((st = nc_inq_var(ncid, varid, var, &type, &ndims, dimids, NULL)) !=
         NC_NOERR)
         return nc_fail(st, "describing mask variable in", label);
-    RETURN_ERROR_IF(ndims != 2, RASTER_EMASK, "mask %s in %s has %d "
-                    "dimensions, not 2", var, label, ndims);
-    RETURN_ERROR_IF(type == NC_CHAR || type == NC_STRING || type > NC_STRING,
-                    RASTER_EMASK, "mask %s in %s is not numeric", var, label);
+    if (ndims != 2)
+        return raster_fail(RASTER_EMASK,
+                           "mask %s in %s has %d dimensions, not 2", var,
+                           label, ndims);
+    if (type == NC_CHAR || type == NC_STRING || type > NC_STRING)
+        return raster_fail(RASTER_EMASK, "mask %s in %s is not numeric", var,
+                           label);
     size_t dims[2];
     for (int i = 0; i < 2; i++)
         if ((st = nc_inq_dimlen(ncid, dimids[i], &dims[i])) != NC_NOERR)
@@ -475,9 +487,10 @@ int mask_describe_ncid(int ncid, int varid, const char *label,
     int stored = 0;
     for (size_t i = 0; i < MASK_STORED_NTYPES; i++)
         stored |= type == mask_stored_types[i];
-    RETURN_ERROR_IF(ndims != 2 || !stored, RASTER_EFORMAT,
-                    "%s: the stored mask is not a 2-D integer variable",
-                    label);
+    if (ndims != 2 || !stored)
+        return raster_fail(RASTER_EFORMAT,
+                           "%s: the stored mask is not a 2-D integer variable",
+                           label);
     size_t dims[2];
     for (int i = 0; i < 2; i++)
         if ((st = nc_inq_dimlen(ncid, dimids[i], &dims[i])) != NC_NOERR)
@@ -502,11 +515,12 @@ int mask_describe(size_t ny, size_t nx, const long long *vals, size_t nvals,
 {
     *out = NULL;
     size_t cells;
-    RETURN_ERROR_IF(raster_mul_overflows(ny, nx, &cells) ||
-                    cells > SIZE_MAX / sizeof(int32_t), RASTER_EFORMAT,
-                    "stored mask too large");
+    if (raster_mul_overflows(ny, nx, &cells) ||
+        cells > SIZE_MAX / sizeof(int32_t))
+        return raster_fail(RASTER_EFORMAT, "stored mask too large");
     raster_mask *m = raster_calloc(1, sizeof *m);
-    RETURN_ERROR_IF(!m, RASTER_ENOMEM, "out of memory describing a mask");
+    if (!m)
+        return raster_fail(RASTER_ENOMEM, "out of memory describing a mask");
     m->ny = ny;
     m->nx = nx;
     int rc = nvals > 0 && meanings ? set_names(m, vals, nvals, meanings)
@@ -572,9 +586,11 @@ static int mask_file_unchanged(const char *path, int fd,
 
 int raster_mask_load(const char *path, const char *var, raster_mask **out)
 {
-    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    if (!out)
+        return raster_fail(RASTER_EINVAL, "output pointer is NULL");
     *out = NULL;
-    RETURN_ERROR_IF(!path || !var, RASTER_EINVAL, "NULL file or variable");
+    if (!path || !var)
+        return raster_fail(RASTER_EINVAL, "NULL file or variable");
 
     /* netCDF opens by name: held open here, the file checked cannot be
      * swapped for another before netCDF's open without it being seen */

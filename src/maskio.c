@@ -122,8 +122,9 @@ int maskio_rows(raster_var *v, size_t y0, size_t ny, size_t x0, size_t nx,
         cap = ((per - 1) * v->nx + nx) * elem;
     }
     unsigned char *tmp = raster_malloc(cap);
-    RETURN_ERROR_IF(!tmp, RASTER_ENOMEM, "out of memory reading the mask of "
-                    "%s", v->name);
+    if (!tmp)
+        return raster_fail(RASTER_ENOMEM,
+                           "out of memory reading the mask of %s", v->name);
     int rc = RASTER_OK;
     for (size_t y = 0; y < ny && rc == RASTER_OK; y += per) {
         size_t k = ny - y < per ? ny - y : per;

@@ -96,9 +96,10 @@ static int count_by_sorting(builder *b, size_t y0, size_t x0, size_t h,
     if (!b->scratch) {
         b->scratch = raster_reallocarray(NULL, b->mesh->tile_h *
                                          b->mesh->tile_w, sizeof *b->scratch);
-        RETURN_ERROR_IF(!b->scratch, RASTER_ENOMEM, "out of memory counting "
-                        "a tile of %zu x %zu", b->mesh->tile_h,
-                        b->mesh->tile_w);
+        if (!b->scratch)
+            return raster_fail(RASTER_ENOMEM,
+                               "out of memory counting a tile of %zu x %zu",
+                               b->mesh->tile_h, b->mesh->tile_w);
     }
     for (size_t dy = 0; dy < h; dy++) {
         const int32_t *row = b->mask + (y0 + dy) * nx + x0;
@@ -214,23 +215,28 @@ static int build_band(builder *b, size_t y0, size_t h, int32_t *first,
 static int check_args(const int32_t *mask, size_t ny, size_t nx, size_t th,
                       size_t tw, raster_mesh **out)
 {
-    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
-    RETURN_ERROR_IF(!mask, RASTER_EINVAL, "mask is NULL");
-    RETURN_ERROR_IF(ny == 0 || nx == 0, RASTER_EINVAL,
-                    "empty grid %zu x %zu", ny, nx);
-    RETURN_ERROR_IF(th == 0 || tw == 0, RASTER_EINVAL,
-                    "tile %zu x %zu: sizes must be at least 1", th, tw);
-    RETURN_ERROR_IF(th > ny || tw > nx, RASTER_EINVAL,
-                    "tile %zu x %zu is larger than the grid %zu x %zu",
-                    th, tw, ny, nx);
+    if (!out)
+        return raster_fail(RASTER_EINVAL, "output pointer is NULL");
+    if (!mask)
+        return raster_fail(RASTER_EINVAL, "mask is NULL");
+    if (ny == 0 || nx == 0)
+        return raster_fail(RASTER_EINVAL, "empty grid %zu x %zu", ny, nx);
+    if (th == 0 || tw == 0)
+        return raster_fail(RASTER_EINVAL,
+                           "tile %zu x %zu: sizes must be at least 1", th, tw);
+    if (th > ny || tw > nx)
+        return raster_fail(RASTER_EINVAL,
+                           "tile %zu x %zu is larger than the grid %zu x %zu",
+                           th, tw, ny, nx);
     size_t cells;
-    RETURN_ERROR_IF(raster_mul_overflows(ny, nx, &cells), RASTER_EOVERFLOW,
-                    "grid %zu x %zu has too many cells", ny, nx);
+    if (raster_mul_overflows(ny, nx, &cells))
+        return raster_fail(RASTER_EOVERFLOW,
+                           "grid %zu x %zu has too many cells", ny, nx);
     size_t tile_cells;
-    RETURN_ERROR_IF(raster_mul_overflows(th, tw, &tile_cells) ||
-                    raster_mul_overflows(tile_cells, sizeof(cell_ref),
-                                         &tile_cells),
-                    RASTER_EOVERFLOW, "tile %zu x %zu is too large", th, tw);
+    if (raster_mul_overflows(th, tw, &tile_cells) ||
+        raster_mul_overflows(tile_cells, sizeof(cell_ref), &tile_cells))
+        return raster_fail(RASTER_EOVERFLOW, "tile %zu x %zu is too large", th,
+                           tw);
     return RASTER_OK;
 }
 
@@ -296,9 +302,12 @@ size_t raster_mesh_nchunks(const raster_mesh *mesh)
 
 int raster_mesh_chunk(const raster_mesh *mesh, size_t i, raster_chunk *out)
 {
-    RETURN_ERROR_IF(!mesh || !out, RASTER_EINVAL, "NULL mesh or output");
-    RETURN_ERROR_IF(i >= mesh->nchunks, RASTER_EINVAL,
-                    "chunk %zu out of range (mesh has %zu)", i, mesh->nchunks);
+    if (!mesh || !out)
+        return raster_fail(RASTER_EINVAL, "NULL mesh or output");
+    if (i >= mesh->nchunks)
+        return raster_fail(RASTER_EINVAL,
+                           "chunk %zu out of range (mesh has %zu)", i,
+                           mesh->nchunks);
     const mesh_chunk *c = &mesh->chunks[i];
     *out = (raster_chunk){.id = i, .y0 = c->y0, .x0 = c->x0, .h = c->h,
                           .w = c->w, .mixed = c->mixed,

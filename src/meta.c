@@ -79,9 +79,9 @@ static int alloc_stores(raster_var *v)
     v->store_var = raster_reallocarray(NULL, nstores, sizeof(int));
     v->store_cells = raster_reallocarray(NULL, nstores, sizeof(size_t));
     v->addr = raster_calloc(nstores, sizeof *v->addr);
-    RETURN_ERROR_IF(!v->store_grp || !v->store_var || !v->store_cells ||
-                    !v->addr, RASTER_ENOMEM, "out of memory defining %s",
-                    v->name);
+    if (!v->store_grp || !v->store_var || !v->store_cells || !v->addr)
+        return raster_fail(RASTER_ENOMEM, "out of memory defining %s",
+                           v->name);
     size_t mixed = 0;
     for (size_t s = 0; s < nstores; s++) {
         v->store_grp[s] = v->store_var[s] = -1;
@@ -530,15 +530,18 @@ static int summary_io(raster_var *v, const long long *rows, int write)
         return RASTER_OK;
     }
     long long *got = raster_reallocarray(NULL, n, sizeof *got);
-    RETURN_ERROR_IF(!got, RASTER_ENOMEM, "out of memory checking %s",
-                    v->name);
+    if (!got)
+        return raster_fail(RASTER_ENOMEM, "out of memory checking %s",
+                           v->name);
     int same = type == NC_INT64 && len == n &&
                nc_get_att_longlong(v->grpid, NC_GLOBAL, REGIONS_SUMMARY,
                                    got) == NC_NOERR &&
                memcmp(got, rows, n * sizeof *got) == 0;
     raster_free(got);
-    RETURN_ERROR_IF(!same, RASTER_EFORMAT, "%s: attribute %s does not match "
-                    "the stored mask", v->name, REGIONS_SUMMARY);
+    if (!same)
+        return raster_fail(RASTER_EFORMAT,
+                           "%s: attribute %s does not match the stored mask",
+                           v->name, REGIONS_SUMMARY);
     return RASTER_OK;
 fail:
     return rc;
@@ -861,16 +864,20 @@ static int table_io(raster_var *v, table_ref t, size_t n, size_t fields,
                            "wrong type or shape", v->name, name);
     long long *got = raster_reallocarray(NULL, n > 0 ? n * fields : 1,
                                          sizeof *got);
-    RETURN_ERROR_IF(!got, RASTER_ENOMEM, "out of memory checking %s",
-                    v->name);
+    if (!got)
+        return raster_fail(RASTER_ENOMEM, "out of memory checking %s",
+                           v->name);
     st = n ? nc_get_vara_longlong(t.g, varid, start, count, got) : NC_NOERR;
     int same = st == NC_NOERR &&
                memcmp(got, rows, n * fields * sizeof *got) == 0;
     raster_free(got);
     if (st != NC_NOERR)
         return meta_ncfail(st, "reading index of", v->name);
-    RETURN_ERROR_IF(!same, RASTER_EFORMAT, "%s: index table '%s' does not "
-                    "match the stored mask", v->name, name);
+    if (!same)
+        return raster_fail(
+            RASTER_EFORMAT,
+            "%s: index table '%s' does not match the stored mask", v->name,
+            name);
     return RASTER_OK;
 }
 
@@ -886,12 +893,13 @@ static int rows_att_io(raster_var *v, size_t r, const char *att,
     nc_type type;
     size_t len;
     unsigned long long got[2];
-    RETURN_ERROR_IF(nc_inq_att(g, NC_GLOBAL, att, &type, &len) != NC_NOERR ||
-                    type != NC_UINT64 || len != 2 ||
-                    nc_get_att_ulonglong(g, NC_GLOBAL, att, got) != NC_NOERR ||
-                    got[0] != first || got[1] != count, RASTER_EFORMAT,
-                    "%s: region %d's %s do not match the stored mask",
-                    v->name, (int)v->regions[r].id, att);
+    if (nc_inq_att(g, NC_GLOBAL, att, &type, &len) != NC_NOERR ||
+        type != NC_UINT64 || len != 2 ||
+        nc_get_att_ulonglong(g, NC_GLOBAL, att, got) != NC_NOERR ||
+        got[0] != first || got[1] != count)
+        return raster_fail(RASTER_EFORMAT,
+                           "%s: region %d's %s do not match the stored mask",
+                           v->name, (int)v->regions[r].id, att);
     return RASTER_OK;
 }
 
@@ -905,8 +913,9 @@ static int runs_io(raster_var *v, size_t r, table_ref t, int write)
         return rc;
     long long *rows = raster_reallocarray(NULL, n * REGIONS_RUN_FIELDS,
                                           sizeof *rows);
-    RETURN_ERROR_IF(!rows, RASTER_ENOMEM, "out of memory indexing %s",
-                    v->name);
+    if (!rows)
+        return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                           v->name);
     regions_table_rows(v, r, rows);
     rc = table_io(v, t, n, REGIONS_RUN_FIELDS, rows, write);
     raster_free(rows);
@@ -1281,9 +1290,10 @@ static int check_store(raster_var *v, size_t s)
         return raster_fail(RASTER_EFORMAT, "%s: data of store %zu of the "
                            "wrong type or shape", v->name, s);
     for (int i = 0; i < no; i++)
-        RETURN_ERROR_IF(dimids[i] != v->dimids[i], RASTER_EFORMAT,
-                        "%s: store %zu has the wrong outer dimensions",
-                        v->name, s);
+        if (dimids[i] != v->dimids[i])
+            return raster_fail(RASTER_EFORMAT,
+                               "%s: store %zu has the wrong outer dimensions",
+                               v->name, s);
     if ((rc = meta_store_region(v, s, varid)) != RASTER_OK)
         return rc;
     v->addr[s].checked = 1;
@@ -1320,65 +1330,71 @@ static int load_description(int g, const char *name, int *format,
                             size_t *chunk, int *renamed)
 {
     int version;
-    RETURN_ERROR_IF(get_int_att(g, ATT_VERSION, &version) != 0,
-                    RASTER_EFORMAT, "%s: unreadable format version", name);
-    RETURN_ERROR_IF(version < 1 || version > RASTER_FORMAT_VERSION,
-                    RASTER_EUNSUPPORTED, "%s: raster format version %d (this "
-                    "raster reads 1 to %d)", name, version,
-                    RASTER_FORMAT_VERSION);
+    if (get_int_att(g, ATT_VERSION, &version) != 0)
+        return raster_fail(RASTER_EFORMAT, "%s: unreadable format version",
+                           name);
+    if (version < 1 || version > RASTER_FORMAT_VERSION)
+        return raster_fail(
+            RASTER_EUNSUPPORTED,
+            "%s: raster format version %d (this raster reads 1 to %d)", name,
+            version, RASTER_FORMAT_VERSION);
     *format = version;
-    RETURN_ERROR_IF(get_int_att(g, "raster_type", xtype) != 0 ||
-                    convert_type_size(*xtype) == 0, RASTER_EFORMAT,
-                    "%s: missing or unsupported value type", name);
+    if (get_int_att(g, "raster_type", xtype) != 0 ||
+        convert_type_size(*xtype) == 0)
+        return raster_fail(RASTER_EFORMAT,
+                           "%s: missing or unsupported value type", name);
     size_t len;
     nc_type type;
     char dims[RASTER_MAX_DIMS * (NC_MAX_NAME + 1) + 1];
-    RETURN_ERROR_IF(nc_inq_att(g, NC_GLOBAL, "raster_dims", &type, &len) !=
-                    NC_NOERR || type != NC_CHAR || len == 0 ||
-                    len >= sizeof dims, RASTER_EFORMAT,
-                    "%s: missing dimension names", name);
-    RETURN_ERROR_IF(nc_get_att_text(g, NC_GLOBAL, "raster_dims", dims) !=
-                    NC_NOERR, RASTER_EFORMAT, "%s: unreadable dimensions",
-                    name);
+    if (nc_inq_att(g, NC_GLOBAL, "raster_dims", &type, &len) != NC_NOERR ||
+        type != NC_CHAR || len == 0 || len >= sizeof dims)
+        return raster_fail(RASTER_EFORMAT, "%s: missing dimension names",
+                           name);
+    if (nc_get_att_text(g, NC_GLOBAL, "raster_dims", dims) != NC_NOERR)
+        return raster_fail(RASTER_EFORMAT, "%s: unreadable dimensions", name);
     dims[len] = '\0';
     *ndims = 0;
     char *save = NULL, *dimnames[RASTER_MAX_DIMS];
     for (char *tok = strtok_r(dims, "/", &save); tok;
          tok = strtok_r(NULL, "/", &save)) {
-        RETURN_ERROR_IF(*ndims == RASTER_MAX_DIMS, RASTER_EFORMAT,
-                        "%s: too many dimensions", name);
+        if (*ndims == RASTER_MAX_DIMS)
+            return raster_fail(RASTER_EFORMAT, "%s: too many dimensions",
+                               name);
         dimnames[*ndims] = tok;
         (*ndims)++;
     }
-    RETURN_ERROR_IF(*ndims < 2, RASTER_EFORMAT, "%s: fewer than 2 dimensions",
-                    name);
+    if (*ndims < 2)
+        return raster_fail(RASTER_EFORMAT, "%s: fewer than 2 dimensions",
+                           name);
     /* each stored id must name a visible dimension; the ids rule and the
      * names only record them: a dimension renamed without raster (ncrename,
      * netCDF's own nc_rename_dim) keeps its id, and the placeholder, mask
      * and stores are checked against the ids and their lengths */
-    RETURN_ERROR_IF(nc_inq_att(g, NC_GLOBAL, "raster_dimids", &type, &len) !=
-                    NC_NOERR || type != NC_INT || len != (size_t)*ndims ||
-                    nc_get_att_int(g, NC_GLOBAL, "raster_dimids", dimids) !=
-                    NC_NOERR, RASTER_EFORMAT, "%s: missing dimension ids, or "
-                    "%d of them for %d dimension names", name, (int)len,
-                    *ndims);
+    if (nc_inq_att(g, NC_GLOBAL, "raster_dimids", &type, &len) != NC_NOERR ||
+        type != NC_INT || len != (size_t)*ndims ||
+        nc_get_att_int(g, NC_GLOBAL, "raster_dimids", dimids) != NC_NOERR)
+        return raster_fail(
+            RASTER_EFORMAT,
+            "%s: missing dimension ids, or %d of them for %d dimension names",
+            name, (int)len, *ndims);
     *renamed = 0;
     for (int i = 0; i < *ndims; i++) {
         char dn[NC_MAX_NAME + 1];
-        RETURN_ERROR_IF(nc_inq_dimname(g, dimids[i], dn) != NC_NOERR,
-                        RASTER_EFORMAT, "%s: no dimension of id %d (stored "
-                        "as '%s')", name, dimids[i], dimnames[i]);
+        if (nc_inq_dimname(g, dimids[i], dn) != NC_NOERR)
+            return raster_fail(RASTER_EFORMAT,
+                               "%s: no dimension of id %d (stored as '%s')",
+                               name, dimids[i], dimnames[i]);
         *renamed |= strcmp(dn, dimnames[i]) != 0;
     }
     unsigned long long ch[RASTER_MAX_DIMS];
-    RETURN_ERROR_IF(nc_inq_att(g, NC_GLOBAL, "raster_chunk", &type, &len) !=
-                    NC_NOERR || type != NC_UINT64 || len != (size_t)*ndims ||
-                    nc_get_att_ulonglong(g, NC_GLOBAL, "raster_chunk", ch) !=
-                    NC_NOERR, RASTER_EFORMAT, "%s: missing chunk shape",
-                    name);
+    if (nc_inq_att(g, NC_GLOBAL, "raster_chunk", &type, &len) != NC_NOERR ||
+        type != NC_UINT64 || len != (size_t)*ndims ||
+        nc_get_att_ulonglong(g, NC_GLOBAL, "raster_chunk", ch) != NC_NOERR)
+        return raster_fail(RASTER_EFORMAT, "%s: missing chunk shape", name);
     for (int i = 0; i < *ndims; i++) {
-        RETURN_ERROR_IF(ch[i] == 0 || ch[i] > SIZE_MAX, RASTER_EFORMAT,
-                        "%s: bad chunk size %llu", name, ch[i]);
+        if (ch[i] == 0 || ch[i] > SIZE_MAX)
+            return raster_fail(RASTER_EFORMAT, "%s: bad chunk size %llu", name,
+                               ch[i]);
         chunk[i] = (size_t)ch[i];
     }
     return RASTER_OK;
@@ -1430,7 +1446,8 @@ static int var_lazy(const char *name, int g, int maskid, int format,
 {
     *out = NULL;
     raster_var *v = raster_calloc(1, sizeof *v);
-    RETURN_ERROR_IF(!v, RASTER_ENOMEM, "out of memory loading %s", name);
+    if (!v)
+        return raster_fail(RASTER_ENOMEM, "out of memory loading %s", name);
     v->magic = VAR_MAGIC;
     int rc = RASTER_OK, *grps = NULL, n = 0;
     v->name = raster_strdup(name);
@@ -1478,7 +1495,8 @@ int meta_var_lean(raster_file *f, const meta_desc *d, raster_mask **mask,
 {
     *out = NULL;
     raster_var *v = raster_calloc(1, sizeof *v);
-    RETURN_ERROR_IF(!v, RASTER_ENOMEM, "out of memory loading %s", d->name);
+    if (!v)
+        return raster_fail(RASTER_ENOMEM, "out of memory loading %s", d->name);
     v->magic = VAR_MAGIC;
     int rc = RASTER_OK;
     v->name = raster_strdup(d->name);
@@ -1588,11 +1606,17 @@ static int find_placeholder(int parent, const char *name, int xtype,
             strcpy(found, vn);
         }
     }
-    RETURN_ERROR_IF(hits > 1, RASTER_EFORMAT, "%s: its placeholder variable "
-                    "is missing, and %d variables could be it, renamed "
-                    "without raster; rename it back to %s", name, hits, name);
-    RETURN_ERROR_IF(hits == 0, RASTER_EFORMAT, "%s: its placeholder variable "
-                    "is missing or of another type or shape", name);
+    if (hits > 1)
+        return raster_fail(
+            RASTER_EFORMAT,
+            "%s: its placeholder variable is missing, and %d variables could "
+            "be it, renamed without raster; rename it back to %s",
+            name, hits, name);
+    if (hits == 0)
+        return raster_fail(RASTER_EFORMAT,
+                           "%s: its placeholder variable is missing or of "
+                           "another type or shape",
+                           name);
     return RASTER_OK;
 }
 
@@ -1603,8 +1627,9 @@ static int adopt_new_names(raster_var *v, const char *found, int renamed)
     int placeholder_renamed = strcmp(found, v->name) != 0;
     if (placeholder_renamed) {
         char *copy = raster_strdup(found);
-        RETURN_ERROR_IF(!copy, RASTER_ENOMEM, "out of memory loading %s",
-                        found);
+        if (!copy)
+            return raster_fail(RASTER_ENOMEM, "out of memory loading %s",
+                               found);
         raster_free(v->name);
         v->name = copy;
     }
@@ -1627,18 +1652,21 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
     nc_type ntype;
     /* an empty name (netCDF 4.9.0 reads one back as one stray byte) names
      * no variable: as after a rename, find_placeholder looks for it */
-    RETURN_ERROR_IF(nc_inq_att(g, NC_GLOBAL, ATT_VARIABLE, &ntype, &nlen) !=
-                    NC_NOERR || ntype != NC_CHAR || nlen > NC_MAX_NAME ||
-                    nc_get_att_text(g, NC_GLOBAL, ATT_VARIABLE, name) !=
-                    NC_NOERR, RASTER_EFORMAT, "raster group without a "
-                    "readable %s attribute", ATT_VARIABLE);
+    if (nc_inq_att(g, NC_GLOBAL, ATT_VARIABLE, &ntype, &nlen) != NC_NOERR ||
+        ntype != NC_CHAR || nlen > NC_MAX_NAME ||
+        nc_get_att_text(g, NC_GLOBAL, ATT_VARIABLE, name) != NC_NOERR)
+        return raster_fail(RASTER_EFORMAT,
+                           "raster group without a readable %s attribute",
+                           ATT_VARIABLE);
     name[nlen] = '\0';
     int complete = 0;
     if (get_int_att(g, ATT_COMPLETE, &complete) != 0)
         complete = 0;
-    RETURN_ERROR_IF(need_complete && complete != 1, RASTER_EINCOMPLETE,
-                    "%s: the file was not closed after writing (no "
-                    "completeness marker); refusing to serve it", name);
+    if (need_complete && complete != 1)
+        return raster_fail(RASTER_EINCOMPLETE,
+                           "%s: the file was not closed after writing (no "
+                           "completeness marker); refusing to serve it",
+                           name);
     int xtype = 0, ndims = 0, dimids[RASTER_MAX_DIMS], maskid, format = 0;
     size_t chunk[RASTER_MAX_DIMS];
     int renamed = 0;
@@ -1646,24 +1674,23 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
                               chunk, &renamed);
     if (rc)
         return rc;
-    RETURN_ERROR_IF(nc_inq_varid(g, "mask", &maskid) != NC_NOERR,
-                    RASTER_EFORMAT, "%s: no stored mask", name);
+    if (nc_inq_varid(g, "mask", &maskid) != NC_NOERR)
+        return raster_fail(RASTER_EFORMAT, "%s: no stored mask", name);
     int mdims[2], mnd;
     size_t gy = 0, gx = 0;
-    RETURN_ERROR_IF(nc_inq_varndims(g, maskid, &mnd) != NC_NOERR ||
-                    mnd != 2 || nc_inq_vardimid(g, maskid, mdims) !=
-                    NC_NOERR || mdims[0] != dimids[ndims - 2] ||
-                    mdims[1] != dimids[ndims - 1] ||
-                    nc_inq_dimlen(g, dimids[ndims - 2], &gy) != NC_NOERR ||
-                    nc_inq_dimlen(g, dimids[ndims - 1], &gx) != NC_NOERR ||
-                    gy == 0 || gx == 0 ||
-                    chunk[ndims - 2] > gy || chunk[ndims - 1] > gx ||
-                    gy > UINT32_MAX || gx > UINT32_MAX ||
-                    var_nc_dim_unlimited(g, dimids[ndims - 2]) ||
-                    var_nc_dim_unlimited(g, dimids[ndims - 1]),
-                    RASTER_EFORMAT, "%s: stored mask does not match the "
-                    "variable's grid or tile, or the grid is unlimited",
-                    name);
+    if (nc_inq_varndims(g, maskid, &mnd) != NC_NOERR || mnd != 2 ||
+        nc_inq_vardimid(g, maskid, mdims) != NC_NOERR ||
+        mdims[0] != dimids[ndims - 2] || mdims[1] != dimids[ndims - 1] ||
+        nc_inq_dimlen(g, dimids[ndims - 2], &gy) != NC_NOERR ||
+        nc_inq_dimlen(g, dimids[ndims - 1], &gx) != NC_NOERR || gy == 0 ||
+        gx == 0 || chunk[ndims - 2] > gy || chunk[ndims - 1] > gx ||
+        gy > UINT32_MAX || gx > UINT32_MAX ||
+        var_nc_dim_unlimited(g, dimids[ndims - 2]) ||
+        var_nc_dim_unlimited(g, dimids[ndims - 1]))
+        return raster_fail(RASTER_EFORMAT,
+                           "%s: stored mask does not match the variable's "
+                           "grid or tile, or the grid is unlimited",
+                           name);
     raster_var *v;
     /* read-only files of format 2 and 3 are served from the regions' runs: no
      * mask to read, no mesh to build; the tables are checked as they are
@@ -1786,8 +1813,9 @@ static int ensure_layout(raster_var *v)
     if (rc)
         return rc;
     const int32_t *ids = raster_mask_values(v->mask);
-    RETURN_ERROR_IF(!ids, RASTER_ENOMEM, "%s: cannot read its mask back",
-                    v->name);
+    if (!ids)
+        return raster_fail(RASTER_ENOMEM, "%s: cannot read its mask back",
+                           v->name);
     /* The check runs on a twin sharing v's stores and mask: readers on
      * other threads go on using v's loaded region table and runs, which
      * stay; only the mesh and layout are published, once checked. */

@@ -19,10 +19,11 @@
 int raster_attach_par(int ncid, int writable, MPI_Comm comm,
                       raster_file **out)
 {
-    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    if (!out)
+        return raster_fail(RASTER_EINVAL, "output pointer is NULL");
     *out = NULL;
-    RETURN_ERROR_IF(comm == MPI_COMM_NULL, RASTER_EINVAL,
-                    "communicator is MPI_COMM_NULL");
+    if (comm == MPI_COMM_NULL)
+        return raster_fail(RASTER_EINVAL, "communicator is MPI_COMM_NULL");
     raster_file *f = NULL;
     int rc = raster_attach(ncid, writable, &f);
     struct raster_par *par = NULL;
@@ -85,16 +86,19 @@ int raster_attach_par(int ncid, int writable, MPI_Comm comm,
 int raster_create_par(const char *path, MPI_Comm comm, MPI_Info info,
                       raster_file **out)
 {
-    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    if (!out)
+        return raster_fail(RASTER_EINVAL, "output pointer is NULL");
     *out = NULL;
-    RETURN_ERROR_IF(!path, RASTER_EINVAL, "file name is NULL");
+    if (!path)
+        return raster_fail(RASTER_EINVAL, "file name is NULL");
     int rc = raster_filter_register();
     if (rc)
         return rc;
     int ncid, st = nc_create_par(path, NC_NETCDF4 | NC_CLOBBER, comm, info,
                                  &ncid);
-    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "creating %s: %s",
-                       path, nc_strerror(st));
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "creating %s: %s", path,
+                              nc_strerror(st));
     rc = raster_attach_par(ncid, 1, comm, out);
     if (rc) {
         nc_abort(ncid);
@@ -107,12 +111,15 @@ int raster_create_par(const char *path, MPI_Comm comm, MPI_Info info,
 int raster_open_par(const char *path, int mode, MPI_Comm comm, MPI_Info info,
                     raster_file **out)
 {
-    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    if (!out)
+        return raster_fail(RASTER_EINVAL, "output pointer is NULL");
     *out = NULL;
-    RETURN_ERROR_IF(!path, RASTER_EINVAL, "file name is NULL");
-    RETURN_ERROR_IF(mode != RASTER_READ && mode != RASTER_WRITE,
-                    RASTER_EINVAL, "mode %d is neither RASTER_READ nor "
-                    "RASTER_WRITE", mode);
+    if (!path)
+        return raster_fail(RASTER_EINVAL, "file name is NULL");
+    if (mode != RASTER_READ && mode != RASTER_WRITE)
+        return raster_fail(RASTER_EINVAL,
+                           "mode %d is neither RASTER_READ nor RASTER_WRITE",
+                           mode);
     /* before netCDF opens the file: it checks the placeholders' filter */
     int rc = raster_filter_register();
     if (rc)
@@ -120,8 +127,9 @@ int raster_open_par(const char *path, int mode, MPI_Comm comm, MPI_Info info,
     int ncid, st = nc_open_par(path, mode == RASTER_WRITE ? NC_WRITE
                                                           : NC_NOWRITE,
                                comm, info, &ncid);
-    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "opening %s: %s",
-                       path, nc_strerror(st));
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "opening %s: %s", path,
+                              nc_strerror(st));
     rc = raster_attach_par(ncid, mode == RASTER_WRITE, comm, out);
     if (rc == RASTER_OK && mode == RASTER_READ && !(*out)->vars) {
         raster_abandon(*out);
@@ -145,24 +153,28 @@ int raster_file_comm(const raster_file *f, MPI_Comm *comm)
 
 int raster_var_par_access(raster_var *v, int access)
 {
-    RETURN_ERROR_IF(!v, RASTER_EINVAL, "NULL variable");
-    RETURN_ERROR_IF(!v->file->par, RASTER_EINVAL, "%s: not a parallel file",
-                    v->name);
-    RETURN_ERROR_IF(access != NC_COLLECTIVE && access != NC_INDEPENDENT,
-                    RASTER_EINVAL, "%s: access %d is neither NC_COLLECTIVE "
-                    "nor NC_INDEPENDENT", v->name, access);
+    if (!v)
+        return raster_fail(RASTER_EINVAL, "NULL variable");
+    if (!v->file->par)
+        return raster_fail(RASTER_EINVAL, "%s: not a parallel file", v->name);
+    if (access != NC_COLLECTIVE && access != NC_INDEPENDENT)
+        return raster_fail(
+            RASTER_EINVAL,
+            "%s: access %d is neither NC_COLLECTIVE nor NC_INDEPENDENT",
+            v->name, access);
     par_var *pv = par_var_state(v);
-    RETURN_ERROR_IF(!pv, RASTER_ENOMEM, "out of memory");
+    if (!pv)
+        return raster_fail(RASTER_ENOMEM, "out of memory");
     pv->access = access;
     return RASTER_OK;
 }
 
 int raster_file_set_mpiio(raster_file *f, int mode)
 {
-    RETURN_ERROR_IF(!f || !f->par, RASTER_EINVAL, "not a parallel file");
-    RETURN_ERROR_IF(mode < RASTER_MPIIO_AUTO ||
-                    mode > RASTER_MPIIO_INDEPENDENT, RASTER_EINVAL,
-                    "unknown MPI-IO mode %d", mode);
+    if (!f || !f->par)
+        return raster_fail(RASTER_EINVAL, "not a parallel file");
+    if (mode < RASTER_MPIIO_AUTO || mode > RASTER_MPIIO_INDEPENDENT)
+        return raster_fail(RASTER_EINVAL, "unknown MPI-IO mode %d", mode);
     f->par->mpiio = mode;
     return RASTER_OK;
 }
@@ -174,17 +186,15 @@ int raster_region_split(const raster_var *v, const int32_t *ids, size_t nids,
                         int rank, int nranks, size_t *my_ostart,
                         size_t *my_ocount, int32_t *my_ids, size_t *my_nids)
 {
-    RETURN_ERROR_IF(!v || !ids || nids == 0 || !my_ids || !my_nids,
-                    RASTER_EINVAL, "NULL argument or no region");
+    if (!v || !ids || nids == 0 || !my_ids || !my_nids)
+        return raster_fail(RASTER_EINVAL, "NULL argument or no region");
     int no = var_nouter(v);
-    RETURN_ERROR_IF(no > 0 && (!ostart || !ocount || !my_ostart ||
-                               !my_ocount), RASTER_EINVAL,
-                    "NULL outer box");
-    RETURN_ERROR_IF(nranks < 1 || rank < 0 || rank >= nranks, RASTER_EINVAL,
-                    "rank %d of %d", rank, nranks);
-    RETURN_ERROR_IF(split != RASTER_SPLIT_OUTER &&
-                    split != RASTER_SPLIT_REGIONS, RASTER_EINVAL,
-                    "unknown split %d", split);
+    if (no > 0 && (!ostart || !ocount || !my_ostart || !my_ocount))
+        return raster_fail(RASTER_EINVAL, "NULL outer box");
+    if (nranks < 1 || rank < 0 || rank >= nranks)
+        return raster_fail(RASTER_EINVAL, "rank %d of %d", rank, nranks);
+    if (split != RASTER_SPLIT_OUTER && split != RASTER_SPLIT_REGIONS)
+        return raster_fail(RASTER_EINVAL, "unknown split %d", split);
     for (int i = 0; i < no; i++) {
         my_ostart[i] = ostart[i];
         my_ocount[i] = ocount[i];
@@ -277,7 +287,8 @@ int raster_region_read_par(raster_var *v, const int32_t *ids, size_t nids,
                            void *out, size_t *my_ostart, size_t *my_ocount,
                            int32_t *my_ids, size_t *my_nids)
 {
-    RETURN_ERROR_IF(!v || !ids || nids == 0, RASTER_EINVAL, "NULL argument");
+    if (!v || !ids || nids == 0)
+        return raster_fail(RASTER_EINVAL, "NULL argument");
     int rank, size, mc = MPI_Comm_rank(comm, &rank);
     if (mc == MPI_SUCCESS)
         mc = MPI_Comm_size(comm, &size);
@@ -286,7 +297,8 @@ int raster_region_read_par(raster_var *v, const int32_t *ids, size_t nids,
     size_t os[RASTER_MAX_DIMS], oc[RASTER_MAX_DIMS], n = 0;
     int32_t *mine = my_ids ? my_ids : raster_reallocarray(NULL, nids,
                                                           sizeof *mine);
-    RETURN_ERROR_IF(!mine, RASTER_ENOMEM, "out of memory splitting a read");
+    if (!mine)
+        return raster_fail(RASTER_ENOMEM, "out of memory splitting a read");
     int rc = raster_region_split(v, ids, nids, ostart, ocount, split, rank,
                                  size, os, oc, mine, &n);
     if (rc == RASTER_OK && n > 0)

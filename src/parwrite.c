@@ -190,7 +190,8 @@ static int plan_build(plan *pl, raster_var *v, piece *p, size_t np,
     size_t widest = 0;
     for (size_t i = 0; i < np; i++) {
         run *last = pl->nruns ? &pl->runs[pl->nruns - 1] : NULL;
-        if (!last || p[i].store != p[last->p0].store || p[i].soff != last->hi) {
+        if (!last || p[i].store != p[last->p0].store ||
+            p[i].soff != last->hi) {
             int rc = raster_grow(&pl->runs, &cap, pl->nruns + 1,
                                  sizeof *pl->runs);
             if (rc)
@@ -282,8 +283,9 @@ static int put_run(plan *pl, size_t r, size_t b)
     uint32_t s = pl->pieces[ru->p0].store;
     int st = nc_put_vara(v->store_grp[s], v->store_var[s], sstart, scount,
                          pl->tmp);
-    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "writing %s: %s",
-                       v->name, nc_strerror(st));
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "writing %s: %s", v->name,
+                              nc_strerror(st));
     return RASTER_OK;
 }
 
@@ -293,16 +295,19 @@ static int put_nothing(raster_var *v, size_t s)
     size_t zero[RASTER_MAX_DIMS + 1] = {0};
     unsigned char dummy[8] = {0};
     int st = nc_put_vara(v->store_grp[s], v->store_var[s], zero, zero, dummy);
-    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "writing %s: %s",
-                       v->name, nc_strerror(st));
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "writing %s: %s", v->name,
+                              nc_strerror(st));
     return RASTER_OK;
 }
 
 static int set_access(raster_var *v, size_t s, int access)
 {
     int st = nc_var_par_access(v->store_grp[s], v->store_var[s], access);
-    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "%s: parallel "
-                       "access of a store: %s", v->name, nc_strerror(st));
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st,
+                              "%s: parallel access of a store: %s", v->name,
+                              nc_strerror(st));
     return RASTER_OK;
 }
 

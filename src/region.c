@@ -39,12 +39,14 @@ typedef struct pieces_walk {
 
 int raster_region_lookup(const raster_var *v, const char *text, int32_t *id)
 {
-    RETURN_ERROR_IF(!v || !text || !id, RASTER_EINVAL, "NULL argument");
+    if (!v || !text || !id)
+        return raster_fail(RASTER_EINVAL, "NULL argument");
     char *end;
     long long n = strtoll(text, &end, 10);
     if (end != text && *end == '\0' && n >= INT32_MIN && n <= INT32_MAX) {
-        RETURN_ERROR_IF(regions_pos(v, (int32_t)n) < 0, RASTER_ENOTFOUND,
-                        "%s has no region %lld", v->name, n);
+        if (regions_pos(v, (int32_t)n) < 0)
+            return raster_fail(RASTER_ENOTFOUND, "%s has no region %lld",
+                               v->name, n);
         *id = (int32_t)n;
         return RASTER_OK;
     }
@@ -63,10 +65,11 @@ static int select_regions(const raster_var *v, const int32_t *ids,
                           unsigned char **sel)
 {
     *sel = NULL;
-    RETURN_ERROR_IF(!v || !ids || nids == 0, RASTER_EINVAL,
-                    "no region given");
+    if (!v || !ids || nids == 0)
+        return raster_fail(RASTER_EINVAL, "no region given");
     unsigned char *s = raster_calloc(v->nregions, 1);
-    RETURN_ERROR_IF(!s, RASTER_ENOMEM, "out of memory selecting regions");
+    if (!s)
+        return raster_fail(RASTER_ENOMEM, "out of memory selecting regions");
     for (size_t i = 0; i < nids; i++) {
         long pos = regions_pos(v, ids[i]);
         if (pos < 0) {
@@ -122,7 +125,8 @@ static int walk_runs(const raster_var *v, const unsigned char *sel,
                      void (*visit)(const region_run *, void *), void *arg)
 {
     size_t k = 0, *head = raster_calloc(v->nregions, sizeof *head);
-    RETURN_ERROR_IF(!head, RASTER_ENOMEM, "out of memory ordering regions");
+    if (!head)
+        return raster_fail(RASTER_ENOMEM, "out of memory ordering regions");
     size_t *list = raster_calloc(v->nregions, sizeof *list);
     if (!list) {
         raster_free(head);
@@ -139,7 +143,8 @@ static int walk_runs(const raster_var *v, const unsigned char *sel,
             if (head[i] == ri->nruns)
                 continue;
             const region_run *u = &ri->runs[head[i]];
-            if (!best || u->y < best->y || (u->y == best->y && u->x < best->x)) {
+            if (!best || u->y < best->y ||
+                (u->y == best->y && u->x < best->x)) {
                 best = u;
                 bi = i;
             }
@@ -161,7 +166,8 @@ static int walk_runs(const raster_var *v, const unsigned char *sel,
 int raster_region_bbox(const raster_var *v, const int32_t *ids, size_t nids,
                        size_t box[4])
 {
-    RETURN_ERROR_IF(!box, RASTER_EINVAL, "NULL box");
+    if (!box)
+        return raster_fail(RASTER_EINVAL, "NULL box");
     unsigned char *sel;
     int rc = select_regions(v, ids, nids, 1, 1, &sel);
     if (rc)
@@ -174,7 +180,8 @@ int raster_region_bbox(const raster_var *v, const int32_t *ids, size_t nids,
 int raster_region_size(const raster_var *v, const int32_t *ids, size_t nids,
                        int layout_kind, size_t *cells)
 {
-    RETURN_ERROR_IF(!cells, RASTER_EINVAL, "NULL output");
+    if (!cells)
+        return raster_fail(RASTER_EINVAL, "NULL output");
     unsigned char *sel;
     int bbox = layout_kind == RASTER_LAYOUT_BBOX;
     int rc = select_regions(v, ids, nids, bbox, bbox, &sel);
@@ -207,7 +214,8 @@ static void visit_cells(const region_run *u, void *arg)
 int raster_region_cells(const raster_var *v, const int32_t *ids, size_t nids,
                         size_t *ys, size_t *xs)
 {
-    RETURN_ERROR_IF(!ys || !xs, RASTER_EINVAL, "NULL output");
+    if (!ys || !xs)
+        return raster_fail(RASTER_EINVAL, "NULL output");
     unsigned char *sel;
     int rc = select_regions(v, ids, nids, 1, 1, &sel);
     if (rc)
@@ -232,12 +240,11 @@ int raster_region_read(raster_var *v, const int32_t *ids, size_t nids,
                        const size_t *ostart, const size_t *ocount,
                        int layout_kind, void *out)
 {
-    RETURN_ERROR_IF(!v || !out || (var_nouter(v) > 0 && (!ostart || !ocount)),
-                    RASTER_EINVAL, "NULL argument");
-    RETURN_ERROR_IF(layout_kind != RASTER_LAYOUT_PACKED &&
-                    layout_kind != RASTER_LAYOUT_BBOX &&
-                    layout_kind != RASTER_LAYOUT_FULL, RASTER_EINVAL,
-                    "unknown layout %d", layout_kind);
+    if (!v || !out || (var_nouter(v) > 0 && (!ostart || !ocount)))
+        return raster_fail(RASTER_EINVAL, "NULL argument");
+    if (layout_kind != RASTER_LAYOUT_PACKED &&
+        layout_kind != RASTER_LAYOUT_BBOX && layout_kind != RASTER_LAYOUT_FULL)
+        return raster_fail(RASTER_EINVAL, "unknown layout %d", layout_kind);
     /* the outer box, checked as a hyperslab over the whole grid */
     size_t start[RASTER_MAX_DIMS] = {0}, count[RASTER_MAX_DIMS];
     int no = var_nouter(v);
@@ -301,20 +308,21 @@ int raster_region_alloc(const raster_var *v, const int32_t *ids, size_t nids,
                         const size_t *ocount, int layout_kind, void **out,
                         size_t *bytes)
 {
-    RETURN_ERROR_IF(!v || !out || !bytes || (var_nouter(v) > 0 && !ocount),
-                    RASTER_EINVAL, "NULL argument");
+    if (!v || !out || !bytes || (var_nouter(v) > 0 && !ocount))
+        return raster_fail(RASTER_EINVAL, "NULL argument");
     *out = NULL;
     *bytes = 0;
     size_t n;
     int rc = raster_region_size(v, ids, nids, layout_kind, &n);
     if (rc)
         return rc;
-    RETURN_ERROR_IF(raster_mul_overflows(n, v->elem, &n), RASTER_EOVERFLOW,
-                    "%s: region buffer too large", v->name);
+    if (raster_mul_overflows(n, v->elem, &n))
+        return raster_fail(RASTER_EOVERFLOW, "%s: region buffer too large",
+                           v->name);
     for (int i = 0; i < var_nouter(v); i++)
-        RETURN_ERROR_IF(raster_mul_overflows(n, ocount[i], &n),
-                        RASTER_EOVERFLOW, "%s: region buffer too large",
-                        v->name);
+        if (raster_mul_overflows(n, ocount[i], &n))
+            return raster_fail(RASTER_EOVERFLOW, "%s: region buffer too large",
+                               v->name);
     void *p;
     if (n >= MAPPED_BYTES) {
         p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
@@ -326,8 +334,9 @@ int raster_region_alloc(const raster_var *v, const int32_t *ids, size_t nids,
     } else {
         p = raster_calloc(1, n);
     }
-    RETURN_ERROR_IF(!p, RASTER_ENOMEM, "%s: no memory for %zu bytes",
-                    v->name, n);
+    if (!p)
+        return raster_fail(RASTER_ENOMEM, "%s: no memory for %zu bytes",
+                           v->name, n);
     *out = p;
     *bytes = n;
     return RASTER_OK;

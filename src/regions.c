@@ -48,8 +48,9 @@ int regions_from_layout(raster_var *v)
     v->ny = lay->ny;
     v->nx = lay->nx;
     v->regions = raster_calloc(lay->nregions, sizeof *v->regions);
-    RETURN_ERROR_IF(!v->regions, RASTER_ENOMEM, "out of memory indexing "
-                    "regions of %s", v->name);
+    if (!v->regions)
+        return raster_fail(RASTER_ENOMEM,
+                           "out of memory indexing regions of %s", v->name);
     v->nregions = lay->nregions;
     v->table_from_layout = 1;
     for (size_t r = 0; r < lay->nregions; r++) {
@@ -114,9 +115,11 @@ static int parse_summary(raster_var *v, const long long *t, size_t n)
                  ri->run_rows > 0 &&
                  ri->run_rows <= ri->pure_cells + ri->mixed_cells;
         }
-        RETURN_ERROR_IF(!ok, RASTER_EFORMAT, "%s: row %zu of %s is unusable "
-                        "or names no region group", v->name, r,
-                        REGIONS_SUMMARY);
+        if (!ok)
+            return raster_fail(
+                RASTER_EFORMAT,
+                "%s: row %zu of %s is unusable or names no region group",
+                v->name, r, REGIONS_SUMMARY);
     }
     return RASTER_OK;
 }
@@ -137,14 +140,14 @@ static int from_summary(raster_var *v, int g, size_t nchildren, size_t *nr)
                                REGIONS_SUMMARY);
         return RASTER_OK;
     }
-    RETURN_ERROR_IF(type != NC_INT64 || len == 0 ||
-                    len % REGIONS_SUMMARY_FIELDS != 0 ||
-                    (groups && len / REGIONS_SUMMARY_FIELDS > nchildren) ||
-                    /* format 4: each region at least one cell */
-                    len / REGIONS_SUMMARY_FIELDS > v->ny * v->nx,
-                    RASTER_EFORMAT,
-                    "%s: attribute %s of the wrong type or length", v->name,
-                    REGIONS_SUMMARY);
+    if (type != NC_INT64 || len == 0 || len % REGIONS_SUMMARY_FIELDS != 0 ||
+        (groups && len / REGIONS_SUMMARY_FIELDS > nchildren) ||
+        /* format 4: each region at least one cell */ len /
+                REGIONS_SUMMARY_FIELDS >
+            v->ny * v->nx)
+        return raster_fail(RASTER_EFORMAT,
+                           "%s: attribute %s of the wrong type or length",
+                           v->name, REGIONS_SUMMARY);
     if (!groups) { /* v->regions has room for the groups only */
         region_info *all = raster_calloc(len / REGIONS_SUMMARY_FIELDS,
                                          sizeof *all);
@@ -155,8 +158,9 @@ static int from_summary(raster_var *v, int g, size_t nchildren, size_t *nr)
         v->regions = all;
     }
     long long *t = raster_reallocarray(NULL, len, sizeof *t);
-    RETURN_ERROR_IF(!t, RASTER_ENOMEM, "out of memory indexing regions of "
-                    "%s", v->name);
+    if (!t)
+        return raster_fail(RASTER_ENOMEM,
+                           "out of memory indexing regions of %s", v->name);
     int rc = RASTER_OK, st = nc_get_att_longlong(g, NC_GLOBAL,
                                                  REGIONS_SUMMARY, t);
     if (st != NC_NOERR)
@@ -218,31 +222,38 @@ static int finish_regions(raster_var *v, size_t nr, int *grps)
         if (grps)
             grps[r] = (int)ri->nruns;
         ri->nruns = 0;
-        RETURN_ERROR_IF(v->format >= 3 && ri->run0 != run0, RASTER_EFORMAT,
-                        "%s: the runs of region %d are not where its "
-                        "run_rows say", v->name, (int)ri->id);
+        if (v->format >= 3 && ri->run0 != run0)
+            return raster_fail(
+                RASTER_EFORMAT,
+                "%s: the runs of region %d are not where its run_rows say",
+                v->name, (int)ri->id);
         run0 += ri->run_rows;
-        RETURN_ERROR_IF((r > 0 && ri->id == v->regions[r - 1].id) ||
-                        ri->mixed_off != mixed, RASTER_EFORMAT, "%s: region "
-                        "%d is stored twice or its mixed cells are misplaced",
-                        v->name, (int)ri->id);
+        if ((r > 0 && ri->id == v->regions[r - 1].id) ||
+            ri->mixed_off != mixed)
+            return raster_fail(RASTER_EFORMAT,
+                               "%s: region %d is stored twice or its mixed "
+                               "cells are misplaced",
+                               v->name, (int)ri->id);
         mixed += ri->mixed_cells;
         total += ri->pure_cells + ri->mixed_cells;
         if (total > v->ny * v->nx)
             break;
     }
-    RETURN_ERROR_IF(nr == 0 || total != v->ny * v->nx, RASTER_EFORMAT,
-                    "%s: its regions do not cover the %zu x %zu grid exactly",
-                    v->name, v->ny, v->nx);
+    if (nr == 0 || total != v->ny * v->nx)
+        return raster_fail(
+            RASTER_EFORMAT,
+            "%s: its regions do not cover the %zu x %zu grid exactly", v->name,
+            v->ny, v->nx);
     return RASTER_OK;
 }
 
 int regions_from_file(raster_var *v, int g, int *grps)
 {
     int n, st;
-    RETURN_NC_ERROR_IF((st = nc_inq_grps(g, &n, NULL)) != NC_NOERR,
-                       RASTER_ENETCDF, st, "%s: listing region groups: %s",
-                       v->name, nc_strerror(st));
+    if ((st = nc_inq_grps(g, &n, NULL)) != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st,
+                              "%s: listing region groups: %s", v->name,
+                              nc_strerror(st));
     int *ids = raster_reallocarray(NULL, n > 0 ? (size_t)n : 1, sizeof *ids);
     v->regions = raster_calloc(n > 0 ? (size_t)n : 1, sizeof *v->regions);
     int rc = RASTER_OK;
@@ -309,13 +320,15 @@ done:
 
 int regions_from_summary(raster_var *v, const long long *t, size_t len)
 {
-    RETURN_ERROR_IF(len == 0 || len % REGIONS_SUMMARY_FIELDS != 0,
-                    RASTER_EFORMAT, "%s: attribute %s of the wrong type or "
-                    "length", v->name, REGIONS_SUMMARY);
+    if (len == 0 || len % REGIONS_SUMMARY_FIELDS != 0)
+        return raster_fail(RASTER_EFORMAT,
+                           "%s: attribute %s of the wrong type or length",
+                           v->name, REGIONS_SUMMARY);
     size_t n = len / REGIONS_SUMMARY_FIELDS;
     v->regions = raster_calloc(n, sizeof *v->regions);
-    RETURN_ERROR_IF(!v->regions, RASTER_ENOMEM, "out of memory indexing "
-                    "regions of %s", v->name);
+    if (!v->regions)
+        return raster_fail(RASTER_ENOMEM,
+                           "out of memory indexing regions of %s", v->name);
     int rc = parse_summary(v, t, n);
     return rc ? rc : finish_regions(v, n, NULL);
 }
@@ -329,8 +342,10 @@ static int runs_from_layout(raster_var *v, size_t r)
     const layout *lay = v->lay;
     size_t first = lay->region_first[r], n = lay->region_first[r + 1] - first;
     region_run *runs = raster_reallocarray(NULL, n ? n : 1, sizeof *runs);
-    RETURN_ERROR_IF(!runs, RASTER_ENOMEM, "out of memory listing region %d "
-                    "of %s", (int)ri->id, v->name);
+    if (!runs)
+        return raster_fail(RASTER_ENOMEM,
+                           "out of memory listing region %d of %s",
+                           (int)ri->id, v->name);
     for (size_t k = 0; k < n; k++) {
         const layout_seg *s = &lay->segs[lay->region_segs[first + k]];
         runs[k] = (region_run){s->y, s->x, s->len, s->store, s->off};
@@ -379,8 +394,10 @@ static int check_runs(raster_var *v, size_t r, const long long *rows,
     const uint32_t mixed_store = (uint32_t)v->nregions;
     const uint64_t mixed_base = ri->mixed_off - pure;
     uint64_t *map = raster_calloc((cells + 63) / 64, sizeof *map);
-    RETURN_ERROR_IF(!map, RASTER_ENOMEM, "out of memory checking region %d "
-                    "of %s", (int)ri->id, v->name);
+    if (!map)
+        return raster_fail(RASTER_ENOMEM,
+                           "out of memory checking region %d of %s",
+                           (int)ri->id, v->name);
     unsigned long long py = 0, pend = 0, sum = 0, x0 = ULLONG_MAX, x1 = 0;
     int rc = RASTER_OK;
     for (size_t i = 0; i < n; i++) {
@@ -532,15 +549,15 @@ int regions_mask_var(const raster_var *v, int *varid)
     }
     int nd, dims[2];
     size_t my = 0, mx = 0;
-    RETURN_ERROR_IF(nc_inq_varid(v->grpid, "mask", varid) != NC_NOERR ||
-                    nc_inq_varndims(v->grpid, *varid, &nd) != NC_NOERR ||
-                    nd != 2 ||
-                    nc_inq_vardimid(v->grpid, *varid, dims) != NC_NOERR ||
-                    nc_inq_dimlen(v->grpid, dims[0], &my) != NC_NOERR ||
-                    nc_inq_dimlen(v->grpid, dims[1], &mx) != NC_NOERR ||
-                    my != v->ny || mx != v->nx, RASTER_EFORMAT,
-                    "%s: no stored mask of its %zu x %zu grid", v->name,
-                    v->ny, v->nx);
+    if (nc_inq_varid(v->grpid, "mask", varid) != NC_NOERR ||
+        nc_inq_varndims(v->grpid, *varid, &nd) != NC_NOERR || nd != 2 ||
+        nc_inq_vardimid(v->grpid, *varid, dims) != NC_NOERR ||
+        nc_inq_dimlen(v->grpid, dims[0], &my) != NC_NOERR ||
+        nc_inq_dimlen(v->grpid, dims[1], &mx) != NC_NOERR || my != v->ny ||
+        mx != v->nx)
+        return raster_fail(RASTER_EFORMAT,
+                           "%s: no stored mask of its %zu x %zu grid", v->name,
+                           v->ny, v->nx);
     return RASTER_OK;
 }
 
@@ -552,10 +569,10 @@ int regions_mask_rows(const raster_var *v, int varid, size_t y0, size_t ny,
     size_t start[2] = {y0, x0}, count[2] = {ny, nx};
     int st = nc_get_vara_int(v->grpid, varid, start, count, buf);
     /* a value out of int's range is a damaged mask */
-    RETURN_NC_ERROR_IF(st != NC_NOERR, st == NC_ERANGE ? RASTER_EFORMAT
-                                                        : RASTER_ENETCDF,
-                       st, "%s: reading its stored mask: %s", v->name,
-                       nc_strerror(st));
+    if (st != NC_NOERR)
+        return raster_fail_nc(
+            st == NC_ERANGE ? RASTER_EFORMAT : RASTER_ENETCDF, st,
+            "%s: reading its stored mask: %s", v->name, nc_strerror(st));
     return RASTER_OK;
 }
 
@@ -586,8 +603,10 @@ static int check_mask(raster_var *v, size_t r)
     size_t rows = MASK_BLOCK_BYTES / (bw * sizeof(int));
     rows = rows < 1 ? 1 : rows;
     int *m = raster_reallocarray(NULL, rows * bw, sizeof *m);
-    RETURN_ERROR_IF(!m, RASTER_ENOMEM, "out of memory checking region %d "
-                    "of %s", (int)ri->id, v->name);
+    if (!m)
+        return raster_fail(RASTER_ENOMEM,
+                           "out of memory checking region %d of %s",
+                           (int)ri->id, v->name);
     size_t k = 0;
     for (size_t y0 = ri->box[0]; y0 < ri->box[2] && rc == RASTER_OK;
          y0 += rows) {

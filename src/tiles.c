@@ -186,8 +186,9 @@ static int read_table(raster_var *v, long long **out, size_t *nrows,
     if (next != n)
         return bad_table(v, "%zu rows, its regions have %zu", n, next);
     long long *rows = raster_reallocarray(NULL, n, CHUNK_FIELDS * sizeof *rows);
-    RETURN_ERROR_IF(!rows, RASTER_ENOMEM, "out of memory indexing %s",
-                    v->name);
+    if (!rows)
+        return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                           v->name);
     size_t start[2] = {0, 0}, cnt[2] = {n, CHUNK_FIELDS};
     if (varid < 0 &&
         (st = fileio_table(v, "chunks", CHUNK_FIELDS, 0, n, rows)) != RASTER_OK) {
@@ -307,8 +308,9 @@ static int fill_shares(raster_var *v, struct tile_index *t,
         t->nshare[k] = 0; /* counts again below */
     }
     t->share = raster_reallocarray(NULL, total ? total : 1, sizeof *t->share);
-    RETURN_ERROR_IF(!t->share, RASTER_ENOMEM, "out of memory indexing %s",
-                    v->name);
+    if (!t->share)
+        return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                           v->name);
     size_t r = 0, end = 0;
     for (size_t i = 0; i < n; i++) {
         while (i >= end) /* the region of row i */
@@ -386,14 +388,18 @@ static int load(raster_var *v)
 {
     int nd = v->ndims, maskvar;
     size_t th = v->chunk[nd - 2], tw = v->chunk[nd - 1];
-    RETURN_ERROR_IF(th == 0 || tw == 0 || th > v->ny || tw > v->nx,
-                    RASTER_EFORMAT, "%s: tile %zu x %zu does not fit its "
-                    "%zu x %zu grid", v->name, th, tw, v->ny, v->nx);
+    if (th == 0 || tw == 0 || th > v->ny || tw > v->nx)
+        return raster_fail(
+            RASTER_EFORMAT,
+            "%s: tile %zu x %zu does not fit its %zu x %zu grid", v->name, th,
+            tw, v->ny, v->nx);
     int rc = regions_mask_var(v, &maskvar);
     if (rc)
         return rc;
     struct tile_index *t = raster_calloc(1, sizeof *t);
-    RETURN_ERROR_IF(!t, RASTER_ENOMEM, "out of memory indexing %s", v->name);
+    if (!t)
+        return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                           v->name);
     v->tiles = t;
     t->th = th;
     t->tw = tw;

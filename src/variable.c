@@ -33,26 +33,34 @@ static int define(raster_file *f, int parent, int varid, const char *name,
                   int xtype, int ndims, const int *dimids, const size_t *chunk,
                   const raster_mask *mask, raster_var **out)
 {
-    RETURN_ERROR_IF(!f->writable, RASTER_EINVAL, "file is read-only");
-    RETURN_ERROR_IF(convert_type_size(xtype) == 0, RASTER_EINVAL,
-                    "type %d of %s is not a netCDF numeric type", xtype, name);
-    RETURN_ERROR_IF(ndims < 2 || ndims > RASTER_MAX_DIMS, RASTER_EINVAL,
-                    "%s has %d dimensions: raster needs 2 to %d", name, ndims,
-                    RASTER_MAX_DIMS);
+    if (!f->writable)
+        return raster_fail(RASTER_EINVAL, "file is read-only");
+    if (convert_type_size(xtype) == 0)
+        return raster_fail(RASTER_EINVAL,
+                           "type %d of %s is not a netCDF numeric type", xtype,
+                           name);
+    if (ndims < 2 || ndims > RASTER_MAX_DIMS)
+        return raster_fail(RASTER_EINVAL,
+                           "%s has %d dimensions: raster needs 2 to %d", name,
+                           ndims, RASTER_MAX_DIMS);
     size_t len[RASTER_MAX_DIMS], ch[RASTER_MAX_DIMS];
     for (int i = 0; i < ndims; i++) {
         int st = nc_inq_dimlen(parent, dimids[i], &len[i]);
-        RETURN_ERROR_IF(st != NC_NOERR, RASTER_EINVAL, "%s: dimension id "
-                        "%d: %s", name, dimids[i], nc_strerror(st));
+        if (st != NC_NOERR)
+            return raster_fail(RASTER_EINVAL, "%s: dimension id %d: %s", name,
+                               dimids[i], nc_strerror(st));
     }
     size_t ny = len[ndims - 2], nx = len[ndims - 1];
-    RETURN_ERROR_IF(var_nc_dim_unlimited(parent, dimids[ndims - 2]) ||
-                    var_nc_dim_unlimited(parent, dimids[ndims - 1]),
-                    RASTER_EINVAL, "%s: a grid dimension is unlimited; the "
-                    "mask fixes the grid", name);
-    RETURN_ERROR_IF(ny != mask->ny || nx != mask->nx, RASTER_EMASK,
-                    "mask is %zu x %zu but the grid of %s is %zu x %zu",
-                    mask->ny, mask->nx, name, ny, nx);
+    if (var_nc_dim_unlimited(parent, dimids[ndims - 2]) ||
+        var_nc_dim_unlimited(parent, dimids[ndims - 1]))
+        return raster_fail(
+            RASTER_EINVAL,
+            "%s: a grid dimension is unlimited; the mask fixes the grid",
+            name);
+    if (ny != mask->ny || nx != mask->nx)
+        return raster_fail(RASTER_EMASK,
+                           "mask is %zu x %zu but the grid of %s is %zu x %zu",
+                           mask->ny, mask->nx, name, ny, nx);
     for (int i = 0; i < ndims; i++) {
         if (chunk) {
             ch[i] = chunk[i];
@@ -61,12 +69,15 @@ static int define(raster_file *f, int parent, int varid, const char *name,
         } else {
             ch[i] = len[i] < DEFAULT_TILE ? len[i] : DEFAULT_TILE;
         }
-        RETURN_ERROR_IF(ch[i] == 0, RASTER_EINVAL, "%s: chunk size %d is 0",
-                        name, i);
+        if (ch[i] == 0)
+            return raster_fail(RASTER_EINVAL, "%s: chunk size %d is 0", name,
+                               i);
     }
-    RETURN_ERROR_IF(ch[ndims - 2] > ny || ch[ndims - 1] > nx, RASTER_EINVAL,
-                    "%s: tile %zu x %zu is larger than the grid %zu x %zu",
-                    name, ch[ndims - 2], ch[ndims - 1], ny, nx);
+    if (ch[ndims - 2] > ny || ch[ndims - 1] > nx)
+        return raster_fail(
+            RASTER_EINVAL,
+            "%s: tile %zu x %zu is larger than the grid %zu x %zu", name,
+            ch[ndims - 2], ch[ndims - 1], ny, nx);
     /* the placeholder is chunked so (fixed dimensions clipped): HDF5 takes
      * chunks below 4 GiB only; checked before anything is created */
     double chunk_bytes = (double)convert_type_size(xtype);
@@ -74,9 +85,11 @@ static int define(raster_file *f, int parent, int varid, const char *name,
         int unlim = var_nc_dim_unlimited(parent, dimids[i]);
         chunk_bytes *= (double)(unlim || ch[i] <= len[i] ? ch[i] : len[i]);
     }
-    RETURN_ERROR_IF(chunk_bytes >= 4294967296.0, RASTER_EINVAL,
-                    "%s: base chunk of %.0f bytes is larger than HDF5's "
-                    "4 GiB chunk limit", name, chunk_bytes);
+    if (chunk_bytes >= 4294967296.0)
+        return raster_fail(RASTER_EINVAL,
+                           "%s: base chunk of %.0f bytes is larger than "
+                           "HDF5's 4 GiB chunk limit",
+                           name, chunk_bytes);
     raster_var *v;
     int rc = meta_define(f, parent, varid, name, xtype, ndims, dimids, ch,
                          mask, &v);
@@ -94,15 +107,17 @@ int raster_def_var(raster_file *f, int parent, const char *name, int xtype,
                    int ndims, const int *dimids, const size_t *chunk,
                    const raster_mask *mask, raster_var **out)
 {
-    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    if (!out)
+        return raster_fail(RASTER_EINVAL, "output pointer is NULL");
     *out = NULL;
-    RETURN_ERROR_IF(!f || !name || !dimids || !mask, RASTER_EINVAL,
-                    "NULL argument");
-    RETURN_ERROR_IF(!file_ok(f), RASTER_EINVAL, "not an open raster file");
+    if (!f || !name || !dimids || !mask)
+        return raster_fail(RASTER_EINVAL, "NULL argument");
+    if (!file_ok(f))
+        return raster_fail(RASTER_EINVAL, "not an open raster file");
     int other;
-    RETURN_ERROR_IF(nc_inq_varid(parent, name, &other) == NC_NOERR ||
-                    nc_inq_grp_ncid(parent, name, &other) == NC_NOERR,
-                    RASTER_EINVAL, "name %s is already in use", name);
+    if (nc_inq_varid(parent, name, &other) == NC_NOERR ||
+        nc_inq_grp_ncid(parent, name, &other) == NC_NOERR)
+        return raster_fail(RASTER_EINVAL, "name %s is already in use", name);
     return define(f, parent, -1, name, xtype, ndims, dimids, chunk, mask,
                   out);
 }
@@ -111,39 +126,51 @@ int raster_adopt_var(raster_file *f, int parent, int varid,
                      const size_t *chunk, const raster_mask *mask,
                      raster_var **out)
 {
-    RETURN_ERROR_IF(!out, RASTER_EINVAL, "output pointer is NULL");
+    if (!out)
+        return raster_fail(RASTER_EINVAL, "output pointer is NULL");
     *out = NULL;
-    RETURN_ERROR_IF(!f || !mask, RASTER_EINVAL, "NULL argument");
-    RETURN_ERROR_IF(!file_ok(f), RASTER_EINVAL, "not an open raster file");
+    if (!f || !mask)
+        return raster_fail(RASTER_EINVAL, "NULL argument");
+    if (!file_ok(f))
+        return raster_fail(RASTER_EINVAL, "not an open raster file");
     char name[NC_MAX_NAME + 1];
     int xtype, ndims, dimids[NC_MAX_VAR_DIMS];
     int st = nc_inq_varndims(parent, varid, &ndims);
-    RETURN_ERROR_IF(st != NC_NOERR, RASTER_EINVAL, "variable %d: %s", varid,
-                    nc_strerror(st));
-    RETURN_ERROR_IF(ndims < 2 || ndims > RASTER_MAX_DIMS, RASTER_EINVAL,
-                    "variable %d has %d dimensions: raster needs 2 to %d",
-                    varid, ndims, RASTER_MAX_DIMS);
+    if (st != NC_NOERR)
+        return raster_fail(RASTER_EINVAL, "variable %d: %s", varid,
+                           nc_strerror(st));
+    if (ndims < 2 || ndims > RASTER_MAX_DIMS)
+        return raster_fail(
+            RASTER_EINVAL,
+            "variable %d has %d dimensions: raster needs 2 to %d", varid,
+            ndims, RASTER_MAX_DIMS);
     st = nc_inq_var(parent, varid, name, &xtype, NULL, dimids, NULL);
-    RETURN_ERROR_IF(st != NC_NOERR, RASTER_EINVAL, "variable %d: %s", varid,
-                    nc_strerror(st));
-    RETURN_ERROR_IF(raster_var_by_varid(f, parent, varid) != NULL,
-                    RASTER_EINVAL, "%s is a raster variable already", name);
-    RETURN_ERROR_IF(fileio_has_data(parent, name) == 1, RASTER_EINVAL,
-                    "%s holds data already; raster takes only variables "
-                    "never written", name);
+    if (st != NC_NOERR)
+        return raster_fail(RASTER_EINVAL, "variable %d: %s", varid,
+                           nc_strerror(st));
+    if (raster_var_by_varid(f, parent, varid) != NULL)
+        return raster_fail(RASTER_EINVAL, "%s is a raster variable already",
+                           name);
+    if (fileio_has_data(parent, name) == 1)
+        return raster_fail(
+            RASTER_EINVAL,
+            "%s holds data already; raster takes only variables never written",
+            name);
     return define(f, parent, varid, name, xtype, ndims, dimids, chunk, mask,
                   out);
 }
 
 int raster_var_rename(raster_var *v, const char *name)
 {
-    RETURN_ERROR_IF(!var_ok(v) || !name || !*name, RASTER_EINVAL,
-                    "NULL argument or a closed file's variable");
-    RETURN_ERROR_IF(!v->file->writable, RASTER_EINVAL, "%s: file is "
-                    "read-only", v->name);
+    if (!var_ok(v) || !name || !*name)
+        return raster_fail(RASTER_EINVAL,
+                           "NULL argument or a closed file's variable");
+    if (!v->file->writable)
+        return raster_fail(RASTER_EINVAL, "%s: file is read-only", v->name);
     char *copy = raster_strdup(name);
-    RETURN_ERROR_IF(!copy, RASTER_ENOMEM, "out of memory renaming %s",
-                    v->name);
+    if (!copy)
+        return raster_fail(RASTER_ENOMEM, "out of memory renaming %s",
+                           v->name);
     /* the placeholder first: netCDF checks the new name */
     int st = nc_rename_var(v->parent, v->varid, name);
     if (st == NC_NOERR)
@@ -161,18 +188,20 @@ int raster_var_rename(raster_var *v, const char *name)
 
 int raster_rename_dim(raster_file *f, int ncid, int dimid, const char *name)
 {
-    RETURN_ERROR_IF(!file_ok(f) || !name || !*name, RASTER_EINVAL,
-                    "NULL argument or a closed file");
-    RETURN_ERROR_IF(!f->writable, RASTER_EINVAL, "renaming a dimension: "
-                    "file is read-only");
+    if (!file_ok(f) || !name || !*name)
+        return raster_fail(RASTER_EINVAL, "NULL argument or a closed file");
+    if (!f->writable)
+        return raster_fail(RASTER_EINVAL,
+                           "renaming a dimension: file is read-only");
     /* renamed already (the shim renames first, as netCDF would) */
     char now[NC_MAX_NAME + 1];
     int st = nc_inq_dimname(ncid, dimid, now);
     if (st == NC_NOERR && strcmp(now, name) != 0)
         st = nc_rename_dim(ncid, dimid, name);
-    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "renaming "
-                       "dimension %d to %s: %s", dimid, name,
-                       nc_strerror(st));
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st,
+                              "renaming dimension %d to %s: %s", dimid, name,
+                              nc_strerror(st));
     /* the ids are what readers use; the names follow them (FORMAT.md) */
     for (raster_var *v = f->vars; v; v = v->next) {
         int uses = 0;
@@ -188,15 +217,18 @@ int raster_rename_dim(raster_file *f, int ncid, int dimid, const char *name)
 int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,
                        const void *value)
 {
-    RETURN_ERROR_IF(!var_ok(v) || !name, RASTER_EINVAL,
-                    "NULL argument or a closed file's variable");
+    if (!var_ok(v) || !name)
+        return raster_fail(RASTER_EINVAL,
+                           "NULL argument or a closed file's variable");
     int rc = file_netcdf(v->file);
     if (rc)
         return rc;
     int is_fill = strcmp(name, "_FillValue") == 0;
-    RETURN_ERROR_IF(is_fill && (xtype != v->xtype || len != 1),
-                    RASTER_EINVAL, "%s: _FillValue must be one value of the "
-                    "variable's type", v->name);
+    if (is_fill && (xtype != v->xtype || len != 1))
+        return raster_fail(
+            RASTER_EINVAL,
+            "%s: _FillValue must be one value of the variable's type",
+            v->name);
     int st;
     /* A fill value goes to the stores first: they refuse it once they hold
      * data, and then the variable must keep its old one. */
@@ -205,13 +237,14 @@ int raster_var_put_att(raster_var *v, const char *name, int xtype, size_t len,
             continue;
         st = nc_put_att(v->store_grp[s], v->store_var[s], "_FillValue",
                         xtype, 1, value);
-        RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st,
-                           "%s: fill value: %s", v->name, nc_strerror(st));
+        if (st != NC_NOERR)
+            return raster_fail_nc(RASTER_ENETCDF, st, "%s: fill value: %s",
+                                  v->name, nc_strerror(st));
     }
     st = nc_put_att(v->parent, v->varid, name, xtype, len, value);
-    RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st,
-                       "%s: attribute %s: %s", v->name, name,
-                       nc_strerror(st));
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "%s: attribute %s: %s",
+                              v->name, name, nc_strerror(st));
     if (is_fill)
         memcpy(v->fill, value, v->elem);
     return RASTER_OK;
@@ -259,14 +292,16 @@ const raster_mask *raster_var_mask(const raster_var *v)
 
 int raster_var_check(raster_var *v)
 {
-    RETURN_ERROR_IF(!v, RASTER_EINVAL, "NULL variable");
+    if (!v)
+        return raster_fail(RASTER_EINVAL, "NULL variable");
     return meta_ensure_layout(v);
 }
 
 int raster_var_dims(const raster_var *v, int *dimids, size_t *shape,
                     size_t *chunk)
 {
-    RETURN_ERROR_IF(!v, RASTER_EINVAL, "NULL variable");
+    if (!v)
+        return raster_fail(RASTER_EINVAL, "NULL variable");
     for (int i = 0; i < v->ndims; i++) {
         if (dimids)
             dimids[i] = v->dimids[i];
@@ -278,8 +313,9 @@ int raster_var_dims(const raster_var *v, int *dimids, size_t *shape,
     if (v->file->writable) { /* records may have been added */
         for (int i = 0; i < v->ndims; i++) {
             int st = nc_inq_dimlen(v->grpid, v->dimids[i], &shape[i]);
-            RETURN_NC_ERROR_IF(st != NC_NOERR, RASTER_ENETCDF, st, "%s: %s",
-                               v->name, nc_strerror(st));
+            if (st != NC_NOERR)
+                return raster_fail_nc(RASTER_ENETCDF, st, "%s: %s", v->name,
+                                      nc_strerror(st));
         }
         return RASTER_OK;
     }
@@ -306,30 +342,31 @@ int var_check_box(const raster_var *v, const size_t *start,
     shape[v->ndims - 2] = v->ny;
     shape[v->ndims - 1] = v->nx;
     for (int i = 0; stride && i < v->ndims; i++)
-        RETURN_NC_ERROR_IF(stride[i] < 1, RASTER_EINVAL, NC_ESTRIDE,
-                           "%s: stride %td in dimension %d", v->name,
-                           stride[i], i);
+        if (stride[i] < 1)
+            return raster_fail_nc(RASTER_EINVAL, NC_ESTRIDE,
+                                  "%s: stride %td in dimension %d", v->name,
+                                  stride[i], i);
     for (int i = 0; i < v->ndims; i++) {
         ptrdiff_t step = stride ? stride[i] : 1;
         size_t limit = shape[i];
         if (write && i < v->ndims - 2 &&
             var_nc_dim_unlimited(v->grpid, v->dimids[i]))
             limit = MAX_RECORD_INDEX;
-        RETURN_NC_ERROR_IF(start[i] > limit || (start[i] == limit &&
-                                                count[i] > 0),
-                           RASTER_EINVAL, NC_EINVALCOORDS, "%s: start %zu "
-                           "beyond length %zu in dimension %d", v->name,
-                           start[i], limit, i);
+        if (start[i] > limit || (start[i] == limit && count[i] > 0))
+            return raster_fail_nc(
+                RASTER_EINVAL, NC_EINVALCOORDS,
+                "%s: start %zu beyond length %zu in dimension %d", v->name,
+                start[i], limit, i);
         if (count[i] == 0)
             continue;
         /* last = start + (count - 1) * step, refusing any wrap-around */
         size_t span;
-        RETURN_NC_ERROR_IF(raster_mul_overflows(count[i] - 1, (size_t)step,
-                                                &span) ||
-                           span >= limit - start[i], RASTER_EINVAL, NC_EEDGE,
-                           "%s: start %zu count %zu stride %td run past "
-                           "length %zu in dimension %d", v->name, start[i],
-                           count[i], step, limit, i);
+        if (raster_mul_overflows(count[i] - 1, (size_t)step, &span) ||
+            span >= limit - start[i])
+            return raster_fail_nc(RASTER_EINVAL, NC_EEDGE,
+                                  "%s: start %zu count %zu stride %td run "
+                                  "past length %zu in dimension %d",
+                                  v->name, start[i], count[i], step, limit, i);
     }
     return RASTER_OK;
 }
