@@ -21,7 +21,8 @@ mask="$masks/pop_basins_384x320.nc:REGION_MASK"
 
 # run NAME OUT CMD...: CMD plain, then with LD_PRELOAD exported (and with
 # the netCDF open instead of the lean one); the outputs (OUT, a file the
-# command writes, else its stdout) must be the same
+# command writes, else its stdout) and the messages must be the same, byte
+# for byte
 run() {
     name=$1 out=$2
     shift 2
@@ -38,18 +39,29 @@ run() {
             continue
         fi
         if [ "$out" != - ]; then
+            cp "$out" "$tmp/$mode.file"
             "$NCDUMP" "$out" | tail -n +2 > "$tmp/$mode.out"
         fi
         if [ $mode != plain ]; then
             cmp -s "$tmp/plain.out" "$tmp/$mode.out" && ok ||
                 { fail "$name ($mode) differs"; diff "$tmp/plain.out" "$tmp/$mode.out" | head -5; }
+            cmp -s "$tmp/plain.err" "$tmp/$mode.err" && ok ||
+                { fail "$name ($mode): other messages"; diff "$tmp/plain.err" "$tmp/$mode.err" | head -5; }
+            if [ "$out" != - ]; then
+                cmp -s "$tmp/plain.file" "$tmp/$mode.file" && ok ||
+                    fail "$name ($mode): the files differ"
+            fi
         fi
     done
 }
 run "rasterget packed" "$tmp/g.nc" "$tools/rasterget" "$tmp/r.nc" --var TEMP --region 6 -o "$tmp/g.nc"
 run "rasterget bbox" "$tmp/b.nc" "$tools/rasterget" "$tmp/r.nc" --var TEMP --region 2 --layout bbox -o "$tmp/b.nc"
+# the full grid: the mask's shape
+run "rasterget full" "$tmp/f.nc" "$tools/rasterget" "$tmp/r.nc" --var TEMP --region 2 --layout full -o "$tmp/f.nc"
 run "rasterstat" - "$tools/rasterstat" "$tmp/r.nc"
 run "rasterstat --json" - "$tools/rasterstat" --json "$tmp/r.nc"
 run "rasterconvert --restore" "$tmp/back.nc" "$tools/rasterconvert" --restore "$tmp/r.nc" "$tmp/back.nc"
 run "rasterconvert" "$tmp/r2.nc" "$tools/rasterconvert" --mask "$tmp/in.nc:REGION_MASK" "$tmp/in.nc" "$tmp/r2.nc"
+run "rasterconvert --vars" "$tmp/r3.nc" "$tools/rasterconvert" --mask "$tmp/in.nc:REGION_MASK" --vars REGION_MASK "$tmp/in.nc" "$tmp/r3.nc"
+run "rastergen" "$tmp/gen.nc" "$tools/rastergen" --kind cesm --mask "$mask" --size tiny "$tmp/gen.nc"
 report preloaded_tools
