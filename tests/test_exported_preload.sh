@@ -28,7 +28,7 @@ varies=${EXPORTED_VARIES:-} times=${EXPORTED_TIMES:-}
 
 # the test's command line, as a shell script: exec env VAR=VALUE... CMD...
 "${PYTHON:-python3}" - "$build/meson-info/intro-tests.json" "$name" \
-    > "$work/cmd.sh" <<'PY' || { echo "FAIL: no registered test $name"; exit 1; }
+    > "$work/cmd.sh" <<'PY' || { echo "FAIL: no test $name"; exit 1; }
 import json, shlex, sys
 tests = [t for t in json.load(open(sys.argv[1])) if t["name"] == sys.argv[2]]
 if len(tests) != 1:
@@ -65,16 +65,22 @@ steady() {
 }
 
 st_plain=$(cat "$work/plain.status") st_exp=$(cat "$work/exported.status")
-summary() { grep -E '^[A-Za-z_]+: [0-9]+ passed, [0-9]+ failed$' "$1" | tail -n 1; }
+summary() {
+    grep -E '^[A-Za-z_]+: [0-9]+ passed, [0-9]+ failed$' "$1" | tail -n 1
+}
 echo "plain:    exit $st_plain, $(summary "$work/plain.log")"
 echo "exported: exit $st_exp, $(summary "$work/exported.log")"
 if [ "$st_plain" = 77 ] && [ "$st_exp" = 77 ]; then
     echo "SKIP: $(grep SKIP "$work/plain.log" | head -n 1)"
     exit 77
 fi
-[ "$st_plain" = 0 ] || { fail "the plain run failed (exit $st_plain):"; cat "$work/plain.log"; }
-[ "$st_exp" = 0 ] || { fail "the exported run failed (exit $st_exp):"; grep -E 'FAIL|rror' "$work/exported.log" | head -n 40; }
-[ -n "$(summary "$work/plain.log")" ] || fail "no summary line: nothing was checked"
+[ "$st_plain" = 0 ] || {
+    fail "the plain run failed (exit $st_plain):"; cat "$work/plain.log"; }
+[ "$st_exp" = 0 ] || {
+    fail "the exported run failed (exit $st_exp):"
+    grep -E 'FAIL|rror' "$work/exported.log" | head -n 40; }
+[ -n "$(summary "$work/plain.log")" ] ||
+    fail "no summary line: nothing was checked"
 steady "$work/plain.log" > "$work/plain.steady"
 steady "$work/exported.log" > "$work/exported.steady"
 if ! cmp -s "$work/plain.steady" "$work/exported.steady"; then
