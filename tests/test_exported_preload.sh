@@ -21,7 +21,9 @@ if [ -n "${PRELOAD_FIRST:-}" ]; then
     echo "SKIP: foreign programs under a sanitized shim (see test_shim.sh)"
     exit 77
 fi
-[ -f "$shim" ] || { echo "FAIL: no shim $shim"; exit 1; }
+# the exported run is under the shim: a process started so maps it
+LD_PRELOAD="$shim" cat /proc/self/maps | grep -q "$(basename "$shim")" ||
+    { echo "FAIL: $shim is not loaded under LD_PRELOAD"; exit 1; }
 work=$(mktemp -d)
 trap 'chmod -R u+w "$work" 2>/dev/null; rm -rf "$work"' EXIT
 varies=${EXPORTED_VARIES:-} times=${EXPORTED_TIMES:-}
@@ -110,5 +112,7 @@ while IFS= read -r f; do
     fi
 done < "$work/files"
 echo "$ncmp files byte for byte the same, $ntimed the same but for timings"
+[ $((ncmp + ntimed)) -gt 0 ] ||
+    fail "no file compared: the test keeps nothing in RASTER_TEST_TMP"
 echo "${name}_exported: $fails failed"
 [ "$fails" -eq 0 ]
