@@ -136,6 +136,7 @@ typedef struct copy {
     struct link_map *map;          /* the copy's object */
     void *handle;                  /* a reference on it: never unloaded */
     int system;                    /* the one raster is built against */
+    int explained;                 /* explain_foreign said its piece */
     _Atomic(void *) fn[FN_COUNT];  /* where its calls go */
     _Atomic(void *) raw[FN_COUNT]; /* its own functions (for libraster) */
 } copy;
@@ -219,8 +220,6 @@ static copy *copy_of(struct link_map *map)
     c->system = path && same_file(path, RASTER_NETCDF_PATH);
     if (c->system)
         route_log(LOG_DEBUG, "%s is raster's libnetcdf", path);
-    else
-        explain_foreign(path ? path : "the program");
     return c;
 }
 
@@ -365,6 +364,15 @@ static copy *learn_caller(uintptr_t ret, int *raster)
         dl_iterate_phdr(find_object, &f);
         c = copy_for_caller(f.hit ? f.name : NULL);
         *raster = f.hit && is_libraster(f.name, f.lo, f.hi);
+        if (c && !c->system && !c->explained && !*raster &&
+            !(f.hit && f.name[0] && strcmp(f.name, c->map->l_name) == 0)) {
+            /* said for the first caller that is neither libraster (which
+             * works through whatever copy it links: raster's tools under
+             * the other flavour's exported shim) nor the copy itself */
+            c->explained = 1;
+            explain_foreign(c->map->l_name[0] ? c->map->l_name
+                                              : "the program");
+        }
         if (c && f.hit && n < MAX_SPANS) {
             spans[n] = (span){f.lo, f.hi, c, *raster};
             atomic_store_explicit(&nspans, n + 1, memory_order_release);
@@ -537,6 +545,7 @@ NCAPI_OTHER_CALLS(ROUTE_CALL_DEFINE)
     {                                                                         \
         copy *c_;                                                             \
         int direct_;                                                          \
+        int inside_ = raster_depth > 0;                                       \
         void *fn_ = route(FN_##name, __builtin_return_address(0), &c_,       \
                           &direct_);                                          \
         if (!fn_)                                                             \
@@ -547,7 +556,8 @@ NCAPI_OTHER_CALLS(ROUTE_CALL_DEFINE)
         }                                                                     \
         int st_ = ((__typeof__(&name))fn_) args;                              \
         raster_depth -= direct_;                                              \
-        if (st_ == NC_NOERR && !c_->system && ncidp)                          \
+        /* libraster's own opens: it serves raster files through any copy */ \
+        if (st_ == NC_NOERR && !c_->system && ncidp && !direct_ && !inside_)  \
             foreign_opened(c_, path, *ncidp);                                 \
         return st_;                                                           \
     }

@@ -4,6 +4,7 @@
 #     . "$(dirname "$0")/lib.sh"
 # It makes a temporary directory $tmp, removed on exit, and defines:
 #   ok, fail MESSAGE            count a passed / failed check
+#   on_disk CMD...              CMD without the shim even if LD_PRELOAD is set
 #   expect STATUS DESC CMD...   a check that CMD exits with STATUS
 #   no_output FILE DESC         a check that FILE was not left behind
 #   need_python                 PY = a python3 with numpy and netCDF4, or
@@ -11,8 +12,17 @@
 #   report NAME                 prints "NAME: N passed, N failed"; its
 #                               status is 0 when nothing failed
 
-tmp=$(mktemp -d)
-trap 'chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"' EXIT
+# RASTER_TEST_TMP=DIR (test_exported_preload.sh): DIR, kept, instead of a
+# fresh temporary directory, so that two runs can be compared file by file.
+if [ -n "${RASTER_TEST_TMP:-}" ]; then
+    tmp=$RASTER_TEST_TMP
+    mkdir -p "$tmp" || exit 1
+    cleanup() { chmod -R u+w "$tmp" 2>/dev/null; }
+else
+    tmp=$(mktemp -d)
+    cleanup() { chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"; }
+fi
+trap cleanup EXIT
 fails=0 passes=0
 
 ok()   { passes=$((passes + 1)); }
@@ -57,6 +67,12 @@ need_python() {
         exit 77
     fi
 }
+
+# on_disk COMMAND...: COMMAND without raster's shim even when LD_PRELOAD is
+# exported for every process (test_exported_preload.sh): for the checks
+# that look at raster's storage as it is on disk (the shim hides it from
+# programs, by design) and for the plain baselines the shim is compared with
+on_disk() { env -u LD_PRELOAD "$@"; }
 
 # report NAME: the summary line; fails unless every check passed
 report() {

@@ -187,7 +187,7 @@ EOF
 if cmp -s "$tmp/want" "$tmp/err"; then ok; else
     fail "convert's list of choices"; diff "$tmp/want" "$tmp/err"; fi
 [ -f "$tmp/cesm.rast.nc" ] || fail "convert wrote no output"
-if "$PY" - "$tmp/cesm.rast.nc" "$tmp/cesm.nc" <<'PY'
+if on_disk "$PY" - "$tmp/cesm.rast.nc" "$tmp/cesm.nc" <<'PY'
 import sys, numpy as np, netCDF4
 d, i = netCDF4.Dataset(sys.argv[1]), netCDF4.Dataset(sys.argv[2])
 nctype = {"f4": 5, "f8": 6, "i2": 3}
@@ -318,7 +318,7 @@ grep -q 'raster' "$tmp/s3" && fail "restored file mentions raster"
 # --format 2: what raster releases before format 3 read; restored the same
 expect 0 "convert --format 2" "$rc" --format 2 --mask "$tmp/cesm.nc:REGION_MASK" \
     "$tmp/cesm.nc" "$tmp/cesm.v2.nc"
-"$NCDUMP" -h "$tmp/cesm.v2.nc" > "$tmp/v2h"
+on_disk "$NCDUMP" -h "$tmp/cesm.v2.nc" > "$tmp/v2h"
 if grep -q 'raster_format_version = 2' "$tmp/v2h" &&
    ! grep -q 'raster_format_version = 3' "$tmp/v2h" &&
    grep -q 'int64 runs(run, run_field)' "$tmp/v2h" &&
@@ -330,7 +330,7 @@ same_dump "$tmp/cesm.nc" "$tmp/cesm.v2back.nc" "format 2 round trip"
 expect 0 "--vars TEMP --chunk" "$rc" --mask "$tmp/mask.nc:REGION_MASK" \
     --vars TEMP,/diag/HMXL --chunk 2,1,6,9 --buffer 1K \
     "$tmp/cesm.nc" "$tmp/vars.nc"
-if "$PY" - "$tmp/vars.nc" <<'PY'
+if on_disk "$PY" - "$tmp/vars.nc" <<'PY'
 import sys, numpy as np, netCDF4
 d = netCDF4.Dataset(sys.argv[1])
 assert sorted(d.groups) == ["diag", "raster_TEMP"], list(d.groups)
@@ -365,7 +365,7 @@ same_dump "$tmp/cesm.nc" "$tmp/hw.back.nc" "--chunk H,W round trip"
 # the mask variable is kept plain unless named
 expect 0 "mask named" "$rc" --mask "$tmp/cesm.nc:REGION_MASK" --vars REGION_MASK \
     "$tmp/cesm.nc" "$tmp/rm.nc"
-"$PY" -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1]); assert sorted(d.groups)==['diag','raster_REGION_MASK']; assert d['raster_REGION_MASK'].raster_variable=='REGION_MASK'" \
+on_disk "$PY" -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1]); assert sorted(d.groups)==['diag','raster_REGION_MASK']; assert d['raster_REGION_MASK'].raster_variable=='REGION_MASK'" \
     "$tmp/rm.nc" && ok || fail "--vars REGION_MASK"
 
 # every numeric type, unlimited time, fill values
@@ -384,7 +384,7 @@ same_dump "$tmp/types.nc" "$tmp/types.back.nc" "types round trip"
 expect 0 "convert beside a group raster_TEMP" "$rc" \
     --mask "$tmp/collide.nc:REGION_MASK" "$tmp/collide.nc" "$tmp/collide.rast.nc"
 if [ -f "$tmp/collide.rast.nc" ]; then
-    if "$PY" - "$tmp/collide.rast.nc" <<'PY'
+    if on_disk "$PY" - "$tmp/collide.rast.nc" <<'PY'
 import sys, netCDF4
 d = netCDF4.Dataset(sys.argv[1])
 u = d["raster_TEMP"]
@@ -531,7 +531,7 @@ for f in wmask wrf pop; do
 done
 # top_groups FILE: the file's top-level groups (raster_<name> beside each
 # raster variable), read without raster
-top_groups() { "$NCDUMP" -h "$1" | sed -n 's/^group: \(.*\) {/\1/p' | tr '\n' ' '; }
+top_groups() { on_disk "$NCDUMP" -h "$1" | sed -n 's/^group: \(.*\) {/\1/p' | tr '\n' ' '; }
 # same_values A B VARS DESC: ncdump's data of VARS (comma-separated) agree
 same_values() {
     "$NCDUMP" -v "$3" "$1" | sed -n '/^data:/,/^\(group: .*\|}\)$/p' |

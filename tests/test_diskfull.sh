@@ -21,7 +21,7 @@ mkdir "$small" || exit 1
 how="RLIMIT_FSIZE"
 if mount -t tmpfs -o size=3m raster-test "$small" 2> /dev/null; then
     how="a 3 MiB tmpfs"
-    trap 'umount "$small" 2>/dev/null; rm -rf "$tmp"' EXIT
+    trap 'umount "$small" 2>/dev/null; cleanup' EXIT
 fi
 echo "full disk: $how"
 
@@ -54,11 +54,11 @@ code() { sed -n 's/^record_writer: .*\[\(-[0-9]*\)\]$/\1/p' "$1" | head -n 1; }
 call() { sed -n 's/^record_writer: \([a-z_0-9]*\)(.*/\1/p' "$1" | head -n 1; }
 
 for sync in 1 0; do
-    write plain.nc $sync
+    write plain.nc $sync -u LD_PRELOAD # the baseline: never under the shim
     plain_st=$st plain_code=$(code "$tmp/err_plain.nc") plain_call=$(call "$tmp/err_plain.nc")
     [ -n "$plain_code" ] && ok || fail "sync $sync: the plain writer did not fail: $(cat "$tmp/err_plain.nc")"
     plain_time=
-    "$NCDUMP" -v time "$small/plain.nc" > "$tmp/pt" 2> /dev/null && plain_time=yes
+    on_disk "$NCDUMP" -v time "$small/plain.nc" > "$tmp/pt" 2> /dev/null && plain_time=yes
     write raster.nc $sync RASTER_MASK="$tmp/m.nc:REGION_MASK" LD_PRELOAD="$shim"
     raster_code=$(code "$tmp/err_raster.nc") raster_call=$(call "$tmp/err_raster.nc")
     echo "sync $sync: without the shim $plain_call -> $plain_code (exit $plain_st); with it $raster_call -> $raster_code (exit $st)"
@@ -77,7 +77,7 @@ for sync in 1 0; do
         # never served by raster
         expect 1 "sync $sync: rasterget of the file of a full disk" \
             "$rasterget" "$small/raster.nc" --var TEMP --region 1 -o "$tmp/o.nc"
-        if "$NCDUMP" -h "$small/raster.nc" > /dev/null 2>&1; then
+        if on_disk "$NCDUMP" -h "$small/raster.nc" > /dev/null 2>&1; then
             if LD_PRELOAD="$shim" "$NCDUMP" -v TEMP "$small/raster.nc" > /dev/null 2>&1; then
                 fail "sync $sync: ncdump under the shim served TEMP of an unfinished file"
             else
@@ -85,7 +85,7 @@ for sync in 1 0; do
             fi
             # the ordinary variable holds what netCDF wrote: 0, 1, 2, ...
             if [ -n "$plain_time" ]; then
-                "$NCDUMP" -v time "$small/raster.nc" > "$tmp/rt" 2>&1 || fail "time unreadable"
+                on_disk "$NCDUMP" -v time "$small/raster.nc" > "$tmp/rt" 2>&1 || fail "time unreadable"
                 sed -n '/^ time = /,/;/p' "$tmp/rt" | tr -d ' \n;' | sed 's/^time=//' | tr ',' '\n' |
                     awk '$1 != NR - 1 { bad = 1 } END { exit bad || NR == 0 }' && ok ||
                     fail "sync $sync: time is not 0, 1, 2, ... under the shim"

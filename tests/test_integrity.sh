@@ -153,7 +153,7 @@ check_reads() {
 # damaged CASE: a fresh damaged copy, $tmp/d.nc
 damaged() {
     cp "$tmp/r.nc" "$tmp/d.nc"
-    "$PY" "$tmp/damage.py" "$1" "$tmp/d.nc" || { fail "damage $1"; return 1; }
+    on_disk "$PY" "$tmp/damage.py" "$1" "$tmp/d.nc" || { fail "damage $1"; return 1; }
 }
 
 # refused LABEL WHAT CMD...: CMD exits 1 with a message naming a checksum,

@@ -46,7 +46,7 @@ refused() {
         "$rasterget" "$f" --var TEMP --region 1 -o "$tmp/out.nc"
     no_output "$tmp/out.nc" "$label: rasterget"
     expect 1 "$label: rasterstat" "$rasterstat" "$f"
-    if ! "$NCDUMP" -h "$f" > "$tmp/plain_h" 2> /dev/null; then
+    if ! on_disk "$NCDUMP" -h "$f" > "$tmp/plain_h" 2> /dev/null; then
         # netCDF cannot open it: neither can anything under the shim
         if LD_PRELOAD="$shim" "$NCDUMP" -v TEMP "$f" > /dev/null 2> "$tmp/err"; then
             fail "$label: ncdump under the shim opened a file netCDF cannot"
@@ -64,7 +64,7 @@ refused() {
         fi
         echo "  $label: readable, raster group present, refused" >> "$tmp/kinds"
     else
-        "$NCDUMP" "$f" > "$tmp/d1" 2>&1
+        on_disk "$NCDUMP" "$f" > "$tmp/d1" 2>&1
         s1=$?
         LD_PRELOAD="$shim" "$NCDUMP" "$f" > "$tmp/d2" 2>&1
         s2=$?

@@ -191,7 +191,7 @@ expect 1 "output is a directory" "$rg" "$tmp/r.nc" --var TEMP --region 6 -o "$tm
 printf 'id,name\n6,"North Atlantic Ocean"\n2,Pacific\n' > "$tmp/names.csv"
 expect 0 "convert with a names table" "$rc" --mask "$tmp/in.nc:REGION_MASK" \
     --names "$tmp/names.csv" --chunk 1,1,8,8 "$tmp/in.nc" "$tmp/rn.nc"
-"$PY" -c "import netCDF4,sys; m=netCDF4.Dataset(sys.argv[1])['raster_TEMP']['mask']; assert m.flag_meanings=='Pacific North_Atlantic_Ocean', m.flag_meanings; assert list(m.flag_values)==[2, 6], m.flag_values" "$tmp/rn.nc" ||
+on_disk "$PY" -c "import netCDF4,sys; m=netCDF4.Dataset(sys.argv[1])['raster_TEMP']['mask']; assert m.flag_meanings=='Pacific North_Atlantic_Ocean', m.flag_meanings; assert list(m.flag_values)==[2, 6], m.flag_values" "$tmp/rn.nc" ||
     fail "names table: stored flag_meanings"
 expect 0 "region named by the table" "$rg" "$tmp/rn.nc" --var TEMP \
     --region "north atlantic_OCEAN" -o "$tmp/gn.nc"
@@ -217,7 +217,7 @@ ls -a "$tmp" | grep -q '\.tmp' && fail "temporary file left" || ok
 # an incomplete raster file (its writer never closed it) is refused: the
 # marker is on TEMP's storage group raster_TEMP (TEMP is its placeholder)
 cp "$tmp/r.nc" "$tmp/inc.nc"
-"$PY" -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1],'a'); g=d.groups['raster_TEMP']; assert g.raster_variable=='TEMP' and g.raster_complete==1 and 'raster_complete' not in d['TEMP'].ncattrs(); g.raster_complete=0; d.close()" "$tmp/inc.nc" ||
+on_disk "$PY" -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1],'a'); g=d.groups['raster_TEMP']; assert g.raster_variable=='TEMP' and g.raster_complete==1 and 'raster_complete' not in d['TEMP'].ncattrs(); g.raster_complete=0; d.close()" "$tmp/inc.nc" ||
     fail "no raster_TEMP group with a completeness marker"
 expect 1 "incomplete file" "$rg" "$tmp/inc.nc" --var TEMP --region 6 -o "$tmp/bad.nc"
 grep -q 'completeness marker' "$tmp/err" || fail "incomplete file message"

@@ -28,7 +28,7 @@ values() {
     if [ -n "${3:-}" ]; then
         LD_PRELOAD="$3" "$NCDUMP" -v "$2" "$1" | sed -n '/^data:/,$p'
     else
-        "$NCDUMP" -v "$2" "$1" | sed -n '/^data:/,$p'
+        on_disk "$NCDUMP" -v "$2" "$1" | sed -n '/^data:/,$p'
     fi
 }
 
@@ -46,7 +46,7 @@ same_values() {
 
 # format FILE VAR: raster_format_version of raster_VAR, read without raster
 format() {
-    "$NCDUMP" -h "$1" | awk -v g="group: raster_$2 {" '
+    on_disk "$NCDUMP" -h "$1" | awk -v g="group: raster_$2 {" '
         $0 ~ g { inside = 1 }
         inside && /:raster_format_version/ { print $3; exit }'
 }

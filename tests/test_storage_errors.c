@@ -3080,7 +3080,10 @@ static void test_lean_filtered(void **state)
     tmpdir_path(path, sizeof path, "leanplain.nc");
     tmpdir_path(copy, sizeof copy, "leandeflated.nc");
     make_raster_file(path, 1);
-    snprintf(cmd, sizeof cmd, "nccopy -d1 '%s' '%s' 2>/dev/null", path, copy);
+    /* the file as it is on disk: under an exported shim nccopy would copy
+     * the plain view */
+    snprintf(cmd, sizeof cmd, "env -u LD_PRELOAD nccopy -d1 '%s' '%s' "
+             "2>/dev/null", path, copy);
     if (system(cmd) != 0) {
         unlink(path);
         skip(); /* no nccopy here */
