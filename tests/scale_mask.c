@@ -12,15 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        int st_ = (call);                                                     \
-        if (st_ != NC_NOERR) {                                                \
-            fprintf(stderr, "scale_mask: %s: %s [%d]\n", #call,               \
-                    nc_strerror(st_), st_);                                   \
-            return 1;                                                         \
-        }                                                                     \
-    } while (0)
+/* Reports a failed netCDF call (what: the function, then its object in
+ * parentheses) with its status in brackets; 1 if st is an error. */
+static int nc_failed(int st, const char *what)
+{
+    if (st == NC_NOERR)
+        return 0;
+    fprintf(stderr, "scale_mask: %s: %s [%d]\n", what, nc_strerror(st), st);
+    return 1;
+}
 
 int main(int argc, char **argv)
 {
@@ -44,13 +44,23 @@ int main(int argc, char **argv)
         for (size_t x = 0; x < nx; x++)
             mask[y * nx + x] = (int)(1 + (y / bh) * ncol + x / bw);
     int ncid, dims[2], var;
-    CHECK(nc_create(argv[1], NC_NETCDF4 | NC_CLOBBER, &ncid));
-    CHECK(nc_def_dim(ncid, "nlat", ny, &dims[0]));
-    CHECK(nc_def_dim(ncid, "nlon", nx, &dims[1]));
-    CHECK(nc_def_var(ncid, "REGION_MASK", NC_INT, 2, dims, &var));
-    CHECK(nc_enddef(ncid));
-    CHECK(nc_put_var_int(ncid, var, mask));
-    CHECK(nc_close(ncid));
+    if (nc_failed(nc_create(argv[1], NC_NETCDF4 | NC_CLOBBER, &ncid),
+                  "nc_create(OUT.nc)"))
+        return 1;
+    if (nc_failed(nc_def_dim(ncid, "nlat", ny, &dims[0]), "nc_def_dim(nlat)"))
+        return 1;
+    if (nc_failed(nc_def_dim(ncid, "nlon", nx, &dims[1]), "nc_def_dim(nlon)"))
+        return 1;
+    if (nc_failed(nc_def_var(ncid, "REGION_MASK", NC_INT, 2, dims, &var),
+                  "nc_def_var(REGION_MASK)"))
+        return 1;
+    if (nc_failed(nc_enddef(ncid), "nc_enddef(OUT.nc)"))
+        return 1;
+    if (nc_failed(nc_put_var_int(ncid, var, mask),
+                  "nc_put_var_int(REGION_MASK)"))
+        return 1;
+    if (nc_failed(nc_close(ncid), "nc_close(OUT.nc)"))
+        return 1;
     free(mask);
     printf("%zu regions\n", ((ny + bh - 1) / bh) * ncol);
     return 0;

@@ -60,15 +60,15 @@ double bench_median(const double *v, int n)
     return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
 }
 
-#define NC_OK(call)                                                           \
-    do {                                                                      \
-        int st_ = (call);                                                     \
-        if (st_ != NC_NOERR) {                                                \
-            fprintf(stderr, "rasterbench: %s: %s\n", #call,                   \
-                    nc_strerror(st_));                                        \
-            goto fail;                                                        \
-        }                                                                     \
-    } while (0)
+/* Reports a failed netCDF call (what names it and its object); 1 if st is
+ * an error, so that each step reads `if (nc_failed(...)) goto fail;`. */
+static int nc_failed(int st, const char *what)
+{
+    if (st == NC_NOERR)
+        return 0;
+    fprintf(stderr, "rasterbench: %s: %s\n", what, nc_strerror(st));
+    return 1;
+}
 
 /* ---- netcdf: the box, then the mask ------------------------------------- */
 
@@ -86,10 +86,17 @@ static int netcdf_prepare(const bench_job *j, netcdf_state *s)
     if (!s->mask)
         return -1;
     size_t start[2] = {j->box[0], j->box[1]}, count[2] = {s->bh, s->bw};
-    NC_OK(nc_open(j->mask_file, NC_NOWRITE, &ncid));
-    NC_OK(nc_inq_varid(ncid, j->mask_var, &varid));
-    NC_OK(nc_get_vara_int(ncid, varid, start, count, s->mask));
-    NC_OK(nc_close(ncid));
+    if (nc_failed(nc_open(j->mask_file, NC_NOWRITE, &ncid),
+                  "nc_open(mask file)"))
+        goto fail;
+    if (nc_failed(nc_inq_varid(ncid, j->mask_var, &varid),
+                  "nc_inq_varid(mask variable)"))
+        goto fail;
+    if (nc_failed(nc_get_vara_int(ncid, varid, start, count, s->mask),
+                  "nc_get_vara_int(mask box)"))
+        goto fail;
+    if (nc_failed(nc_close(ncid), "nc_close(mask file)"))
+        goto fail;
     return 0;
 fail:
     if (ncid >= 0)
@@ -102,15 +109,24 @@ static int netcdf_once(const bench_job *j, const netcdf_state *s)
     int ncid = -1, varid, nd, rc = -1;
     size_t start[8] = {0}, count[8], planes = 1;
     unsigned char *box = NULL, *out = NULL;
-    NC_OK(nc_open(j->file, NC_NOWRITE, &ncid));
-    NC_OK(nc_inq_varid(ncid, j->var, &varid));
-    NC_OK(nc_inq_varndims(ncid, varid, &nd));
+    if (nc_failed(nc_open(j->file, NC_NOWRITE, &ncid), "nc_open(data file)"))
+        goto fail;
+    if (nc_failed(nc_inq_varid(ncid, j->var, &varid),
+                  "nc_inq_varid(variable)"))
+        goto fail;
+    if (nc_failed(nc_inq_varndims(ncid, varid, &nd),
+                  "nc_inq_varndims(variable)"))
+        goto fail;
     if (nd < 2 || nd > 8)
         goto fail;
     int dimids[8];
-    NC_OK(nc_inq_vardimid(ncid, varid, dimids));
+    if (nc_failed(nc_inq_vardimid(ncid, varid, dimids),
+                  "nc_inq_vardimid(variable)"))
+        goto fail;
     for (int i = 0; i < nd - 2; i++) {
-        NC_OK(nc_inq_dimlen(ncid, dimids[i], &count[i]));
+        if (nc_failed(nc_inq_dimlen(ncid, dimids[i], &count[i]),
+                      "nc_inq_dimlen(outer dimension)"))
+            goto fail;
         planes *= count[i];
     }
     start[nd - 2] = j->box[0];
@@ -122,7 +138,9 @@ static int netcdf_once(const bench_job *j, const netcdf_state *s)
     out = malloc(planes * j->cells * j->elem);
     if (!box || !out)
         goto fail;
-    NC_OK(nc_get_vara(ncid, varid, start, count, box));
+    if (nc_failed(nc_get_vara(ncid, varid, start, count, box),
+                  "nc_get_vara(box)"))
+        goto fail;
     /* keep the region's values: the mask applied to the box */
     size_t k = 0;
     for (size_t p = 0; p < planes; p++) {
@@ -229,14 +247,23 @@ static int read_once(const bench_job *j)
     int ncid = -1, varid, nd, rc = -1, dimids[8];
     size_t start[8] = {0}, count[8], n = 1;
     void *out = NULL;
-    NC_OK(nc_open(j->file, NC_NOWRITE, &ncid));
-    NC_OK(nc_inq_varid(ncid, j->var, &varid));
-    NC_OK(nc_inq_varndims(ncid, varid, &nd));
+    if (nc_failed(nc_open(j->file, NC_NOWRITE, &ncid), "nc_open(data file)"))
+        goto fail;
+    if (nc_failed(nc_inq_varid(ncid, j->var, &varid),
+                  "nc_inq_varid(variable)"))
+        goto fail;
+    if (nc_failed(nc_inq_varndims(ncid, varid, &nd),
+                  "nc_inq_varndims(variable)"))
+        goto fail;
     if (nd < 2 || nd > 8)
         goto fail;
-    NC_OK(nc_inq_vardimid(ncid, varid, dimids));
+    if (nc_failed(nc_inq_vardimid(ncid, varid, dimids),
+                  "nc_inq_vardimid(variable)"))
+        goto fail;
     for (int i = 0; i < nd - 2; i++) {
-        NC_OK(nc_inq_dimlen(ncid, dimids[i], &count[i]));
+        if (nc_failed(nc_inq_dimlen(ncid, dimids[i], &count[i]),
+                      "nc_inq_dimlen(outer dimension)"))
+            goto fail;
         n *= count[i];
     }
     start[nd - 2] = j->hyper[0];
@@ -247,7 +274,9 @@ static int read_once(const bench_job *j)
     out = malloc(n * j->elem + 1);
     if (!out)
         goto fail;
-    NC_OK(nc_get_vara(ncid, varid, start, count, out));
+    if (nc_failed(nc_get_vara(ncid, varid, start, count, out),
+                  "nc_get_vara(hyperslab)"))
+        goto fail;
     rc = 0;
 fail:
     free(out);
@@ -277,15 +306,28 @@ static int write_once(const bench_job *j, const int32_t *mask, float *buf,
     int ncid = -1, dims[4], varid, rc = -1;
     double t0 = now(), untimed = 0;
     static const char *const names[4] = {"time", "z_t", "nlat", "nlon"};
-    NC_OK(nc_create(j->file, NC_NETCDF4 | NC_CLOBBER, &ncid));
+    if (nc_failed(nc_create(j->file, NC_NETCDF4 | NC_CLOBBER, &ncid),
+                  "nc_create(data file)"))
+        goto fail;
     for (int i = 0; i < 4; i++)
-        NC_OK(nc_def_dim(ncid, names[i], i == 0 ? NC_UNLIMITED : j->shape[i],
-                         &dims[i]));
-    NC_OK(nc_def_var(ncid, j->var, NC_FLOAT, 4, dims, &varid));
-    NC_OK(nc_def_var_chunking(ncid, varid, NC_CHUNKED, j->chunk));
+        if (nc_failed(nc_def_dim(ncid, names[i],
+                                 i == 0 ? NC_UNLIMITED : j->shape[i],
+                                 &dims[i]),
+                      "nc_def_dim(time, z_t, nlat or nlon)"))
+            goto fail;
+    if (nc_failed(nc_def_var(ncid, j->var, NC_FLOAT, 4, dims, &varid),
+                  "nc_def_var(variable)"))
+        goto fail;
+    if (nc_failed(nc_def_var_chunking(ncid, varid, NC_CHUNKED, j->chunk),
+                  "nc_def_var_chunking(variable)"))
+        goto fail;
     float fill = NC_FILL_FLOAT;
-    NC_OK(nc_put_att_float(ncid, varid, "_FillValue", NC_FLOAT, 1, &fill));
-    NC_OK(nc_enddef(ncid));
+    if (nc_failed(
+            nc_put_att_float(ncid, varid, "_FillValue", NC_FLOAT, 1, &fill),
+            "nc_put_att_float(_FillValue)"))
+        goto fail;
+    if (nc_failed(nc_enddef(ncid), "nc_enddef(data file)"))
+        goto fail;
     size_t plane = j->shape[2] * j->shape[3];
     for (size_t t = 0; t < j->shape[0]; t++) {
         double u0 = now();
@@ -294,11 +336,14 @@ static int write_once(const bench_job *j, const int32_t *mask, float *buf,
         untimed += now() - u0;
         size_t start[4] = {t, 0, 0, 0};
         size_t count[4] = {1, j->shape[1], j->shape[2], j->shape[3]};
-        NC_OK(nc_put_vara_float(ncid, varid, start, count, buf));
+        if (nc_failed(nc_put_vara_float(ncid, varid, start, count, buf),
+                      "nc_put_vara_float(record)"))
+            goto fail;
     }
     int st = nc_close(ncid);
     ncid = -1;
-    NC_OK(st);
+    if (nc_failed(st, "nc_close(data file)"))
+        goto fail;
     rc = 0;
 fail:
     if (ncid >= 0)

@@ -301,15 +301,16 @@ static int bench_reads(const options *o)
 
 /* ---- writes ------------------------------------------------------------- */
 
-#define TRY(call)                                                             \
-    do {                                                                      \
-        int st_ = (call);                                                     \
-        if (st_ != NC_NOERR) {                                                \
-            fprintf(stderr, "rasterbench_mpi (rank %d): %s: %s\n", rank,      \
-                    #call, nc_strerror(st_));                                 \
-            return -1.0;                                                      \
-        }                                                                     \
-    } while (0)
+/* Reports a failed netCDF call (what names it and its object) with this
+ * rank; 1 if st is an error. */
+static int nc_failed(int st, const char *what)
+{
+    if (st == NC_NOERR)
+        return 0;
+    fprintf(stderr, "rasterbench_mpi (rank %d): %s: %s\n", rank, what,
+            nc_strerror(st));
+    return 1;
+}
 
 /* One record-by-record write of TEMP, plain (mask NULL) or raster; the
  * slowest rank's seconds for the loop and the close, or < 0 on error. */
@@ -329,13 +330,20 @@ static double write_once(const options *o, const char *path,
         }
         ncid = raster_file_ncid(rf);
     } else {
-        TRY(nc_create_par(path, NC_NETCDF4 | NC_CLOBBER, MPI_COMM_WORLD,
-                          MPI_INFO_NULL, &ncid));
+        if (nc_failed(nc_create_par(path, NC_NETCDF4 | NC_CLOBBER,
+                                    MPI_COMM_WORLD, MPI_INFO_NULL, &ncid),
+                      "nc_create_par(output file)"))
+            return -1.0;
     }
-    TRY(nc_def_dim(ncid, "time", NC_UNLIMITED, &dt));
-    TRY(nc_def_dim(ncid, "z_t", o->ndepth, &dz));
-    TRY(nc_def_dim(ncid, "nlat", ny, &dy));
-    TRY(nc_def_dim(ncid, "nlon", nx, &dx));
+    if (nc_failed(nc_def_dim(ncid, "time", NC_UNLIMITED, &dt),
+                  "nc_def_dim(time)"))
+        return -1.0;
+    if (nc_failed(nc_def_dim(ncid, "z_t", o->ndepth, &dz), "nc_def_dim(z_t)"))
+        return -1.0;
+    if (nc_failed(nc_def_dim(ncid, "nlat", ny, &dy), "nc_def_dim(nlat)"))
+        return -1.0;
+    if (nc_failed(nc_def_dim(ncid, "nlon", nx, &dx), "nc_def_dim(nlon)"))
+        return -1.0;
     int d4[4] = {dt, dz, dy, dx};
     if (mask) {
         if (raster_def_var(rf, ncid, "TEMP", NC_FLOAT, 4, d4, chunk, mask,
@@ -345,11 +353,18 @@ static double write_once(const options *o, const char *path,
             return -1.0;
         }
     } else {
-        TRY(nc_def_var(ncid, "TEMP", NC_FLOAT, 4, d4, &vid));
-        TRY(nc_def_var_chunking(ncid, vid, NC_CHUNKED, chunk));
-        TRY(nc_var_par_access(ncid, vid, NC_COLLECTIVE));
+        if (nc_failed(nc_def_var(ncid, "TEMP", NC_FLOAT, 4, d4, &vid),
+                      "nc_def_var(TEMP)"))
+            return -1.0;
+        if (nc_failed(nc_def_var_chunking(ncid, vid, NC_CHUNKED, chunk),
+                      "nc_def_var_chunking(TEMP)"))
+            return -1.0;
+        if (nc_failed(nc_var_par_access(ncid, vid, NC_COLLECTIVE),
+                      "nc_var_par_access(TEMP)"))
+            return -1.0;
     }
-    TRY(nc_enddef(ncid));
+    if (nc_failed(nc_enddef(ncid), "nc_enddef(output file)"))
+        return -1.0;
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
     for (size_t t = 0; t < o->ntime; t++) {
@@ -363,7 +378,9 @@ static double write_once(const options *o, const char *path,
                 return -1.0;
             }
         } else {
-            TRY(nc_put_vara_float(ncid, vid, start, count, band));
+            if (nc_failed(nc_put_vara_float(ncid, vid, start, count, band),
+                          "nc_put_vara_float(TEMP record)"))
+                return -1.0;
         }
     }
     if (mask) {
@@ -372,7 +389,8 @@ static double write_once(const options *o, const char *path,
             return -1.0;
         }
     } else {
-        TRY(nc_close(ncid));
+        if (nc_failed(nc_close(ncid), "nc_close(output file)"))
+            return -1.0;
     }
     double dt_ = MPI_Wtime() - t0, slowest;
     MPI_Allreduce(&dt_, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);

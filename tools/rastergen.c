@@ -576,13 +576,6 @@ static int parse_args(int argc, char **argv, options *o)
 
 /* ---- the mask and its coordinates --------------------------------------- */
 
-#define NCCHECK(call, ...)                                                    \
-    do {                                                                      \
-        int st_ = (call);                                                     \
-        if (st_ != NC_NOERR)                                                  \
-            return copy_ncerr(st_, __VA_ARGS__);                              \
-    } while (0)
-
 static int has_text_att(int nc, int var, const char *att,
                         const char *const *vals)
 {
@@ -810,12 +803,15 @@ static int open_mask(gen *g)
                         raster_errmsg());
     raster_mask_shape(g->mask, &g->ny, &g->nx);
     g->ids = raster_mask_values(g->mask);
-    NCCHECK(nc_open(o->mask_file, NC_NOWRITE, &g->mask_nc), "%s",
-            o->mask_file);
-    NCCHECK(nc_inq_varid(g->mask_nc, o->mask_var, &g->mask_varid), "%s: %s",
-            o->mask_file, o->mask_var);
-    NCCHECK(nc_inq_vardimid(g->mask_nc, g->mask_varid, g->mask_dims),
-            "%s: %s", o->mask_file, o->mask_var);
+    int st = nc_open(o->mask_file, NC_NOWRITE, &g->mask_nc);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "%s", o->mask_file);
+    st = nc_inq_varid(g->mask_nc, o->mask_var, &g->mask_varid);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "%s: %s", o->mask_file, o->mask_var);
+    st = nc_inq_vardimid(g->mask_nc, g->mask_varid, g->mask_dims);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "%s: %s", o->mask_file, o->mask_var);
     if (load_coords(g) != 0 || make_coords(g) != 0)
         return -1;
     return 0;
@@ -981,15 +977,17 @@ static void print_plan(const gen *g)
 
 static int put_text(int nc, int var, const char *name, const char *text)
 {
-    NCCHECK(nc_put_att_text(nc, var, name, strlen(text), text),
-            "writing attribute %s", name);
+    int st = nc_put_att_text(nc, var, name, strlen(text), text);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "writing attribute %s", name);
     return 0;
 }
 
 static int put_float(int nc, int var, const char *name, float v)
 {
-    NCCHECK(nc_put_att_float(nc, var, name, NC_FLOAT, 1, &v),
-            "writing attribute %s", name);
+    int st = nc_put_att_float(nc, var, name, NC_FLOAT, 1, &v);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "writing attribute %s", name);
     return 0;
 }
 
@@ -1000,24 +998,35 @@ static int define_mask(gen *g, int *varid)
 {
     int nc = g->nc, in = g->mask_nc, iv = g->mask_varid;
     int dims[2] = {g->dim[g->rank - 2], g->dim[g->rank - 1]};
-    NCCHECK(nc_def_var(nc, "REGION_MASK", NC_INT, 2, dims, varid),
-            "defining REGION_MASK");
+    int st = nc_def_var(nc, "REGION_MASK", NC_INT, 2, dims, varid);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "defining REGION_MASK");
     size_t mch[2] = {g->ny < 512 ? g->ny : 512, g->nx < 512 ? g->nx : 512};
-    NCCHECK(nc_def_var_chunking(nc, *varid, NC_CHUNKED, mch),
-            "REGION_MASK chunking");
-    NCCHECK(nc_def_var_deflate(nc, *varid, 1, 1, 1), "REGION_MASK deflate");
+    st = nc_def_var_chunking(nc, *varid, NC_CHUNKED, mch);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "REGION_MASK chunking");
+    st = nc_def_var_deflate(nc, *varid, 1, 1, 1);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "REGION_MASK deflate");
     nc_type t;
-    NCCHECK(nc_inq_vartype(in, iv, &t), "%s", g->o->mask_var);
+    st = nc_inq_vartype(in, iv, &t);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "%s", g->o->mask_var);
     int natts;
-    NCCHECK(nc_inq_varnatts(in, iv, &natts), "%s", g->o->mask_var);
+    st = nc_inq_varnatts(in, iv, &natts);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "%s", g->o->mask_var);
     static const char *const valued[] = {"valid_min", "valid_max",
         "valid_range", "flag_values", "flag_masks", "actual_range", NULL};
     for (int i = 0; i < natts; i++) {
         char name[NC_MAX_NAME + 1];
-        NCCHECK(nc_inq_attname(in, iv, i, name), "%s", g->o->mask_var);
+        st = nc_inq_attname(in, iv, i, name);
+        if (st != NC_NOERR)
+            return copy_ncerr(st, "%s", g->o->mask_var);
         if (t == NC_INT) {
-            NCCHECK(nc_copy_att(in, iv, name, nc, *varid),
-                    "copying %s:%s", g->o->mask_var, name);
+            st = nc_copy_att(in, iv, name, nc, *varid);
+            if (st != NC_NOERR)
+                return copy_ncerr(st, "copying %s:%s", g->o->mask_var, name);
             continue;
         }
         if (strcmp(name, "_FillValue") == 0 ||
@@ -1027,13 +1036,15 @@ static int define_mask(gen *g, int *varid)
         for (const char *const *p = valued; *p; p++)
             is_valued |= strcmp(*p, name) == 0;
         if (!is_valued) {
-            NCCHECK(nc_copy_att(in, iv, name, nc, *varid),
-                    "copying %s:%s", g->o->mask_var, name);
+            st = nc_copy_att(in, iv, name, nc, *varid);
+            if (st != NC_NOERR)
+                return copy_ncerr(st, "copying %s:%s", g->o->mask_var, name);
             continue;
         }
         size_t len;
-        NCCHECK(nc_inq_attlen(in, iv, name, &len), "%s:%s", g->o->mask_var,
-                name);
+        st = nc_inq_attlen(in, iv, name, &len);
+        if (st != NC_NOERR)
+            return copy_ncerr(st, "%s:%s", g->o->mask_var, name);
         int *v = malloc((len ? len : 1) * sizeof *v);
         if (!v)
             return copy_err("out of memory");
@@ -1057,15 +1068,16 @@ static int define_mask(gen *g, int *varid)
 
 static int define_coords(gen *g, int *varids)
 {
-    int nc = g->nc;
+    int nc = g->nc, st;
     int ydim = g->dim[g->rank - 2], xdim = g->dim[g->rank - 1];
     for (size_t i = 0; i < g->ncoords; i++) {
         coord *c = &g->coords[i];
         int dims[2] = {ydim, xdim};
         if (c->ndims == 1)
             dims[0] = c->axis == 0 ? ydim : xdim;
-        NCCHECK(nc_def_var(nc, c->name, c->type, c->ndims, dims, &varids[i]),
-                "defining %s", c->name);
+        st = nc_def_var(nc, c->name, c->type, c->ndims, dims, &varids[i]);
+        if (st != NC_NOERR)
+            return copy_ncerr(st, "defining %s", c->name);
         if (c->in_var >= 0) {
             if (copy_atts(g->mask_nc, c->in_var, nc, varids[i], NULL) != 0)
                 return -1;
@@ -1074,8 +1086,9 @@ static int define_coords(gen *g, int *varids)
         int v = varids[i];
         if (g->o->kind == KIND_WRF) {
             int ft = 104;
-            NCCHECK(nc_put_att_int(nc, v, "FieldType", NC_INT, 1, &ft),
-                    "FieldType");
+            st = nc_put_att_int(nc, v, "FieldType", NC_INT, 1, &ft);
+            if (st != NC_NOERR)
+                return copy_ncerr(st, "FieldType");
             if (put_text(nc, v, "MemoryOrder", "XY ") != 0 ||
                 put_text(nc, v, "description", c->is_lat ?
                          "LATITUDE, SOUTH IS NEGATIVE" :
@@ -1098,24 +1111,29 @@ static int define_coords(gen *g, int *varids)
 static int define_fields(gen *g)
 {
     int nc = g->nc, cesm = g->o->kind == KIND_CESM;
+    int st;
     char coords[3 * NC_MAX_NAME + 16];
     snprintf(coords, sizeof coords, cesm ? "%s %s z_t time" : "%s %s XTIME",
              g->lon->name, g->lat->name);
     for (size_t i = 0; i < g->o->nvars; i++) {
         int f = g->o->vars[i], v;
         const field_def *fd = &fields[f];
-        NCCHECK(nc_def_var(nc, fd->name, NC_FLOAT, g->rank, g->dim, &v),
-                "defining %s", fd->name);
+        st = nc_def_var(nc, fd->name, NC_FLOAT, g->rank, g->dim, &v);
+        if (st != NC_NOERR)
+            return copy_ncerr(st, "defining %s", fd->name);
         g->varids[f] = v;
-        NCCHECK(nc_def_var_chunking(nc, v, NC_CHUNKED, g->chunk),
-                "chunking %s", fd->name);
+        st = nc_def_var_chunking(nc, v, NC_CHUNKED, g->chunk);
+        if (st != NC_NOERR)
+            return copy_ncerr(st, "chunking %s", fd->name);
         float fill = FILL_F;
-        NCCHECK(nc_def_var_fill(nc, v, NC_FILL, &fill), "%s fill value",
-                fd->name);
+        st = nc_def_var_fill(nc, v, NC_FILL, &fill);
+        if (st != NC_NOERR)
+            return copy_ncerr(st, "%s fill value", fd->name);
         if (!cesm) {
             int ft = 104;
-            NCCHECK(nc_put_att_int(nc, v, "FieldType", NC_INT, 1, &ft),
-                    "FieldType");
+            st = nc_put_att_int(nc, v, "FieldType", NC_INT, 1, &ft);
+            if (st != NC_NOERR)
+                return copy_ncerr(st, "FieldType");
             if (put_text(nc, v, "MemoryOrder", "XY ") != 0 ||
                 put_text(nc, v, "description", fd->long_name) != 0)
                 return -1;
@@ -1160,8 +1178,10 @@ static int put_globals(gen *g)
         put_text(nc, NC_GLOBAL, "comment", comment) != 0)
         return -1;
     unsigned long long seed = g->o->seed;
-    NCCHECK(nc_put_att_ulonglong(nc, NC_GLOBAL, "rastergen_seed", NC_UINT64,
-                                 1, &seed), "writing rastergen_seed");
+    int st = nc_put_att_ulonglong(nc, NC_GLOBAL, "rastergen_seed", NC_UINT64,
+                                  1, &seed);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "writing rastergen_seed");
     if (cesm)
         return 0;
     /* WRF namelist attributes of an admin mask's grid */
@@ -1169,9 +1189,11 @@ static int put_globals(gen *g)
         "CEN_LAT", "CEN_LON", "TRUELAT1", "TRUELAT2", "STAND_LON", "DX",
         "DY", "WEST_EAST_GRID_DIMENSION", "SOUTH_NORTH_GRID_DIMENSION", NULL};
     for (const char *const *p = wrf_atts; *p; p++)
-        if (nc_inq_att(g->mask_nc, NC_GLOBAL, *p, NULL, NULL) == NC_NOERR)
-            NCCHECK(nc_copy_att(g->mask_nc, NC_GLOBAL, *p, nc, NC_GLOBAL),
-                    "copying global attribute %s", *p);
+        if (nc_inq_att(g->mask_nc, NC_GLOBAL, *p, NULL, NULL) == NC_NOERR) {
+            st = nc_copy_att(g->mask_nc, NC_GLOBAL, *p, nc, NC_GLOBAL);
+            if (st != NC_NOERR)
+                return copy_ncerr(st, "copying global attribute %s", *p);
+        }
     return 0;
 }
 
@@ -1193,19 +1215,21 @@ static void civil(long days, int *y, int *m, int *d)
 /* Defines and writes the time and depth coordinates. */
 static int define_time(gen *g, int *tvar, int *zvar, int *svar)
 {
-    int nc = g->nc;
+    int nc = g->nc, st;
     *zvar = *svar = -1;
     if (g->o->kind == KIND_CESM) {
-        NCCHECK(nc_def_var(nc, "time", NC_DOUBLE, 1, &g->dim[0], tvar),
-                "defining time");
+        st = nc_def_var(nc, "time", NC_DOUBLE, 1, &g->dim[0], tvar);
+        if (st != NC_NOERR)
+            return copy_ncerr(st, "defining time");
         if (put_text(nc, *tvar, "long_name", "time") != 0 ||
             put_text(nc, *tvar, "units", "days since 0001-01-01 00:00:00") !=
                 0 ||
             put_text(nc, *tvar, "calendar", "noleap") != 0 ||
             put_text(nc, *tvar, "comment", "middle of monthly means") != 0)
             return -1;
-        NCCHECK(nc_def_var(nc, "z_t", NC_FLOAT, 1, &g->dim[1], zvar),
-                "defining z_t");
+        st = nc_def_var(nc, "z_t", NC_FLOAT, 1, &g->dim[1], zvar);
+        if (st != NC_NOERR)
+            return copy_ncerr(st, "defining z_t");
         if (put_text(nc, *zvar, "long_name",
                      "depth from surface to midpoint of layer") != 0 ||
             put_text(nc, *zvar, "units", "centimeters") != 0 ||
@@ -1213,15 +1237,20 @@ static int define_time(gen *g, int *tvar, int *zvar, int *svar)
             return -1;
         return 0;
     }
-    NCCHECK(nc_def_dim(nc, "DateStrLen", 19, &g->strlen_dim),
-            "defining DateStrLen");
+    st = nc_def_dim(nc, "DateStrLen", 19, &g->strlen_dim);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "defining DateStrLen");
     int dims[2] = {g->dim[0], g->strlen_dim};
-    NCCHECK(nc_def_var(nc, "Times", NC_CHAR, 2, dims, svar), "defining Times");
-    NCCHECK(nc_def_var(nc, "XTIME", NC_FLOAT, 1, &g->dim[0], tvar),
-            "defining XTIME");
+    st = nc_def_var(nc, "Times", NC_CHAR, 2, dims, svar);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "defining Times");
+    st = nc_def_var(nc, "XTIME", NC_FLOAT, 1, &g->dim[0], tvar);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "defining XTIME");
     int ft = 0;
-    NCCHECK(nc_put_att_int(nc, *tvar, "FieldType", NC_INT, 1, &ft),
-            "FieldType");
+    st = nc_put_att_int(nc, *tvar, "FieldType", NC_INT, 1, &ft);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "FieldType");
     if (put_text(nc, *tvar, "MemoryOrder", "0  ") != 0 ||
         put_text(nc, *tvar, "description",
                  "minutes since 2000-01-01 00:00:00") != 0 ||
@@ -1236,7 +1265,7 @@ static int define_time(gen *g, int *tvar, int *zvar, int *svar)
 
 static int write_time(gen *g, int tvar, int zvar, int svar)
 {
-    int nc = g->nc;
+    int nc = g->nc, st;
     static const int mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30,
                                   31};
     for (size_t t = 0; t < g->nt; t++) {
@@ -1246,19 +1275,23 @@ static int write_time(gen *g, int tvar, int zvar, int svar)
             for (size_t m = 0; m < t % 12; m++)
                 day += mdays[m];
             day += mdays[t % 12] / 2.0;
-            NCCHECK(nc_put_var1_double(nc, tvar, start, &day), "writing time");
+            st = nc_put_var1_double(nc, tvar, start, &day);
+            if (st != NC_NOERR)
+                return copy_ncerr(st, "writing time");
             continue;
         }
         float minutes = (float)(60.0 * (double)t);
-        NCCHECK(nc_put_var1_float(nc, tvar, start, &minutes),
-                "writing XTIME");
+        st = nc_put_var1_float(nc, tvar, start, &minutes);
+        if (st != NC_NOERR)
+            return copy_ncerr(st, "writing XTIME");
         int y, m, d;
         civil(10957 + (long)(t / 24), &y, &m, &d); /* 2000-01-01 */
         char stamp[32];
         snprintf(stamp, sizeof stamp, "%04d-%02d-%02d_%02d:00:00", y, m, d,
                  (int)(t % 24));
-        NCCHECK(nc_put_vara_text(nc, svar, start, count, stamp),
-                "writing Times");
+        st = nc_put_vara_text(nc, svar, start, count, stamp);
+        if (st != NC_NOERR)
+            return copy_ncerr(st, "writing Times");
     }
     if (zvar >= 0) {
         float *z = malloc(g->nz * sizeof *z);
@@ -1266,9 +1299,10 @@ static int write_time(gen *g, int tvar, int zvar, int svar)
             return copy_err("out of memory");
         for (size_t k = 0; k < g->nz; k++)
             z[k] = (float)(100.0 * g->depth_m[k]);
-        int st = nc_put_var_float(nc, zvar, z);
+        st = nc_put_var_float(nc, zvar, z);
         free(z);
-        NCCHECK(st, "writing z_t");
+        if (st != NC_NOERR)
+            return copy_ncerr(st, "writing z_t");
     }
     return 0;
 }
@@ -1340,30 +1374,42 @@ static int write_fields(gen *g, copy_progress *p)
 static int write_file(gen *g, const char *path)
 {
     const char *const *dn = dim_names[g->o->kind];
-    NCCHECK(nc_create(path, NC_NETCDF4 | NC_CLOBBER, &g->nc), "creating %s",
-            g->o->out);
+    int st = nc_create(path, NC_NETCDF4 | NC_CLOBBER, &g->nc);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "creating %s", g->o->out);
     int cesm = g->o->kind == KIND_CESM;
-    NCCHECK(nc_def_dim(g->nc, dn[0], NC_UNLIMITED, &g->dim[0]), "defining %s",
-            dn[0]);
-    if (cesm)
-        NCCHECK(nc_def_dim(g->nc, dn[1], g->nz, &g->dim[1]), "defining %s",
-                dn[1]);
-    NCCHECK(nc_def_dim(g->nc, dn[cesm ? 2 : 1], g->ny, &g->dim[g->rank - 2]),
-            "defining %s", dn[cesm ? 2 : 1]);
-    NCCHECK(nc_def_dim(g->nc, dn[cesm ? 3 : 2], g->nx, &g->dim[g->rank - 1]),
-            "defining %s", dn[cesm ? 3 : 2]);
+    st = nc_def_dim(g->nc, dn[0], NC_UNLIMITED, &g->dim[0]);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "defining %s", dn[0]);
+    if (cesm) {
+        st = nc_def_dim(g->nc, dn[1], g->nz, &g->dim[1]);
+        if (st != NC_NOERR)
+            return copy_ncerr(st, "defining %s", dn[1]);
+    }
+    st = nc_def_dim(g->nc, dn[cesm ? 2 : 1], g->ny, &g->dim[g->rank - 2]);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "defining %s", dn[cesm ? 2 : 1]);
+    st = nc_def_dim(g->nc, dn[cesm ? 3 : 2], g->nx, &g->dim[g->rank - 1]);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "defining %s", dn[cesm ? 3 : 2]);
     int tvar, zvar, svar, mvar, cvars[MAX_COORDS];
     if (define_time(g, &tvar, &zvar, &svar) != 0 ||
         define_coords(g, cvars) != 0 || define_mask(g, &mvar) != 0 ||
         define_fields(g) != 0 || put_globals(g) != 0)
         return -1;
-    NCCHECK(nc_enddef(g->nc), "writing the header of %s", g->o->out);
+    st = nc_enddef(g->nc);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "writing the header of %s", g->o->out);
     if (write_time(g, tvar, zvar, svar) != 0)
         return -1;
-    for (size_t i = 0; i < g->ncoords; i++)
-        NCCHECK(nc_put_var_double(g->nc, cvars[i], g->coords[i].data),
-                "writing %s", g->coords[i].name);
-    NCCHECK(nc_put_var_int(g->nc, mvar, g->ids), "writing REGION_MASK");
+    for (size_t i = 0; i < g->ncoords; i++) {
+        st = nc_put_var_double(g->nc, cvars[i], g->coords[i].data);
+        if (st != NC_NOERR)
+            return copy_ncerr(st, "writing %s", g->coords[i].name);
+    }
+    st = nc_put_var_int(g->nc, mvar, g->ids);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "writing REGION_MASK");
     copy_progress prog;
     copy_progress_init(&prog, (unsigned long long)var_bytes(g) *
                                   g->o->nvars);
@@ -1373,9 +1419,10 @@ static int write_file(gen *g, const char *path)
     copy_progress_end(&prog);
     if (rc != 0)
         return -1;
-    int st = nc_close(g->nc);
+    st = nc_close(g->nc);
     g->nc = -1;
-    NCCHECK(st, "writing %s", g->o->out);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "writing %s", g->o->out);
     return 0;
 }
 
