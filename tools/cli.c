@@ -125,3 +125,11 @@ void cli_json_string(FILE *f, const char *s)
     }
     fputc('"', f);
 }
+
+void cli_shim_settings_off(void)
+{
+    static const char *const names[] = {"RASTER_MASK", "RASTER_VARS",
+                                        "RASTER_CHUNK", "RASTER_NAMES"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        unsetenv(names[i]);
+}

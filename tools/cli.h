@@ -16,6 +16,14 @@
 #define CLI_EINPUT 1 /* bad input or I/O error */
 #define CLI_EUSAGE 2 /* bad usage */
 
+/* Turns the shim's settings off for this process (RASTER_MASK, RASTER_VARS,
+ * RASTER_CHUNK, RASTER_NAMES): the tools decide themselves what they store
+ * by region, and a job that exports the shim with a mask (docs/PARALLEL.md)
+ * must not turn the plain files they write (rasterconvert --restore,
+ * rasterget --layout full, rastergen) into raster files. Called first in
+ * main, before any netCDF call (the shim reads them at its first). */
+void cli_shim_settings_off(void);
+
 /* Splits "FILE:VAR" at its last ':' into malloc'd strings; 0 on success,
  * -1 when either part is empty or memory runs out. */
 int cli_split_spec(const char *spec, char **file, char **var);

@@ -820,6 +820,7 @@ int main(int argc, char **argv)
 {
     options o = {.budget = default_budget()};
     copy_set_prog("rasterconvert");
+    cli_shim_settings_off();
     int status = parse_args(argc, argv, &o);
     if (status == CLI_OK) {
         ctx c = {.o = &o, .in_ncid = -1, .out_ncid = -1};

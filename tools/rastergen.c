@@ -1489,6 +1489,7 @@ int main(int argc, char **argv)
 {
     options o = {.kind = -1, .size = -1, .seed = 1};
     copy_set_prog(PROG);
+    cli_shim_settings_off();
     int status = parse_args(argc, argv, &o);
     if (status != CLI_OK) {
         free(o.mask_file);

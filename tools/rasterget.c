@@ -556,6 +556,7 @@ int main(int argc, char **argv)
 {
     options o = {.budget = COPY_BLOCK_BYTES, .layout = RASTER_LAYOUT_PACKED};
     copy_set_prog("rasterget");
+    cli_shim_settings_off();
     /* at most one --region per argument */
     o.regions = calloc((size_t)argc, sizeof *o.regions);
     if (!o.regions) {
