@@ -13,8 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-_Thread_local int shim_depth;
-
 static shim_config config = {.log_level = LOG_WARN};
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 

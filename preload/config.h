@@ -58,11 +58,4 @@ int config_var_chosen(const shim_config *c, const char *name);
 void shim_log(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* The shim's thread-local re-entrancy depth: calls made while it is above 0
- * pass straight through. It is raised around the real functions (netCDF's
- * calls to its own exported functions come back through route.c) and
- * around files.c's netCDF calls; libraster's calls never reach the shim
- * (route.c sends them straight to netCDF). */
-extern _Thread_local int shim_depth;
-
 #endif

@@ -1,5 +1,7 @@
 /*
- * files.c - per-file state of the preload shim.
+ * files.c - per-file state of the preload shim. Its netCDF calls are
+ * netCDF's own functions (CALL_REAL), never the wrappers: it works with
+ * the file as netCDF has it, raster's groups and dimensions included.
  */
 #include "files.h"
 
@@ -10,6 +12,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "real.h"
 #ifdef RASTER_MPI
 #include "par.h"
 #endif
@@ -133,7 +136,8 @@ static const size_t *base_chunk(const pending *p, int ndims, size_t *buf)
     }
     int storage;
     if (p->own_chunking &&
-        nc_inq_var_chunking(p->grpid, p->varid, &storage, buf) == NC_NOERR &&
+        CALL_REAL(nc_inq_var_chunking, (p->grpid, p->varid, &storage, buf)) ==
+            NC_NOERR &&
         storage == NC_CHUNKED)
         return buf;
     return NULL;
@@ -169,10 +173,10 @@ static void adopt_one(shim_file *sf, pending *p)
     const raster_mask *mask = p->mask ? p->mask : config_mask_loaded();
     char name[NC_MAX_NAME + 1] = "?";
     int ndims = 0;
-    nc_inq_varname(p->grpid, p->varid, name);
+    CALL_REAL(nc_inq_varname, (p->grpid, p->varid, name));
     if (left_plain(p, name))
         return;
-    nc_inq_varndims(p->grpid, p->varid, &ndims);
+    CALL_REAL(nc_inq_varndims, (p->grpid, p->varid, &ndims));
     size_t buf[NC_MAX_VAR_DIMS];
     const size_t *chunk = ndims > 0 && ndims <= NC_MAX_VAR_DIMS
                               ? base_chunk(p, ndims, buf) : NULL;
@@ -230,7 +234,7 @@ void files_pending_digest(shim_file *sf, unsigned long long *count,
         const raster_mask *mask = p->mask ? p->mask : config_mask_loaded();
         int ndims = 0;
         size_t buf[NC_MAX_VAR_DIMS], zero[NC_MAX_VAR_DIMS] = {0};
-        nc_inq_varndims(p->grpid, p->varid, &ndims);
+        CALL_REAL(nc_inq_varndims, (p->grpid, p->varid, &ndims));
         if (ndims < 0 || ndims > NC_MAX_VAR_DIMS)
             ndims = 0;
         const size_t *chunk = base_chunk(p, ndims, buf);
@@ -271,7 +275,7 @@ static int find_hidden(int g, int inside, int **ids, size_t *n, size_t *cap)
     int nd = 0, ng = 0, st = NC_NOERR;
     inside = inside || raster_is_raster_group(g);
     if (inside)
-        st = nc_inq_dimids(g, &nd, NULL, 0);
+        st = CALL_REAL(nc_inq_dimids, (g, &nd, NULL, 0));
     if (st == NC_NOERR && *n + (size_t)nd > *cap) {
         size_t want = (*n + (size_t)nd) * 2 + 16;
         int *grown = realloc(*ids, want * sizeof *grown);
@@ -281,15 +285,16 @@ static int find_hidden(int g, int inside, int **ids, size_t *n, size_t *cap)
         *cap = want;
     }
     if (st == NC_NOERR && nd > 0 &&
-        (st = nc_inq_dimids(g, NULL, *ids + *n, 0)) == NC_NOERR)
+        (st = CALL_REAL(nc_inq_dimids, (g, NULL, *ids + *n, 0))) ==
+            NC_NOERR)
         *n += (size_t)nd;
     if (st == NC_NOERR)
-        st = nc_inq_grps(g, &ng, NULL);
+        st = CALL_REAL(nc_inq_grps, (g, &ng, NULL));
     int *kids = st == NC_NOERR && ng > 0 ? malloc((size_t)ng * sizeof *kids)
                                          : NULL;
     if (ng > 0 && !kids && st == NC_NOERR)
         st = NC_ENOMEM;
-    if (kids && (st = nc_inq_grps(g, NULL, kids)) == NC_NOERR)
+    if (kids && (st = CALL_REAL(nc_inq_grps, (g, NULL, kids))) == NC_NOERR)
         for (int i = 0; i < ng && st == NC_NOERR; i++)
             st = find_hidden(kids[i], inside, ids, n, cap);
     free(kids);

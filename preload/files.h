@@ -68,8 +68,8 @@ raster_file *files_raster(shim_file *sf);
  * by sf, valid until the next call). netCDF numbers dimensions across the
  * whole file, so these sit among the program's; the shim hides them and
  * numbers the program's densely (shim.c). Found on first need and again
- * after raster defined variables. NC status. Under the depth guard (these
- * files.c calls are wrapped ones). */
+ * after raster defined variables. NC status. netCDF's ids: it asks netCDF
+ * itself, not the wrappers. */
 int files_hidden_dims(shim_file *sf, const int **ids, size_t *n);
 
 #endif

@@ -28,18 +28,19 @@ static void open_netcdf(void)
     netcdf = dlopen(RASTER_NETCDF_PATH, RTLD_LAZY | RTLD_NOLOAD);
 }
 
-void *resolve_real(const char *name, void *self)
+void *resolve_real(const char *name)
 {
     if (pthread_once(&netcdf_once, open_netcdf) != 0 || !netcdf)
         return NULL;
-    void *sym = dlsym(netcdf, name);
-    return sym != self ? sym : NULL;
+    /* dlsym on a handle searches the object and its dependencies, never
+     * the global scope where the preload library's wrappers are */
+    return dlsym(netcdf, name);
 }
 
 int resolve_flavour_ok(char *path, unsigned len)
 {
     Dl_info info;
-    void *real = resolve_real("nc_open", NULL);
+    void *real = resolve_real("nc_open");
     path[0] = '\0';
     if (!real || !dladdr(real, &info) || !info.dli_fname)
         return 0;

@@ -8,8 +8,9 @@
 
 /* libnetcdf's own definition of `name`: the one in RASTER_NETCDF_PATH, the
  * copy raster links (route.c sends the core only calls whose caller uses
- * that copy). NULL when it is not loaded or lacks `name`. Never `self`. */
-void *resolve_real(const char *name, void *self);
+ * that copy). NULL when it is not loaded or lacks `name`. Never a wrapper:
+ * the lookup searches only that library and its dependencies. */
+void *resolve_real(const char *name);
 
 /* 1 when the libnetcdf that defines nc_open is the flavour this shim was
  * built for (libnetcdf_mpi for the MPI flavour, libnetcdf otherwise). Writes

@@ -20,12 +20,14 @@
  * copy). A new caller is resolved once, under a lock: its copy is the first
  * nc_inq_libvers in the global scope (what every object reaches first) or,
  * failing that, in the caller's own dependency tree (dlopen(RTLD_NOLOAD) +
- * dlsym on its handle: how an RTLD_LOCAL library sees its libnetcdf). Calls
- * through the system copy go to the same-named wrapper in libraster_shim.so
- * (whose depth guard passes netCDF's own nested calls through), except
- * libraster's calls and every call made inside one, which go straight to
- * the copy's functions (raster_depth, below); calls through any other copy
- * go straight to that copy's function, untouched.
+ * dlsym on its handle: how an RTLD_LOCAL library sees its libnetcdf). The
+ * calls of libraster, of the shim core, of a libnetcdf and of a libhdf5
+ * are netCDF's own business: they go straight to the copy's functions.
+ * Only the program's calls (and other libraries') through the system copy
+ * go to the same-named wrapper in libraster_shim.so; calls through any
+ * other copy go straight to that copy's function, untouched. Every call
+ * made on a thread while one of the first two kinds runs goes straight to
+ * netCDF too (inside_depth, below).
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -138,7 +140,7 @@ typedef struct copy {
     int system;                    /* the one raster is built against */
     int explained;                 /* explain_foreign said its piece */
     _Atomic(void *) fn[FN_COUNT];  /* where its calls go */
-    _Atomic(void *) raw[FN_COUNT]; /* its own functions (for libraster) */
+    _Atomic(void *) raw[FN_COUNT]; /* its own functions (direct calls) */
 } copy;
 
 #define MAX_COPIES 8
@@ -151,7 +153,7 @@ static int ncopies;
 typedef struct span {
     uintptr_t lo, hi;
     copy *c;
-    int raster;  /* the calling object is libraster itself */
+    int direct;  /* the calling object's calls go straight (is_direct) */
 } span;
 
 #define MAX_SPANS 64
@@ -335,20 +337,36 @@ static copy *copy_for_caller(const char *name)
     return copy_of(map);
 }
 
-/* 1 when the object loaded at [lo, hi) as `name` is libraster: it defines
- * raster_version_number itself. */
-static int is_libraster(const char *name, uintptr_t lo, uintptr_t hi)
+/* 1 when the object loaded at [lo, hi) as `name` defines `sym` itself. */
+static int defines(const char *name, uintptr_t lo, uintptr_t hi,
+                   const char *sym)
 {
     void *h = dlopen(name && name[0] ? name : NULL, RTLD_LAZY | RTLD_NOLOAD);
     if (!h)
         return 0;
-    uintptr_t sym = (uintptr_t)dlsym(h, "raster_version_number");
+    uintptr_t addr = (uintptr_t)dlsym(h, sym);
     dlclose(h);
-    return sym && sym - lo < hi - lo;
+    return addr && addr - lo < hi - lo;
+}
+
+/* 1 when the calls of the object loaded at [lo, hi) as `name` go straight
+ * to its copy's functions, never to the shim core: libraster (it defines
+ * raster_version_number; a program that links it statically and exports
+ * its symbols is one), the shim core itself (its own netCDF calls), a
+ * libnetcdf (it defines nc_inq_libvers: its calls of its own exported
+ * functions) and a libhdf5. Only the program's own calls, and those of
+ * other libraries, are the program's business with netCDF. */
+static int is_direct(const char *name, uintptr_t lo, uintptr_t hi)
+{
+    const char *base = name && name[0] ? base_name(name) : "";
+    return strcmp(base, RASTER_SHIM_CORE) == 0 ||
+           strncmp(base, "libhdf5", 7) == 0 ||
+           defines(name, lo, hi, "raster_version_number") ||
+           defines(name, lo, hi, "nc_inq_libvers");
 }
 
 /* Slow path: a caller not yet in the table. */
-static copy *learn_caller(uintptr_t ret, int *raster)
+static copy *learn_caller(uintptr_t ret, int *direct)
 {
     if (pthread_mutex_lock(&lock) != 0)
         return NULL;
@@ -357,29 +375,28 @@ static copy *learn_caller(uintptr_t ret, int *raster)
     for (int i = 0; i < n && !c; i++)
         if (ret - spans[i].lo < spans[i].hi - spans[i].lo) {
             c = spans[i].c;
-            *raster = spans[i].raster;
+            *direct = spans[i].direct;
         }
     if (!c) {
         found f = {.addr = ret};
         dl_iterate_phdr(find_object, &f);
         c = copy_for_caller(f.hit ? f.name : NULL);
-        *raster = f.hit && is_libraster(f.name, f.lo, f.hi);
-        if (c && !c->system && !c->explained && !*raster &&
-            !(f.hit && f.name[0] && strcmp(f.name, c->map->l_name) == 0)) {
+        *direct = f.hit && is_direct(f.name, f.lo, f.hi);
+        if (c && !c->system && !c->explained && !*direct) {
             /* said for the first caller that is neither libraster (which
              * works through whatever copy it links: raster's tools under
-             * the other flavour's exported shim) nor the copy itself */
+             * the other flavour's exported shim) nor netCDF itself */
             c->explained = 1;
             explain_foreign(c->map->l_name[0] ? c->map->l_name
                                               : "the program");
         }
         if (c && f.hit && n < MAX_SPANS) {
-            spans[n] = (span){f.lo, f.hi, c, *raster};
+            spans[n] = (span){f.lo, f.hi, c, *direct};
             atomic_store_explicit(&nspans, n + 1, memory_order_release);
             route_log(LOG_DEBUG, "calls from %s go to %s%s",
                       f.name[0] ? f.name : "the program",
                       c->map->l_name[0] ? c->map->l_name : "the program",
-                      *raster ? " directly (libraster)" : "");
+                      *direct ? " directly" : "");
         }
         /* a full table (or code outside any object) only costs this
          * lookup on every call; the answer is the same */
@@ -388,15 +405,15 @@ static copy *learn_caller(uintptr_t ret, int *raster)
     return c;
 }
 
-static inline copy *caller_copy(uintptr_t ret, int *raster)
+static inline copy *caller_copy(uintptr_t ret, int *direct)
 {
     int n = atomic_load_explicit(&nspans, memory_order_acquire);
     for (int i = 0; i < n; i++)
         if (ret - spans[i].lo < spans[i].hi - spans[i].lo) {
-            *raster = spans[i].raster;
+            *direct = spans[i].direct;
             return spans[i].c;
         }
-    return learn_caller(ret, raster);
+    return learn_caller(ret, direct);
 }
 
 /* This library's own definition of wrapper `fn`, never a target. */
@@ -440,31 +457,33 @@ static void *raw_fn(copy *c, int fn)
     return p;
 }
 
-/* Calls libraster makes, and the calls netCDF makes inside them, are
- * libraster's own business with netCDF: they go straight to the copy's
- * functions, never through the shim core, so that a program linked with
- * libraster (the tools) runs under an exported LD_PRELOAD as without it.
- * Inside such a call every call goes to that copy: a call netCDF makes as
- * a tail call returns to this library, not to netCDF. */
-static _Thread_local int raster_depth;
-static _Thread_local copy *raster_copy;
+/* A call routed to the system copy (to the shim core, or straight to
+ * netCDF) or made by a direct caller (is_direct) is entered: until it
+ * returns, every call on its thread goes straight to that copy's functions.
+ * Those are netCDF's calls of its own exported functions, libraster's and
+ * the core's: never the program's. The return address alone cannot tell:
+ * a call netCDF makes as a tail call returns to whoever called netCDF (the
+ * core, or this library), and a program linked with libraster (the tools)
+ * must run under an exported LD_PRELOAD as without it. */
+static _Thread_local int inside_depth;
+static _Thread_local copy *inside_copy;
 
 /* Where wrapper `fn`, called from return address `ret`, must go; NULL when
  * the caller has no libnetcdf that defines it. *cp: the caller's copy;
- * *direct: 1 when the call is libraster's (the caller enters it). */
-static inline void *route(int fn, void *ret, copy **cp, int *direct)
+ * *enter: 1 when the call is entered (above). */
+static inline void *route(int fn, void *ret, copy **cp, int *enter)
 {
-    if (raster_depth > 0) {
-        *direct = 0; /* inside one already */
-        *cp = raster_copy;
-        return raw_fn(raster_copy, fn);
+    *enter = 0;
+    if (inside_depth > 0) {
+        *cp = inside_copy;
+        return raw_fn(inside_copy, fn);
     }
-    int raster = 0;
-    copy *c = *cp = caller_copy((uintptr_t)ret, &raster);
-    *direct = raster;
+    int direct = 0;
+    copy *c = *cp = caller_copy((uintptr_t)ret, &direct);
     if (!c)
         return NULL;
-    if (raster)
+    *enter = direct || c->system;
+    if (direct)
         return raw_fn(c, fn);
     void *p = atomic_load_explicit(&c->fn[fn], memory_order_acquire);
     return p ? p : resolve_fn(c, fn);
@@ -525,17 +544,17 @@ static void foreign_opened(copy *c, const char *path, int ncid)
     SHIM_API int name params                                                  \
     {                                                                         \
         copy *c_;                                                             \
-        int direct_;                                                          \
+        int enter_;                                                           \
         void *fn_ = route(FN_##name, __builtin_return_address(0), &c_,       \
-                          &direct_);                                          \
+                          &enter_);                                           \
         if (!fn_)                                                             \
             return NC_EINTERNAL;                                              \
-        if (!direct_) /* a tail call: the callee sees the caller's address */\
+        if (!enter_) /* a tail call: the callee sees the caller's address */ \
             return ((__typeof__(&name))fn_) args;                             \
-        raster_copy = c_;                                                     \
-        raster_depth++;                                                       \
+        inside_copy = c_;                                                     \
+        inside_depth++;                                                       \
         int st_ = ((__typeof__(&name))fn_) args;                              \
-        raster_depth--;                                                       \
+        inside_depth--;                                                       \
         return st_;                                                           \
     }
 NCAPI_OTHER_CALLS(ROUTE_CALL_DEFINE)
@@ -544,20 +563,21 @@ NCAPI_OTHER_CALLS(ROUTE_CALL_DEFINE)
     SHIM_API int name params                                                  \
     {                                                                         \
         copy *c_;                                                             \
-        int direct_;                                                          \
-        int inside_ = raster_depth > 0;                                       \
+        int enter_;                                                           \
+        int inside_ = inside_depth > 0;                                       \
         void *fn_ = route(FN_##name, __builtin_return_address(0), &c_,       \
-                          &direct_);                                          \
+                          &enter_);                                           \
         if (!fn_)                                                             \
             return NC_EINTERNAL;                                              \
-        if (direct_) {                                                        \
-            raster_copy = c_;                                                 \
-            raster_depth++;                                                   \
+        if (enter_) {                                                         \
+            inside_copy = c_;                                                 \
+            inside_depth++;                                                   \
         }                                                                     \
         int st_ = ((__typeof__(&name))fn_) args;                              \
-        raster_depth -= direct_;                                              \
-        /* libraster's own opens: it serves raster files through any copy */ \
-        if (st_ == NC_NOERR && !c_->system && ncidp && !direct_ && !inside_)  \
+        inside_depth -= enter_;                                               \
+        /* not libraster's own opens (it serves raster files through any     \
+         * copy): through a foreign copy, enter_ is the caller's directness */\
+        if (st_ == NC_NOERR && !c_->system && ncidp && !enter_ && !inside_)   \
             foreign_opened(c_, path, *ncidp);                                 \
         return st_;                                                           \
     }

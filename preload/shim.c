@@ -5,12 +5,13 @@
  * calls these wrappers only for callers whose libnetcdf is the one libraster
  * links; calls through any other libnetcdf copy never come here.
  *
- * Every wrapper first asks whether the call is raster's business: the shim
- * is active, the call does not come from inside netCDF or files.c (the
- * thread-local depth guard; libraster's own calls go straight to netCDF in
- * route.c), and the file or variable is one raster manages.
- * If not, it calls the real function and returns its result untouched.
- * Real functions are resolved once each, on first use.
+ * Only the program's own calls come here: route.c sends the calls of
+ * libraster, of this library, of libnetcdf and of libhdf5 (and every call
+ * made inside one routed here) straight to netCDF. Every wrapper asks
+ * whether the call is raster's business: the shim is active and the file or
+ * variable is one raster manages. If not, it calls the real function
+ * (real.h: resolved once each, on first use) and returns its result
+ * untouched.
  */
 #include <netcdf.h>
 #include <netcdf_filter.h>
@@ -24,6 +25,7 @@
 #include "files.h"
 #include "ncapi.h"
 #include "raster.h"
+#include "real.h"
 #include "resolve.h"
 
 #define SHIM_API __attribute__((visibility("default")))
@@ -61,52 +63,12 @@ static void activate(void)
     }
 }
 
-/* 1 when this call may be raster's: shim active and not re-entered. */
+/* 1 when this call may be raster's: the shim is active. */
 static int shim_on(void)
 {
-    if (shim_depth > 0)
-        return 0;
     pthread_once(&activation, activate);
     return active == 1;
 }
-
-/* The real function `name`, resolved once into *slot. */
-static void *real_fn(_Atomic(void *) *slot, const char *name, void *self)
-{
-    void *fn = atomic_load_explicit(slot, memory_order_acquire);
-    if (!fn) {
-        fn = resolve_real(name, self);
-        atomic_store_explicit(slot, fn, memory_order_release);
-    }
-    return fn;
-}
-
-/* Calls the real `name` with `args`, under the depth guard: netCDF's calls
- * to its own exported functions come back through route.c (their caller is
- * libnetcdf, not libraster) and must pass through. */
-#define CALL_REAL(name, args)                                                \
-    ({                                                                        \
-        static _Atomic(void *) slot_;                                         \
-        __typeof__(&name) fn_ = (__typeof__(&name))real_fn(                   \
-            &slot_, #name, (void *)&name);                                    \
-        int rc_ = NC_EINTERNAL;                                               \
-        if (fn_) {                                                            \
-            shim_depth++;                                                     \
-            rc_ = fn_ args;                                                   \
-            shim_depth--;                                                     \
-        }                                                                     \
-        rc_;                                                                  \
-    })
-
-/* Calls the real `name` outside the depth guard: for a call whose own inner
- * calls the shim must still see (nc_copy_att puts with nc_put_att). */
-#define CALL_REAL_UNGUARDED(name, args)                                       \
-    ({                                                                        \
-        static _Atomic(void *) slot_;                                         \
-        __typeof__(&name) fn_ = (__typeof__(&name))real_fn(                   \
-            &slot_, #name, (void *)&name);                                    \
-        fn_ ? fn_ args : NC_EINTERNAL;                                        \
-    })
 
 /* ---- opening and closing ----------------------------------------------- */
 
@@ -238,11 +200,8 @@ SHIM_API int nc_open_memio(const char *path, int mode, NC_memio *info,
 SHIM_API int nc_close(int ncid)
 {
     int st = NC_NOERR;
-    if (shim_on() && files_find(ncid)) {
-        shim_depth++; /* files.c's netCDF calls come back through route.c */
+    if (shim_on() && files_find(ncid))
         st = files_close(ncid);
-        shim_depth--;
-    }
     int real = CALL_REAL(nc_close, (ncid));
     return real != NC_NOERR ? real : st;
 }
@@ -258,11 +217,8 @@ SHIM_API int nc_abort(int ncid)
 static void adopt_all(int ncid)
 {
     shim_file *sf = shim_on() ? files_find(ncid) : NULL;
-    if (sf) {
-        shim_depth++; /* files.c's netCDF calls come back through route.c */
+    if (sf)
         files_adopt(sf, 0, -1);
-        shim_depth--;
-    }
 }
 
 SHIM_API int nc_enddef(int ncid)
@@ -318,9 +274,7 @@ static size_t hidden_dims(shim_file *sf, const int **ids)
     *ids = NULL;
     if (!sf)
         return 0;
-    shim_depth++; /* files.c's netCDF calls come back through route.c */
     int st = files_hidden_dims(sf, ids, &n);
-    shim_depth--;
     if (st != NC_NOERR) {
         shim_log(LOG_WARN, "listing raster's dimensions: %s",
                  nc_strerror(st));
@@ -420,19 +374,19 @@ SHIM_API int nc_inq_dimid(int ncid, const char *name, int *idp)
 
 SHIM_API int nc_inq_dim(int ncid, int dimid, char *name, size_t *lenp)
 {
-    int real = real_dim(ncid, dimid); /* before CALL_REAL's guard */
+    int real = real_dim(ncid, dimid);
     return CALL_REAL(nc_inq_dim, (ncid, real, name, lenp));
 }
 
 SHIM_API int nc_inq_dimname(int ncid, int dimid, char *name)
 {
-    int real = real_dim(ncid, dimid); /* before CALL_REAL's guard */
+    int real = real_dim(ncid, dimid);
     return CALL_REAL(nc_inq_dimname, (ncid, real, name));
 }
 
 SHIM_API int nc_inq_dimlen(int ncid, int dimid, size_t *lenp)
 {
-    int real = real_dim(ncid, dimid); /* before CALL_REAL's guard */
+    int real = real_dim(ncid, dimid);
     return CALL_REAL(nc_inq_dimlen, (ncid, real, lenp));
 }
 
@@ -818,21 +772,31 @@ static raster_var *raster_target(int ncid, int varid)
     shim_file *sf = files_find(ncid);
     if (!sf)
         return NULL;
-    shim_depth++; /* files.c's netCDF calls come back through route.c */
-    raster_var *v = files_var(sf, ncid, varid);
-    shim_depth--;
-    return v;
+    return files_var(sf, ncid, varid);
+}
+
+/* The raster variable whose attribute `name` raster keeps itself (only
+ * _FillValue), or NULL: the attribute is netCDF's alone. */
+static raster_var *att_target(int ncid, int varid, const char *name)
+{
+    if (!name || strcmp(name, "_FillValue") != 0)
+        return NULL;
+    return raster_target(ncid, varid);
+}
+
+static int put_raster_att(raster_var *v, const char *name, nc_type xtype,
+                          size_t len, const void *op)
+{
+    int rc = raster_var_put_att(v, name, xtype, len, op);
+    return rc == RASTER_OK ? NC_NOERR : raster_nc_status();
 }
 
 SHIM_API int nc_put_att(int ncid, int varid, const char *name, nc_type xtype,
                         size_t len, const void *op)
 {
-    raster_var *v;
-    if (name && strcmp(name, "_FillValue") == 0 &&
-        (v = raster_target(ncid, varid)) != NULL) {
-        int rc = raster_var_put_att(v, name, xtype, len, op);
-        return rc == RASTER_OK ? NC_NOERR : raster_nc_status();
-    }
+    raster_var *v = att_target(ncid, varid, name);
+    if (v)
+        return put_raster_att(v, name, xtype, len, op);
     return CALL_REAL(nc_put_att, (ncid, varid, name, xtype, len, op));
 }
 
@@ -844,8 +808,8 @@ SHIM_API int nc_put_att(int ncid, int varid, const char *name, nc_type xtype,
  * under the shim the variable is the program's, whose filters are its own
  * (ncdump -s prints no _Filter for it, nccopy copies no marker). Any
  * variable may be asked: only placeholders carry the marker. */
-SHIM_API int nc_inq_var_filter_ids(int ncid, int varid, size_t *nfiltersp,
-                                   unsigned int *ids)
+static int visible_filter_ids(int ncid, int varid, size_t *nfiltersp,
+                              unsigned int *ids)
 {
     if (!shim_on())
         return CALL_REAL(nc_inq_var_filter_ids, (ncid, varid, nfiltersp,
@@ -875,6 +839,12 @@ SHIM_API int nc_inq_var_filter_ids(int ncid, int varid, size_t *nfiltersp,
     return st;
 }
 
+SHIM_API int nc_inq_var_filter_ids(int ncid, int varid, size_t *nfiltersp,
+                                   unsigned int *ids)
+{
+    return visible_filter_ids(ncid, varid, nfiltersp, ids);
+}
+
 SHIM_API int nc_inq_var_filter_info(int ncid, int varid, unsigned int id,
                                     size_t *nparamsp, unsigned int *params)
 {
@@ -891,7 +861,7 @@ SHIM_API int nc_inq_var_filter(int ncid, int varid, unsigned int *idp,
 {
     unsigned int ids[SHIM_MAX_FILTERS];
     size_t n = 0;
-    int st = nc_inq_var_filter_ids(ncid, varid, &n, NULL);
+    int st = visible_filter_ids(ncid, varid, &n, NULL);
     if (!shim_on() || st != NC_NOERR || n > SHIM_MAX_FILTERS)
         return CALL_REAL(nc_inq_var_filter, (ncid, varid, idp, nparamsp,
                                              params));
@@ -900,7 +870,7 @@ SHIM_API int nc_inq_var_filter(int ncid, int varid, unsigned int *idp,
             *idp = 0;
         return NC_NOERR;
     }
-    st = nc_inq_var_filter_ids(ncid, varid, NULL, ids);
+    st = visible_filter_ids(ncid, varid, NULL, ids);
     if (st != NC_NOERR)
         return st;
     if (idp)
@@ -1022,15 +992,52 @@ SHIM_API int nc_rename_att(int ncid, int varid, const char *name,
     return CALL_REAL(nc_rename_att, (ncid, varid, name, newname));
 }
 
+/* Attribute `name` of (ncid, varid), of atomic type xtype (not a string)
+ * and length len, read with netCDF's own functions and put onto raster
+ * variable v as nc_put_att's wrapper puts it. */
+static int copy_raster_att(int ncid, int varid, const char *name,
+                           nc_type xtype, size_t len, raster_var *v)
+{
+    size_t size;
+    int st = CALL_REAL(nc_inq_type, (ncid, xtype, NULL, &size));
+    if (st != NC_NOERR)
+        return st;
+    void *value = malloc(len > 0 ? len * size : 1);
+    if (!value)
+        return NC_ENOMEM;
+    st = CALL_REAL(nc_get_att, (ncid, varid, name, value));
+    if (st == NC_NOERR)
+        st = put_raster_att(v, name, xtype, len, value);
+    free(value);
+    return st;
+}
+
 SHIM_API int nc_copy_att(int ncid_in, int varid_in, const char *name,
                          int ncid_out, int varid_out)
 {
     if (NOTE_HIDDEN(ncid_in, varid_in, name))
         return NC_ENOTATT;
-    /* a _FillValue copied onto a raster variable must reach nc_put_att's
-     * wrapper, as without this one */
-    return CALL_REAL_UNGUARDED(nc_copy_att, (ncid_in, varid_in, name,
-                                             ncid_out, varid_out));
+    /* a _FillValue copied onto a raster variable reaches its stores, as
+     * one put with nc_put_att does. netCDF copies everything else, and
+     * what raster cannot hold (a string or user type, which netCDF refuses
+     * as a fill value of a numeric variable); its own nested calls go
+     * straight to netCDF (route.c). */
+    raster_var *v = ncid_in == ncid_out && varid_in == varid_out
+                        ? NULL /* netCDF's no-op */
+                        : att_target(ncid_out, varid_out, name);
+    if (v) {
+        nc_type xtype;
+        size_t len;
+        int st = CALL_REAL(nc_inq_att, (ncid_in, varid_in, name, &xtype,
+                                        &len));
+        if (st != NC_NOERR)
+            return st;
+        if (xtype > NC_NAT && xtype <= NC_MAX_ATOMIC_TYPE &&
+            xtype != NC_STRING)
+            return copy_raster_att(ncid_in, varid_in, name, xtype, len, v);
+    }
+    return CALL_REAL(nc_copy_att, (ncid_in, varid_in, name, ncid_out,
+                                   varid_out));
 }
 
 /* nc_get_att and its typed family (ncapi.h) */

@@ -88,15 +88,12 @@ static int attach_rc;   /* raster_attach's status */
 static size_t nvars = 1; /* raster_file_nvars */
 static int typed_rc;    /* raster_var_get_typed / put_typed */
 static int nc_status;   /* raster_nc_status */
-static int nest;        /* fake nc_inq_att makes nested calls */
-static int nested_natts = -1, nested_err = 1;
-static size_t nested_nfilters;
 
 static int setup(void **state)
 {
     (void)state;
     ncalls = 0;
-    forced = attach_rc = typed_rc = nc_status = nest = 0;
+    forced = attach_rc = typed_rc = nc_status = 0;
     nvars = 1;
     return 0;
 }
@@ -244,19 +241,35 @@ static int fake_inq_att(int ncid, int varid, const char *name,
     c->p[0] = name;
     c->p[1] = xtypep;
     c->p[2] = lenp;
-    if (nest) {
-        /* as netCDF does: a call of its own exported functions from inside
-         * one the shim passed on reaches the wrappers again */
-        nested_err = nc_inq_varnatts(ncid, RVAR, &nested_natts);
-        nested_err |= nc_inq_var_filter_ids(ncid, RVAR, &nested_nfilters,
-                                            NULL);
-    }
     if (forced)
         return forced;
+    /* a fill value is one float, everything else five characters */
+    int fill = strcmp(name, "_FillValue") == 0;
     if (xtypep)
-        *xtypep = NC_CHAR;
+        *xtypep = fill ? NC_FLOAT : NC_CHAR;
     if (lenp)
-        *lenp = 5;
+        *lenp = fill ? 1 : 5;
+    return NC_NOERR;
+}
+
+static int fake_get_att(int ncid, int varid, const char *name, void *value)
+{
+    call *c = record("nc_get_att", ncid, varid);
+    c->p[0] = name;
+    if (forced)
+        return forced;
+    if (strcmp(name, "_FillValue") == 0)
+        *(float *)value = -3.0f;
+    else
+        memcpy(value, "hello", 5);
+    return NC_NOERR;
+}
+
+static int fake_inq_type(int ncid, nc_type xtype, char *name, size_t *sizep)
+{
+    record("nc_inq_type", ncid, -1);
+    assert_null(name);
+    *sizep = xtype == NC_FLOAT ? 4 : 1;
     return NC_NOERR;
 }
 
@@ -280,13 +293,14 @@ static int fake_put_att(int ncid, int varid, const char *name, nc_type xtype,
     return NC_NOERR;
 }
 
-/* netCDF's nc_copy_att puts with the exported nc_put_att. */
+/* netCDF's nc_copy_att puts with the exported nc_put_att, which route.c
+ * sends straight to netCDF (its caller is libnetcdf). */
 static int fake_copy_att(int ncid_in, int varid_in, const char *name,
                          int ncid_out, int varid_out)
 {
     record("nc_copy_att", ncid_in, varid_in);
     float fill = -1.0f;
-    return nc_put_att(ncid_out, varid_out, name, NC_FLOAT, 1, &fill);
+    return fake_put_att(ncid_out, varid_out, name, NC_FLOAT, 1, &fill);
 }
 
 static const unsigned rvar_filters[] = {307, RASTER_FILTER_ID, 32015};
@@ -406,6 +420,33 @@ static int fake_def_var_chunking(int ncid, int varid, int storage,
     return forced ? forced : NC_NOERR;
 }
 
+/* Called by files.c, which the core does not wrap. */
+static int fake_inq_varname(int ncid, int varid, char *name)
+{
+    (void)ncid;
+    (void)varid;
+    strcpy(name, "TEMP");
+    return NC_NOERR;
+}
+
+static int fake_inq_varndims(int ncid, int varid, int *ndimsp)
+{
+    (void)ncid;
+    (void)varid;
+    *ndimsp = 2;
+    return NC_NOERR;
+}
+
+static int fake_inq_var_chunking(int ncid, int varid, int *storagep,
+                                 size_t *chunks)
+{
+    (void)ncid;
+    (void)varid;
+    (void)chunks;
+    *storagep = NC_CONTIGUOUS;
+    return NC_NOERR;
+}
+
 /* ---- the seam: resolve.h ------------------------------------------------ */
 
 static const struct {
@@ -425,6 +466,11 @@ static const struct {
     {"nc_get_att_text", (void *)fake_get_att_text},
     {"nc_put_att", (void *)fake_put_att},
     {"nc_copy_att", (void *)fake_copy_att},
+    {"nc_get_att", (void *)fake_get_att},
+    {"nc_inq_type", (void *)fake_inq_type},
+    {"nc_inq_varname", (void *)fake_inq_varname},
+    {"nc_inq_varndims", (void *)fake_inq_varndims},
+    {"nc_inq_var_chunking", (void *)fake_inq_var_chunking},
     {"nc_inq_var_filter_ids", (void *)fake_inq_var_filter_ids},
     {"nc_inq_var_filter_info", (void *)fake_inq_var_filter_info},
     {"nc_inq_dimid", (void *)fake_inq_dimid},
@@ -436,9 +482,8 @@ static const struct {
     {"nc_inq_dimlen", (void *)fake_inq_dimlen},
 };
 
-void *resolve_real(const char *name, void *self)
+void *resolve_real(const char *name)
 {
-    assert_non_null(self); /* the wrapper itself, never returned */
     for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
         if (strcmp(reals[i].name, name) == 0)
             return reals[i].fn;
@@ -466,31 +511,6 @@ int nc_inq_grp_parent(int ncid, int *parent)
     if ((ncid & 0xffff) == 0)
         return NC_ENOGRP;
     *parent = ncid & ~0xffff;
-    return NC_NOERR;
-}
-
-int nc_inq_varname(int ncid, int varid, char *name)
-{
-    (void)ncid;
-    (void)varid;
-    strcpy(name, "TEMP");
-    return NC_NOERR;
-}
-
-int nc_inq_varndims(int ncid, int varid, int *ndimsp)
-{
-    (void)ncid;
-    (void)varid;
-    *ndimsp = 2;
-    return NC_NOERR;
-}
-
-int nc_inq_var_chunking(int ncid, int varid, int *storagep, size_t *chunks)
-{
-    (void)ncid;
-    (void)varid;
-    (void)chunks;
-    *storagep = NC_CONTIGUOUS;
     return NC_NOERR;
 }
 
@@ -968,41 +988,57 @@ static void test_note_hidden(void **state)
     close_raster(ncid);
 }
 
-/* Calls netCDF makes to its own exported functions while the shim runs a
- * real function come back to the wrappers (through route.c in the
- * library): the depth guard passes them through, unfiltered. nc_copy_att
- * is the exception: its put must reach raster's _FillValue handling. */
-static void test_nested_calls_pass_through(void **state)
+/* nc_copy_att: a _FillValue copied onto a raster variable is read with
+ * netCDF's own functions and reaches raster as a put of it would; other
+ * copies are netCDF's (its nested put goes straight to netCDF: route.c). */
+static void test_copy_att(void **state)
 {
     (void)state;
     int ncid = open_raster();
-    nest = 1;
-    nested_natts = -1;
-    nested_nfilters = 0;
-    nested_err = 1;
-    assert_int_equal(nc_inq_att(ncid, PVAR, "units", NULL, NULL), NC_NOERR);
-    nest = 0;
-    assert_int_equal(nested_err, NC_NOERR);
-    assert_int_equal(nested_natts, 3);    /* the note counted */
-    assert_int_equal(nested_nfilters, 3); /* raster's filter listed */
-    int natts = -1;
-    assert_int_equal(nc_inq_varnatts(ncid, RVAR, &natts), NC_NOERR);
-    assert_int_equal(natts, 2); /* the program's own call, after: hidden */
-
-    int puts = count("nc_put_att");
+    int puts = count("nc_put_att"), copies = count("nc_copy_att");
+    int raster_puts = count("raster_var_put_att");
     assert_int_equal(nc_copy_att(PLAIN, PVAR, "_FillValue", ncid, RVAR),
                      NC_NOERR);
+    assert_int_equal(count("nc_copy_att"), copies);
     assert_int_equal(count("nc_put_att"), puts);
+    assert_int_equal(last("nc_inq_att")->ncid, PLAIN);
+    assert_int_equal(last("nc_inq_att")->varid, PVAR);
+    assert_string_equal(last("nc_get_att")->p[0], "_FillValue");
+    assert_int_equal(last("nc_get_att")->ncid, PLAIN);
+    assert_int_equal(count("raster_var_put_att"), raster_puts + 1);
     call *c = last("raster_var_put_att");
     assert_string_equal(c->p[0], "_FillValue");
     assert_int_equal(c->i[0], NC_FLOAT);
     assert_int_equal(c->i[1], 1);
-    assert_int_equal(c->i[2], -1);
-    /* onto a plain variable it is netCDF's */
+    assert_int_equal(c->i[2], -3); /* the source's value */
+
+    /* netCDF's error reading the source reaches the program; raster is
+     * left alone */
+    forced = NC_ENOTATT;
+    assert_int_equal(nc_copy_att(PLAIN, PVAR, "_FillValue", ncid, RVAR),
+                     NC_ENOTATT);
+    forced = 0;
+    assert_int_equal(count("raster_var_put_att"), raster_puts + 1);
+    assert_int_equal(count("nc_copy_att"), copies);
+
+    /* onto a plain variable, another attribute, or itself: netCDF's */
     assert_int_equal(nc_copy_att(PLAIN, PVAR, "_FillValue", ncid, PVAR),
                      NC_NOERR);
+    assert_int_equal(count("nc_copy_att"), copies + 1);
     assert_int_equal(count("nc_put_att"), puts + 1);
     assert_int_equal(last("nc_put_att")->varid, PVAR);
+    assert_int_equal(nc_copy_att(PLAIN, PVAR, "units", ncid, RVAR),
+                     NC_NOERR);
+    assert_int_equal(count("nc_copy_att"), copies + 2);
+    assert_int_equal(nc_copy_att(ncid, RVAR, "_FillValue", ncid, RVAR),
+                     NC_NOERR);
+    assert_int_equal(count("nc_copy_att"), copies + 3);
+    assert_int_equal(count("raster_var_put_att"), raster_puts + 1);
+
+    /* the placeholder's note is not there to copy */
+    assert_int_equal(nc_copy_att(ncid, RVAR, RASTER_NOTE_ATT, ncid, PVAR),
+                     NC_ENOTATT);
+    assert_int_equal(count("nc_copy_att"), copies + 3);
     close_raster(ncid);
 }
 
@@ -1155,7 +1191,7 @@ int main(void)
         cmocka_unit_test_setup(test_errors_propagate, setup),
         cmocka_unit_test_setup(test_filter_hidden, setup),
         cmocka_unit_test_setup(test_note_hidden, setup),
-        cmocka_unit_test_setup(test_nested_calls_pass_through, setup),
+        cmocka_unit_test_setup(test_copy_att, setup),
         cmocka_unit_test_setup(test_raster_variable_data, setup),
         cmocka_unit_test_setup(test_groups_and_dims_hidden, setup),
         cmocka_unit_test_setup(test_chunk_spec, setup),
