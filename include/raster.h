@@ -491,6 +491,49 @@ RASTER_API int raster_adopt_var(raster_file *file, int parent, int varid,
                                 const size_t *chunk, const raster_mask *mask,
                                 raster_var **out);
 
+/*! raster_compression :
+ *  How a raster variable's values are stored on disk: netCDF-4's
+ *  per-variable settings, which raster applies to every store of the
+ *  variable and keeps on its placeholder, where netCDF's own inquiries
+ *  (nc_inq_var_deflate, nc_inq_var_quantize, nc_inq_var_fletcher32,
+ *  nc_inq_var_filter_ids) find them. All zero: stored plain. */
+#define RASTER_MAX_FILTERS 4
+#define RASTER_MAX_FILTER_PARAMS 8
+typedef struct raster_compression {
+    int shuffle;       /* 1: HDF5's byte shuffle before the filters */
+    int deflate_level; /* 0: none; 1-9: zlib deflate at that level */
+    int fletcher32;    /* 1: a checksum per chunk */
+    int quantize_mode; /* NC_NOQUANTIZE (0), NC_QUANTIZE_BITGROOM,
+                          NC_QUANTIZE_GRANULARBR or NC_QUANTIZE_BITROUND:
+                          the same bits netCDF would store */
+    int quantize_nsd;  /* significant digits (BitRound: bits) */
+    /* other HDF5 filters (zstd, bzip2, ...), in pipeline order after
+     * shuffle and before deflate, as netCDF applies them; never raster's
+     * own marker (RASTER_FILTER_ID) */
+    unsigned nfilters;
+    struct {
+        unsigned id;
+        size_t nparams;
+        unsigned params[RASTER_MAX_FILTER_PARAMS];
+    } filters[RASTER_MAX_FILTERS];
+} raster_compression;
+
+/*! raster_var_set_compression() :
+ *  Stores `var`'s values as `c` says, from now on: allowed while nothing
+ *  of the variable has been written (define mode or not). NULL `c`: plain.
+ *  @return RASTER_OK; RASTER_EINVAL for a written variable or settings
+ *  netCDF would refuse (deflate level, quantize on an integer type, a
+ *  filter HDF5 does not have); RASTER_EUNSUPPORTED for what raster cannot
+ *  honour (e.g. filters in a parallel file), the variable unchanged. */
+RASTER_API int raster_var_set_compression(raster_var *var,
+                                          const raster_compression *c);
+
+/*! raster_var_compression() :
+ *  Stores `var`'s settings into *out (all zero when stored plain).
+ *  @return RASTER_OK, or RASTER_EINVAL for NULL arguments. */
+RASTER_API int raster_var_compression(const raster_var *var,
+                                      raster_compression *out);
+
 /*! raster_var_by_varid() :
  *  @return the raster variable whose placeholder is variable `varid` of
  *  group `parent`, or NULL when that variable is an ordinary one. */

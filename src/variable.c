@@ -370,3 +370,24 @@ int var_check_box(const raster_var *v, const size_t *start,
     }
     return RASTER_OK;
 }
+
+/* Issue #23 lands the stores' compression; until then a variable is
+ * stored plain and any other setting is refused. */
+int raster_var_set_compression(raster_var *v, const raster_compression *c)
+{
+    if (!var_ok(v))
+        return raster_fail(RASTER_EINVAL, "not a raster variable");
+    static const raster_compression plain;
+    if (c && memcmp(c, &plain, sizeof plain) != 0)
+        return raster_fail(RASTER_EUNSUPPORTED, "%s: compressed stores are "
+                           "not supported yet", v->name);
+    return RASTER_OK;
+}
+
+int raster_var_compression(const raster_var *v, raster_compression *out)
+{
+    if (!var_ok(v) || !out)
+        return raster_fail(RASTER_EINVAL, "NULL argument");
+    memset(out, 0, sizeof *out);
+    return RASTER_OK;
+}
