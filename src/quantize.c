@@ -217,7 +217,7 @@ int quantize_buffer(int xtype, int mode, int nsd, void *values, size_t n,
 }
 
 int quantize_copy(int xtype, int mode, int nsd, const void *src, size_t n,
-                  const void *fill, void **out)
+                  size_t run, const void *fill, void **out)
 {
     if (!out)
         return raster_fail(RASTER_EINVAL, "quantize: NULL output");
@@ -227,17 +227,21 @@ int quantize_copy(int xtype, int mode, int nsd, const void *src, size_t n,
         return rc;
     if (!src)
         return raster_fail(RASTER_EINVAL, "quantize: NULL values");
+    if (run == 0)
+        run = n;
+    if (n % run != 0)
+        return raster_fail(RASTER_EINVAL,
+                           "quantize: %zu values are not rows of %zu", n,
+                           run);
     size_t elem = xtype == NC_FLOAT ? sizeof(float) : sizeof(double);
     void *q = raster_reallocarray(NULL, n, elem);
     if (!q)
         return raster_fail(RASTER_ENOMEM,
                            "out of memory quantizing %zu values", n);
     memcpy(q, src, n * elem);
-    rc = quantize_buffer(xtype, mode, nsd, q, n, fill);
-    if (rc != RASTER_OK) {
-        raster_free(q);
-        return rc;
-    }
+    /* the settings are checked: no run can fail */
+    for (size_t i = 0; i < n; i += run)
+        quantize_buffer(xtype, mode, nsd, (char *)q + i * elem, run, fill);
     *out = q;
     return RASTER_OK;
 }

@@ -27,10 +27,15 @@ int quantize_buffer(int xtype, int mode, int nsd, void *values, size_t n,
 
 /* A quantized copy of src[0..n) in *out (raster_malloc'ed; the caller
  * raster_free()s it), src untouched: a put's values must not change under
- * the caller. NC_NOQUANTIZE or n 0: *out = NULL, nothing allocated.
- * @return RASTER_OK, RASTER_EINVAL (quantize_check, NULL src or out),
- * RASTER_ENOMEM. */
+ * the caller. `run` is how many values netCDF quantizes as one buffer:
+ * 0 (or n) for one nc_put_vara / nc_put_vars call; nc_put_varm puts, and
+ * so quantizes, each innermost row (count[last] values) when the last
+ * dimension's stride and imap are 1, else each value alone (run 1).
+ * n must be a multiple of run. NC_NOQUANTIZE or n 0: *out = NULL, nothing
+ * allocated.
+ * @return RASTER_OK, RASTER_EINVAL (quantize_check, NULL src or out, n not
+ * a multiple of run), RASTER_ENOMEM. */
 int quantize_copy(int xtype, int mode, int nsd, const void *src, size_t n,
-                  const void *fill, void **out);
+                  size_t run, const void *fill, void **out);
 
 #endif

@@ -5,8 +5,8 @@
  * variable with nc_def_var_quantize equal quantize_buffer's bit for bit
  * (zeros of both signs, subnormals, extremes, NaN with payloads, Inf, fill
  * values); writes starting mid-variable (BitGroom's parity follows the
- * buffer); the copy leaves its source alone; and the settings netCDF
- * refuses are refused alike.
+ * buffer); nc_put_varm's rows; the copy leaves its source alone; and
+ * the settings netCDF refuses are refused alike.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -270,6 +270,64 @@ static void test_parity_follows_buffer(void **state)
                 0);
 }
 
+/* nc_put_varm quantizes what it puts: each innermost row when the last
+ * dimension's stride and imap are 1 (one nc_put_vara per row), else each
+ * value alone, even for the natural imap; quantize_copy's `run` says so.
+ * Rows of odd length (5), so that rows and the whole buffer differ. */
+static void test_varm_runs(void **state)
+{
+    (void)state;
+    enum { NY = 3, NX = 5 };
+    float in[NY * NX], want[NY * NX];
+    for (size_t i = 0; i < NY * NX; i++)
+        in[i] = 1.0f + (float)i / 7.0f;
+    char path[512];
+    int ncid, dims[2], var;
+    tmpdir_path(path, sizeof path, "varm.nc");
+    NC(nc_create(path, NC_CLOBBER | NC_NETCDF4 | NC_DISKLESS, &ncid));
+    NC(nc_def_dim(ncid, "y", NY, &dims[0]));
+    NC(nc_def_dim(ncid, "x", NX, &dims[1]));
+    NC(nc_def_var(ncid, "v", NC_FLOAT, 2, dims, &var));
+    NC(nc_def_var_quantize(ncid, var, NC_QUANTIZE_BITGROOM, 2));
+    NC(nc_enddef(ncid));
+    const size_t start[2] = {0, 0}, count[2] = {NY, NX};
+    const ptrdiff_t one[2] = {1, 1}, natural[2] = {NX, 1},
+                    transposed[2] = {1, NY};
+    float tin[NY * NX]; /* in, transposed: memory for imap {1, NY} */
+    for (size_t y = 0; y < NY; y++)
+        for (size_t x = 0; x < NX; x++)
+            tin[x * NY + y] = in[y * NX + x];
+    const struct {
+        const ptrdiff_t *imap;
+        const float *mem;
+        size_t run;
+        const char *what;
+    } cases[] = {
+        {NULL, in, 0, "vars: one buffer"},
+        {natural, in, NX, "varm, natural imap: rows"},
+        {transposed, tin, 1, "varm, transposed: each value"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        if (cases[c].imap)
+            NC(nc_put_varm_float(ncid, var, start, count, one, cases[c].imap,
+                                 cases[c].mem));
+        else
+            NC(nc_put_vars_float(ncid, var, start, count, one, in));
+        NC(nc_get_var_float(ncid, var, want));
+        void *q = NULL, *whole = NULL;
+        RS(quantize_copy(NC_FLOAT, NC_QUANTIZE_BITGROOM, 2, in, NY * NX,
+                         cases[c].run, NULL, &q));
+        assert_same_bits(NC_FLOAT, in, want, q, NY * NX, cases[c].what);
+        /* and the cases are told apart */
+        RS(quantize_copy(NC_FLOAT, NC_QUANTIZE_BITGROOM, 2, in, NY * NX,
+                         cases[c].run ? 0 : NX, NULL, &whole));
+        assert_true(memcmp(q, whole, sizeof in) != 0);
+        raster_free(whole);
+        raster_free(q);
+    }
+    NC(nc_close(ncid));
+}
+
 /* quantize_copy: the source is untouched, the copy quantized; nothing is
  * allocated without quantization; allocation failure is reported. */
 static void test_copy(void **state)
@@ -283,7 +341,7 @@ static void test_copy(void **state)
     RS(quantize_buffer(NC_DOUBLE, NC_QUANTIZE_GRANULARBR, 4, want, NVAL,
                        NULL));
     void *q = NULL;
-    RS(quantize_copy(NC_DOUBLE, NC_QUANTIZE_GRANULARBR, 4, in, NVAL, NULL,
+    RS(quantize_copy(NC_DOUBLE, NC_QUANTIZE_GRANULARBR, 4, in, NVAL, 0, NULL,
                      &q));
     assert_non_null(q);
     assert_memory_equal(in, keep, sizeof in);
@@ -291,26 +349,31 @@ static void test_copy(void **state)
     raster_free(q);
 
     q = in;
-    RS(quantize_copy(NC_DOUBLE, NC_NOQUANTIZE, 0, in, NVAL, NULL, &q));
+    RS(quantize_copy(NC_DOUBLE, NC_NOQUANTIZE, 0, in, NVAL, 0, NULL, &q));
     assert_null(q);
     q = in;
-    RS(quantize_copy(NC_FLOAT, NC_QUANTIZE_BITROUND, 3, in, 0, NULL, &q));
+    RS(quantize_copy(NC_FLOAT, NC_QUANTIZE_BITROUND, 3, in, 0, 0, NULL, &q));
     assert_null(q);
 
     raster_alloc_fail_at(1);
-    int rc = quantize_copy(NC_DOUBLE, NC_QUANTIZE_BITROUND, 3, in, NVAL, NULL,
-                           &q);
+    int rc = quantize_copy(NC_DOUBLE, NC_QUANTIZE_BITROUND, 3, in, NVAL, 0,
+                           NULL, &q);
     raster_alloc_fail_at(0);
     assert_int_equal(rc, RASTER_ENOMEM);
     assert_null(q);
     assert_memory_equal(in, keep, sizeof in);
 
     assert_int_equal(quantize_copy(NC_FLOAT, NC_QUANTIZE_BITROUND, 3, NULL,
-                                   4, NULL, &q),
+                                   4, 0, NULL, &q),
                      RASTER_EINVAL);
     assert_int_equal(quantize_copy(NC_FLOAT, NC_QUANTIZE_BITROUND, 3, in, 4,
-                                   NULL, NULL),
+                                   0, NULL, NULL),
                      RASTER_EINVAL);
+    /* rows that do not divide the values */
+    assert_int_equal(quantize_copy(NC_FLOAT, NC_QUANTIZE_BITGROOM, 3, in, 10,
+                                   4, NULL, &q),
+                     RASTER_EINVAL);
+    assert_null(q);
 }
 
 /* netCDF's answer to nc_def_var_quantize(xtype, mode, nsd). */
@@ -403,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_float_bits),
         cmocka_unit_test(test_double_bits),
         cmocka_unit_test(test_parity_follows_buffer),
+        cmocka_unit_test(test_varm_runs),
         cmocka_unit_test(test_copy),
         cmocka_unit_test(test_errors),
     };
