@@ -21,6 +21,7 @@
 #include "meta.h"
 #include "ncbind.h"
 #include "parwrite.h"
+#include "quantize.h"
 #include "regions.h"
 #include "state.h"
 #include "tiles.h"
@@ -186,8 +187,38 @@ static int hyperslab_pieces(raster_var *v, const size_t *start,
     return RASTER_OK;
 }
 
+/* The values a write stores when the variable is quantized: netCDF-4
+ * quantizes each put's buffer, converted to the variable's type, before
+ * HDF5 sees it, so a store must hold the same bits. *copy gets a quantized
+ * copy of data (box `count`; the caller's values stay as they are), in
+ * runs of `run` values as netCDF's put calls cut them (quantize_copy), or
+ * NULL when mode is NC_NOQUANTIZE. The variable's _FillValue (v->fill)
+ * is left alone, as netCDF leaves it. */
+static int quantize_for_write(raster_var *v, int mode, int nsd,
+                              const size_t *count, size_t run,
+                              const void *data, void **copy)
+{
+    *copy = NULL;
+    if (mode == NC_NOQUANTIZE)
+        return RASTER_OK;
+    size_t n = 1;
+    for (int d = 0; d < v->ndims; d++)
+        if (raster_mul_overflows(n, count[d], &n))
+            return raster_fail(RASTER_ENOMEM, "%s: request too large",
+                               v->name);
+    int rc = quantize_copy(v->xtype, mode, nsd, data, n, run, v->fill, copy);
+    if (rc != RASTER_OK) {
+        char why[256]; /* the message is rewritten below */
+        snprintf(why, sizeof why, "%s", raster_errmsg());
+        return raster_fail(rc, "%s: quantizing the values: %s", v->name, why);
+    }
+    return RASTER_OK;
+}
+
+/* `qrun`: for a write, how many values netCDF would quantize as one
+ * buffer (quantize_for_write): 0, the whole box, but for nc_put_varm's. */
 static int var_io(raster_var *v, const size_t *start, const size_t *count,
-                  const ptrdiff_t *stride, void *data, int write)
+                  const ptrdiff_t *stride, void *data, int write, size_t qrun)
 {
     if (!var_ok(v) || !start || !count || !data)
         return raster_fail(RASTER_EINVAL, "NULL argument");
@@ -215,11 +246,21 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
                                   v->name, nc_strerror(st));
         v->dirty = 1;
     }
+    /* TO WIRE (branch comp-lib): pass the variable's settings,
+     * v->compression.quantize_mode and .quantize_nsd, for NC_NOQUANTIZE, 0 */
+    void *quantized = NULL;
+    if (write && (rc = quantize_for_write(v, NC_NOQUANTIZE, 0, count, qrun,
+                                          data, &quantized)) != RASTER_OK)
+        return rc;
+    if (quantized)
+        data = quantized;
     piece *p;
     size_t n;
     rc = hyperslab_pieces(v, start, count, stride, &p, &n);
-    if (rc)
+    if (rc) {
+        raster_free(quantized);
         return rc;
+    }
     int no = var_nouter(v);
 #ifdef RASTER_MPI
     if (write && v->file->par) /* no read-through; collective extension */
@@ -230,6 +271,7 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
     rc = chunkio_xfer(v, p, n, start, count, stride, data,
                       count[no] * count[no + 1], write);
     raster_free(p);
+    raster_free(quantized);
     /* and while it was read */
     if (rc == RASTER_OK && !write)
         rc = file_unchanged(v->file);
@@ -239,13 +281,13 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
 int raster_var_put(raster_var *v, const size_t *start, const size_t *count,
                    const ptrdiff_t *stride, const void *data)
 {
-    return var_io(v, start, count, stride, (void *)data, 1);
+    return var_io(v, start, count, stride, (void *)data, 1, 0);
 }
 
 int raster_var_get(raster_var *v, const size_t *start, const size_t *count,
                    const ptrdiff_t *stride, void *data)
 {
-    return var_io(v, start, count, stride, data, 0);
+    return var_io(v, start, count, stride, data, 0, 0);
 }
 
 /* 1 when dimension d of v is unlimited. */
@@ -365,7 +407,7 @@ static int string_put_extend(raster_var *v, const size_t *start,
         one[d] = 1;
         grow |= dim_unlimited(v, d) && last[d] >= shape[d];
     }
-    return grow ? var_io(v, last, one, NULL, v->fill, 1) : RASTER_OK;
+    return grow ? var_io(v, last, one, NULL, v->fill, 1, 0) : RASTER_OK;
 }
 
 static int typed_io(raster_var *v, const size_t *start, const size_t *count,
@@ -452,9 +494,15 @@ static int typed_io(raster_var *v, const size_t *start, const size_t *count,
         if (!data)
             return raster_fail_nc(RASTER_EINVAL, NC_EINVAL, "%s: NULL data",
                                   v->name);
+        /* nc_put_varm puts (and quantizes) row by row when the last
+         * dimension is contiguous in memory and in the file, else value
+         * by value; nc_put_vars the whole box */
+        size_t qrun = !imap ? 0
+                      : str[nd - 1] == 1 && imap[nd - 1] == 1 ? cnt[nd - 1]
+                                                               : 1;
         if (memtype == v->xtype &&
             (!imap || imap_is_rowmajor(nd, cnt, imap))) {
-            rc = var_io(v, start, cnt, str, data, write);
+            rc = var_io(v, start, cnt, str, data, write, qrun);
         } else {
             void *tmp = raster_reallocarray(NULL, total, v->elem);
             if (!tmp)
@@ -464,9 +512,9 @@ static int typed_io(raster_var *v, const size_t *start, const size_t *count,
             if (write) {
                 bad = convert_box(nd, cnt, imap, data, memtype, tmp, v->xtype,
                                   1);
-                rc = var_io(v, start, cnt, str, tmp, 1);
+                rc = var_io(v, start, cnt, str, tmp, 1, qrun);
             } else {
-                rc = var_io(v, start, cnt, str, tmp, 0);
+                rc = var_io(v, start, cnt, str, tmp, 0, 0);
                 if (rc == RASTER_OK)
                     bad = convert_box(nd, cnt, imap, data, memtype, tmp,
                                       v->xtype, 0);
@@ -480,7 +528,7 @@ static int typed_io(raster_var *v, const size_t *start, const size_t *count,
     /* a collective write of nothing still takes part in the collective
      * calls of the ranks that write something */
     else if (write && par_put_collective(v) &&
-             (rc = var_io(v, start, cnt, str, v->fill, 1)) != RASTER_OK)
+             (rc = var_io(v, start, cnt, str, v->fill, 1, 0)) != RASTER_OK)
         return rc;
 #endif
     if (clipped)
