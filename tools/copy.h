@@ -148,6 +148,16 @@ int copy_is_nc4(int ncid);
 int copy_var_def(int in, int invar, int out, const copy_dimmap *m,
                  int *outvar);
 
+/* copy_var_def() with `plain` 1: no filters (deflate, shuffle,
+ * fletcher32, quantization, others) and no quantization attribute; the
+ * chunking, endianness and fill mode kept. */
+int copy_var_def_as(int in, int invar, int out, const copy_dimmap *m,
+                    int plain, int *outvar);
+
+/* The attributes netCDF writes for nc_def_var_quantize() (NULL-ended): a
+ * copy that sets quantization itself, or none, leaves them out. */
+extern const char *const copy_quantize_atts[];
+
 /* Bytes of the data of variable `var` (its dimensions' current lengths). */
 unsigned long long copy_var_bytes(int grp, int var);
 
