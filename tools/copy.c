@@ -701,3 +701,42 @@ int copy_var_data(int in, int invar, int out, int outvar, size_t budget,
     free(b);
     return rc;
 }
+
+void copy_describe_compression(const raster_compression *z, char *buf,
+                               size_t len)
+{
+    static const char *const qname[] = {"", "bitgroom", "granularbr",
+                                        "bitround"};
+    size_t n = 0;
+    buf[0] = '\0';
+    const char *parts[4 + RASTER_MAX_FILTERS];
+    char text[4 + RASTER_MAX_FILTERS][48];
+    int np = 0;
+    if (z->deflate_level) {
+        snprintf(text[np], sizeof text[np], "deflate level %d",
+                 z->deflate_level);
+        parts[np] = text[np];
+        np++;
+    }
+    if (z->shuffle)
+        parts[np++] = "shuffle";
+    if (z->fletcher32)
+        parts[np++] = "fletcher32";
+    if (z->quantize_mode) {
+        snprintf(text[np], sizeof text[np], "quantize %s,%d",
+                 z->quantize_mode >= 1 && z->quantize_mode <= 3
+                     ? qname[z->quantize_mode] : "?", z->quantize_nsd);
+        parts[np] = text[np];
+        np++;
+    }
+    for (unsigned i = 0; i < z->nfilters && i < RASTER_MAX_FILTERS; i++) {
+        snprintf(text[np], sizeof text[np], "filter %u", z->filters[i].id);
+        parts[np] = text[np];
+        np++;
+    }
+    if (np == 0)
+        parts[np++] = "none";
+    for (int i = 0; i < np && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "",
+                              parts[i]);
+}

@@ -350,7 +350,7 @@ static int input_compression(int g, int v, raster_compression *z)
         return copy_err("out of memory");
     int rc = 0, st = nc_inq_var_filter_ids(g, v, &nf, ids);
     if (st != NC_NOERR)
-        rc = copy_ncerr(st, "%s: listing filters", "variable");
+        rc = copy_ncerr(st, "listing a variable's filters");
     for (size_t i = 0; i < nf && rc == 0; i++) {
         /* deflate, shuffle and fletcher32 are read above */
         if (ids[i] == H5Z_FILTER_DEFLATE || ids[i] == H5Z_FILTER_SHUFFLE ||
@@ -399,32 +399,6 @@ static int is_plain(const raster_compression *z)
 {
     static const raster_compression plain;
     return memcmp(z, &plain, sizeof plain) == 0;
-}
-
-/* "deflate level 4, shuffle, ..." into buf: for messages. */
-static void describe(const raster_compression *z, char *buf, size_t len)
-{
-    static const char *const qname[] = {"", "bitgroom", "granularbr",
-                                        "bitround"};
-    size_t n = 0;
-    buf[0] = '\0';
-#define PUT(...) (n += (size_t)snprintf(buf + (n < len ? n : len), \
-                                        n < len ? len - n : 0, __VA_ARGS__))
-    if (z->deflate_level)
-        PUT("deflate level %d", z->deflate_level);
-    if (z->shuffle)
-        PUT("%sshuffle", n ? ", " : "");
-    if (z->fletcher32)
-        PUT("%sfletcher32", n ? ", " : "");
-    if (z->quantize_mode)
-        PUT("%squantize %s,%d", n ? ", " : "",
-            z->quantize_mode >= 1 && z->quantize_mode <= 3
-                ? qname[z->quantize_mode] : "?", z->quantize_nsd);
-    for (unsigned i = 0; i < z->nfilters && i < RASTER_MAX_FILTERS; i++)
-        PUT("%sfilter %u", n ? ", " : "", z->filters[i].id);
-    if (!n)
-        PUT("no filters");
-#undef PUT
 }
 
 /* Can raster store variable (g, v) by region with compression z? A raster
@@ -508,7 +482,7 @@ static int def_raster(ctx *c, int g, int v, int out)
     if (c->o->no_compress)
         rc = 0; /* whatever the input had, none is asked for */
     override_compression(c->o, xtype, &z);
-    describe(&z, what, sizeof what);
+    copy_describe_compression(&z, what, sizeof what);
     /* what raster cannot store by region stays plain netCDF, filters and
      * all: said once, never dropped silently */
     const char *refusal = rc ? "more filters or filter parameters than "

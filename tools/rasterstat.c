@@ -304,45 +304,6 @@ static int var_store_bytes(const store_list *l, const raster_var *v,
     return found;
 }
 
-/* "deflate level 4, shuffle" (or "none") into buf. */
-static void describe_compression(const raster_compression *z, char *buf,
-                                 size_t len)
-{
-    static const char *const qname[] = {"", "bitgroom", "granularbr",
-                                        "bitround"};
-    size_t n = 0;
-    buf[0] = '\0';
-    const char *parts[4 + RASTER_MAX_FILTERS];
-    char text[4 + RASTER_MAX_FILTERS][48];
-    int np = 0;
-    if (z->deflate_level) {
-        snprintf(text[np], sizeof text[np], "deflate level %d",
-                 z->deflate_level);
-        parts[np] = text[np];
-        np++;
-    }
-    if (z->shuffle)
-        parts[np++] = "shuffle";
-    if (z->fletcher32)
-        parts[np++] = "fletcher32";
-    if (z->quantize_mode) {
-        snprintf(text[np], sizeof text[np], "quantize %s,%d",
-                 z->quantize_mode >= 1 && z->quantize_mode <= 3
-                     ? qname[z->quantize_mode] : "?", z->quantize_nsd);
-        parts[np] = text[np];
-        np++;
-    }
-    for (unsigned i = 0; i < z->nfilters && i < RASTER_MAX_FILTERS; i++) {
-        snprintf(text[np], sizeof text[np], "filter %u", z->filters[i].id);
-        parts[np] = text[np];
-        np++;
-    }
-    if (np == 0)
-        parts[np++] = "none";
-    for (int i = 0; i < np && n < len; i++)
-        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "",
-                              parts[i]);
-}
 
 /* Resolves --region arguments to ids; 0 on success. */
 static int resolve_regions(const options *o, const raster_mask *mask,
@@ -577,7 +538,7 @@ static void print_tables(const options *o, const view *vw, const int32_t *ids)
                vw->records, vw->elem);
     if (vw->z) {
         char what[256];
-        describe_compression(vw->z, what, sizeof what);
+        copy_describe_compression(vw->z, what, sizeof what);
         printf("stores  filters: %s; %llu bytes on disk of %llu raw (ratio "
                "%.3f)\n", what, vw->stored, vw->raw,
                vw->raw ? (double)vw->stored / (double)vw->raw : 0.0);
