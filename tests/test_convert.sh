@@ -52,8 +52,10 @@ if kind == "cesm":
         T.valid_range = np.array([-5, 40], np.float32)
         data = rng.standard_normal((nt, nz, ny, nx)).astype(np.float32) * 5 + 10
         T[:] = np.ma.masked_where(np.broadcast_to(mask == 0, data.shape), data)
+        # stored plain, so that it is converted whether or not this raster
+        # stores compressed variables (the section "compressed inputs")
         S = d.createVariable("SSH", "f8", ("time", "nlat", "nlon"),
-                             fill_value=-1e30, zlib=True, shuffle=True)
+                             fill_value=-1e30)
         S.units = "cm"; S[:] = rng.standard_normal((nt, ny, nx))
         # plain variables whose storage settings must survive
         Z = d.createVariable("ztrans", ">f4", ("time", "z_t"), zlib=True,
@@ -703,6 +705,128 @@ expect 1 "user-defined type" "$rc" --mask "$tmp/enum.nc:mask" \
 grep -q 'not supported' "$tmp/err" || fail "user-defined type message"
 no_output "$tmp/bad.nc" "user-defined type"
 
+# ---- compressed inputs (issue #23) ------------------------------------------
+# A deflated input (nccopy -d 4 -s of a rastergen file, as CESM writes):
+# every variable keeps its filters. Where raster refuses to store a
+# variable compressed (raster_var_set_compression says
+# RASTER_EUNSUPPORTED), it stays plain netCDF with its filters and one
+# warning; the checks of compressed raster stores are then skipped (SKIP
+# lines), found out at run time from that warning.
+gen="$(dirname "$rc")/rastergen"
+masks="$(dirname "$0")/../datasets/masks"
+NCCOPY=${NCCOPY:-$(dirname "$(command -v "$NCDUMP")")/nccopy}
+[ -x "$NCCOPY" ] || NCCOPY=nccopy
+"$gen" --kind cesm --mask "$masks/pop_basins_384x320.nc:REGION_MASK" \
+    --ntime 2 --ndepth 2 "$tmp/z0.nc" > /dev/null || fail "rastergen"
+"$NCCOPY" -d 4 -s "$tmp/z0.nc" "$tmp/z.nc" || fail "nccopy -d 4 -s"
+zm="$tmp/z.nc:REGION_MASK"
+# storage lines of ncdump -s -h FILE (the root group's variables, two tabs
+# in, not raster's storage groups), those matching PATTERN
+tab=$(printf '\t')
+filters() { on_disk "$NCDUMP" -s -h "$1" |
+            grep -E "^$tab$tab[A-Za-z_]+:_(DeflateLevel|Shuffle|ChunkSizes|Fletcher32|Quantize)" |
+            grep -E "${2:-.}"; }
+expect 0 "convert deflated" "$rc" --mask "$zm" "$tmp/z.nc" "$tmp/z.rast.nc"
+cp "$tmp/err" "$tmp/z.err"
+if grep -q 'warning: TEMP stays plain netCDF' "$tmp/z.err"; then
+    compresses=0
+    echo "SKIP: this raster stores no variable compressed (raster_var_set_compression refuses): compressed-store checks skipped"
+    # one warning naming it, no "convert TEMP"
+    [ "$(grep -c 'TEMP' "$tmp/z.err")" -eq 1 ] && ok ||
+        fail "refused TEMP: not exactly one line: $(cat "$tmp/z.err")"
+    grep -q 'with deflate level 4, shuffle: ' "$tmp/z.err" && ok ||
+        fail "refusal message says the settings: $(cat "$tmp/z.err")"
+else
+    compresses=1
+    grep -q '^rasterconvert: convert TEMP$' "$tmp/z.err" && ok ||
+        fail "deflated TEMP not converted: $(cat "$tmp/z.err")"
+    grep -q 'warning' "$tmp/z.err" && fail "warnings: $(cat "$tmp/z.err")"
+fi
+# every variable keeps its deflate level, shuffle and chunking, converted
+# (on its placeholder) or not
+filters "$tmp/z.nc" > "$tmp/f0"
+filters "$tmp/z.rast.nc" > "$tmp/f1"
+if cmp -s "$tmp/f0" "$tmp/f1" && grep -q 'TEMP:_DeflateLevel = 4' "$tmp/f1" &&
+   grep -q 'lat:_DeflateLevel = 4' "$tmp/f1"; then ok; else
+    fail "deflated input: settings not kept"; diff "$tmp/f0" "$tmp/f1"; fi
+size() { wc -c < "$1" | tr -d ' '; }
+expect 0 "convert deflated --no-compress" "$rc" --no-compress --mask "$zm" \
+    "$tmp/z.nc" "$tmp/z.plain.nc"
+grep -q '^rasterconvert: convert TEMP$' "$tmp/err" && ok ||
+    fail "--no-compress: TEMP not converted"
+if filters "$tmp/z.plain.nc" '_(DeflateLevel|Shuffle|Fletcher32|Quantize)' |
+   grep -q .; then fail "--no-compress left filters"; else ok; fi
+[ "$(filters "$tmp/z.plain.nc" ChunkSizes)" = "$(filters "$tmp/z.nc" ChunkSizes)" ] &&
+    ok || fail "--no-compress changed the chunking"
+expect 0 "restore --no-compress" "$rc" --restore "$tmp/z.plain.nc" "$tmp/z.pback.nc"
+same_dump "$tmp/z.nc" "$tmp/z.pback.nc" "--no-compress round trip"
+if filters "$tmp/z.pback.nc" '_(DeflateLevel|Shuffle)' | grep -q .; then
+    fail "restored --no-compress has filters"; else ok; fi
+echo "sizes (bytes): rastergen plain $(size "$tmp/z0.nc"), nccopy -d 4 -s" \
+     "$(size "$tmp/z.nc"), converted $(size "$tmp/z.rast.nc")," \
+     "converted --no-compress $(size "$tmp/z.plain.nc")"
+# --deflate 1 --shuffle for the converted variables
+expect 0 "convert --deflate 1 --shuffle" "$rc" --deflate 1 --shuffle \
+    --mask "$zm" "$tmp/z.nc" "$tmp/z.d1.nc"
+cp "$tmp/err" "$tmp/d1.err"
+# copied variables keep their own level
+filters "$tmp/z.d1.nc" 'lat:_DeflateLevel = 4' > /dev/null && ok ||
+    fail "--deflate changed a copied variable"
+if [ $compresses = 1 ]; then
+    # the restored file equals the input, each variable with its filters
+    expect 0 "restore deflated" "$rc" --restore "$tmp/z.rast.nc" "$tmp/z.back.nc"
+    same_dump "$tmp/z.nc" "$tmp/z.back.nc" "deflated round trip"
+    "$PY" "$tmp/compare.py" "$tmp/z.nc" "$tmp/z.back.nc" && ok ||
+        fail "deflated round trip values"
+    filters "$tmp/z.nc" '_(DeflateLevel|Shuffle)' > "$tmp/f0"
+    filters "$tmp/z.back.nc" '_(DeflateLevel|Shuffle)' > "$tmp/f1"
+    cmp -s "$tmp/f0" "$tmp/f1" && ok ||
+        { fail "restored deflate settings"; diff "$tmp/f0" "$tmp/f1"; }
+    # compressed stores: no larger than 1.10 x the compressed input
+    [ $(( $(size "$tmp/z.rast.nc") * 100 )) -le $(( $(size "$tmp/z.nc") * 110 )) ] &&
+        ok || fail "converted $(size "$tmp/z.rast.nc") > 1.10 x $(size "$tmp/z.nc")"
+    expect 0 "restore --deflate 1" "$rc" --restore "$tmp/z.d1.nc" "$tmp/z.d1back.nc"
+    filters "$tmp/z.d1back.nc" 'TEMP:_DeflateLevel = 1' > /dev/null && ok ||
+        fail "--deflate 1 not on the restored TEMP"
+    same_dump "$tmp/z.nc" "$tmp/z.d1back.nc" "--deflate 1 round trip"
+    # --quantize: the values netCDF stores with that quantization
+    expect 0 "convert --quantize" "$rc" --quantize bitround,9 --mask "$zm" \
+        "$tmp/z.nc" "$tmp/z.q.nc"
+    expect 0 "restore --quantize" "$rc" --restore "$tmp/z.q.nc" "$tmp/z.qback.nc"
+    if on_disk "$PY" - "$tmp/z.nc" "$tmp/z.qback.nc" <<'PY'
+import sys, numpy as np, netCDF4
+a, b = netCDF4.Dataset(sys.argv[1]), netCDF4.Dataset(sys.argv[2])
+with netCDF4.Dataset(sys.argv[2] + ".want.nc", "w") as w:
+    for n, d in a.dimensions.items():
+        w.createDimension(n, None if d.isunlimited() else len(d))
+    v = a["TEMP"]
+    q = w.createVariable("TEMP", v.dtype, v.dimensions, fill_value=v._FillValue,
+                         significant_digits=9, quantize_mode="BitRound")
+    v.set_auto_maskandscale(False); q.set_auto_maskandscale(False)
+    q[:] = v[:]
+with netCDF4.Dataset(sys.argv[2] + ".want.nc") as w:
+    x, y = w["TEMP"], b["TEMP"]
+    x.set_auto_maskandscale(False); y.set_auto_maskandscale(False)
+    assert x[:].tobytes() == y[:].tobytes(), "quantized values differ"
+    assert y.quantization() == (9, "BitRound"), y.quantization()
+PY
+    then ok; else fail "--quantize bitround,9 values"; fi
+else
+    echo "SKIP: restore of compressed raster variables, the 1.10 x size bound, --deflate 1 and --quantize on stores"
+    # kept plain: the output is the input, values and filters
+    same_dump "$tmp/z.nc" "$tmp/z.rast.nc" "refused variables kept"
+    grep -q 'TEMP stays plain netCDF with its own filters: raster cannot store it by region with deflate level 1, shuffle' \
+        "$tmp/d1.err" && ok || fail "--deflate 1 refusal: $(cat "$tmp/d1.err")"
+    filters "$tmp/z.d1.nc" 'TEMP:_DeflateLevel = 4' > /dev/null && ok ||
+        fail "refused TEMP lost its own deflate level"
+fi
+# an uncompressed input converts as ever, with no warning
+expect 0 "convert plain rastergen" "$rc" --mask "$tmp/z0.nc:REGION_MASK" \
+    "$tmp/z0.nc" "$tmp/z0.rast.nc"
+grep -q warning "$tmp/err" && fail "plain input: $(cat "$tmp/err")" || ok
+expect 0 "restore plain rastergen" "$rc" --restore "$tmp/z0.rast.nc" "$tmp/z0.back.nc"
+same_dump "$tmp/z0.nc" "$tmp/z0.back.nc" "plain rastergen round trip"
+
 # ---- bad usage: exit 2 -------------------------------------------------------
 m="$tmp/mask.nc:REGION_MASK"
 expect 2 "no arguments" "$rc"
@@ -719,10 +843,20 @@ expect 2 "empty --vars name" "$rc" --mask "$m" --vars TEMP,,SSH "$tmp/cesm.nc" "
 expect 2 "junk buffer" "$rc" --mask "$m" --buffer 12Q "$tmp/cesm.nc" "$tmp/bad.nc"
 expect 2 "restore with mask" "$rc" --restore --mask "$m" "$tmp/cesm.rast.nc" "$tmp/bad.nc"
 expect 2 "unknown flag" "$rc" --frobnicate "$tmp/cesm.nc" "$tmp/bad.nc"
+for bad in "--deflate 10" "--deflate x" "--deflate -1" "--quantize bitgroom" \
+           "--quantize foo,3" "--quantize bitgroom,0" "--quantize bitgroom,16" \
+           "--quantize bitround,53" "--no-compress --deflate 1" \
+           "--no-compress --shuffle"; do
+    # shellcheck disable=SC2086 # the words of $bad are the options
+    expect 2 "$bad" "$rc" $bad --mask "$m" "$tmp/cesm.nc" "$tmp/bad.nc"
+done
+expect 2 "--deflate with --restore" "$rc" --restore --deflate 1 \
+    "$tmp/cesm.rast.nc" "$tmp/bad.nc"
 no_output "$tmp/bad.nc" "usage errors"
 
 expect 0 "help" "$rc" --help
-for flag in --mask --vars --chunk --buffer --verbose --restore --help --version; do
+for flag in --mask --vars --chunk --buffer --verbose --restore --help --version \
+            --deflate --shuffle --quantize --no-compress; do
     grep -q -- "$flag" "$tmp/out" || fail "--help does not mention $flag"
 done
 expect 0 "version" "$rc" --version

@@ -1,6 +1,7 @@
 #!/bin/sh
-# Integration test of rasterstat's mask form: the paper's worked example
-# through the JSON output, input errors (exit 1) and usage errors (exit 2).
+# Integration test of rasterstat: the mask form on the paper's worked example
+# through the JSON output, input errors (exit 1) and usage errors (exit 2);
+# the raster file form's filters and stored bytes of a variable's stores.
 # usage: test_rasterstat.sh RASTERSTAT TESTS_DIR   (env: NCGEN, PYTHON)
 set -u
 rs=$1 src=$2
@@ -148,6 +149,62 @@ expect 1 "missing names table" "$rs" --mask "$tmp/prov.nc:prov" \
     --names "$tmp/none.csv" --chunk 1,2
 grep -q 'none.csv' "$tmp/err" || fail "missing names table message"
 expect 2 "--names without --mask" "$rs" --names "$tmp/names.csv" "$tmp/t1.nc"
+
+# The second form: each raster variable's filters and its stores' bytes on
+# disk against raw (cells x records x value bytes). A rastergen file
+# (2 records x 2 levels on the 384 x 320 POP grid, float) converted plain,
+# then its deflated copy (nccopy -d 4 -s) converted keeping its filters:
+# skipped (SKIP line) while raster refuses compressed stores, which
+# rasterconvert says with a warning.
+tools=$(dirname "$rs")
+"$tools/rastergen" --kind cesm --ntime 2 --ndepth 2 \
+    --mask "$src/../datasets/masks/pop_basins_384x320.nc:REGION_MASK" \
+    "$tmp/g.nc" > /dev/null || fail "rastergen"
+"$tools/rasterconvert" --mask "$tmp/g.nc:REGION_MASK" "$tmp/g.nc" \
+    "$tmp/g.rast.nc" 2> /dev/null || fail "rasterconvert plain"
+expect 0 "raster file, plain stores" "$rs" "$tmp/g.rast.nc"
+raw=$((2 * 2 * 384 * 320 * 4))
+grep -q "^stores  filters: none; [0-9]* bytes on disk of $raw raw (ratio 1\.[0-9]*)$" \
+    "$tmp/out" && ok || fail "plain stores line: $(grep stores "$tmp/out")"
+expect 0 "raster file, plain stores, json" "$rs" "$tmp/g.rast.nc" --json
+if "$PYTHON" - "$tmp/out" "$raw" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert len(d) == 1 and d[0]["var"] == "TEMP", d
+v = d[0]
+assert v["compression"] == {"deflate_level": 0, "shuffle": False,
+    "fletcher32": False, "quantize_mode": 0, "quantize_nsd": 0,
+    "filters": []}, v["compression"]
+# every cell of the grid (land is region 0) once, in 4-byte floats; stored
+# plain, the allocated chunks hold at least that
+assert v["raw_bytes"] == int(sys.argv[2]), v["raw_bytes"]
+assert v["raw_bytes"] <= v["stored_bytes"] <= 1.1 * v["raw_bytes"], v
+assert abs(v["stored_ratio"] - v["stored_bytes"] / v["raw_bytes"]) < 1e-6
+PY
+then ok; else fail "plain stores json"; fi
+NCCOPY=${NCCOPY:-nccopy}
+"$NCCOPY" -d 4 -s "$tmp/g.nc" "$tmp/gz.nc" || fail "nccopy -d 4 -s"
+"$tools/rasterconvert" --mask "$tmp/gz.nc:REGION_MASK" "$tmp/gz.nc" \
+    "$tmp/gz.rast.nc" 2> "$tmp/gz.err" || fail "rasterconvert deflated"
+if grep -q 'warning: TEMP stays plain netCDF' "$tmp/gz.err"; then
+    echo "SKIP: this raster stores no variable compressed (raster_var_set_compression refuses): rasterstat of compressed stores"
+else
+    expect 0 "raster file, deflated stores" "$rs" "$tmp/gz.rast.nc"
+    grep -q "^stores  filters: deflate level 4, shuffle; [0-9]* bytes on disk of $raw raw" \
+        "$tmp/out" && ok || fail "deflated stores line: $(grep stores "$tmp/out")"
+    expect 0 "raster file, deflated stores, json" "$rs" "$tmp/gz.rast.nc" --json
+    if "$PYTHON" - "$tmp/out" "$raw" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))[0]
+z = v["compression"]
+assert (z["deflate_level"], z["shuffle"], z["fletcher32"], z["quantize_mode"],
+        z["filters"]) == (4, True, False, 0, []), z
+assert v["raw_bytes"] == int(sys.argv[2]), v["raw_bytes"]
+# nccopy -d 4 -s halves these fields; raster's stores must shrink too
+assert 0 < v["stored_bytes"] < 0.8 * v["raw_bytes"], v
+PY
+    then ok; else fail "deflated stores json"; fi
+fi
 
 # Bad input: exit 1 with a message.
 expect 1 "non-integral mask" "$rs" --mask "$tmp/masks.nc:frac" --chunk 2,2

@@ -500,11 +500,16 @@ int copy_is_nc4(int ncid)
            (fmt == NC_FORMAT_NETCDF4 || fmt == NC_FORMAT_NETCDF4_CLASSIC);
 }
 
+const char *const copy_quantize_atts[] = {NC_QUANTIZE_BITGROOM_ATT_NAME,
+    NC_QUANTIZE_GRANULARBR_ATT_NAME, NC_QUANTIZE_BITROUND_ATT_NAME, NULL};
+
 /* Copies the storage settings of (in, v) to (out, ov); nothing for
- * netCDF-3 inputs. `quantized` is set when quantization was copied (its
- * attribute is then written by netCDF, not copied). */
+ * netCDF-3 inputs; no filters with `plain`. `quantized` is set when
+ * quantization was copied (its attribute is then written by netCDF, not
+ * copied). */
 static int copy_storage(int in, int v, int out, int ov, int ndims,
-                        const int *dimids, const char *name, int *quantized)
+                        const int *dimids, const char *name, int plain,
+                        int *quantized)
 {
     int st, storage;
     *quantized = 0;
@@ -531,6 +536,13 @@ static int copy_storage(int in, int v, int out, int ov, int ndims,
     free(chunks);
     if (st != NC_NOERR)
         return copy_ncerr(st, "%s: copying the chunking", name);
+    int endian = NC_ENDIAN_NATIVE;
+    if (nc_inq_var_endian(in, v, &endian) == NC_NOERR &&
+        endian != NC_ENDIAN_NATIVE &&
+        (st = nc_def_var_endian(out, ov, endian)) != NC_NOERR)
+        return copy_ncerr(st, "%s: copying endianness", name);
+    if (plain)
+        return 0;
     int shuffle = 0, deflate = 0, level = 0;
     if (nc_inq_var_deflate(in, v, &shuffle, &deflate, &level) == NC_NOERR &&
         (shuffle || deflate) &&
@@ -541,11 +553,6 @@ static int copy_storage(int in, int v, int out, int ov, int ndims,
     if (nc_inq_var_fletcher32(in, v, &f32) == NC_NOERR && f32 &&
         (st = nc_def_var_fletcher32(out, ov, f32)) != NC_NOERR)
         return copy_ncerr(st, "%s: copying fletcher32", name);
-    int endian = NC_ENDIAN_NATIVE;
-    if (nc_inq_var_endian(in, v, &endian) == NC_NOERR &&
-        endian != NC_ENDIAN_NATIVE &&
-        (st = nc_def_var_endian(out, ov, endian)) != NC_NOERR)
-        return copy_ncerr(st, "%s: copying endianness", name);
     int qmode = 0, nsd = 0;
     if (nc_inq_var_quantize(in, v, &qmode, &nsd) == NC_NOERR && qmode) {
         if ((st = nc_def_var_quantize(out, ov, qmode, nsd)) != NC_NOERR)
@@ -586,6 +593,12 @@ static int copy_storage(int in, int v, int out, int ov, int ndims,
 int copy_var_def(int in, int invar, int out, const copy_dimmap *m,
                  int *outvar)
 {
+    return copy_var_def_as(in, invar, out, m, 0, outvar);
+}
+
+int copy_var_def_as(int in, int invar, int out, const copy_dimmap *m,
+                    int plain, int *outvar)
+{
     char name[NC_MAX_NAME + 1];
     nc_type xtype;
     int ndims, st;
@@ -605,12 +618,13 @@ int copy_var_def(int in, int invar, int out, const copy_dimmap *m,
         NC_NOERR)
         return copy_ncerr(st, "defining variable %s", name);
     int quantized;
-    if (copy_storage(in, invar, out, *outvar, ndims, dimids, name,
+    if (copy_storage(in, invar, out, *outvar, ndims, dimids, name, plain,
                      &quantized) != 0)
         return -1;
-    static const char *const qatts[] = {NC_QUANTIZE_BITGROOM_ATT_NAME,
-        NC_QUANTIZE_GRANULARBR_ATT_NAME, NC_QUANTIZE_BITROUND_ATT_NAME, NULL};
-    if (copy_atts(in, invar, out, *outvar, quantized ? qatts : NULL) != 0)
+    /* stored plain, the values stay as quantized as they were, but the
+     * attribute would claim a setting the copy does not have */
+    if (copy_atts(in, invar, out, *outvar,
+                  quantized || plain ? copy_quantize_atts : NULL) != 0)
         return copy_err("%s: attributes not copied", name);
     return 0;
 }
@@ -686,4 +700,43 @@ int copy_var_data(int in, int invar, int out, int outvar, size_t budget,
     free(buf);
     free(b);
     return rc;
+}
+
+void copy_describe_compression(const raster_compression *z, char *buf,
+                               size_t len)
+{
+    static const char *const qname[] = {"", "bitgroom", "granularbr",
+                                        "bitround"};
+    size_t n = 0;
+    buf[0] = '\0';
+    const char *parts[4 + RASTER_MAX_FILTERS];
+    char text[4 + RASTER_MAX_FILTERS][48];
+    int np = 0;
+    if (z->deflate_level) {
+        snprintf(text[np], sizeof text[np], "deflate level %d",
+                 z->deflate_level);
+        parts[np] = text[np];
+        np++;
+    }
+    if (z->shuffle)
+        parts[np++] = "shuffle";
+    if (z->fletcher32)
+        parts[np++] = "fletcher32";
+    if (z->quantize_mode) {
+        snprintf(text[np], sizeof text[np], "quantize %s,%d",
+                 z->quantize_mode >= 1 && z->quantize_mode <= 3
+                     ? qname[z->quantize_mode] : "?", z->quantize_nsd);
+        parts[np] = text[np];
+        np++;
+    }
+    for (unsigned i = 0; i < z->nfilters && i < RASTER_MAX_FILTERS; i++) {
+        snprintf(text[np], sizeof text[np], "filter %u", z->filters[i].id);
+        parts[np] = text[np];
+        np++;
+    }
+    if (np == 0)
+        parts[np++] = "none";
+    for (int i = 0; i < np && n < len; i++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "",
+                              parts[i]);
 }

@@ -14,6 +14,8 @@
 #include <netcdf.h>
 #include <stddef.h>
 
+#include "raster.h"
+
 /* Default bound of the data buffer of one copy step. */
 #define COPY_BLOCK_BYTES ((size_t)64 << 20)
 
@@ -147,6 +149,21 @@ int copy_is_nc4(int ncid);
  * fill mode, quantization) and attributes. */
 int copy_var_def(int in, int invar, int out, const copy_dimmap *m,
                  int *outvar);
+
+/* copy_var_def() with `plain` 1: no filters (deflate, shuffle,
+ * fletcher32, quantization, others) and no quantization attribute; the
+ * chunking, endianness and fill mode kept. */
+int copy_var_def_as(int in, int invar, int out, const copy_dimmap *m,
+                    int plain, int *outvar);
+
+/* The attributes netCDF writes for nc_def_var_quantize() (NULL-ended): a
+ * copy that sets quantization itself, or none, leaves them out. */
+extern const char *const copy_quantize_atts[];
+
+/* "deflate level 4, shuffle, ..." (or "none") into buf[len]: filters for
+ * messages and tables. */
+void copy_describe_compression(const raster_compression *z, char *buf,
+                               size_t len);
 
 /* Bytes of the data of variable `var` (its dimensions' current lengths). */
 unsigned long long copy_var_bytes(int grp, int var);

@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <netcdf.h>
+#include <netcdf_filter.h>
 
 #include "cli.h"
 #include "copy.h"
@@ -23,6 +25,8 @@ static void usage(FILE *f)
     fputs(
 "usage: rasterconvert --mask FILE:VAR [--names FILE] [--vars A,B]\n"
 "                     [--chunk T,Z,H,W] IN.nc OUT.nc\n"
+"                     [--deflate N] [--shuffle] [--quantize MODE,NSD]\n"
+"                     [--no-compress] IN.nc OUT.nc\n"
 "       rasterconvert --restore IN.nc OUT.nc\n"
 "\n"
 "First form: rewrites netCDF file IN.nc as netCDF-4 file OUT.nc with the\n"
@@ -61,10 +65,28 @@ CLI_NAMES_HELP
 "                    groups would take the file past 16384 groups; 2 for\n"
 "                    raster releases that read no version 3). Format 2 or\n"
 "                    3 is refused where netCDF's 32767 groups are too few\n"
+"  --deflate N       store the converted variables deflated at level N (0-9;\n"
+"                    0: not deflated) instead of at the input's level\n"
+"  --shuffle         and byte-shuffled before deflating\n"
+"  --quantize MODE,NSD  quantize the converted float and double variables\n"
+"                    as netCDF's nc_def_var_quantize does: MODE bitgroom,\n"
+"                    granularbr or bitround, NSD significant digits (bits\n"
+"                    for bitround); integer variables are left as they are\n"
+"  --no-compress     store every variable, converted or copied, without\n"
+"                    filters (no deflate, shuffle, checksum, quantization)\n"
+"                    Without these, each converted variable keeps its input\n"
+"                    variable's filters (deflate level, shuffle, fletcher32,\n"
+"                    quantization, other HDF5 filters) on every store. The\n"
+"                    copied (not converted) variables always keep their own\n"
+"                    filters; --deflate, --shuffle and --quantize are about\n"
+"                    the converted ones only. A variable whose filters raster\n"
+"                    cannot store by region stays an ordinary netCDF variable\n"
+"                    with its filters, with a warning naming it\n"
 "  --verbose         list what is converted on stdout\n"
 "  --restore         second form: write a raster file back as plain netCDF-4:\n"
 "                    each raster variable becomes an ordinary variable at its\n"
 "                    original position, chunked with its base chunk shape\n"
+"                    and with the variable's filters\n"
 "  --help            this text\n"
 "  --version         print raster's version\n"
 "\n"
@@ -73,9 +95,7 @@ CLI_NAMES_HELP
 "complete: on any failure no OUT.nc is left; OUT.nc may not be IN.nc or\n"
 "the mask file (also through links). A progress bar is shown on a\n"
 "terminal for conversions longer than a second. Input files with\n"
-"user-defined types (compound, vlen, enum, opaque) are refused; deflate and\n"
-"other filters of converted variables are not carried into the raster\n"
-"layout.\n"
+"user-defined types (compound, vlen, enum, opaque) are refused.\n"
 "\n"
 "Exit status: 0 ok, 1 bad input or I/O error, 2 bad usage.\n", f);
 }
@@ -89,6 +109,10 @@ typedef struct options {
     size_t budget;
     int restore, verbose;
     int format; /* raster format version to write; 0: the default */
+    int deflate;        /* --deflate N; -1: the input's */
+    int shuffle;        /* --shuffle */
+    int qmode, qnsd;    /* --quantize; qmode -1: the input's */
+    int no_compress;    /* --no-compress */
     const char *in, *out;
 } options;
 
@@ -115,6 +139,9 @@ typedef struct ctx {
     size_t njobs, cap;
     int *vars_used;      /* per --vars name */
     size_t nraster;
+    size_t nrefused;     /* variables kept plain: compression refused */
+    int probe_ncid;      /* scratch in-memory file for probe_compression */
+    raster_file *probe;
     unsigned long long total;
 } ctx;
 
@@ -217,8 +244,9 @@ static int select_var(ctx *c, int g, int v)
             tell(gpath, name, text);
             return 0;
         }
-        tell(gpath, name, why == RASTER_CHOOSE_DATA
-                              ? NULL : raster_choose_reason(why));
+        /* a converted variable is told once its compression is settled */
+        if (why != RASTER_CHOOSE_DATA)
+            tell(gpath, name, raster_choose_reason(why));
         return why == RASTER_CHOOSE_DATA;
     }
     size_t ny = 0, nx = 0;
@@ -253,7 +281,6 @@ static int select_var(ctx *c, int g, int v)
                         "same-named dimension of a nearer group hides: the "
                         "raster layout cannot record it", c->o->in, name,
                         shadowed);
-    tell(gpath, name, NULL);
     return 1;
 }
 
@@ -295,6 +322,145 @@ static const size_t *base_chunk(ctx *c, int g, int v, int ndims,
     return ch;
 }
 
+/* ---- compression ------------------------------------------------------- */
+
+/* The filters of input variable (g, v) into *z: 0, or 1 when they do not
+ * fit a raster_compression (too many filters or parameters), or -1. */
+static int input_compression(int g, int v, raster_compression *z)
+{
+    memset(z, 0, sizeof *z);
+    if (!copy_is_nc4(g))
+        return 0;
+    int shuffle = 0, deflate = 0, level = 0, f32 = 0, mode = 0, nsd = 0;
+    if (nc_inq_var_deflate(g, v, &shuffle, &deflate, &level) == NC_NOERR) {
+        z->shuffle = shuffle != 0;
+        z->deflate_level = deflate ? level : 0;
+    }
+    if (nc_inq_var_fletcher32(g, v, &f32) == NC_NOERR)
+        z->fletcher32 = f32 != 0;
+    if (nc_inq_var_quantize(g, v, &mode, &nsd) == NC_NOERR && mode) {
+        z->quantize_mode = mode;
+        z->quantize_nsd = nsd;
+    }
+    size_t nf = 0;
+    if (nc_inq_var_filter_ids(g, v, &nf, NULL) != NC_NOERR || nf == 0)
+        return 0;
+    unsigned *ids = malloc(nf * sizeof *ids);
+    if (!ids)
+        return copy_err("out of memory");
+    int rc = 0, st = nc_inq_var_filter_ids(g, v, &nf, ids);
+    if (st != NC_NOERR)
+        rc = copy_ncerr(st, "listing a variable's filters");
+    for (size_t i = 0; i < nf && rc == 0; i++) {
+        /* deflate, shuffle and fletcher32 are read above */
+        if (ids[i] == H5Z_FILTER_DEFLATE || ids[i] == H5Z_FILTER_SHUFFLE ||
+            ids[i] == H5Z_FILTER_FLETCHER32 ||
+            raster_filter_is_placeholder(ids[i]))
+            continue;
+        size_t np = 0;
+        if (z->nfilters == RASTER_MAX_FILTERS ||
+            nc_inq_var_filter_info(g, v, ids[i], &np, NULL) != NC_NOERR ||
+            np > RASTER_MAX_FILTER_PARAMS) {
+            rc = 1;
+            break;
+        }
+        unsigned k = z->nfilters++;
+        z->filters[k].id = ids[i];
+        z->filters[k].nparams = np;
+        if (np && (st = nc_inq_var_filter_info(g, v, ids[i], &np,
+                                               z->filters[k].params)) !=
+                      NC_NOERR)
+            rc = copy_ncerr(st, "reading filter %u", ids[i]);
+    }
+    free(ids);
+    return rc;
+}
+
+/* --deflate, --shuffle, --quantize and --no-compress over the input's
+ * settings of a converted variable of type xtype. */
+static void override_compression(const options *o, nc_type xtype,
+                                 raster_compression *z)
+{
+    if (o->no_compress) {
+        memset(z, 0, sizeof *z);
+        return;
+    }
+    if (o->deflate >= 0)
+        z->deflate_level = o->deflate;
+    if (o->shuffle)
+        z->shuffle = 1;
+    if (o->qmode >= 0 && (xtype == NC_FLOAT || xtype == NC_DOUBLE)) {
+        z->quantize_mode = o->qmode;
+        z->quantize_nsd = o->qnsd;
+    }
+}
+
+static int is_plain(const raster_compression *z)
+{
+    static const raster_compression plain;
+    return memcmp(z, &plain, sizeof plain) == 0;
+}
+
+/* Can raster store variable (g, v) by region with compression z? A raster
+ * variable cannot be undefined, so the question is put to a scratch
+ * in-memory file first. RASTER_OK, RASTER_EUNSUPPORTED (raster_errmsg()
+ * says why) or another error. */
+static int probe_compression(ctx *c, int g, int v, const size_t *chunk,
+                             const raster_compression *z)
+{
+    int st, rc;
+    if (!c->probe) {
+        if ((st = nc_create("rasterconvert-probe.nc", NC_NETCDF4 |
+                            NC_DISKLESS | NC_CLOBBER, &c->probe_ncid)) !=
+            NC_NOERR) {
+            c->probe_ncid = -1;
+            copy_ncerr(st, "creating a scratch file in memory");
+            return RASTER_ENETCDF;
+        }
+        rc = raster_attach(c->probe_ncid, 1, &c->probe);
+        if (rc == RASTER_OK && c->o->format)
+            rc = raster_file_set_format(c->probe, c->o->format);
+        if (rc != RASTER_OK) {
+            raster_err("scratch file", rc);
+            return rc;
+        }
+    }
+    /* a group each, so that the variable has its own name in messages */
+    nc_type xtype;
+    char name[NC_MAX_NAME + 1], gn[32];
+    int ndims, dimids[NC_MAX_VAR_DIMS], pd[MAX_RASTER_DIMS], pg;
+    static unsigned serial;
+    snprintf(gn, sizeof gn, "g%u", serial++);
+    if ((st = nc_inq_var(g, v, name, &xtype, &ndims, dimids, NULL)) !=
+            NC_NOERR ||
+        (st = nc_def_grp(c->probe_ncid, gn, &pg)) != NC_NOERR) {
+        copy_ncerr(st, "%s: defining it in a scratch file", name);
+        return RASTER_ENETCDF;
+    }
+    for (int i = 0; i < ndims; i++) {
+        char dn[32];
+        size_t len = 0;
+        nc_inq_dimlen(g, dimids[i], &len);
+        snprintf(dn, sizeof dn, "d%d", i);
+        if ((st = nc_def_dim(pg, dn, copy_dim_unlimited(g, dimids[i])
+                                         ? NC_UNLIMITED : len,
+                             &pd[i])) != NC_NOERR) {
+            copy_ncerr(st, "%s: defining it in a scratch file", name);
+            return RASTER_ENETCDF;
+        }
+    }
+    raster_var *pv;
+    rc = raster_def_var(c->probe, pg, name, xtype, ndims, pd, chunk,
+                        c->mask, &pv);
+    if (rc != RASTER_OK) {
+        raster_err("scratch file", rc);
+        return rc;
+    }
+    return raster_var_set_compression(pv, z);
+}
+
+static int def_plain(ctx *c, int g, int v, int out);
+
 static int def_raster(ctx *c, int g, int v, int out)
 {
     char name[NC_MAX_NAME + 1];
@@ -307,11 +473,46 @@ static int def_raster(ctx *c, int g, int v, int out)
         odims[i] = copy_dimmap_get(&c->dims, dimids[i]);
     size_t ch[MAX_RASTER_DIMS];
     const size_t *chunk = base_chunk(c, g, v, ndims, dimids, ch);
+    char gpath[1024], what[512];
+    copy_group_path(g, gpath, sizeof gpath);
+    raster_compression z;
+    int rc = input_compression(g, v, &z);
+    if (rc < 0)
+        return -1;
+    if (c->o->no_compress)
+        rc = 0; /* whatever the input had, none is asked for */
+    override_compression(c->o, xtype, &z);
+    copy_describe_compression(&z, what, sizeof what);
+    /* what raster cannot store by region stays plain netCDF, filters and
+     * all: said once, never dropped silently */
+    const char *refusal = rc ? "more filters or filter parameters than "
+                               "raster records" : NULL;
+    if (!refusal && !is_plain(&z)) {
+        rc = probe_compression(c, g, v, chunk, &z);
+        if (rc == RASTER_EUNSUPPORTED)
+            refusal = raster_errmsg();
+        else if (rc != RASTER_OK)
+            return copy_err("%s%s%s: cannot be stored with %s: %s",
+                            strcmp(gpath, "/") ? gpath + 1 : "",
+                            strcmp(gpath, "/") ? "/" : "", name, what,
+                            raster_errmsg());
+    }
+    if (refusal) {
+        copy_err("warning: %s%s%s stays plain netCDF with its own filters: "
+                 "raster cannot store it by region with %s: %s",
+                 strcmp(gpath, "/") ? gpath + 1 : "",
+                 strcmp(gpath, "/") ? "/" : "", name, what, refusal);
+        c->nrefused++;
+        return def_plain(c, g, v, out);
+    }
     raster_var *rv;
-    int rc = raster_def_var(c->rf, out, name, xtype, ndims, odims, chunk,
-                            c->mask, &rv);
+    rc = raster_def_var(c->rf, out, name, xtype, ndims, odims, chunk,
+                        c->mask, &rv);
+    if (rc == RASTER_OK)
+        rc = raster_var_set_compression(rv, &z);
     if (rc != RASTER_OK)
         return raster_err(name, rc);
+    tell(gpath, name, NULL);
     for (int i = 0; i < natts; i++) {
         char aname[NC_MAX_NAME + 1];
         nc_type atype;
@@ -319,6 +520,12 @@ static int def_raster(ctx *c, int g, int v, int out)
         void *val;
         if ((st = nc_inq_attname(g, v, i, aname)) != NC_NOERR)
             return copy_ncerr(st, "%s: naming attribute %d", name, i);
+        /* netCDF writes these for the quantization set (or none) */
+        int skip = 0;
+        for (const char *const *q = copy_quantize_atts; *q; q++)
+            skip |= strcmp(aname, *q) == 0;
+        if (skip)
+            continue;
         if (copy_att_read(g, v, aname, &atype, &alen, &val) != 0)
             return -1;
         rc = raster_var_put_att(rv, aname, atype, alen, val);
@@ -357,7 +564,7 @@ static int def_raster(ctx *c, int g, int v, int out)
 static int def_plain(ctx *c, int g, int v, int out)
 {
     int ov;
-    if (copy_var_def(g, v, out, &c->dims, &ov) != 0)
+    if (copy_var_def_as(g, v, out, &c->dims, c->o->no_compress, &ov) != 0)
         return -1;
     job *j = add_job(c);
     if (!j)
@@ -561,7 +768,10 @@ static int convert(ctx *c, copy_out *out)
     for (size_t i = 0; i < o->nvars; i++)
         if (!c->vars_used[i])
             return copy_err("%s: no variable %s", o->in, o->vars[i]);
-    if (c->nraster == 0)
+    if (c->nraster == 0 && c->nrefused > 0)
+        copy_err("warning: %s holds no raster variable: every variable "
+                 "chosen stays plain netCDF (above)", o->out);
+    else if (c->nraster == 0)
         return copy_err("%s: no data variable on the mask's %zu x %zu grid: "
                         "nothing to convert (--vars names variables to "
                         "convert anyway)", o->in, c->ny, c->nx);
@@ -575,6 +785,33 @@ static int convert(ctx *c, copy_out *out)
 }
 
 /* ---- restore ----------------------------------------------------------- */
+
+/* Sets a restored variable's filters as the raster variable had them:
+ * the others first, as netCDF puts shuffle first and deflate after them. */
+static int def_filters(int out, int ov, const char *name,
+                       const raster_compression *z)
+{
+    int st;
+    for (unsigned i = 0; i < z->nfilters && i < RASTER_MAX_FILTERS; i++)
+        if ((st = nc_def_var_filter(out, ov, z->filters[i].id,
+                                    z->filters[i].nparams,
+                                    z->filters[i].params)) != NC_NOERR)
+            return copy_ncerr(st, "%s: filter %u", name, z->filters[i].id);
+    if ((z->shuffle || z->deflate_level) &&
+        (st = nc_def_var_deflate(out, ov, z->shuffle, z->deflate_level > 0,
+                                 z->deflate_level)) != NC_NOERR)
+        return copy_ncerr(st, "%s: deflate level %d, shuffle %d", name,
+                          z->deflate_level, z->shuffle);
+    if (z->fletcher32 &&
+        (st = nc_def_var_fletcher32(out, ov, NC_FLETCHER32)) != NC_NOERR)
+        return copy_ncerr(st, "%s: fletcher32", name);
+    if (z->quantize_mode &&
+        (st = nc_def_var_quantize(out, ov, z->quantize_mode,
+                                  z->quantize_nsd)) != NC_NOERR)
+        return copy_ncerr(st, "%s: quantize mode %d, %d digits", name,
+                          z->quantize_mode, z->quantize_nsd);
+    return 0;
+}
 
 static int def_restored(ctx *c, raster_var *rv, int out)
 {
@@ -599,8 +836,15 @@ static int def_restored(ctx *c, raster_var *rv, int out)
         return copy_ncerr(st, "defining variable %s", name);
     if ((st = nc_def_var_chunking(out, ov, NC_CHUNKED, chunk)) != NC_NOERR)
         return copy_ncerr(st, "%s: chunking", name);
+    raster_compression z;
+    if ((r = raster_var_compression(rv, &z)) != RASTER_OK)
+        return raster_err(name, r);
+    if (def_filters(out, ov, name, &z) != 0)
+        return -1;
     raster_var_attributes(rv, &ag, &av);
-    if (copy_atts(ag, av, out, ov, NULL) != 0)
+    /* netCDF writes the quantization attribute for the setting itself */
+    if (copy_atts(ag, av, out, ov, z.quantize_mode ? copy_quantize_atts
+                                                   : NULL) != 0)
         return copy_err("%s: attributes not copied", name);
     job *j = add_job(c);
     if (!j)
@@ -708,6 +952,34 @@ static int split_vars(const char *text, options *o)
     }
 }
 
+/* --quantize MODE,NSD; 0 or -1. Whether NSD fits the variable's type
+ * (7 digits, 23 bits for float) is netCDF's and raster's to say. */
+static int parse_quantize(const char *text, options *o)
+{
+    static const struct { const char *name; int mode, max; } modes[] = {
+        {"bitgroom", NC_QUANTIZE_BITGROOM, NC_QUANTIZE_MAX_DOUBLE_NSD},
+        {"granularbr", NC_QUANTIZE_GRANULARBR, NC_QUANTIZE_MAX_DOUBLE_NSD},
+        {"bitround", NC_QUANTIZE_BITROUND, NC_QUANTIZE_MAX_DOUBLE_NSB},
+    };
+    const char *comma = strchr(text, ',');
+    if (!comma)
+        return -1;
+    char *end;
+    long nsd = strtol(comma + 1, &end, 10);
+    if (end == comma + 1 || *end)
+        return -1;
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+        if (strlen(modes[i].name) == (size_t)(comma - text) &&
+            strncasecmp(text, modes[i].name, (size_t)(comma - text)) == 0) {
+            if (nsd < 1 || nsd > modes[i].max)
+                return -1;
+            o->qmode = modes[i].mode;
+            o->qnsd = (int)nsd;
+            return 0;
+        }
+    return -1;
+}
+
 static int parse_args(int argc, char **argv, options *o)
 {
     static const struct option longopts[] = {
@@ -718,6 +990,10 @@ static int parse_args(int argc, char **argv, options *o)
         {"buffer", required_argument, NULL, 'b'},
         {"format", required_argument, NULL, 'f'},
         {"restore", no_argument, NULL, 'r'},
+        {"deflate", required_argument, NULL, 'd'},
+        {"shuffle", no_argument, NULL, 's'},
+        {"quantize", required_argument, NULL, 'q'},
+        {"no-compress", no_argument, NULL, 'p'},
         {"verbose", no_argument, NULL, 'w'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
@@ -770,6 +1046,28 @@ static int parse_args(int argc, char **argv, options *o)
             }
             o->format = optarg[0] - '0';
             break;
+        case 'd': {
+            char *end;
+            long n = strtol(optarg, &end, 10);
+            if (end == optarg || *end || n < 0 || n > 9) {
+                fprintf(stderr, "rasterconvert: --deflate wants a level 0 to "
+                        "9, got '%s'\n", optarg);
+                return CLI_EUSAGE;
+            }
+            o->deflate = (int)n;
+            break;
+        }
+        case 's': o->shuffle = 1; break;
+        case 'q':
+            if (parse_quantize(optarg, o) != 0) {
+                fprintf(stderr, "rasterconvert: --quantize wants MODE,NSD "
+                        "(MODE bitgroom, granularbr or bitround; NSD 1-15 "
+                        "digits, 1-52 bits for bitround), got '%s'\n",
+                        optarg);
+                return CLI_EUSAGE;
+            }
+            break;
+        case 'p': o->no_compress = 1; break;
         case 'r': o->restore = 1; break;
         case 'w': o->verbose = 1; break;
         case 'h': usage(stdout); return -1;
@@ -788,9 +1086,16 @@ static int parse_args(int argc, char **argv, options *o)
     o->in = argv[optind];
     o->out = argv[optind + 1];
     if (o->restore && (o->mask_file || o->names || o->vars || o->nchunk ||
-                       o->format)) {
+                       o->format || o->deflate >= 0 || o->shuffle ||
+                       o->qmode >= 0 || o->no_compress)) {
         fprintf(stderr, "rasterconvert: --restore takes no --mask, --names, "
-                "--vars, --chunk or --format\n");
+                "--vars, --chunk, --format or compression option (it "
+                "restores the variables' own)\n");
+        return CLI_EUSAGE;
+    }
+    if (o->no_compress && (o->deflate >= 0 || o->shuffle || o->qmode >= 0)) {
+        fprintf(stderr, "rasterconvert: --no-compress goes with no --deflate, "
+                "--shuffle or --quantize\n");
         return CLI_EUSAGE;
     }
     if (!o->restore && !o->mask_file) {
@@ -818,12 +1123,13 @@ static size_t default_budget(void)
 
 int main(int argc, char **argv)
 {
-    options o = {.budget = default_budget()};
+    options o = {.budget = default_budget(), .deflate = -1, .qmode = -1};
     copy_set_prog("rasterconvert");
     cli_shim_settings_off();
     int status = parse_args(argc, argv, &o);
     if (status == CLI_OK) {
-        ctx c = {.o = &o, .in_ncid = -1, .out_ncid = -1};
+        ctx c = {.o = &o, .in_ncid = -1, .out_ncid = -1,
+                 .probe_ncid = -1};
         copy_out out = {0};
         c.vars_used = calloc(o.nvars ? o.nvars : 1, sizeof *c.vars_used);
         int rc = c.vars_used ? (o.restore ? restore(&c, &out)
@@ -838,6 +1144,9 @@ int main(int argc, char **argv)
         } else if (c.in_ncid >= 0) {
             nc_close(c.in_ncid);
         }
+        raster_abandon(c.probe); /* leaves the ncid, which was ours */
+        if (c.probe_ncid >= 0)
+            nc_abort(c.probe_ncid);
         if (rc == 0 && out.tmp)
             rc = copy_out_commit(&out);
         else

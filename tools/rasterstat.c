@@ -6,6 +6,7 @@
  * this machine's read bandwidths (--measure-bw, --bw; paper Eq. 2).
  */
 #include <getopt.h>
+#include <hdf5.h>
 #include <netcdf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +35,11 @@ static void usage(FILE *f)
 "V), plus bytes: the region's bytes (= what raster reads), the bytes of its\n"
 "pure chunks and whole mixed chunks (the paper's accounting), and the bytes a\n"
 "chunked netCDF read of its tile-aligned bounding box reads, over all\n"
-"records of the outer dimensions.\n"
+"records of the outer dimensions; and the variable's filters (deflate level,\n"
+"shuffle, fletcher32, quantization, other HDF5 filters: every store has\n"
+"them) with its stores' bytes on disk against their raw bytes (cells x\n"
+"records x value bytes) and the ratio (JSON: compression, stored_bytes,\n"
+"raw_bytes, stored_ratio).\n"
 "\n"
 "  --mask FILE:VAR   mask variable (integer, or float with integral values;\n"
 "                    _FillValue, missing_value and NaN cells get id 0);\n"
@@ -143,7 +148,166 @@ typedef struct view {
     const bw_figures *bw; /* bandwidths for Eq. 2, or NULL */
     int tiled;      /* the mesh's tile is the current one (not a stand-in) */
     size_t outer;   /* values per cell in one chunk (outer chunk sizes) */
+    /* second form: the stores' filters and bytes */
+    const raster_compression *z;
+    unsigned long long stored, raw; /* on disk; cells x value bytes */
 } view;
+
+/* ---- the stores' bytes ------------------------------------------------- */
+
+/* Bytes of the stores (datasets `data`) under each storage group, by the
+ * group's path from the root (no leading '/'). */
+typedef struct store_bytes {
+    char *group;
+    unsigned long long stored, raw;
+} store_bytes;
+
+typedef struct store_list {
+    store_bytes *v;
+    size_t n, cap;
+    int failed;
+} store_list;
+
+static herr_t store_visit(hid_t root, const char *name, const H5L_info_t *info,
+                          void *arg)
+{
+    store_list *l = arg;
+    const char *base = strrchr(name, '/');
+    if (info->type != H5L_TYPE_HARD || !base || strcmp(base, "/data") != 0)
+        return 0;
+    /* STORAGE/region_<id>/data or STORAGE/Mixed_Chunks/data */
+    const char *up = base;
+    while (up > name && up[-1] != '/')
+        up--;
+    if (up == name)
+        return 0;
+    size_t glen = (size_t)(up - 1 - name);
+    hid_t d = H5Dopen2(root, name, H5P_DEFAULT);
+    if (d < 0)
+        return 0; /* not a dataset */
+    hid_t sp = H5Dget_space(d), ty = H5Dget_type(d);
+    hssize_t npts = sp >= 0 ? H5Sget_simple_extent_npoints(sp) : -1;
+    size_t tsize = ty >= 0 ? H5Tget_size(ty) : 0;
+    hsize_t stored = H5Dget_storage_size(d);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (ty >= 0)
+        H5Tclose(ty);
+    H5Dclose(d);
+    if (npts < 0 || tsize == 0) {
+        l->failed = 1;
+        return -1;
+    }
+    size_t i = 0;
+    while (i < l->n && (strlen(l->v[i].group) != glen ||
+                        strncmp(l->v[i].group, name, glen) != 0))
+        i++;
+    if (i == l->n) {
+        if (l->n == l->cap) {
+            size_t cap = l->cap ? 2 * l->cap : 16;
+            store_bytes *v = realloc(l->v, cap * sizeof *v);
+            if (!v) {
+                l->failed = 1;
+                return -1;
+            }
+            l->v = v;
+            l->cap = cap;
+        }
+        l->v[i] = (store_bytes){.group = strndup(name, glen)};
+        if (!l->v[i].group) {
+            l->failed = 1;
+            return -1;
+        }
+        l->n++;
+    }
+    l->v[i].stored += stored;
+    l->v[i].raw += (unsigned long long)npts * tsize;
+    return 0;
+}
+
+/* Every storage group's store bytes of file `path`, read through HDF5
+ * before raster opens the file; 0 or -1 (message printed). */
+static int store_sizes(const char *path, store_list *l)
+{
+    /* HDF5's error stack would print on a link that is no dataset */
+    H5E_auto2_t func;
+    void *data;
+    H5Eget_auto2(H5E_DEFAULT, &func, &data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    herr_t st = f < 0 ? -1 : H5Lvisit(f, H5_INDEX_NAME, H5_ITER_INC,
+                                      store_visit, l);
+    if (f >= 0)
+        H5Fclose(f);
+    H5Eset_auto2(H5E_DEFAULT, func, data);
+    if (f < 0) {
+        fprintf(stderr, "rasterstat: %s: HDF5 cannot open it to measure "
+                "the stores\n", path);
+        return -1;
+    }
+    if (st < 0 || l->failed) {
+        fprintf(stderr, "rasterstat: %s: cannot measure the stores\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+static void store_list_free(store_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->v[i].group);
+    free(l->v);
+}
+
+/* The store bytes of raster variable v: its storage group is the subgroup
+ * of its parent that raster_is_raster_group() knows and whose
+ * raster_variable names v. 0, or -1 when none is found. */
+static int var_store_bytes(const store_list *l, const raster_var *v,
+                           unsigned long long *stored,
+                           unsigned long long *raw)
+{
+    int parent = raster_var_parent(v), n = 0;
+    *stored = *raw = 0;
+    if (nc_inq_grps(parent, &n, NULL) != NC_NOERR || n <= 0)
+        return -1;
+    int *ids = malloc((size_t)n * sizeof *ids);
+    if (!ids || nc_inq_grps(parent, NULL, ids) != NC_NOERR) {
+        free(ids);
+        return -1;
+    }
+    int found = -1;
+    for (int i = 0; i < n && found < 0; i++) {
+        char who[NC_MAX_NAME + 1] = "";
+        size_t len = 0;
+        if (!raster_is_raster_group(ids[i]) ||
+            nc_inq_attlen(ids[i], NC_GLOBAL, "raster_variable", &len) !=
+                NC_NOERR || len > NC_MAX_NAME ||
+            nc_get_att_text(ids[i], NC_GLOBAL, "raster_variable", who) !=
+                NC_NOERR)
+            continue;
+        who[len] = '\0';
+        if (strcmp(who, raster_var_name(v)) != 0)
+            continue;
+        size_t plen = 0;
+        char *full = NULL;
+        if (nc_inq_grpname_full(ids[i], &plen, NULL) == NC_NOERR &&
+            (full = calloc(plen + 1, 1)) &&
+            nc_inq_grpname_full(ids[i], NULL, full) == NC_NOERR) {
+            const char *key = full[0] == '/' ? full + 1 : full;
+            found = 0;
+            /* a store-less variable (no region written) has no entry */
+            for (size_t k = 0; k < l->n; k++)
+                if (strcmp(l->v[k].group, key) == 0) {
+                    *stored = l->v[k].stored;
+                    *raw = l->v[k].raw;
+                }
+        }
+        free(full);
+    }
+    free(ids);
+    return found;
+}
+
 
 /* Resolves --region arguments to ids; 0 on success. */
 static int resolve_regions(const options *o, const raster_mask *mask,
@@ -199,6 +363,26 @@ static void print_json(const options *o, const view *vw, const int32_t *ids)
     if (vw->elem)
         printf(",\"records\":%zu,\"value_bytes\":%zu", vw->records,
                vw->elem);
+    if (vw->z) {
+        const raster_compression *z = vw->z;
+        printf(",\n \"compression\":{\"deflate_level\":%d,\"shuffle\":%s,"
+               "\"fletcher32\":%s,\"quantize_mode\":%d,\"quantize_nsd\":%d,"
+               "\"filters\":[", z->deflate_level,
+               z->shuffle ? "true" : "false",
+               z->fletcher32 ? "true" : "false", z->quantize_mode,
+               z->quantize_nsd);
+        for (unsigned i = 0; i < z->nfilters && i < RASTER_MAX_FILTERS; i++) {
+            printf("%s{\"id\":%u,\"params\":[", i ? "," : "",
+                   z->filters[i].id);
+            for (size_t k = 0; k < z->filters[i].nparams &&
+                               k < RASTER_MAX_FILTER_PARAMS; k++)
+                printf("%s%u", k ? "," : "", z->filters[i].params[k]);
+            printf("]}");
+        }
+        printf("]},\"stored_bytes\":%llu,\"raw_bytes\":%llu,"
+               "\"stored_ratio\":%.6f", vw->stored, vw->raw,
+               vw->raw ? (double)vw->stored / (double)vw->raw : 0.0);
+    }
     printf(",\"nchunks\":%zu", raster_mesh_nchunks(mesh));
     if (vw->plot) {
         printf(",\n \"plot\":{\"file\":");
@@ -356,6 +540,13 @@ static void print_tables(const options *o, const view *vw, const int32_t *ids)
     if (vw->elem)
         printf("records %zu (outer dimensions), %zu bytes per value\n",
                vw->records, vw->elem);
+    if (vw->z) {
+        char what[256];
+        copy_describe_compression(vw->z, what, sizeof what);
+        printf("stores  filters: %s; %llu bytes on disk of %llu raw (ratio "
+               "%.3f)\n", what, vw->stored, vw->raw,
+               vw->raw ? (double)vw->stored / (double)vw->raw : 0.0);
+    }
     printf("tiles   %zu x %zu: %zu tiles, %zu mixed (%.1f%%)\n", th, tw, ntiles,
            mixed, 100.0 * (double)mixed / (double)ntiles);
     printf("chunks  %zu: %zu pure (merged runs), %zu mixed\n", n, n - mixed,
@@ -633,6 +824,21 @@ static int report_file(options *o, int32_t *ids)
                 raster_errmsg());
         return CLI_EINPUT;
     }
+    /* measured by HDF5 once raster has checked it is a raster file, with
+     * raster's handle closed meanwhile */
+    raster_close(f);
+    store_list stores = {0};
+    if (!o->suggest && store_sizes(o->raster_file, &stores) != 0) {
+        store_list_free(&stores);
+        return CLI_EINPUT;
+    }
+    rc = raster_open(o->raster_file, RASTER_READ, &f);
+    if (rc != RASTER_OK) {
+        fprintf(stderr, "rasterstat: %s: %s\n", raster_strerror(rc),
+                raster_errmsg());
+        store_list_free(&stores);
+        return CLI_EINPUT;
+    }
     int status = CLI_OK, found = 0;
     if (o->json && !o->var)
         printf("[");
@@ -665,6 +871,18 @@ static int report_file(options *o, int32_t *ids)
                    .mask = raster_var_mask(v), .mesh = raster_var_mesh(v),
                    .records = records,
                    .elem = elem, .tiled = 1, .outer = outer};
+        raster_compression z;
+        if (!o->suggest) {
+            if ((rc = raster_var_compression(v, &z)) != RASTER_OK ||
+                var_store_bytes(&stores, v, &vw.stored, &vw.raw) != 0) {
+                fprintf(stderr, "rasterstat: %s: %s\n", raster_var_name(v),
+                        rc != RASTER_OK ? raster_errmsg()
+                                        : "its storage group is not found");
+                status = CLI_EINPUT;
+                break;
+            }
+            vw.z = &z;
+        }
         /* one picture per variable when there are several */
         char *plot = NULL;
         if (o->plot && !o->var && raster_file_nvars(f) > 1 &&
@@ -686,6 +904,7 @@ static int report_file(options *o, int32_t *ids)
         status = CLI_EINPUT;
     }
     raster_close(f);
+    store_list_free(&stores);
     return status;
 }
 
