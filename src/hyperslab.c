@@ -215,6 +215,14 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
                                   v->name, nc_strerror(st));
         v->dirty = 1;
     }
+    if (write)
+        v->comp_fixed = 1; /* its stores are in the file from now on */
+    /* issue #23: quantize_buffer(...) here: a variable with
+     * v->comp.quantize_mode set gets the caller's buffer quantized (into a
+     * copy: `data` is the caller's, const for raster_var_put) before it is
+     * cut into pieces, since netCDF's BitGroom depends on a value's
+     * position in the buffer written. compress.c's COMPRESS_QUANTIZE
+     * refuses quantize settings until then. */
     piece *p;
     size_t n;
     rc = hyperslab_pieces(v, start, count, stride, &p, &n);
