@@ -776,12 +776,18 @@ static raster_var *raster_target(int ncid, int varid)
 }
 
 /* The raster variable whose attribute `name` raster keeps itself (only
- * _FillValue), or NULL: the attribute is netCDF's alone. */
+ * _FillValue), or NULL: the attribute is netCDF's alone. A variable still
+ * pending is not adopted here: its placeholder takes the fill value, which
+ * adoption reads, and adoption waits for the program's other settings
+ * (its nc_def_var_deflate and the like, which nccopy sets after the
+ * attributes; issue #23). */
 static raster_var *att_target(int ncid, int varid, const char *name)
 {
-    if (!name || strcmp(name, "_FillValue") != 0)
+    shim_file *sf;
+    if (!name || strcmp(name, "_FillValue") != 0 || varid < 0 ||
+        !shim_on() || !(sf = files_find(ncid)))
         return NULL;
-    return raster_target(ncid, varid);
+    return raster_var_by_varid(files_raster(sf), ncid, varid);
 }
 
 static int put_raster_att(raster_var *v, const char *name, nc_type xtype,
