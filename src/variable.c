@@ -422,11 +422,18 @@ int raster_var_set_compression(raster_var *v, const raster_compression *c)
     int rc = compress_check(&want, v->xtype, v->file->par != NULL, v->name);
     if (rc)
         return rc;
-    /* netCDF adds filters to a variable but takes none off */
-    if (!compress_plain(&v->comp))
-        return raster_fail(RASTER_EUNSUPPORTED, "%s: its compression is set "
-                           "already; netCDF cannot take filters off",
-                           v->name);
+    /* netCDF adds filters to a variable, and changes their parameters,
+     * but takes none off */
+    const raster_compression *o = &v->comp;
+    int kept = (!o->shuffle || want.shuffle) &&
+               (!o->fletcher32 || want.fletcher32) &&
+               (!o->deflate_level || want.deflate_level) &&
+               o->nfilters <= want.nfilters;
+    for (unsigned i = 0; kept && i < o->nfilters; i++)
+        kept = o->filters[i].id == want.filters[i].id;
+    if (!kept)
+        return raster_fail(RASTER_EUNSUPPORTED, "%s: that takes a filter "
+                           "off its stores, which netCDF cannot", v->name);
     return meta_set_compression(v, &want);
 }
 

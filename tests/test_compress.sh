@@ -94,6 +94,26 @@ set -- $(stores "$tmp/g.nc" 'COMPRESSION DEFLATE [{] LEVEL 9 [}]')
 set -- $(stores "$tmp/g.nc" 'CHECKSUM FLETCHER32')
 [ "$2" -eq "$1" ] && ok || fail "V: $1 stores, $2 with fletcher32"
 
+# ---- settings after the shim adopted the variable (a rename adopts) ---------
+prog=$build/tests/compress_prog
+on_disk "$prog" "$tmp/late_plain.nc" late || fail "compress_prog without the shim"
+RASTER_VARS=V RASTER_MASK="$tmp/g_plain.nc:region" expect 0 \
+    "settings after adoption" under "$prog" "$tmp/late.nc" late
+on_disk "$NCDUMP" -h "$tmp/late.nc" | grep -q 'group: raster_V' && ok ||
+    fail "W (was V) not stored by region"
+set -- $(stores "$tmp/late.nc" 'COMPRESSION DEFLATE [{] LEVEL 3 [}]')
+[ "$1" -ge 1 ] && [ "$2" -eq "$1" ] && ok || fail "late: $1 stores, $2 deflated"
+set -- $(stores "$tmp/late.nc" 'CHECKSUM FLETCHER32')
+[ "$2" -eq "$1" ] && ok || fail "late: $1 stores, $2 with fletcher32"
+on_disk "$NCDUMP" -s "$tmp/late_plain.nc" | tail -n +2 > "$tmp/d_plain"
+under "$NCDUMP" -s "$tmp/late.nc" | tail -n +2 > "$tmp/d_shim"
+same "$tmp/d_plain" "$tmp/d_shim" "late settings: ncdump -s differs from plain"
+# quantize then: refused, said once, the program told (never unquantized)
+RASTER_VARS=V RASTER_MASK="$tmp/g_plain.nc:region" expect 1 \
+    "quantize after adoption" under "$prog" "$tmp/lateq.nc" late-quantize
+[ "$(grep -c 'compressing W: .*quantize' "$tmp/err")" -eq 1 ] && ok ||
+    fail "quantize after adoption: $(cat "$tmp/err")"
+
 # ---- what raster cannot honour: plain netCDF, one warning -------------------
 PY=${PYTHON:-/usr/bin/python3}
 if "$PY" -c 'import netCDF4, numpy' 2>/dev/null; then
