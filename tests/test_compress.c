@@ -13,7 +13,10 @@
  * netCDF's element by element. The stores must carry the filters (netCDF's
  * inquiries on each store), and be chunked; raster_var_compression must
  * answer the settings after each reopen, and the placeholder answer them
- * to netCDF's inquiries. Error paths: a written variable, bad deflate
+ * to netCDF's inquiries. Whole records of a filtered store never take
+ * direct.c's H5Dwrite_chunk path (a plain one does). Adoption takes the
+ * placeholder's deflate, shuffle and fletcher32; a quantized placeholder
+ * is refused until raster quantizes. Error paths: a written variable, bad deflate
  * levels, quantize on an integer type, raster's marker or an unknown
  * filter, a read-only file, after nc_enddef, changing settings once set.
  */
@@ -32,6 +35,7 @@
 
 #include "raster.h"
 
+#include "direct.h"
 #include "testutil.h"
 
 #define NT 3
@@ -462,6 +466,62 @@ static void test_adopt_refused(void **state)
     RS(raster_close(rf));
 }
 
+/* ---- direct chunk writes ------------------------------------------------ */
+
+#define BY 200
+#define BX 200
+
+/* Whole records of one big region: chunks of 320 KB, which direct.c
+ * writes with H5Dwrite_chunk when plain; filtered, they must go through
+ * netCDF (HDF5 deflates them), and read back equal. */
+static void direct_case(int level, size_t *went)
+{
+    char path[300];
+    tmpdir_path(path, sizeof path, level ? "direct-d.nc" : "direct-p.nc");
+    static int32_t big[BY * BX];
+    for (size_t i = 0; i < BY * BX; i++)
+        big[i] = 1;
+    raster_file *rf;
+    RS(raster_create(path, &rf));
+    int nc = raster_file_ncid(rf), d[3];
+    NC(nc_def_dim(nc, "t", NC_UNLIMITED, &d[0]));
+    NC(nc_def_dim(nc, "y", BY, &d[1]));
+    NC(nc_def_dim(nc, "x", BX, &d[2]));
+    raster_mask *m;
+    RS(raster_mask_wrap(big, BY, BX, &m));
+    raster_var *v;
+    const size_t chunk[3] = {1, 50, 50};
+    RS(raster_def_var(rf, nc, "d", NC_DOUBLE, 3, d, chunk, m, &v));
+    raster_mask_free(m);
+    raster_compression c;
+    memset(&c, 0, sizeof c);
+    c.deflate_level = level;
+    RS(raster_var_set_compression(v, &c));
+    static double buf[2 * BY * BX], back[2 * BY * BX];
+    for (size_t i = 0; i < 2 * BY * BX; i++)
+        buf[i] = (double)(i % 977) * 0.25;
+    const size_t s0[3] = {0, 0, 0}, c0[3] = {2, BY, BX};
+    size_t before = direct_chunks_written();
+    RS(raster_var_put(v, s0, c0, NULL, buf));
+    *went = direct_chunks_written() - before;
+    RS(raster_close(rf));
+    RS(raster_open(path, RASTER_READ, &rf));
+    RS(raster_var_find(rf, "d", &v));
+    RS(raster_var_get(v, s0, c0, NULL, back));
+    expect_same(buf, back, 2 * BY * BX, sizeof *buf, "direct case");
+    RS(raster_close(rf));
+}
+
+static void test_direct_skips_filtered(void **state)
+{
+    (void)state;
+    size_t plain, deflated;
+    direct_case(0, &plain);
+    direct_case(6, &deflated);
+    assert_true(plain > 0); /* the case is one direct.c takes */
+    assert_int_equal(deflated, 0);
+}
+
 /* ---- errors ------------------------------------------------------------- */
 
 static void test_errors(void **state)
@@ -576,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_round_trips),
         cmocka_unit_test(test_adopt),
         cmocka_unit_test(test_adopt_refused),
+        cmocka_unit_test(test_direct_skips_filtered),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, tmpdir_remove);
