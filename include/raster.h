@@ -520,11 +520,15 @@ typedef struct raster_compression {
 
 /*! raster_var_set_compression() :
  *  Stores `var`'s values as `c` says, from now on: allowed while nothing
- *  of the variable has been written (define mode or not). NULL `c`: plain.
+ *  of the variable has been written and netCDF has not created its stores
+ *  (define mode, before nc_enddef). NULL `c`: plain. Settings once set
+ *  may be added to (a filter, another deflate level) but not taken off,
+ *  as netCDF's own calls.
  *  @return RASTER_OK; RASTER_EINVAL for a written variable or settings
  *  netCDF would refuse (deflate level, quantize on an integer type, a
  *  filter HDF5 does not have); RASTER_EUNSUPPORTED for what raster cannot
- *  honour (e.g. filters in a parallel file), the variable unchanged. */
+ *  honour (filters in a parallel file, taking a filter off), the variable
+ *  unchanged. */
 RASTER_API int raster_var_set_compression(raster_var *var,
                                           const raster_compression *c);
 

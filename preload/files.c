@@ -112,8 +112,12 @@ int files_pend(shim_file *sf, int grpid, int varid, raster_mask *mask,
             return NC_NOERR;
         }
     }
-    p->next = sf->pend;
-    sf->pend = p;
+    /* appended: variables are adopted in the order they were defined, so
+     * their storage groups follow the program's order */
+    pending **tail = &sf->pend;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = p;
     return NC_NOERR;
 }
 

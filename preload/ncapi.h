@@ -197,6 +197,16 @@ int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
       (ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp))                   \
     X(nc_inq_vardimid, (int ncid, int varid, int *dimidsp),                   \
       (ncid, varid, dimidsp))                                                 \
+    X(nc_def_var_deflate, (int ncid, int varid, int shuffle, int deflate,     \
+                           int deflate_level),                                \
+      (ncid, varid, shuffle, deflate, deflate_level))                         \
+    X(nc_def_var_fletcher32, (int ncid, int varid, int fletcher32),           \
+      (ncid, varid, fletcher32))                                              \
+    X(nc_def_var_filter, (int ncid, int varid, unsigned int id,               \
+                          size_t nparams, const unsigned int *params),        \
+      (ncid, varid, id, nparams, params))                                     \
+    X(nc_def_var_quantize, (int ncid, int varid, int quantize_mode, int nsd), \
+      (ncid, varid, quantize_mode, nsd))                                      \
     X(nc_inq_var_filter_ids, (int ncid, int varid, size_t *nfiltersp,         \
                               unsigned int *ids),                             \
       (ncid, varid, nfiltersp, ids))                                          \

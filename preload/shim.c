@@ -776,12 +776,18 @@ static raster_var *raster_target(int ncid, int varid)
 }
 
 /* The raster variable whose attribute `name` raster keeps itself (only
- * _FillValue), or NULL: the attribute is netCDF's alone. */
+ * _FillValue), or NULL: the attribute is netCDF's alone. A variable still
+ * pending is not adopted here: its placeholder takes the fill value, which
+ * adoption reads, and adoption waits for the program's other settings
+ * (its nc_def_var_deflate and the like, which nccopy sets after the
+ * attributes; issue #23). */
 static raster_var *att_target(int ncid, int varid, const char *name)
 {
-    if (!name || strcmp(name, "_FillValue") != 0)
+    shim_file *sf;
+    if (!name || strcmp(name, "_FillValue") != 0 || varid < 0 ||
+        !shim_on() || !(sf = files_find(ncid)))
         return NULL;
-    return raster_target(ncid, varid);
+    return raster_var_by_varid(files_raster(sf), ncid, varid);
 }
 
 static int put_raster_att(raster_var *v, const char *name, nc_type xtype,
@@ -798,6 +804,105 @@ SHIM_API int nc_put_att(int ncid, int varid, const char *name, nc_type xtype,
     if (v)
         return put_raster_att(v, name, xtype, len, op);
     return CALL_REAL(nc_put_att, (ncid, varid, name, xtype, len, op));
+}
+
+/* ---- compression -------------------------------------------------------- */
+
+/* A program's compression call on a variable raster has adopted already
+ * (issue #23; adoption normally waits for these calls, files.c): raster
+ * puts the settings on the stores and the placeholder, or refuses what it
+ * cannot honour, saying so, where netCDF would have taken it. A variable
+ * not adopted yet gets it from netCDF; adoption reads it there. */
+static raster_var *adopted(int ncid, int varid)
+{
+    shim_file *sf;
+    if (varid < 0 || !shim_on() || !(sf = files_find(ncid)))
+        return NULL;
+    return raster_var_by_varid(files_raster(sf), ncid, varid);
+}
+
+static int set_compression(raster_var *v, const raster_compression *c)
+{
+    int rc = raster_var_set_compression(v, c);
+    if (rc == RASTER_OK)
+        return NC_NOERR;
+    shim_log(LOG_WARN, "compressing %s: %s: %s", raster_var_name(v),
+             raster_strerror(rc), raster_errmsg());
+    int st = raster_nc_status();
+    return st != NC_NOERR ? st : NC_EFILTER;
+}
+
+SHIM_API int nc_def_var_deflate(int ncid, int varid, int shuffle,
+                                int deflate, int deflate_level)
+{
+    raster_var *v = adopted(ncid, varid);
+    raster_compression c;
+    if (!v || raster_var_compression(v, &c) != RASTER_OK)
+        return CALL_REAL(nc_def_var_deflate, (ncid, varid, shuffle, deflate,
+                                              deflate_level));
+    c.shuffle = shuffle != 0;
+    if (deflate)
+        c.deflate_level = deflate_level;
+    return set_compression(v, &c);
+}
+
+SHIM_API int nc_def_var_fletcher32(int ncid, int varid, int fletcher32)
+{
+    raster_var *v = adopted(ncid, varid);
+    raster_compression c;
+    if (!v || raster_var_compression(v, &c) != RASTER_OK)
+        return CALL_REAL(nc_def_var_fletcher32, (ncid, varid, fletcher32));
+    c.fletcher32 = fletcher32 != 0;
+    return set_compression(v, &c);
+}
+
+SHIM_API int nc_def_var_filter(int ncid, int varid, unsigned int id,
+                               size_t nparams, const unsigned int *params)
+{
+    raster_var *v = adopted(ncid, varid);
+    raster_compression c;
+    if (!v || raster_var_compression(v, &c) != RASTER_OK)
+        return CALL_REAL(nc_def_var_filter, (ncid, varid, id, nparams,
+                                             params));
+    if (nparams > RASTER_MAX_FILTER_PARAMS || (nparams && !params))
+        return NC_EINVAL;
+    /* deflate, shuffle and fletcher32 by id are fields of their own */
+    if (id == H5Z_FILTER_DEFLATE && nparams >= 1) {
+        c.deflate_level = (int)params[0];
+    } else if (id == H5Z_FILTER_SHUFFLE) {
+        c.shuffle = 1;
+    } else if (id == H5Z_FILTER_FLETCHER32) {
+        c.fletcher32 = 1;
+    } else {
+        unsigned i = 0;
+        while (i < c.nfilters && c.filters[i].id != id)
+            i++; /* netCDF replaces a filter's parameters */
+        if (i == c.nfilters && c.nfilters == RASTER_MAX_FILTERS) {
+            shim_log(LOG_WARN, "compressing %s: raster keeps at most %d "
+                     "filters", raster_var_name(v), RASTER_MAX_FILTERS);
+            return NC_EFILTER;
+        }
+        if (i == c.nfilters)
+            c.nfilters++;
+        c.filters[i].id = id;
+        c.filters[i].nparams = nparams;
+        if (nparams)
+            memcpy(c.filters[i].params, params, nparams * sizeof *params);
+    }
+    return set_compression(v, &c);
+}
+
+SHIM_API int nc_def_var_quantize(int ncid, int varid, int quantize_mode,
+                                 int nsd)
+{
+    raster_var *v = adopted(ncid, varid);
+    raster_compression c;
+    if (!v || raster_var_compression(v, &c) != RASTER_OK)
+        return CALL_REAL(nc_def_var_quantize, (ncid, varid, quantize_mode,
+                                               nsd));
+    c.quantize_mode = quantize_mode;
+    c.quantize_nsd = nsd;
+    return set_compression(v, &c);
 }
 
 /* ---- the placeholder's marker filter ------------------------------------ */

@@ -246,10 +246,14 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
                                   v->name, nc_strerror(st));
         v->dirty = 1;
     }
-    /* TO WIRE (branch comp-lib): pass the variable's settings,
-     * v->compression.quantize_mode and .quantize_nsd, for NC_NOQUANTIZE, 0 */
+    if (write)
+        v->comp_fixed = 1; /* its stores are in the file from now on */
+    /* a quantized variable: the caller's values quantized, in a copy, as
+     * netCDF would quantize this very buffer (BitGroom depends on a value's
+     * position in it), before they are cut into pieces */
     void *quantized = NULL;
-    if (write && (rc = quantize_for_write(v, NC_NOQUANTIZE, 0, count, qrun,
+    if (write && (rc = quantize_for_write(v, v->comp.quantize_mode,
+                                          v->comp.quantize_nsd, count, qrun,
                                           data, &quantized)) != RASTER_OK)
         return rc;
     if (quantized)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "compress.h"
 #include "convert.h"
 #include "error.h"
 #include "fileio.h"
@@ -321,10 +322,14 @@ static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
                          d->fill) >= 0;
         att_close(&t);
     }
+    /* its compression (issue #23): the stores have the same */
+    int rc = ok ? compress_inq_h5(p, &d->comp, d->name) : RASTER_OK;
     if (type >= 0)
         H5Tclose(type);
     if (p >= 0)
         H5Dclose(p);
+    if (rc)
+        return rc;
     return ok ? RASTER_OK
               : LEAN_FAIL("%s: its placeholder variable is missing or of "
                           "another type or shape", d->name);

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "compress.h"
 #include "convert.h"
 #include "error.h"
 #include "fileio.h"
@@ -198,6 +199,58 @@ static void store_chunking(const raster_var *v, size_t cells, size_t *chunk)
     }
 }
 
+/* Chunk shape of a filtered store (issue #23): HDF5 filters only chunked
+ * datasets. One record of every outer dimension, and the store's cells of
+ * that record in as few equal chunks of at most STORE_CHUNK_BYTES as
+ * hold them (the whole record when smaller). A record written whole
+ * covers whole chunks, so HDF5 never inflates a chunk to merge a write;
+ * a region's pure store holds only its cells, so reading a region of one
+ * record inflates its own chunks and no other region's; 1 MiB leaves
+ * deflate's ratio near a whole store's (zlib looks back 32 KiB) and fits
+ * netCDF's chunk cache many times over. */
+static void filtered_chunking(const raster_var *v, size_t cells,
+                              size_t *chunk)
+{
+    int no = var_nouter(v);
+    for (int i = 0; i < no; i++)
+        chunk[i] = 1;
+    size_t most = STORE_CHUNK_BYTES / v->elem;
+    size_t n = cells ? (cells + most - 1) / most : 1;
+    chunk[no] = cells ? (cells + n - 1) / n : 1;
+}
+
+/* Chunks store varid of group g as filtered_chunking says and puts v's
+ * filters on it. */
+static int filter_store(raster_var *v, int g, int varid, size_t s)
+{
+    size_t chunk[RASTER_MAX_DIMS + 1];
+    filtered_chunking(v, v->store_cells[s], chunk);
+    int st = nc_def_var_chunking(g, varid, NC_CHUNKED, chunk);
+    if (st == NC_ELATEDEF)
+        return raster_fail_nc(RASTER_EINVAL, st, "%s: its stores are in the "
+                              "file already; set compression before netCDF "
+                              "leaves define mode (nc_enddef, a write)",
+                              v->name);
+    if (st != NC_NOERR)
+        return meta_ncfail(st, "chunking store of", v->name);
+    return compress_apply(g, varid, &v->comp, 0, v->name);
+}
+
+int meta_set_compression(raster_var *v, const raster_compression *c)
+{
+    raster_compression was = v->comp;
+    v->comp = *c;
+    int rc = RASTER_OK;
+    for (size_t s = 0; rc == RASTER_OK && s <= v->nregions; s++)
+        if (v->store_var[s] >= 0 && compress_filtered(c))
+            rc = filter_store(v, v->store_grp[s], v->store_var[s], s);
+    if (rc == RASTER_OK)
+        rc = compress_apply(v->parent, v->varid, c, 1, v->name);
+    if (rc)
+        v->comp = was; /* NC_ELATEDEF comes at the first store */
+    return rc;
+}
+
 static int put_int_att(int g, int varid, const char *name, int value);
 static int sums_io(raster_var *v, const long long *summary, int write);
 
@@ -219,7 +272,9 @@ static int define_store(raster_var *v, int g, size_t s)
     if (nc_failed(nc_def_var(g, "data", v->xtype, no + 1, dims, &varid),
                   "defining store data of", v->name, &rc))
         goto fail;
-    if (any_unlim) {
+    if (compress_filtered(&v->comp)) {
+        /* chunked and filtered below, once its fill value is set */
+    } else if (any_unlim) {
         store_chunking(v, v->store_cells[s], chunk);
         if (nc_failed(nc_def_var_chunking(g, varid, NC_CHUNKED, chunk),
                       "chunking store of", v->name, &rc))
@@ -231,6 +286,9 @@ static int define_store(raster_var *v, int g, size_t s)
     }
     if (nc_failed(nc_put_att(g, varid, "_FillValue", v->xtype, 1, v->fill),
                   "setting store fill value of", v->name, &rc))
+        goto fail;
+    if (compress_filtered(&v->comp) &&
+        (rc = filter_store(v, g, varid, s)) != RASTER_OK)
         goto fail;
     /* which region's data this is, inside the store itself: groups renamed
      * along with their attributes still carry their own (integrity.h) */
@@ -586,7 +644,8 @@ static int groups_numbered(int g, size_t *top)
 
 int meta_define(raster_file *f, int parent, int varid, const char *name,
                 int xtype, int ndims, const int *dimids, const size_t *chunk,
-                const raster_mask *mask, raster_var **out)
+                const raster_mask *mask, const raster_compression *comp,
+                raster_var **out)
 {
     *out = NULL;
     raster_var *v;
@@ -600,6 +659,8 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
     v->file = f;
     v->parent = parent;
     v->varid = varid; /* -1: the placeholder is created last, below */
+    if (comp)
+        v->comp = *comp;
     v->grpid = -1;
     /* everything that can fail for want of memory comes before the group
      * exists, so that failures after it are netCDF's alone */
@@ -760,6 +821,10 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
                   v->name, &rc))
         goto fail;
     rc = placeholder_mark(parent, v->varid, name);
+    /* created here: the settings after the marker, where netCDF's
+     * inquiries find them (an adopted placeholder has its own) */
+    if (rc == RASTER_OK && varid < 0)
+        rc = compress_apply(parent, v->varid, &v->comp, 1, name);
     if (rc == RASTER_OK)
         rc = placeholder_note(parent, v->varid, gname);
     if (rc)
@@ -1521,6 +1586,8 @@ int meta_var_lean(raster_file *f, const meta_desc *d, raster_mask **mask,
     v->nx = d->nx;
     v->materialized = 1;
     v->sums = d->sums;
+    v->comp = d->comp;
+    v->comp_fixed = 1;
     v->mask = *mask;
     *mask = NULL;
     rc = regions_from_summary(v, summary, len);
@@ -1750,6 +1817,11 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
         rc = raster_fail(RASTER_EFORMAT, "%s: unreadable fill value", name);
         goto fail;
     }
+    /* its compression, as the placeholder keeps it (issue #23) */
+    v->comp_fixed = 1;
+    if ((rc = compress_inq_nc(v->parent, v->varid, &v->comp, name)) !=
+        RASTER_OK)
+        goto fail;
     /* format 4 has no region groups: its summary is all */
     for (size_t r = 0; r < v->nregions && rc == RASTER_OK && format < 4;
          r++) {

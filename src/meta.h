@@ -45,10 +45,18 @@ extern int meta_default_format;
  * NC_GROUPS_MAX groups is RASTER_EUNSUPPORTED, before anything is
  * defined. varid >= 0 adopts that existing, never-written variable as the
  * placeholder; -1 creates the placeholder (last, so that a failure leaves
- * only an abandoned group). Copies the mask. */
+ * only an abandoned group). Copies the mask. `comp` (NULL: plain, checked
+ * by the caller) goes on every store, and on a placeholder created here;
+ * an adopted one carries it already. */
 int meta_define(raster_file *f, int parent, int varid, const char *name,
                 int xtype, int ndims, const int *dimids, const size_t *chunk,
-                const raster_mask *mask, raster_var **out);
+                const raster_mask *mask, const raster_compression *comp,
+                raster_var **out);
+
+/* Puts `c` (checked by the caller) on the defined stores and the
+ * placeholder of v, whose settings are plain: netCDF define mode, before
+ * the datasets are created (NC_ELATEDEF is RASTER_EINVAL). */
+int meta_set_compression(raster_var *v, const raster_compression *c);
 
 /* Writes the data part of the metadata (mask, index tables) once the file
  * can take data; a no-op after the first call. */
@@ -71,6 +79,7 @@ typedef struct meta_desc {
     size_t ny, nx;
     unsigned char fill[8];
     int sums;                  /* the tables carry checksums (integrity.h) */
+    raster_compression comp;   /* the placeholder's (compress.h) */
 } meta_desc;
 
 /* A read-only variable of format 3 from its description, its mask (taken

@@ -46,7 +46,7 @@ static herr_t set_local(hid_t dcpl, hid_t type, hid_t space)
 {
     (void)space;
     size_t elem = H5Tget_size(type);
-    unsigned cd[3] = {0, 0, 0};
+    unsigned cd[4] = {0, 0, 0, 0};
     H5D_fill_value_t defined;
     if (elem == 0 || elem > 2 * sizeof cd[0] ||
         H5Pfill_value_defined(dcpl, &defined) < 0)
@@ -61,8 +61,27 @@ static herr_t set_local(hid_t dcpl, hid_t type, hid_t space)
     if (defined != H5D_FILL_VALUE_UNDEFINED &&
         H5Pget_fill_value(dcpl, type, &cd[1]) < 0)
         return -1;
-    return H5Pmodify_filter(dcpl, RASTER_FILTER_ID, H5Z_FLAG_MANDATORY, 3,
-                            cd);
+    /* filters ahead of the marker (issue #23): netCDF puts fletcher32 and
+     * shuffle first whatever the order they were set in, and a program's
+     * deflate set before raster adopted its variable precedes the marker
+     * too. The chunk of fill values then reaches the marker transformed,
+     * so it cannot be recognised: a fourth parameter says so. */
+    int n = H5Pget_nfilters(dcpl), ahead = 0;
+    for (int i = 0; i < n; i++) {
+        unsigned flags, fcd[8];
+        size_t nfcd = 8;
+        char name[8];
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &nfcd,
+                                         fcd, sizeof name, name, NULL);
+        if (id < 0)
+            return -1;
+        if (id == RASTER_FILTER_ID)
+            break;
+        ahead++;
+    }
+    cd[3] = (unsigned)ahead;
+    return H5Pmodify_filter(dcpl, RASTER_FILTER_ID, H5Z_FLAG_MANDATORY,
+                            ahead ? 4 : 3, cd);
 }
 
 /* Decoding always fails: a placeholder's values are in raster_V. Encoding
@@ -74,12 +93,17 @@ static size_t refuse(unsigned flags, size_t cd_nelmts,
                      size_t *buf_size, void **buf)
 {
     if ((flags & H5Z_FLAG_REVERSE) || cd_nelmts < 3 || cd_values[0] == 0 ||
-        cd_values[0] > 2 * sizeof cd_values[0] || nbytes % cd_values[0])
+        cd_values[0] > 2 * sizeof cd_values[0] ||
+        (nbytes % cd_values[0] && !(cd_nelmts >= 4 && cd_values[3] > 0)))
         return 0;
     size_t elem = cd_values[0];
     const unsigned char *fill = (const unsigned char *)&cd_values[1];
     const unsigned char *p = *buf;
-    for (size_t i = 0; i < nbytes; i += elem)
+    /* behind other filters (set_local) the bytes are theirs, not values:
+     * only the marker is stored. Programs without raster still cannot
+     * read (decoding fails) nor write (the filter is mandatory there). */
+    int behind = cd_nelmts >= 4 && cd_values[3] > 0;
+    for (size_t i = 0; !behind && i < nbytes; i += elem)
         if (memcmp(p + i, fill, elem) != 0)
             return 0;
     size_t n = *buf_size < sizeof marker ? *buf_size : sizeof marker;

@@ -130,6 +130,12 @@ struct raster_var {
     int sums;
     uint32_t *sum_runs;
     int materialized;          /* mask and index tables written */
+    /* how the stores are filtered and the values quantized (issue #23,
+     * compress.h): set at definition or read from the placeholder at
+     * open; comp_fixed once the stores may be in the file (a loaded
+     * variable, or one written), when netCDF no longer changes them */
+    raster_compression comp;
+    int comp_fixed;
     int dirty;                 /* written since open: marker to rewrite */
     struct raster_var *next;
 };

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "compress.h"
 #include "convert.h"
 #include "error.h"
 #include "fileio.h"
@@ -31,7 +32,8 @@
  * placeholder variable, >= 0 adopts it. */
 static int define(raster_file *f, int parent, int varid, const char *name,
                   int xtype, int ndims, const int *dimids, const size_t *chunk,
-                  const raster_mask *mask, raster_var **out)
+                  const raster_mask *mask, const raster_compression *comp,
+                  raster_var **out)
 {
     if (!f->writable)
         return raster_fail(RASTER_EINVAL, "file is read-only");
@@ -92,7 +94,7 @@ static int define(raster_file *f, int parent, int varid, const char *name,
                            name, chunk_bytes);
     raster_var *v;
     int rc = meta_define(f, parent, varid, name, xtype, ndims, dimids, ch,
-                         mask, &v);
+                         mask, comp, &v);
     if (rc)
         return rc;
     raster_var **tail = &f->vars;
@@ -119,7 +121,7 @@ int raster_def_var(raster_file *f, int parent, const char *name, int xtype,
         nc_inq_grp_ncid(parent, name, &other) == NC_NOERR)
         return raster_fail(RASTER_EINVAL, "name %s is already in use", name);
     return define(f, parent, -1, name, xtype, ndims, dimids, chunk, mask,
-                  out);
+                  NULL, out);
 }
 
 int raster_adopt_var(raster_file *f, int parent, int varid,
@@ -156,8 +158,17 @@ int raster_adopt_var(raster_file *f, int parent, int varid,
             RASTER_EINVAL,
             "%s holds data already; raster takes only variables never written",
             name);
+    /* the program's compression (nc_def_var_deflate and the like on it)
+     * goes on every store; what raster cannot honour leaves it to netCDF
+     * (the shim keeps it plain and says so) */
+    raster_compression comp;
+    int rc = compress_inq_nc(parent, varid, &comp, name);
+    if (rc == RASTER_OK)
+        rc = compress_check(&comp, xtype, f->par != NULL, name);
+    if (rc)
+        return rc;
     return define(f, parent, varid, name, xtype, ndims, dimids, chunk, mask,
-                  out);
+                  &comp, out);
 }
 
 int raster_var_rename(raster_var *v, const char *name)
@@ -371,23 +382,65 @@ int var_check_box(const raster_var *v, const size_t *start,
     return RASTER_OK;
 }
 
-/* Issue #23 lands the stores' compression; until then a variable is
- * stored plain and any other setting is refused. */
+/* 1 when a and b ask for the same (filters compared up to their count). */
+static int same_compression(const raster_compression *a,
+                            const raster_compression *b)
+{
+    if (a->shuffle != b->shuffle || a->deflate_level != b->deflate_level ||
+        a->fletcher32 != b->fletcher32 ||
+        a->quantize_mode != b->quantize_mode ||
+        a->quantize_nsd != b->quantize_nsd || a->nfilters != b->nfilters)
+        return 0;
+    for (unsigned i = 0; i < a->nfilters; i++)
+        if (a->filters[i].id != b->filters[i].id ||
+            a->filters[i].nparams != b->filters[i].nparams ||
+            memcmp(a->filters[i].params, b->filters[i].params,
+                   a->filters[i].nparams * sizeof *a->filters[i].params))
+            return 0;
+    return 1;
+}
+
 int raster_var_set_compression(raster_var *v, const raster_compression *c)
 {
     if (!var_ok(v))
         return raster_fail(RASTER_EINVAL, "not a raster variable");
     static const raster_compression plain;
-    if (c && memcmp(c, &plain, sizeof plain) != 0)
-        return raster_fail(RASTER_EUNSUPPORTED, "%s: compressed stores are "
-                           "not supported yet", v->name);
-    return RASTER_OK;
+    raster_compression want = c ? *c : plain;
+    /* netCDF's flags: any nonzero value sets them */
+    want.shuffle = want.shuffle != 0;
+    want.fletcher32 = want.fletcher32 != 0;
+    if (!want.quantize_mode)
+        want.quantize_nsd = 0;
+    if (same_compression(&v->comp, &want))
+        return RASTER_OK;
+    if (!v->file->writable)
+        return raster_fail(RASTER_EINVAL, "%s: file is read-only", v->name);
+    if (v->comp_fixed)
+        return raster_fail_nc(RASTER_EINVAL, NC_ELATEDEF, "%s: written (or "
+                              "in the file before this open): its stores' "
+                              "filters are fixed", v->name);
+    int rc = compress_check(&want, v->xtype, v->file->par != NULL, v->name);
+    if (rc)
+        return rc;
+    /* netCDF adds filters to a variable, and changes their parameters,
+     * but takes none off */
+    const raster_compression *o = &v->comp;
+    int kept = (!o->shuffle || want.shuffle) &&
+               (!o->fletcher32 || want.fletcher32) &&
+               (!o->deflate_level || want.deflate_level) &&
+               o->nfilters <= want.nfilters;
+    for (unsigned i = 0; kept && i < o->nfilters; i++)
+        kept = o->filters[i].id == want.filters[i].id;
+    if (!kept)
+        return raster_fail(RASTER_EUNSUPPORTED, "%s: that takes a filter "
+                           "off its stores, which netCDF cannot", v->name);
+    return meta_set_compression(v, &want);
 }
 
 int raster_var_compression(const raster_var *v, raster_compression *out)
 {
     if (!var_ok(v) || !out)
         return raster_fail(RASTER_EINVAL, "NULL argument");
-    memset(out, 0, sizeof *out);
+    *out = v->comp;
     return RASTER_OK;
 }

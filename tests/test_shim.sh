@@ -38,7 +38,7 @@ groups() { "$NCDUMP" -h "$1" | sed -n 's/^group: \(.*\) {/\1/p' | tr '\n' ' '; }
 dump "$tmp/plain.nc" > "$tmp/plain.txt"
 RASTER_MASK="$basins:REGION_MASK" expect 0 "cesm writer under the shim" \
     under "$ex/cesm_writer" "$basins" "$tmp/raster.nc" 2 3
-[ "$(groups "$tmp/raster.nc")" = "raster_SALT raster_TEMP " ] && ok ||
+[ "$(groups "$tmp/raster.nc")" = "raster_TEMP raster_SALT " ] && ok ||
     fail "TEMP and SALT not stored by region: $(groups "$tmp/raster.nc")"
 dump_under "$tmp/raster.nc" > "$tmp/raster.txt"
 same "$tmp/plain.txt" "$tmp/raster.txt" "ncdump under the shim differs from the plain file"
