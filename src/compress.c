@@ -8,6 +8,7 @@
 #include <hdf5.h>
 #include <netcdf.h>
 #include <netcdf_filter.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "convert.h"
