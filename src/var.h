@@ -37,6 +37,13 @@ typedef struct store_addr {
     int64_t *addr;       /* [outer chunk][cell chunk] */
     size_t unknown;      /* entries of addr[] not looked up yet */
     int walked;          /* chunkmap_read tried on its chunk index */
+    /* chunked stores HDF5 keeps through filters raster undoes itself
+     * (unfilter.c; ok is 1 too): filt[] the HDF5 filter ids in the
+     * pipeline's order, csize[] each chunk's stored bytes (as addr[]) */
+    int inflate;
+    int nfilt;
+    unsigned char filt[4];
+    uint32_t *csize;
 } store_addr;
 
 /* `len` cells of grid row y from column x on: store cells off.. of store
