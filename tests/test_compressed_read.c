@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "testutil.h"
 
@@ -48,6 +49,10 @@ static const ccase cases[] = {
     {"d9k", NC_DOUBLE, 9, 0, 1, {1, 1, 16, 30}},
     {"s1sk", NC_SHORT, 1, 1, 1, {2, 1, 20, 25}},  /* two records a chunk */
     {"i9s", NC_INT, 9, 1, 0, {1, 2, 24, 24}},     /* both levels a chunk */
+    /* netCDF applies fletcher32, shuffle, deflate in that order: the
+     * checksum is shuffled with the values, 4 bytes past the last whole
+     * double left in place */
+    {"d1sk", NC_DOUBLE, 1, 1, 1, {1, 1, 30, 30}},
 };
 
 static int32_t mask_at(size_t y, size_t x)
@@ -403,6 +408,59 @@ static void read_fails(const char *path, const char *what)
     RS(raster_close(rf));
 }
 
+/* In a copy of `path`, store 0's first chunk rewritten with one value
+ * changed and deflated again, its checksum kept: a valid deflate stream
+ * whose Fletcher-32 no longer matches. */
+static void wrong_checksum(const char *path, const char *dst, size_t elem)
+{
+    raster_file *rf;
+    raster_var *rv;
+    char name[512];
+    RS(raster_open(path, RASTER_READ, &rf));
+    RS(raster_var_find(rf, "v", &rv));
+    hid_t did = (hid_t)fileio_store(rv, 0);
+    assert_true(did >= 0);
+    assert_true(H5Iget_name(did, name, sizeof name) > 0);
+    H5Dclose(did);
+    RS(raster_close(rf));
+    corrupt_copy(path, dst, 0, 0);
+    hid_t fid = H5Fopen(dst, H5F_ACC_RDWR, H5P_DEFAULT);
+    assert_true(fid >= 0);
+    did = H5Dopen2(fid, name, H5P_DEFAULT);
+    assert_true(did >= 0);
+    hid_t space = H5Dget_space(did), dcpl = H5Dget_create_plist(did);
+    hsize_t off[RASTER_MAX_DIMS + 1], size, ck[RASTER_MAX_DIMS + 1];
+    haddr_t addr;
+    unsigned mask;
+    int rank = H5Pget_chunk(dcpl, RASTER_MAX_DIMS + 1, ck);
+    assert_true(rank > 0);
+    assert_true(H5Dget_chunk_info(did, space, 0, off, &mask, &addr, &size) >=
+                0);
+    uLongf raw = (uLongf)elem;
+    for (int d = 0; d < rank; d++)
+        raw *= (uLongf)ck[d];
+    raw += 4; /* the checksum */
+    unsigned char *z = malloc(size), *plain = malloc(raw);
+    uLongf zcap = compressBound(raw);
+    unsigned char *z2 = malloc(zcap);
+    assert_true(z && plain && z2);
+    uint32_t filters = 0;
+    assert_true(H5Dread_chunk(did, H5P_DEFAULT, off, &filters, z) >= 0);
+    uLongf got = raw;
+    assert_int_equal(uncompress(plain, &got, z, (uLong)size), Z_OK);
+    assert_int_equal(got, raw);
+    plain[raw / 3] ^= 0x01; /* a byte of a value (shuffled or not) */
+    assert_int_equal(compress2(z2, &zcap, plain, raw, 1), Z_OK);
+    assert_true(H5Dwrite_chunk(did, H5P_DEFAULT, 0, off, zcap, z2) >= 0);
+    free(z);
+    free(z2);
+    free(plain);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    H5Dclose(did);
+    assert_true(H5Fclose(fid) >= 0);
+}
+
 static void test_corrupt_chunk(void **state)
 {
     (void)state;
@@ -416,12 +474,21 @@ static void test_corrupt_chunk(void **state)
     assert_true(size > 16);
     corrupt_copy(path, bad, (off_t)(addr + size / 2), 4);
     read_fails(bad, "a corrupt deflate stream");
-    /* fletcher32: only its checksum (the chunk's last 4 bytes) */
+    /* the stream's own checksum (adler32, its last 4 bytes) */
     file_path(&cases[1], path, sizeof path);
-    tmpdir_path(bad, sizeof bad, "bad_sum.nc");
+    tmpdir_path(bad, sizeof bad, "bad_adler.nc");
     first_chunk(path, &addr, &size);
     corrupt_copy(path, bad, (off_t)(addr + size - 2), 1);
-    read_fails(bad, "a wrong Fletcher-32 checksum");
+    read_fails(bad, "a wrong adler32");
+    /* a valid stream, a value changed under fletcher32: only the
+     * Fletcher-32 checksum can tell (without and with shuffle) */
+    for (size_t c = 1; c <= 4; c += 3) {
+        file_path(&cases[c], path, sizeof path);
+        tmpdir_path(bad, sizeof bad, "bad_sum.nc");
+        wrong_checksum(path, bad, type_size(cases[c].xtype));
+        read_fails(bad, "a wrong Fletcher-32 checksum");
+        assert_non_null(strstr(raster_errmsg(), "Fletcher-32"));
+    }
     /* fletcher32 over shuffled, deflated data: the stream's first bytes */
     file_path(&cases[2], path, sizeof path);
     tmpdir_path(bad, sizeof bad, "bad_head.nc");
