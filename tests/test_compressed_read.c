@@ -228,12 +228,11 @@ static void check_hyperslabs(raster_var *rv, int xtype)
     }
 }
 
-/* Every read of the case's file, which must (fast = 1) or must not be
- * served by raster's inflater. */
-static void check_file(const ccase *c, int fast)
+/* Every read of file `path` of case c, which must be served by raster's
+ * inflater (fast = 1; 2: all but store 0, which netCDF must serve) or
+ * not at all (0). */
+static void check_path(const ccase *c, const char *path, int fast)
 {
-    char path[600];
-    file_path(c, path, sizeof path);
     raster_file *rf;
     raster_var *rv;
     RS(raster_open(path, RASTER_READ, &rf));
@@ -254,14 +253,24 @@ static void check_file(const ccase *c, int fast)
         assert_true(after_regions > before);
         assert_true(after > after_regions);
         /* every store read was inflated by raster, none left to netCDF */
-        for (size_t s = 0; s <= rv->nregions; s++)
+        for (size_t s = 0; s <= rv->nregions; s++) {
+            int mine = rv->addr[s].ok && rv->addr[s].inflate;
             if (rv->addr[s].prepared && rv->store_cells[s] > 0 &&
-                !(rv->addr[s].ok && rv->addr[s].inflate))
-                fail_msg("%s: store %zu read through netCDF", c->tag, s);
+                mine != (fast == 1 || s > 0))
+                fail_msg("%s: store %zu read %s", c->tag, s,
+                         mine ? "by raster" : "through netCDF");
+        }
     } else {
         assert_int_equal(after, before);
     }
     RS(raster_close(rf));
+}
+
+static void check_file(const ccase *c, int fast)
+{
+    char path[600];
+    file_path(c, path, sizeof path);
+    check_path(c, path, fast);
 }
 
 static void test_fast_path(void **state)
@@ -408,10 +417,13 @@ static void read_fails(const char *path, const char *what)
     RS(raster_close(rf));
 }
 
-/* In a copy of `path`, store 0's first chunk rewritten with one value
- * changed and deflated again, its checksum kept: a valid deflate stream
- * whose Fletcher-32 no longer matches. */
-static void wrong_checksum(const char *path, const char *dst, size_t elem)
+/* In a copy of `path`, store 0's first chunk rewritten: (skip = 0) with
+ * one value changed and deflated again, its checksum kept: a valid
+ * deflate stream whose Fletcher-32 no longer matches; (skip = 1) not
+ * deflated, its filter mask saying deflate (the last filter) was skipped,
+ * as HDF5 stores a chunk deflate cannot shrink. */
+static void rewrite_chunk(const char *path, const char *dst, size_t elem,
+                          size_t fletcher, int skip)
 {
     raster_file *rf;
     raster_var *rv;
@@ -439,7 +451,7 @@ static void wrong_checksum(const char *path, const char *dst, size_t elem)
     uLongf raw = (uLongf)elem;
     for (int d = 0; d < rank; d++)
         raw *= (uLongf)ck[d];
-    raw += 4; /* the checksum */
+    raw += 4 * fletcher; /* the checksum */
     unsigned char *z = malloc(size), *plain = malloc(raw);
     uLongf zcap = compressBound(raw);
     unsigned char *z2 = malloc(zcap);
@@ -449,9 +461,16 @@ static void wrong_checksum(const char *path, const char *dst, size_t elem)
     uLongf got = raw;
     assert_int_equal(uncompress(plain, &got, z, (uLong)size), Z_OK);
     assert_int_equal(got, raw);
-    plain[raw / 3] ^= 0x01; /* a byte of a value (shuffled or not) */
-    assert_int_equal(compress2(z2, &zcap, plain, raw, 1), Z_OK);
-    assert_true(H5Dwrite_chunk(did, H5P_DEFAULT, 0, off, zcap, z2) >= 0);
+    if (skip) {
+        int n = H5Pget_nfilters(dcpl);
+        assert_true(n > 0);
+        assert_true(H5Dwrite_chunk(did, H5P_DEFAULT, 1u << (n - 1), off, raw,
+                                   plain) >= 0);
+    } else {
+        plain[raw / 3] ^= 0x01; /* a byte of a value (shuffled or not) */
+        assert_int_equal(compress2(z2, &zcap, plain, raw, 1), Z_OK);
+        assert_true(H5Dwrite_chunk(did, H5P_DEFAULT, 0, off, zcap, z2) >= 0);
+    }
     free(z);
     free(z2);
     free(plain);
@@ -485,7 +504,7 @@ static void test_corrupt_chunk(void **state)
     for (size_t c = 1; c <= 4; c += 3) {
         file_path(&cases[c], path, sizeof path);
         tmpdir_path(bad, sizeof bad, "bad_sum.nc");
-        wrong_checksum(path, bad, type_size(cases[c].xtype));
+        rewrite_chunk(path, bad, type_size(cases[c].xtype), 1, 0);
         read_fails(bad, "a wrong Fletcher-32 checksum");
         assert_non_null(strstr(raster_errmsg(), "Fletcher-32"));
     }
@@ -495,6 +514,24 @@ static void test_corrupt_chunk(void **state)
     first_chunk(path, &addr, &size);
     corrupt_copy(path, bad, (off_t)addr + 2, 2);
     read_fails(bad, "a damaged stream under a checksum");
+}
+
+/* A chunk HDF5 stored with deflate skipped (its filter mask): the store
+ * goes to netCDF, which reads it right; the other stores stay raster's. */
+static void test_filter_skipped(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c <= 4; c += 4) {
+        char path[600], odd[600];
+        file_path(&cases[c], path, sizeof path);
+        tmpdir_path(odd, sizeof odd, "skipped.nc");
+        rewrite_chunk(path, odd, type_size(cases[c].xtype),
+                      (size_t)cases[c].fletcher, 1);
+        check_path(&cases[c], odd, 2);
+        assert_int_equal(setenv("RASTER_NO_LEAN", "1", 1), 0);
+        check_path(&cases[c], odd, 2);
+        assert_int_equal(unsetenv("RASTER_NO_LEAN"), 0);
+    }
 }
 
 static int setup(void **state)
@@ -511,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_netcdf_path),
         cmocka_unit_test(test_filters_seen),
         cmocka_unit_test(test_corrupt_chunk),
+        cmocka_unit_test(test_filter_skipped),
     };
     return cmocka_run_group_tests(tests, setup, tmpdir_remove);
 }
