@@ -42,17 +42,18 @@ typedef struct ccase {
     const char *tag;
     int xtype, level, shuffle, fletcher;
     size_t chunk[4]; /* raster_def_var's base chunk shape */
+    unsigned other;  /* 4: szip instead, a filter raster leaves to netCDF */
 } ccase;
 
 static const ccase cases[] = {
-    {"f1s", NC_FLOAT, 1, 1, 0, {1, 1, 20, 25}},
-    {"d9k", NC_DOUBLE, 9, 0, 1, {1, 1, 16, 30}},
-    {"s1sk", NC_SHORT, 1, 1, 1, {2, 1, 20, 25}},  /* two records a chunk */
-    {"i9s", NC_INT, 9, 1, 0, {1, 2, 24, 24}},     /* both levels a chunk */
+    {"f1s", NC_FLOAT, 1, 1, 0, {1, 1, 20, 25}, 0},
+    {"d9k", NC_DOUBLE, 9, 0, 1, {1, 1, 16, 30}, 0},
+    {"s1sk", NC_SHORT, 1, 1, 1, {2, 1, 20, 25}, 0},  /* two records a chunk */
+    {"i9s", NC_INT, 9, 1, 0, {1, 2, 24, 24}, 0},     /* both levels a chunk */
     /* netCDF applies fletcher32, shuffle, deflate in that order: the
      * checksum is shuffled with the values, 4 bytes past the last whole
      * double left in place */
-    {"d1sk", NC_DOUBLE, 1, 1, 1, {1, 1, 30, 30}},
+    {"d1sk", NC_DOUBLE, 1, 1, 1, {1, 1, 30, 30}, 0},
 };
 
 static int32_t mask_at(size_t y, size_t x)
@@ -132,7 +133,10 @@ static void write_case(const ccase *c)
         NC(nc_inq_var_chunking(g, id, &storage, ck));
         assert_int_equal(storage, NC_CHUNKED);
         NC(nc_def_var_chunking(g, id, NC_CHUNKED, ck));
-        NC(nc_def_var_deflate(g, id, c->shuffle, 1, c->level));
+        if (c->other == 4) /* szip, which netCDF takes only alone */
+            NC(nc_def_var_szip(g, id, 32, 16));
+        else
+            NC(nc_def_var_deflate(g, id, c->shuffle, 1, c->level));
         if (c->fletcher)
             NC(nc_def_var_fletcher32(g, id, NC_FLETCHER32));
     }
@@ -534,6 +538,16 @@ static void test_filter_skipped(void **state)
     }
 }
 
+/* Stores through a filter raster does not undo (szip, id 4) go to
+ * netCDF, which reads them right. */
+static void test_other_filter(void **state)
+{
+    (void)state;
+    static const ccase szip = {"szip", NC_FLOAT, 1, 1, 0, {1, 1, 20, 25}, 4};
+    write_case(&szip);
+    check_file(&szip, 0);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -549,6 +563,7 @@ int main(void)
         cmocka_unit_test(test_filters_seen),
         cmocka_unit_test(test_corrupt_chunk),
         cmocka_unit_test(test_filter_skipped),
+        cmocka_unit_test(test_other_filter),
     };
     return cmocka_run_group_tests(tests, setup, tmpdir_remove);
 }
