@@ -1336,11 +1336,35 @@ typedef struct iworker {
     char msg[512];
 } iworker;
 
+/* An inflater state: an idle one of the file's, or a new one. */
+static unfilter *inflater_take(raster_file *f)
+{
+    unfilter *u = NULL;
+    lazy_lock(f);
+    if (f->ninflaters > 0)
+        u = f->inflaters[--f->ninflaters];
+    lazy_unlock(f);
+    return u ? u : unfilter_new();
+}
+
+static void inflater_give(raster_file *f, unfilter *u)
+{
+    if (!u)
+        return;
+    lazy_lock(f);
+    if (f->ninflaters < FILE_INFLATERS) {
+        f->inflaters[f->ninflaters++] = u;
+        u = NULL;
+    }
+    lazy_unlock(f);
+    unfilter_free(u);
+}
+
 static void *iwork(void *arg)
 {
     iworker *w = arg;
     ictx *c = w->c;
-    unfilter *u = unfilter_new();
+    unfilter *u = inflater_take(c->x->v->file);
     if (!u)
         w->rc = raster_fail(RASTER_ENOMEM, "out of memory inflating %s",
                             c->x->v->name);
@@ -1352,7 +1376,7 @@ static void *iwork(void *arg)
         w->nc = raster_nc_status();
         snprintf(w->msg, sizeof w->msg, "%s", raster_errmsg());
     }
-    unfilter_free(u);
+    inflater_give(c->x->v->file, u);
     return NULL;
 }
 

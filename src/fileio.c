@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "mask.h"
+#include "unfilter.h"
 
 /* raster's own HDF5 handle on the file, opened once: read-only for the
  * fast path's byte offsets, read-write in a writable file (direct.c writes
@@ -212,6 +213,8 @@ void fileio_close(raster_file *f)
     if (f->h5 >= 0)
         H5Fclose((hid_t)f->h5);
     f->h5 = -1;
+    while (f->ninflaters > 0)
+        unfilter_free(f->inflaters[--f->ninflaters]);
 }
 
 /* pread of exactly `len` bytes at `off` (EINTR and short reads retried). */

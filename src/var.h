@@ -168,6 +168,12 @@ struct raster_file {
     int write_format; /* format version of variables defined from now on */
     int64_t h5;       /* HDF5 id of the file for the fast path's byte
                          offsets (hid_t), -1 until first needed */
+    /* idle inflater states (unfilter.h) of reads of deflated stores,
+     * kept for the next read (under lazy_lock): a fresh state's buffers
+     * cost a page fault per 4 KiB, a tenth of a small read */
+#define FILE_INFLATERS 16
+    struct unfilter *inflaters[FILE_INFLATERS];
+    int ninflaters;
     char *path;
     raster_var *vars;
     struct raster_file *next_attached; /* registry of raster_attach() */

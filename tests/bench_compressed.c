@@ -147,6 +147,9 @@ static void write_files(const char *rpath, const char *ppath, size_t nt)
     free(buf);
 }
 
+/* The last raster_read()'s median ms of a read of one record. */
+static double one_record_ms;
+
 /* Median ms of a raster region read of basin id, all records. */
 static double raster_read(const char *path, int32_t id, size_t nt,
                           size_t *inflated)
@@ -169,6 +172,18 @@ static double raster_read(const char *path, int32_t id, size_t nt,
         t[r] = now() - t0;
     }
     *inflated = (chunkio_chunks_inflated() - before) / (REPS + 1);
+    /* one record (the last), many times: what a small read costs */
+    double t1[REPS];
+    ostart[0] = nt - 1;
+    ocount[0] = 1;
+    for (int r = 0; r < REPS; r++) {
+        double t0 = now();
+        for (int k = 0; k < 20; k++)
+            CHECK(raster_region_read(rv, &id, 1, ostart, ocount,
+                                     RASTER_LAYOUT_PACKED, buf));
+        t1[r] = (now() - t0) / 20;
+    }
+    one_record_ms = median(t1, REPS) * 1e3;
     free(buf);
     CHECK(raster_close(rf));
     return median(t, REPS) * 1e3;
@@ -281,6 +296,44 @@ static void inflaters(const char *rpath)
            bytes / z_s / 1e6, z_s / lib_s);
 }
 
+/* Median ms of the whole variable: raster_var_get (inflater on or off)
+ * and nc_get_vara of the plain file. */
+static void full_reads(const char *rpath, const char *ppath, size_t nt)
+{
+    float *buf = malloc(nt * PLANE * sizeof *buf);
+    size_t start[3] = {0, 0, 0}, count[3] = {nt, NY, NX};
+    double t[3][REPS];
+    for (int mode = 0; mode < 3; mode++) {
+        chunkio_set_inflate(mode == 0);
+        for (int r = -1; r < REPS; r++) {
+            double t0 = now();
+            if (mode < 2) {
+                raster_file *rf;
+                raster_var *rv;
+                CHECK(raster_open(rpath, RASTER_READ, &rf));
+                CHECK(raster_var_find(rf, "TEMP", &rv));
+                CHECK(raster_var_get(rv, start, count, NULL, buf));
+                CHECK(raster_close(rf));
+            } else {
+                int nc, v;
+                NCCHECK(nc_open(ppath, NC_NOWRITE, &nc));
+                NCCHECK(nc_inq_varid(nc, "TEMP", &v));
+                NCCHECK(nc_get_vara_float(nc, v, start, count, buf));
+                NCCHECK(nc_close(nc));
+            }
+            if (r >= 0)
+                t[mode][r] = now() - t0;
+        }
+    }
+    chunkio_set_inflate(1);
+    double a = median(t[0], REPS), b = median(t[1], REPS),
+           c = median(t[2], REPS);
+    printf("whole variable (open, read, close): raster %.1f ms, fallback "
+           "%.1f ms, plain netCDF %.1f ms (plain / raster %.2f)\n", a * 1e3,
+           b * 1e3, c * 1e3, c / a);
+    free(buf);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -311,6 +364,7 @@ int main(int argc, char **argv)
         size_t inflated = 0, dummy;
         raster_set_threads(0);
         double fast = raster_read(rpath, id, nt, &inflated);
+        double small = one_record_ms;
         chunkio_set_inflate(0);
         double slow = raster_read(rpath, id, nt, &dummy);
         chunkio_set_inflate(1);
@@ -326,11 +380,13 @@ int main(int argc, char **argv)
         CHECK(raster_region_size(rv, &id, 1, RASTER_LAYOUT_PACKED, &cells));
         CHECK(raster_close(rf));
         printf("%-6d %8zu %8zu %10.2f %10.2f %10.2f %7.1fx %7.1fx  "
-               "(1 thread %.2f ms)\n", (int)id, cells, inflated, fast, slow,
-               plain, plain / fast, slow / fast, one);
+               "(1 thread %.2f ms; one record %.2f ms)\n", (int)id, cells,
+               inflated, fast, slow, plain, plain / fast, slow / fast, one,
+               small);
         lg += log(plain / fast);
     }
     printf("geomean speedup vs plain netCDF bbox: %.2fx\n",
            exp(lg / NBASIN));
+    full_reads(rpath, ppath, nt);
     return 0;
 }
