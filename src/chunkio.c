@@ -813,7 +813,8 @@ static int lookup_one(const raster_var *v, store_addr *a, hid_t did,
         size_t bytes = v->elem * a->ckc;
         for (int d = 0; d < no; d++)
             bytes *= a->ck[d];
-        if (size == 0 || size > bytes + bytes / 2 + 4096)
+        if (size == 0 || size > bytes + bytes / 2 + 4096 ||
+            size > UINT32_MAX)
             return 0;
         a->csize[lin] = (uint32_t)size;
     }
