@@ -14,6 +14,7 @@ cd "$top"
 # it the build skips that flavour and the MPI tests report "skipped".
 packages=(meson ninja-build pkg-config gcc libc6-dev
           libnetcdf-dev libhdf5-dev libcmocka-dev uthash-dev libpng-dev
+          libdeflate-dev              # inflating deflated stores (zlib without)
           netcdf-bin python3 python3-numpy python3-netcdf4
           python3-venv                # the wheel test's virtual environment
           clang valgrind              # fuzz target, valgrind test

@@ -37,6 +37,7 @@
 #include "meta.h"
 #include "ncbind.h"
 #include "state.h"
+#include "unfilter.h"
 
 /* Largest hole (in bytes) read through rather than split around. */
 #define GAP_BYTES 4096
@@ -60,6 +61,15 @@
 
 /* store_addr.addr[] entry of a chunk not looked up yet */
 #define CHUNK_UNKNOWN INT64_MIN
+
+/* Filtered stores inflated here (chunkio_set_inflate), and the chunks
+ * inflated so far (chunkio_chunks_inflated). */
+static atomic_int inflate_on = 1;
+static atomic_size_t chunks_inflated;
+
+void chunkio_set_inflate(int on) { atomic_store(&inflate_on, on); }
+
+size_t chunkio_chunks_inflated(void) { return atomic_load(&chunks_inflated); }
 
 typedef struct span {
     size_t p0, p1;  /* pieces [p0, p1) */
@@ -167,7 +177,11 @@ static int prepare_chunks(raster_var *v, size_t s, hid_t did, hid_t dcpl)
         return RASTER_OK;
     }
     a->addr = raster_reallocarray(NULL, total ? total : 1, sizeof *a->addr);
-    if (!a->addr) {
+    if (a->inflate && a->addr) {
+        raster_free(a->csize);
+        a->csize = raster_calloc(total ? total : 1, sizeof *a->csize);
+    }
+    if (!a->addr || (a->inflate && !a->csize)) {
         H5Sclose(space);
         return raster_fail(RASTER_ENOMEM, "out of memory indexing the chunks "
                            "of %s", v->name);
@@ -287,17 +301,30 @@ static int prepare_store(raster_var *v, size_t s)
     if (did >= 0 && rc == RASTER_OK) {
         hid_t dcpl = H5Dget_create_plist(did);
         int plain = fileio_plain(did, dcpl, v->elem);
-        if (!plain) /* read through netCDF: its view checked too */
+        /* chunks deflated (shuffled, checksummed): inflated here */
+        a->inflate = !plain && atomic_load(&inflate_on) &&
+                     fileio_filters(did, dcpl, v->elem, a->filt, &a->nfilt);
+        H5D_layout_t layout = plain || a->inflate ? H5Pget_layout(dcpl)
+                                                  : H5D_LAYOUT_ERROR;
+        if (a->inflate && layout != H5D_CHUNKED)
+            a->inflate = 0;
+        if (!plain && !a->inflate) /* read through netCDF: its view
+                                      checked too */
             rc = meta_check_store(v, s);
-        H5D_layout_t layout = plain ? H5Pget_layout(dcpl) : H5D_LAYOUT_ERROR;
         if (rc != RASTER_OK) {
             /* refused: nothing read */
+        } else if (!plain && !a->inflate) {
+            /* netCDF's */
         } else if (layout == H5D_CONTIGUOUS) {
             haddr_t addr = H5Dget_offset(did);
             a->ok = 1;
             a->base = addr == HADDR_UNDEF ? -1 : (int64_t)addr;
         } else if (layout == H5D_CHUNKED) {
             rc = prepare_chunks(v, s, did, dcpl);
+            if (rc == RASTER_OK && a->inflate && !a->ok) {
+                a->inflate = 0; /* netCDF's after all */
+                rc = meta_check_store(v, s);
+            }
         }
         if (dcpl >= 0)
             H5Pclose(dcpl);
@@ -780,6 +807,17 @@ static int lookup_one(const raster_var *v, store_addr *a, hid_t did,
     if (H5Dget_chunk_info_by_coord(did, off, &mask, &addr, &size) < 0 ||
         mask != 0)
         return 0;
+    if (a->inflate && addr != HADDR_UNDEF) {
+        /* no larger than a filter makes a chunk (a hostile size would
+         * have us allocate it) */
+        size_t bytes = v->elem * a->ckc;
+        for (int d = 0; d < no; d++)
+            bytes *= a->ck[d];
+        if (size == 0 || size > bytes + bytes / 2 + 4096 ||
+            size > UINT32_MAX)
+            return 0;
+        a->csize[lin] = (uint32_t)size;
+    }
     a->addr[lin] = addr == HADDR_UNDEF ? -1 : (int64_t)addr;
     a->unknown--;
     return 1;
@@ -799,8 +837,11 @@ static int walk_chunks(const raster_var *v, store_addr *a, hid_t did)
     }
     ck[no] = a->ckc;
     nck[no] = a->nckc;
-    int got = chunkmap_read(v->file->fd, did, no, ck, nck, v->elem, a->addr,
-                            total);
+    int got = a->inflate ? chunkmap_read_sized(v->file->fd, did, no, ck, nck,
+                                               v->elem, a->addr, a->csize,
+                                               total)
+                         : chunkmap_read(v->file->fd, did, no, ck, nck,
+                                         v->elem, a->addr, total);
     if (got == 1)
         a->unknown = 0;
     return got;
@@ -890,8 +931,17 @@ static int lookup_unlocked(xfer *x, const span *spans, size_t nspans,
         }
         if (did >= 0)
             H5Dclose(did);
-        if (!good)
+        if (!good) {
             a->ok = 0; /* before any of its bytes moved: netCDF serves it */
+            if (a->inflate) { /* a filter skipped, or a size in doubt */
+                a->inflate = 0;
+                int rc = meta_check_store(v, st); /* netCDF's view */
+                if (rc) {
+                    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+                    return rc;
+                }
+            }
+        }
     }
     H5Eset_auto2(H5E_DEFAULT, efunc, edata);
     return RASTER_OK;
@@ -1184,6 +1234,272 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
     return rc;
 }
 
+/* ---- filtered stores: chunks read and inflated by raster --------------- */
+
+/* A plane of the box as an inflated chunk serves it: its place in the
+ * caller's buffer and its record's position inside the chunk. `key` is
+ * the chunk's index along the outer dimensions, SIZE_MAX beyond what the
+ * store holds. */
+typedef struct iplane {
+    size_t key, plane, inner;
+} iplane;
+
+/* One chunk to inflate: spans [s0, s1) of one cell chunk of one store,
+ * for planes pl[0..np) (all of one key). */
+typedef struct ijob {
+    size_t s0, s1, np;
+    const iplane *pl;
+} ijob;
+
+typedef struct ictx {
+    const xfer *x;
+    const span *spans;
+    const ijob *jobs;
+    size_t njobs;
+    atomic_size_t next;
+    atomic_int stop;
+} ictx;
+
+static int cmp_iplane(const void *a, const void *b)
+{
+    const iplane *p = a, *q = b;
+    if (p->key != q->key)
+        return (p->key > q->key) - (p->key < q->key);
+    return (p->plane > q->plane) - (p->plane < q->plane);
+}
+
+/* Byte offset in the file of job j's chunk, -1 when it holds nothing
+ * (never written, or beyond the store), -2 when not looked up (a bug). */
+static int64_t job_chunk(const xfer *x, const span *spans, const ijob *j,
+                         size_t *lin)
+{
+    const store_addr *a = &x->v->addr[spans[j->s0].store];
+    if (j->pl[0].key == SIZE_MAX)
+        return -1;
+    *lin = j->pl[0].key * a->nckc + (size_t)(spans[j->s0].lo / a->ckc);
+    int64_t off = a->addr[*lin];
+    return off == CHUNK_UNKNOWN ? -2 : off < 0 ? -1 : off;
+}
+
+/* Inflates job j's chunk once and copies its pieces into every plane it
+ * serves. */
+static int run_ijob(const ictx *c, const ijob *j, unfilter *u)
+{
+    const xfer *x = c->x;
+    raster_var *v = x->v;
+    size_t elem = v->elem, lin = 0;
+    const span *s0 = &c->spans[j->s0];
+    const store_addr *a = &v->addr[s0->store];
+    int64_t off = job_chunk(x, c->spans, j, &lin);
+    if (off == -2)
+        return raster_fail(RASTER_EINTERNAL, "reading %s: a chunk's byte "
+                           "offset was never looked up", v->name);
+    if (off < 0) { /* fill */
+        for (size_t p = 0; p < j->np; p++)
+            for (size_t k = j->s0; k < j->s1; k++)
+                for (size_t i = c->spans[k].p0; i < c->spans[k].p1; i++)
+                    fill_cells(plane_ptr(x, j->pl[p].plane,
+                                         x->pieces[i].uoff),
+                               x->pieces[i].len, v->fill, elem);
+        return RASTER_OK;
+    }
+    size_t bytes = elem * a->ckc, csize = a->csize[lin];
+    for (int d = 0; d < var_nouter(v); d++)
+        bytes *= a->ck[d];
+    unsigned char *in = unfilter_input(u, csize);
+    if (!in)
+        return RASTER_ENOMEM;
+    int rc = fileio_pread(v->file->fd, in, csize, (off_t)off, v->name);
+    const unsigned char *chunk = NULL;
+    if (rc == RASTER_OK)
+        rc = unfilter_chunk(u, a->filt, a->nfilt, elem, bytes, csize,
+                            v->name, &chunk);
+    if (rc)
+        return rc;
+    atomic_fetch_add(&chunks_inflated, 1);
+    uint64_t first = (s0->lo / a->ckc) * a->ckc; /* the chunk's first cell */
+    for (size_t p = 0; p < j->np; p++) {
+        const unsigned char *rec = chunk + j->pl[p].inner * a->ckc * elem;
+        for (size_t k = j->s0; k < j->s1; k++)
+            for (size_t i = c->spans[k].p0; i < c->spans[k].p1; i++) {
+                const piece *q = &x->pieces[i];
+                copy_cells(plane_ptr(x, j->pl[p].plane, q->uoff),
+                           rec + (q->soff - first) * elem,
+                           (size_t)q->len * elem);
+            }
+    }
+    return RASTER_OK;
+}
+
+typedef struct iworker {
+    ictx *c;
+    int rc, nc;
+    char msg[512];
+} iworker;
+
+/* An inflater state: an idle one of the file's, or a new one. */
+static unfilter *inflater_take(raster_file *f)
+{
+    unfilter *u = NULL;
+    lazy_lock(f);
+    if (f->ninflaters > 0)
+        u = f->inflaters[--f->ninflaters];
+    lazy_unlock(f);
+    return u ? u : unfilter_new();
+}
+
+static void inflater_give(raster_file *f, unfilter *u)
+{
+    if (!u)
+        return;
+    lazy_lock(f);
+    if (f->ninflaters < FILE_INFLATERS) {
+        f->inflaters[f->ninflaters++] = u;
+        u = NULL;
+    }
+    lazy_unlock(f);
+    unfilter_free(u);
+}
+
+static void *iwork(void *arg)
+{
+    iworker *w = arg;
+    ictx *c = w->c;
+    unfilter *u = inflater_take(c->x->v->file);
+    if (!u)
+        w->rc = raster_fail(RASTER_ENOMEM, "out of memory inflating %s",
+                            c->x->v->name);
+    for (size_t i; w->rc == RASTER_OK && !atomic_load(&c->stop) &&
+                   (i = atomic_fetch_add(&c->next, 1)) < c->njobs;)
+        w->rc = run_ijob(c, &c->jobs[i], u);
+    if (w->rc) {
+        atomic_store(&c->stop, 1);
+        w->nc = raster_nc_status();
+        snprintf(w->msg, sizeof w->msg, "%s", raster_errmsg());
+    }
+    inflater_give(c->x->v->file, u);
+    return NULL;
+}
+
+static void *iwork_thread(void *arg)
+{
+    fileio_thread_quiet();
+    return iwork(arg);
+}
+
+/* Decoded bytes from which a read's chunks are inflated on several
+ * threads: below, starting one costs more than it saves. */
+#define INFLATE_THREAD_BYTES ((size_t)256 << 10)
+
+/* Reads spans[0..nspans) (all of stores with a->inflate) for every plane
+ * of the outer box: each chunk they touch read with one pread, inflated
+ * once, and its pieces copied to every plane it holds, on raster's read
+ * threads (each with its own decompressor and buffers; no HDF5 or netCDF
+ * call). The byte offsets were looked up before (lookup_chunks). */
+static int read_inflated(xfer *x, const span *spans, size_t nspans,
+                         const size_t *ostart, const size_t *ocount,
+                         const ptrdiff_t *ostride)
+{
+    raster_var *v = x->v;
+    int no = var_nouter(v), rc = RASTER_OK;
+    size_t np = 1, nstores = 0, njobs = 0, jcap = 0;
+    for (int i = 0; i < no; i++)
+        np *= ocount[i];
+    for (size_t i = 0; i < nspans; i++)
+        nstores += i == 0 || spans[i].store != spans[i - 1].store;
+    iplane *pl = raster_reallocarray(NULL, np, nstores * sizeof *pl);
+    ijob *jobs = NULL;
+    if (!pl)
+        return raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                           v->name);
+    size_t decoded = 0;
+    for (size_t i = 0, j, st = 0; i < nspans; i = j, st++) {
+        const store_addr *a = &v->addr[spans[i].store];
+        for (j = i; j < nspans && spans[j].store == spans[i].store; j++)
+            ;
+        /* the store's planes, grouped by the chunk (along the outer
+         * dimensions) that holds them */
+        iplane *sp = pl + st * np;
+        size_t idx[RASTER_MAX_DIMS] = {0};
+        for (size_t p = 0; p < np; p++) {
+            size_t flat = 0, inner = 0;
+            for (int d = 0; d < no; d++)
+                flat = flat * x->full[d] + ostart[d] +
+                       idx[d] * (size_t)(ostride ? ostride[d] : 1);
+            long lin = chunk_of(x->full, no, a, flat, 0, &inner);
+            sp[p] = (iplane){lin < 0 ? SIZE_MAX : (size_t)lin / a->nckc, p,
+                             inner};
+            for (int d = no - 1; d >= 0; d--) { /* odometer */
+                if (++idx[d] < ocount[d])
+                    break;
+                idx[d] = 0;
+            }
+        }
+        qsort(sp, np, sizeof *sp, cmp_iplane);
+        size_t bytes = v->elem * a->ckc;
+        for (int d = 0; d < no; d++)
+            bytes *= a->ck[d];
+        /* a job per cell chunk and outer chunk */
+        for (size_t k = i, k1; k < j; k = k1) {
+            for (k1 = k; k1 < j && spans[k1].lo / a->ckc ==
+                                       spans[k].lo / a->ckc; k1++)
+                ;
+            for (size_t p = 0, q; p < np; p = q) {
+                for (q = p; q < np && sp[q].key == sp[p].key; q++)
+                    ;
+                if ((rc = raster_grow(&jobs, &jcap, njobs + 1,
+                                      sizeof *jobs)) != RASTER_OK)
+                    goto done;
+                jobs[njobs++] = (ijob){k, k1, q - p, sp + p};
+                decoded += bytes;
+            }
+        }
+    }
+    /* from disk: the compressed chunks announced to the kernel first */
+    size_t lin;
+    int64_t first = -1;
+    for (size_t i = 0; i < njobs && first < 0; i++)
+        first = job_chunk(x, spans, &jobs[i], &lin);
+    if (first >= 0 && !page_cached(x, (off_t)first)) {
+        for (size_t i = 0; i < njobs; i++) {
+            int64_t off = job_chunk(x, spans, &jobs[i], &lin);
+            if (off >= 0 && raster_grow(&x->ann, &x->ann_cap, x->nann + 1,
+                                        sizeof *x->ann) == RASTER_OK)
+                memcpy(x->ann[x->nann++],
+                       ((off_t[2]){(off_t)off,
+                                   (off_t)v->addr[spans[jobs[i].s0].store]
+                                       .csize[lin]}),
+                       sizeof *x->ann);
+        }
+        announce_all(x);
+    }
+    ictx c = {.x = x, .spans = spans, .jobs = jobs, .njobs = njobs};
+    int n = read_threads();
+    if (n > (int)njobs)
+        n = (int)njobs;
+    if (decoded < INFLATE_THREAD_BYTES || n < 1)
+        n = 1;
+    iworker w[MAX_READ_THREADS] = {{0}};
+    pthread_t tid[MAX_READ_THREADS];
+    int started[MAX_READ_THREADS] = {0};
+    for (int t = 0; t < n; t++)
+        w[t].c = &c;
+    for (int t = 1; t < n; t++)
+        started[t] = pthread_create(&tid[t], NULL, iwork_thread, &w[t]) == 0;
+    iwork(&w[0]);
+    for (int t = 1; t < n; t++)
+        if (started[t])
+            pthread_join(tid[t], NULL);
+    /* a thread that did not start: its share went to the others */
+    for (int t = 0; t < n && rc == RASTER_OK; t++)
+        if (w[t].rc)
+            rc = raster_fail_nc(w[t].rc, w[t].nc, "%s", w[t].msg);
+done:
+    raster_free(jobs);
+    raster_free(pl);
+    return rc;
+}
+
 int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
                  const size_t *ostart, const size_t *ocount,
                  const ptrdiff_t *ostride, void *buf, size_t plane_cells,
@@ -1260,6 +1576,35 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     if (!write &&
         (rc = lookup_chunks(&x, spans, nspans, ostart, ocount, ostride)))
         goto done;
+    /* spans of filtered stores raster inflates itself, first; the rest
+     * (moved to the front, in order) as before */
+    if (!write && v->file->fd >= 0) {
+        size_t nf = 0;
+        for (size_t i = 0; i < nspans; i++)
+            nf += v->addr[spans[i].store].ok &&
+                  v->addr[spans[i].store].inflate;
+        if (nf > 0) {
+            span *fs = raster_reallocarray(NULL, nf, sizeof *fs);
+            if (!fs) {
+                rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                                 v->name);
+                goto done;
+            }
+            size_t k = 0, rest = 0;
+            for (size_t i = 0; i < nspans; i++) {
+                const store_addr *a = &v->addr[spans[i].store];
+                if (a->ok && a->inflate)
+                    fs[k++] = spans[i];
+                else
+                    spans[rest++] = spans[i];
+            }
+            nspans = rest;
+            rc = read_inflated(&x, fs, nf, ostart, ocount, ostride);
+            raster_free(fs);
+            if (rc || nspans == 0)
+                goto done;
+        }
+    }
 
     /* Reads walk the outer box twice: first only announcing every large
      * span of every plane (POSIX_FADV_WILLNEED), so that from disk the

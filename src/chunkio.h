@@ -38,4 +38,13 @@ int chunkio_prepare(raster_var *v);
  * 0: the default. */
 void chunkio_set_threads(int n);
 
+/* Whether stores HDF5 keeps deflated (shuffled, checksummed) are read and
+ * inflated by raster (1, the default) or through netCDF (0), for files
+ * opened from now on: the benchmark's comparison and the tests' check. */
+void chunkio_set_inflate(int on);
+
+/* Chunks raster has inflated since the process started: the tests' proof
+ * that the fast path served a read. */
+size_t chunkio_chunks_inflated(void);
+
 #endif

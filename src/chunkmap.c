@@ -34,6 +34,7 @@ typedef struct walk {
     const size_t *ck, *nck;
     size_t elem, chunk_bytes;
     int64_t *addr;
+    uint32_t *sizes;     /* filtered chunks: each one's stored bytes */
     size_t total, found, nodes;
     unsigned char *buf;
     size_t cap;
@@ -192,11 +193,15 @@ static int walk_node(walk *w, uint64_t a, int level, int depth)
         } else if (lev > 0) {
             kids[i] = child;
         } else {
-            /* a chunk: plain bytes, whole, at a grid position */
+            /* a chunk: plain bytes, whole (or, filtered, every filter
+             * applied and no larger than a filter could make it), at a
+             * grid position */
             uint64_t size = le(key, 4), mask = le(key + 4, 4);
             size_t lin = 0;
-            if (size != w->chunk_bytes || mask != 0 ||
-                le(key + 8 + 8 * (dims - 1), 8) != 0)
+            uint64_t most = w->chunk_bytes + w->chunk_bytes / 2 + 4096;
+            if ((w->sizes ? size == 0 || size > most
+                          : size != w->chunk_bytes) ||
+                mask != 0 || le(key + 8 + 8 * (dims - 1), 8) != 0)
                 rc = -1;
             for (size_t d = 0; d + 1 < dims && rc == 0; d++) {
                 uint64_t off = le(key + 8 + 8 * d, 8);
@@ -209,6 +214,8 @@ static int walk_node(walk *w, uint64_t a, int level, int depth)
                 rc = -1; /* a chunk listed twice */
             if (rc == 0) {
                 w->addr[lin] = (int64_t)child;
+                if (w->sizes)
+                    w->sizes[lin] = (uint32_t)size;
                 w->found++;
             }
         }
@@ -220,7 +227,8 @@ static int walk_node(walk *w, uint64_t a, int level, int depth)
 }
 
 /* HDF5's own answer for chunk `lin`: its address, -1 when unwritten, -2
- * on error. */
+ * on error (or, with sizes, a stored size or filter mask that differs
+ * from the walk's). */
 static int64_t h5_addr(hid_t did, const walk *w, size_t lin)
 {
     hsize_t off[MAX_RANK];
@@ -233,6 +241,9 @@ static int64_t h5_addr(hid_t did, const walk *w, size_t lin)
     hsize_t size = 0;
     unsigned mask = 0;
     if (H5Dget_chunk_info_by_coord(did, off, &mask, &a, &size) < 0)
+        return -2;
+    if (w->sizes && a != HADDR_UNDEF &&
+        (mask != 0 || size != w->sizes[lin]))
         return -2;
     return a == HADDR_UNDEF ? -1 : (int64_t)a;
 }
@@ -300,6 +311,14 @@ int chunkmap_read(int fd, int64_t did, int no, const size_t *ck,
                   const size_t *nck, size_t elem, int64_t *addr,
                   size_t total)
 {
+    return chunkmap_read_sized(fd, did, no, ck, nck, elem, addr, NULL,
+                               total);
+}
+
+int chunkmap_read_sized(int fd, int64_t did, int no, const size_t *ck,
+                        const size_t *nck, size_t elem, int64_t *addr,
+                        uint32_t *sizes, size_t total)
+{
     walk w = {.fd = fd, .no = no, .ck = ck, .nck = nck, .total = total};
     if (no < 0 || no + 2 > MAX_RANK || total == 0 || fd < 0)
         return 0;
@@ -315,8 +334,13 @@ int chunkmap_read(int fd, int64_t did, int no, const size_t *ck,
         num_chunks((hid_t)did, &nalloc) != 0)
         return 0;
     w.addr = raster_reallocarray(NULL, total, sizeof *w.addr);
-    if (!w.addr)
+    w.sizes = sizes ? raster_reallocarray(NULL, total, sizeof *w.sizes)
+                    : NULL;
+    if (!w.addr || (sizes && !w.sizes)) {
+        raster_free(w.addr);
+        raster_free(w.sizes);
         return -1;
+    }
     for (size_t i = 0; i < total; i++)
         w.addr[i] = -1;
     uint64_t root = find_btree(&w, oh);
@@ -335,7 +359,10 @@ int chunkmap_read(int fd, int64_t did, int no, const size_t *ck,
              h5_addr((hid_t)did, &w, last) == w.addr[last];
     if (ok)
         memcpy(addr, w.addr, total * sizeof *addr);
+    if (ok && sizes)
+        memcpy(sizes, w.sizes, total * sizeof *sizes);
     raster_free(w.addr);
+    raster_free(w.sizes);
     raster_free(w.buf);
     return w.oom ? -1 : ok;
 }

@@ -30,4 +30,12 @@ int chunkmap_read(int fd, int64_t did, int no, const size_t *ck,
                   const size_t *nck, size_t elem, int64_t *addr,
                   size_t total);
 
+/* chunkmap_read() of a filtered dataset: also fills sizes[0..total) with
+ * each written chunk's stored bytes. Returns 0 as well when any chunk's
+ * filter mask says a filter was skipped, or a size is 0 or larger than
+ * a filter makes a chunk. */
+int chunkmap_read_sized(int fd, int64_t did, int no, const size_t *ck,
+                        const size_t *nck, size_t elem, int64_t *addr,
+                        uint32_t *sizes, size_t total);
+
 #endif

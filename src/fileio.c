@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "mask.h"
+#include "unfilter.h"
 
 /* raster's own HDF5 handle on the file, opened once: read-only for the
  * fast path's byte offsets, read-write in a writable file (direct.c writes
@@ -107,6 +108,43 @@ int fileio_plain(int64_t did, int64_t dcpl, size_t elem)
     return plain;
 }
 
+int fileio_filters(int64_t did, int64_t dcpl, size_t elem,
+                   unsigned char *filt, int *nfilt)
+{
+    hid_t type = H5Dget_type((hid_t)did);
+    hid_t native = type >= 0 ? H5Tget_native_type(type, H5T_DIR_ASCEND) : -1;
+    int ok = dcpl >= 0 && native >= 0 && H5Tequal(type, native) > 0 &&
+             H5Tget_size(type) == elem;
+    int n = ok ? H5Pget_nfilters((hid_t)dcpl) : -1;
+    unsigned seen = 0;
+    ok = ok && n >= 1 && n <= FILEIO_MAX_FILTERS;
+    for (int i = 0; ok && i < n; i++) {
+        unsigned flags = 0, cd[4] = {0};
+        size_t ncd = 4;
+        char name[64];
+        H5Z_filter_t id = H5Pget_filter2((hid_t)dcpl, (unsigned)i, &flags,
+                                         &ncd, cd, sizeof name, name, NULL);
+        /* each known filter once; shuffle by the element size HDF5
+         * recorded for it */
+        if ((id != H5Z_FILTER_DEFLATE && id != H5Z_FILTER_SHUFFLE &&
+             id != H5Z_FILTER_FLETCHER32) ||
+            (seen & (1u << id)) ||
+            (id == H5Z_FILTER_SHUFFLE && (ncd < 1 || cd[0] != elem)))
+            ok = 0;
+        else {
+            seen |= 1u << id;
+            filt[i] = (unsigned char)id;
+        }
+    }
+    if (native >= 0)
+        H5Tclose(native);
+    if (type >= 0)
+        H5Tclose(type);
+    if (ok)
+        *nfilt = n;
+    return ok;
+}
+
 int fileio_holds(int64_t h5type, int xtype)
 {
     hid_t type = (hid_t)h5type;
@@ -175,6 +213,8 @@ void fileio_close(raster_file *f)
     if (f->h5 >= 0)
         H5Fclose((hid_t)f->h5);
     f->h5 = -1;
+    while (f->ninflaters > 0)
+        unfilter_free(f->inflaters[--f->ninflaters]);
 }
 
 /* pread of exactly `len` bytes at `off` (EINTR and short reads retried). */

@@ -70,6 +70,18 @@ int fileio_att(int64_t obj, const char *name, int xtype, void *buf,
  * raster can move itself: no filters, the native type of `elem` bytes. */
 int fileio_plain(int64_t did, int64_t dcpl, size_t elem);
 
+/* Filters raster can undo itself (chunkio.c). */
+#define FILEIO_MAX_FILTERS 3
+
+/* 1 when dataset `did` (creation property list `dcpl`) holds values of
+ * the native type of `elem` bytes through filters raster can undo: 1 to
+ * FILEIO_MAX_FILTERS of deflate, shuffle (of `elem`-byte values) and
+ * fletcher32, each once; filt[0..*nfilt) gets their HDF5 ids in the
+ * pipeline's order (the order they are applied when writing). 0 for
+ * anything else (filt and *nfilt untouched). */
+int fileio_filters(int64_t did, int64_t dcpl, size_t elem,
+                   unsigned char *filt, int *nfilt);
+
 /* Called first in every thread raster starts: HDF5 prints its error stack
  * (HDF5-DIAG on stderr) unless told not to, and a thread-safe HDF5 keeps
  * that setting per thread, so netCDF's silencing of the program's thread

@@ -90,6 +90,7 @@ void var_free(raster_var *v)
     for (size_t s = 0; v->addr && s <= v->nregions; s++) {
         raster_free(v->addr[s].addr);
         raster_free(v->addr[s].ck);
+        raster_free(v->addr[s].csize);
     }
     raster_free(v->addr);
     raster_free(v->name);

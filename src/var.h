@@ -37,6 +37,13 @@ typedef struct store_addr {
     int64_t *addr;       /* [outer chunk][cell chunk] */
     size_t unknown;      /* entries of addr[] not looked up yet */
     int walked;          /* chunkmap_read tried on its chunk index */
+    /* chunked stores HDF5 keeps through filters raster undoes itself
+     * (unfilter.c; ok is 1 too): filt[] the HDF5 filter ids in the
+     * pipeline's order, csize[] each chunk's stored bytes (as addr[]) */
+    int inflate;
+    int nfilt;
+    unsigned char filt[4];
+    uint32_t *csize;
 } store_addr;
 
 /* `len` cells of grid row y from column x on: store cells off.. of store
@@ -167,6 +174,12 @@ struct raster_file {
     int write_format; /* format version of variables defined from now on */
     int64_t h5;       /* HDF5 id of the file for the fast path's byte
                          offsets (hid_t), -1 until first needed */
+    /* idle inflater states (unfilter.h) of reads of deflated stores,
+     * kept for the next read (under lazy_lock): a fresh state's buffers
+     * cost a page fault per 4 KiB, a tenth of a small read */
+#define FILE_INFLATERS 16
+    struct unfilter *inflaters[FILE_INFLATERS];
+    int ninflaters;
     char *path;
     raster_var *vars;
     struct raster_file *next_attached; /* registry of raster_attach() */

@@ -48,7 +48,7 @@ if [ $stale = 1 ]; then
     # Debian's serial HDF5 by its own name, else the plain hdf5.pc
     hdf5=hdf5-serial
     pkg-config --exists hdf5-serial || hdf5=hdf5
-    flags=$(pkg-config --cflags --libs netcdf $hdf5) || exit 1
+    flags=$(pkg-config --cflags --libs netcdf $hdf5 zlib) || exit 1  # zlib: unfilter.c without libdeflate
     echo "building $bin"
     # shellcheck disable=SC2086
     "$CLANG" -std=c11 -D_GNU_SOURCE -DRASTER_BUILDING -g -O1 \

@@ -1,0 +1,41 @@
+/*
+ * unfilter.h - undoing HDF5's deflate, shuffle and fletcher32 filters on
+ * a chunk's stored bytes, without HDF5: the read path's inflater
+ * (chunkio.c), one state per reading thread.
+ */
+#ifndef RASTER_UNFILTER_H
+#define RASTER_UNFILTER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One thread's decompressor and buffers. */
+typedef struct unfilter unfilter;
+
+/* A new state, or NULL when memory ran out. */
+unfilter *unfilter_new(void);
+
+void unfilter_free(unfilter *u);
+
+/* A buffer of at least `bytes` for a chunk's stored bytes (valid until
+ * the next call on u), or NULL (RASTER_ENOMEM set). */
+unsigned char *unfilter_input(unfilter *u, size_t bytes);
+
+/* Undoes filters filt[0..nfilt) (HDF5 ids, in the order they were
+ * applied when writing) on the `csize` bytes unfilter_input() gave,
+ * which must give exactly `chunk_bytes` bytes of `elem`-byte values:
+ * *out points to them (in u, valid until the next call). A corrupt
+ * deflate stream, a checksum that does not match, or a wrong size is
+ * RASTER_EFORMAT (netCDF status NC_EHDFERR, as netCDF's own read gives)
+ * naming `name`; RASTER_ENOMEM. */
+int unfilter_chunk(unfilter *u, const unsigned char *filt, int nfilt,
+                   size_t elem, size_t chunk_bytes, size_t csize,
+                   const char *name, const unsigned char **out);
+
+/* The inflater built in: "libdeflate" or "zlib". */
+const char *unfilter_inflater(void);
+
+/* HDF5's Fletcher-32 of n bytes (H5_checksum_fletcher32's definition). */
+uint32_t unfilter_fletcher32(const unsigned char *p, size_t n);
+
+#endif
