@@ -27,6 +27,55 @@ int compress_plain(const raster_compression *c)
     return !compress_filtered(c) && (!c || !c->quantize_mode);
 }
 
+int compress_packs(const raster_compression *c)
+{
+    return c && (c->deflate_level || c->nfilters);
+}
+
+static int apply_fail(int st, const char *what, const char *name);
+
+/* Bytes of a table's or the mask's chunk at most (but one row or tile at
+ * least): see compress_table. */
+#define TABLE_CHUNK_BYTES ((size_t)64 << 10)
+
+int compress_table(int g, int varid, const size_t *tile, const char *name)
+{
+    int nd = 0, dims[2], st;
+    nc_type xtype;
+    size_t len[2] = {0, 0}, elem = 0;
+    if ((st = nc_inq_varndims(g, varid, &nd)) != NC_NOERR || nd != 2 ||
+        (st = nc_inq_vardimid(g, varid, dims)) != NC_NOERR ||
+        (st = nc_inq_dimlen(g, dims[0], &len[0])) != NC_NOERR ||
+        (st = nc_inq_dimlen(g, dims[1], &len[1])) != NC_NOERR ||
+        (st = nc_inq_vartype(g, varid, &xtype)) != NC_NOERR ||
+        (st = nc_inq_type(g, xtype, NULL, &elem)) != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "%s: describing a table "
+                              "to compress: %s", name, nc_strerror(st));
+    if (len[0] == 0 || len[1] == 0 || elem == 0)
+        return RASTER_OK;
+    size_t chunk[2];
+    if (tile) {
+        /* k x k tiles, the most that fit in TABLE_CHUNK_BYTES: a thin
+         * band's read inflates only the chunks of its columns */
+        size_t k = 1, th = tile[0] ? tile[0] : 1, tw = tile[1] ? tile[1] : 1;
+        while ((k + 1) * th * (k + 1) * tw * elem <= TABLE_CHUNK_BYTES &&
+               (k * th < len[0] || k * tw < len[1]))
+            k++;
+        chunk[0] = k * th < len[0] ? k * th : len[0];
+        chunk[1] = k * tw < len[1] ? k * tw : len[1];
+    } else {
+        size_t rows = TABLE_CHUNK_BYTES / (len[1] * elem);
+        rows = rows < 1 ? 1 : rows;
+        chunk[0] = rows < len[0] ? rows : len[0];
+        chunk[1] = len[1];
+    }
+    if ((st = nc_def_var_chunking(g, varid, NC_CHUNKED, chunk)) != NC_NOERR)
+        return apply_fail(st, "chunking of its tables", name);
+    if ((st = nc_def_var_deflate(g, varid, 1, 1, 1)) != NC_NOERR)
+        return apply_fail(st, "deflate on its tables", name);
+    return RASTER_OK;
+}
+
 /* 1 for the filters raster_compression names by field, not in filters[] */
 static int named_filter(unsigned id)
 {

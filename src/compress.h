@@ -15,6 +15,18 @@
  * alone is not a filter: raster quantizes the caller's buffer. */
 int compress_filtered(const raster_compression *c);
 
+/* 1 when c compresses the stores (deflate, or another HDF5 filter: zstd,
+ * bzip2, ...): the variable's tables and stored mask are then deflated
+ * too (compress_table). Shuffle or fletcher32 alone compress nothing. */
+int compress_packs(const raster_compression *c);
+
+/* Chunks table or mask varid of group g (2-D, netCDF define mode) and
+ * deflates it at level 1 with shuffle (docs/FORMAT.md, "Compressed
+ * stores"): `tile` (rows, columns), the base chunk shape of the grid, for
+ * the mask, whose chunks are whole tiles; NULL for a table, chunked by
+ * rows. A dimension of length 0 leaves it as it is (nothing is stored). */
+int compress_table(int g, int varid, const size_t *tile, const char *name);
+
 /* 1 when c is all zero: stored plain. */
 int compress_plain(const raster_compression *c);
 

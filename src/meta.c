@@ -236,6 +236,55 @@ static int filter_store(raster_var *v, int g, int varid, size_t s)
     return compress_apply(g, varid, &v->comp, 0, v->name);
 }
 
+/* Group g's variables but its store `data`, when v's stores compress: the
+ * tables and the mask (compress_table). */
+static int pack_group_tables(raster_var *v, int g)
+{
+    int n = 0, st;
+    int ids[16];
+    if ((st = nc_inq_varids(g, &n, NULL)) != NC_NOERR)
+        return meta_ncfail(st, "listing the tables of", v->name);
+    if (n > (int)(sizeof ids / sizeof *ids))
+        return raster_fail(RASTER_EFORMAT, "%s: %d variables in one of its "
+                           "groups", v->name, n);
+    if (n > 0 && (st = nc_inq_varids(g, NULL, ids)) != NC_NOERR)
+        return meta_ncfail(st, "listing the tables of", v->name);
+    size_t tile[2] = {v->chunk[v->ndims - 2], v->chunk[v->ndims - 1]};
+    int rc = RASTER_OK;
+    for (int i = 0; rc == RASTER_OK && i < n; i++) {
+        char vn[NC_MAX_NAME + 1];
+        if ((st = nc_inq_varname(g, ids[i], vn)) != NC_NOERR)
+            return meta_ncfail(st, "listing the tables of", v->name);
+        if (strcmp(vn, "data") != 0)
+            rc = compress_table(g, ids[i], strcmp(vn, "mask") ? NULL : tile,
+                                v->name);
+    }
+    return rc;
+}
+
+/* Deflates every table of v and its stored mask (in its group, and in
+ * the region and mixed groups of format 2) when its stores compress;
+ * plain variables keep them as they always were. */
+static int pack_tables(raster_var *v)
+{
+    if (!compress_packs(&v->comp))
+        return RASTER_OK;
+    int rc = pack_group_tables(v, v->grpid), n = 0, st;
+    if (rc)
+        return rc;
+    if ((st = nc_inq_grps(v->grpid, &n, NULL)) != NC_NOERR)
+        return meta_ncfail(st, "listing the groups of", v->name);
+    int *gs = raster_reallocarray(NULL, n ? (size_t)n : 1, sizeof *gs);
+    if (!gs)
+        return raster_fail(RASTER_ENOMEM, "out of memory listing groups");
+    if (n > 0 && (st = nc_inq_grps(v->grpid, NULL, gs)) != NC_NOERR)
+        rc = meta_ncfail(st, "listing the groups of", v->name);
+    for (int i = 0; rc == RASTER_OK && i < n; i++)
+        rc = pack_group_tables(v, gs[i]);
+    raster_free(gs);
+    return rc;
+}
+
 int meta_set_compression(raster_var *v, const raster_compression *c)
 {
     raster_compression was = v->comp;
@@ -244,6 +293,8 @@ int meta_set_compression(raster_var *v, const raster_compression *c)
     for (size_t s = 0; rc == RASTER_OK && s <= v->nregions; s++)
         if (v->store_var[s] >= 0 && compress_filtered(c))
             rc = filter_store(v, v->store_grp[s], v->store_var[s], s);
+    if (rc == RASTER_OK && v->grpid >= 0)
+        rc = pack_tables(v);
     if (rc == RASTER_OK)
         rc = compress_apply(v->parent, v->varid, c, 1, v->name);
     if (rc)
@@ -742,7 +793,9 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
                   "describing", v->name, &rc))
         goto fail;
     /* the narrowest integer type of the ids, uncompressed and contiguous:
-     * every open reads the whole mask, and this is its fastest form */
+     * every open reads the whole mask, and this is its fastest form (and
+     * maskio.c's pread); deflated with the tables when the stores are
+     * compressed (pack_tables), where its bytes would count */
     int maskid;
     if (nc_failed(nc_def_var(v->grpid, "mask", mask_store_type(mask), 2, ymx,
                              &maskid),
@@ -794,6 +847,8 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
         rc = define_mixed(v);
     if (rc == RASTER_OK && v->format >= 3)
         rc = sums_io(v, summary, 1);
+    if (rc == RASTER_OK)
+        rc = pack_tables(v);
     if (rc)
         goto fail;
     if (v->varid < 0) {

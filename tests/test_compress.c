@@ -14,7 +14,10 @@
  * inquiries on each store), and be chunked; raster_var_compression must
  * answer the settings after each reopen, and the placeholder answer them
  * to netCDF's inquiries. Whole records of a filtered store never take
- * direct.c's H5Dwrite_chunk path (a plain one does). Adoption takes the
+ * direct.c's H5Dwrite_chunk path (a plain one does). The tables and the
+ * stored mask are deflated (level 1, shuffle) when the stores are, plain
+ * otherwise; reads through the lean and the netCDF open and the full check
+ * work on both, and maskio.c's pread declines a deflated mask. Adoption takes the
  * placeholder's deflate, shuffle and fletcher32; a quantized placeholder
  * is refused until raster quantizes. Error paths: a written variable, bad deflate
  * levels, quantize on an integer type, raster's marker or an unknown
@@ -36,6 +39,7 @@
 #include "raster.h"
 
 #include "direct.h"
+#include "maskio.h"
 #include "testutil.h"
 
 #define NT 3
@@ -170,6 +174,51 @@ static int check_stores(int g, const setting *s, const char *what)
     return found;
 }
 
+/* The tables and stored mask of storage group g and its subgroups
+ * (everything but the stores "data"): deflated at level 1 with shuffle and
+ * chunked when the stores compress (deflate), plain and contiguous as ever
+ * otherwise. Returns how many there are. */
+static int check_tables(int g, int packed, const char *what)
+{
+    int found = 0, n, ids[64];
+    NC(nc_inq_varids(g, &n, NULL));
+    assert_true(n <= 64);
+    NC(nc_inq_varids(g, NULL, ids));
+    for (int i = 0; i < n; i++) {
+        char name[NC_MAX_NAME + 1];
+        NC(nc_inq_varname(g, ids[i], name));
+        if (strcmp(name, "data") == 0)
+            continue;
+        int nd, dims[2], sh = -1, de = -1, lv = -1, f32 = -1, storage;
+        size_t rows, ck[2];
+        NC(nc_inq_varndims(g, ids[i], &nd));
+        if (nd != 2)
+            continue; /* a dimension's own variable */
+        NC(nc_inq_vardimid(g, ids[i], dims));
+        NC(nc_inq_dimlen(g, dims[0], &rows));
+        NC(nc_inq_var_deflate(g, ids[i], &sh, &de, &lv));
+        NC(nc_inq_var_fletcher32(g, ids[i], &f32));
+        NC(nc_inq_var_chunking(g, ids[i], &storage, ck));
+        int want = packed && rows > 0; /* nothing stored: left plain */
+        if (sh != want || de != want || (want && lv != 1) || f32 != 0 ||
+            storage != (want ? NC_CHUNKED : NC_CONTIGUOUS))
+            fail_msg("%s: table %s: shuffle %d deflate %d level %d "
+                     "fletcher32 %d storage %d, want %s", what, name, sh, de,
+                     lv, f32, storage, want ? "deflate 1 + shuffle, chunked"
+                                            : "plain, contiguous");
+        if (want && strcmp(name, "mask") != 0)
+            assert_true(ck[0] * ck[1] * 8 <= ((size_t)64 << 10) ||
+                        ck[0] == 1);
+        found++;
+    }
+    NC(nc_inq_grps(g, &n, NULL));
+    assert_true(n <= 64);
+    NC(nc_inq_grps(g, NULL, ids));
+    for (int i = 0; i < n; i++)
+        found += check_tables(ids[i], packed, what);
+    return found;
+}
+
 typedef struct pair {
     char rpath[300], npath[300];
     raster_file *rf;
@@ -192,6 +241,8 @@ static void pair_create(pair *p, size_t k)
     snprintf(buf, sizeof buf, "n%zu.nc", k);
     tmpdir_path(p->npath, sizeof p->npath, buf);
     RS(raster_create(p->rpath, &p->rf));
+    if (testutil_write_format)
+        RS(raster_file_set_format(p->rf, testutil_write_format));
     NC(nc_create(p->npath, NC_NETCDF4 | NC_CLOBBER, &p->nc));
     int rnc = raster_file_ncid(p->rf), rd[3], nd[3];
     const char *dn[3] = {"t", "y", "x"};
@@ -269,6 +320,12 @@ static void compare_reads(pair *p, const char *what)
         RS(raster_var_get(p->rv[t], s1, c1, st, a));
         NC(nc_get_vars(p->nc, p->nv[t], s1, c1, st, b));
         expect_same(a, b, 2 * 7 * 9, es, ctx);
+        /* a thin band of every row: the mask of every mixed tile it
+         * crosses, read deflated when the stores are */
+        const size_t s2[3] = {0, 0, 13}, c2[3] = {NT, NY, 2};
+        RS(raster_var_get(p->rv[t], s2, c2, NULL, a));
+        NC(nc_get_vara(p->nc, p->nv[t], s2, c2, b));
+        expect_same(a, b, NT * NY * 2, es, ctx);
         /* regions 3 and 4 of records 1..2, packed: plain's cells in
          * row-major order */
         const int32_t ids[2] = {3, 4};
@@ -327,7 +384,10 @@ static void check_file(pair *p, size_t k)
         var_name(name, sizeof name, var_types[t]);
         NC(nc_inq_varid(nc, name, &varid));
         expect_nc_settings(nc, varid, s, "placeholder");
-        assert_true(check_stores(raster_storage_grp(nc, name), s, name) >= 1);
+        int g = raster_storage_grp(nc, name);
+        assert_true(check_stores(g, s, name) >= 1);
+        /* the mask and the chunks and runs tables at least */
+        assert_true(check_tables(g, s->level > 0, name) >= 3);
     }
     NC(nc_close(nc));
 }
@@ -365,7 +425,21 @@ static void test_round_trips(void **state)
         pair_close(&p);
         pair_open(&p, 0);
         compare_reads(&p, "reread");
+        for (int t = 0; t < NTYPES; t++) {
+            RS(raster_var_check(p.rv[t]));
+            /* maskio.c's pread serves a plain mask only: a deflated one is
+             * read through HDF5 (the reads above) */
+            assert_int_equal(maskio_usable(p.rv[t]), settings[k].level == 0);
+        }
         pair_close(&p);
+        /* the same through netCDF from the start */
+        assert_int_equal(setenv("RASTER_NO_LEAN", "1", 1), 0);
+        pair_open(&p, 0);
+        compare_reads(&p, "netCDF open");
+        for (int t = 0; t < NTYPES; t++)
+            RS(raster_var_check(p.rv[t]));
+        pair_close(&p);
+        assert_int_equal(unsetenv("RASTER_NO_LEAN"), 0);
         /* the stores really compress: fewer bytes than the plain file's
          * (the files' sizes are mostly metadata at this size) */
         long size = file_size(p.rpath);
@@ -382,6 +456,40 @@ static void test_round_trips(void **state)
         if (settings[k].level)
             assert_true(stored < (unsigned long long)plain_size / 2);
     }
+}
+
+/* Format 2 keeps each region's tables in its own group: deflated there
+ * too, and read back equal through both opens. */
+static void test_format2_tables(void **state)
+{
+    (void)state;
+    int was = testutil_write_format;
+    testutil_write_format = 2; /* pair_create's, and raster_storage_grp's */
+    for (size_t k = 0; k < 3; k++) { /* plain, deflate 1, deflate 1 + shuffle */
+        pair p;
+        pair_create(&p, k);
+        put_both(&p, 0, 0);
+        put_both(&p, 1.5, 1);
+        pair_close(&p);
+        pair_open(&p, 0);
+        compare_reads(&p, "format 2");
+        for (int t = 0; t < NTYPES; t++)
+            RS(raster_var_check(p.rv[t]));
+        pair_close(&p);
+        assert_int_equal(setenv("RASTER_NO_LEAN", "1", 1), 0);
+        pair_open(&p, 0);
+        compare_reads(&p, "format 2, netCDF open");
+        pair_close(&p);
+        assert_int_equal(unsetenv("RASTER_NO_LEAN"), 0);
+        int nc;
+        RS(raster_filter_register());
+        NC(nc_open(p.rpath, NC_NOWRITE, &nc));
+        /* the mask, and chunks and runs in each of the four region groups */
+        assert_true(check_tables(raster_storage_grp(nc, "v_float"),
+                                 settings[k].level > 0, "format 2") >= 9);
+        NC(nc_close(nc));
+    }
+    testutil_write_format = was;
 }
 
 /* ---- adoption ----------------------------------------------------------- */
@@ -431,6 +539,7 @@ static void test_adopt(void **state)
     NC(nc_inq_varid(nc, "v", &varid));
     expect_nc_settings(nc, varid, &s, "adopted placeholder");
     assert_true(check_stores(raster_storage_grp(nc, "v"), &s, "v") >= 1);
+    assert_true(check_tables(raster_storage_grp(nc, "v"), 1, "v") >= 3);
     NC(nc_close(nc));
 }
 
@@ -634,6 +743,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_format2_tables),
         cmocka_unit_test(test_adopt),
         cmocka_unit_test(test_adopt_refused),
         cmocka_unit_test(test_direct_skips_filtered),
