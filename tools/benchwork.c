@@ -739,6 +739,11 @@ int bench_run(const bench_job *j, bench_result *res)
             unlink(j->file);
     }
     free(ns.mask);
+    if (j->method == BENCH_INFLATE_FLOOR) { /* what it inflates, read before */
+        res->rchar = 0;
+        for (size_t i = 0; i < zf.n; i++)
+            res->rchar += (long long)zf.ch[i].csize;
+    }
     zfloor_free(&zf);
     free(mask);
     free(field);

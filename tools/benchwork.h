@@ -46,7 +46,9 @@ typedef struct bench_job {
 
 typedef struct bench_result {
     double seconds[BENCH_MAX_REPS];
-    long long rchar;        /* bytes read by the last repetition */
+    long long rchar;        /* bytes read by the last repetition;
+                             * INFLATE_FLOOR: the compressed bytes it
+                             * inflates (read before timing) */
     long peak_kb;           /* filled by the parent from wait4 */
     int ok;
 } bench_result;

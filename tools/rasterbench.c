@@ -50,6 +50,7 @@ typedef struct options {
     int ncases, reps, warm, cold, shim, write;
     int only_write; /* --only-write: the record-by-record write alone */
     int compressed; /* the compressed case (generated data only) */
+    int only_compressed; /* --only-compressed: that case alone */
     int generated;  /* the data is rasterbench's own (prepare_dataset) */
     size_t thin;
 } options;
@@ -752,7 +753,7 @@ static void usage(FILE *f)
 "usage: rasterbench [--dir DIR] [--mask FILE:VAR] [--size SIZE] [--chunk C]\n"
 "                   [--case R[+R...]]... [--reps N] [--warm|--cold]\n"
 "                   [--no-shim] [--no-write] [--only-write] [--thin W]\n"
-"                   [--no-compressed] [--json FILE]\n"
+"                   [--no-compressed|--only-compressed] [--json FILE]\n"
 "       rasterbench --plain PLAIN.nc --raster RASTER.nc --var V [options]\n"
 "       mpirun -np N rasterbench --mpi ARGS   (rasterbench_mpi, docs/PARALLEL.md)\n"
 "\n"
@@ -791,7 +792,7 @@ static void usage(FILE *f)
 "  --no-shim      skip the shim cases; --no-write skips the write only\n"
 "  --only-write   only the record-by-record write (plain vs shim, warm)\n"
 "  --compressed   the compressed case (the default; generated data only);\n"
-"  --no-compressed  skips it\n"
+"  --no-compressed  skips it; --only-compressed runs it alone\n"
 "  --preload SO   the shim (default: found beside the tools)\n"
 "  --thin W       width of the thin column band (default 1)\n"
 "  --json FILE    also write the results and the summary as JSON\n"
@@ -978,9 +979,10 @@ static int measure_compressed(const options *o, const region_case *cases,
            "MB (%.3f)\n", (double)zplain_bytes / 1e6,
            (double)zraster_bytes / 1e6,
            (double)zraster_bytes / (double)zplain_bytes);
-    printf("%-24s %5s %9s %8s %8s %8s %7s %6s %12s %12s\n", "regions, deflated",
-           "cache", "cells", "netcdf_s", "raster_s", "ifloor_s", "speedup",
-           "floor", "netcdf_B", "raster_B");
+    printf("%-24s %5s %9s %8s %8s %8s %7s %6s %12s %12s %12s\n",
+           "regions, deflated", "cache", "cells", "netcdf_s", "raster_s",
+           "ifloor_s", "speedup", "floor", "netcdf_B", "raster_B",
+           "ifloor_B");
     int status = 0;
     for (int k = 0; k < ncases && status == 0; k++) {
         const region_case *c = &cases[k];
@@ -1021,13 +1023,15 @@ static int measure_compressed(const options *o, const region_case *cases,
                    t1 = bench_median(r[1].seconds, o->reps),
                    t2 = cold ? NAN : bench_median(r[2].seconds, o->reps);
             printf("%-24.24s %5s %9zu %8.4f %8.4f %8.4f %6.2fx %5.2fx %12lld "
-                   "%12lld\n", c->label, cache, c->cells, t0, t1, t2,
-                   t0 / t1, t1 / t2, r[0].rchar, r[1].rchar);
+                   "%12lld %12lld\n", c->label, cache, c->cells, t0, t1, t2,
+                   t0 / t1, t1 / t2, r[0].rchar, r[1].rchar,
+                   cold ? -1LL : r[2].rchar);
         }
     }
     printf("(ifloor = inflating and unshuffling exactly the regions' "
            "compressed chunks, read\n beforehand, on raster's read threads; "
-           "floor = raster/ifloor)\n");
+           "floor = raster/ifloor; ifloor_B: the\n compressed bytes it "
+           "inflates)\n");
     if (status == 0 && o->preload && o->warm) {
         printf("%-24s %5s %9s %9s %8s %12s %12s %7s %7s\n",
                "through the shim", "cache", "plain_s", "shim_s", "ratio",
@@ -1084,6 +1088,7 @@ int main(int argc, char **argv)
         {"thin", required_argument, NULL, 't'},
         {"compressed", no_argument, NULL, 'Z'},
         {"no-compressed", no_argument, NULL, 'z'},
+        {"only-compressed", no_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -1116,6 +1121,7 @@ int main(int argc, char **argv)
         case 'O': o.only_write = 1; break;
         case 'Z': o.compressed = 1; break;
         case 'z': o.compressed = 0; break;
+        case 'o': o.only_compressed = o.compressed = 1; break;
         case 't':
             if (cli_parse_sizes(optarg, &o.thin, 1, &(size_t){0}) != 0) {
                 fprintf(stderr, PROG ": --thin wants a positive width\n");
@@ -1132,6 +1138,11 @@ int main(int argc, char **argv)
         (!o.plain != !o.raster) || (o.plain && !o.var)) {
         fprintf(stderr, PROG ": --plain, --raster and --var go together; "
                 "--reps 1..%d (try --help)\n", BENCH_MAX_REPS - 1);
+        return CLI_EUSAGE;
+    }
+    if (o.only_compressed && (o.only_write || o.plain)) {
+        fprintf(stderr, PROG ": --only-compressed measures the generated "
+                "data's compressed case: not with --only-write or --plain\n");
         return CLI_EUSAGE;
     }
     if (o.only_write && (!o.shim || !o.write || cold_only)) {
@@ -1205,13 +1216,13 @@ int main(int argc, char **argv)
         printf(" (%zu records of %zu x %zu, %.2f GB), median of %d\n",
                records, ny, nx, (double)(records * ny * nx * elem) / 1e9,
                o.reps);
-        if (!o.only_write &&
+        if (!o.only_write && !o.only_compressed &&
             measure_regions(&o, v, cases, ncases, records, elem, shape,
                             mask_file, mask_var) != 0)
             status = CLI_EINPUT;
     }
     raster_close(f);
-    if (status == CLI_OK && o.shim &&
+    if (status == CLI_OK && o.shim && !o.only_compressed &&
         measure_shim(&o, ny, nx, elem, shape, nd, mask_spec, mask_file,
                      mask_var) != 0)
         status = CLI_EINPUT;
