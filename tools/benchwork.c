@@ -352,7 +352,12 @@ static int zfloor_store(hid_t grp, const char *path, size_t lo, size_t hi,
             }
             zchunk *k = &z->ch[z->n];
             if (H5Dget_chunk_storage_size(d, off, &nbytes) < 0 ||
-                nbytes == 0 || !(k->data = malloc((size_t)nbytes)))
+                nbytes == 0) {
+                fprintf(stderr, "rasterbench: floor: %s: a chunk the region "
+                        "needs is not stored\n", path);
+                goto done;
+            }
+            if (!(k->data = malloc((size_t)nbytes)))
                 goto done;
             if (H5Dread_chunk(d, H5P_DEFAULT, off, &fmask, k->data) < 0 ||
                 fmask != 0) {
