@@ -3,7 +3,9 @@
 # dataset once (cached), run every case of issue 6 with every method in
 # both cache states, and write JSON whose records are complete and whose
 # byte counts make sense (raster reads about the regions' bytes, netCDF
-# reads at least the bounding boxes'). No speed is asserted here: speed
+# reads at least the bounding boxes'), and its compressed case (the data
+# deflated by nccopy, converted, read against the inflate floor) likewise.
+# No speed is asserted here: speed
 # targets are rasterbench's own summary (docs/PERFORMANCE.md).
 # usage: test_rasterbench.sh RASTERBENCH SRCDIR PRELOAD|none
 #   (env: PYTHON)
@@ -67,20 +69,86 @@ s = d["summary"]
 keys = ["single_speedup_geomean", "multi_speedup_geomean", "floor_ratio_max",
         "cold_speedup_geomean", "cold_floor_ratio_max",
         "packed_mem_ratio_max", "full_read_ratio", "thin_hyperslab_ratio",
-        "write_ratio"]
+        "write_ratio", "compressed_size_ratio", "compressed_speedup_geomean",
+        "compressed_floor_ratio_max", "compressed_full_read_ratio"]
 assert sorted(s) == sorted(keys), sorted(s)
+shim_keys = ("full_read_ratio", "thin_hyperslab_ratio", "write_ratio",
+             "compressed_full_read_ratio")
 for k in keys:
-    if shim or k not in ("full_read_ratio", "thin_hyperslab_ratio",
-                         "write_ratio"):
+    if shim or k not in shim_keys:
         assert isinstance(s[k], (int, float)) and s[k] > 0, (k, s[k])
+    else:
+        assert s[k] is None, (k, s[k])
 assert d["dataset"]["shape"][-2:] == [384, 320], d["dataset"]
+
+# the compressed case: deflated files smaller than the data, the ratio of
+# their sizes the summary's, and per basin every method in its cache states
+z = d["dataset"]["compressed"]
+assert z["filters"] == "deflate 1, shuffle", z
+assert z["plain"].endswith(".d1s.nc") and z["raster"].endswith(".d1s.raster.nc")
+assert 0 < z["plain_bytes"] < d["dataset"]["bytes"], z
+assert 0 < z["raster_bytes"] < d["dataset"]["bytes"], z
+assert abs(s["compressed_size_ratio"] -
+           z["raster_bytes"] / z["plain_bytes"]) < 1e-4, s
+for case in singles:
+    f = get(case, "inflate_floor", "warm")
+    assert not [c for c in cases if c["case"] == case and
+                c["method"] == "inflate_floor" and c["cache"] == "cold"]
+    for cache in ("warm", "cold"):
+        n, r = (get(case, k, cache) for k in
+                ("netcdf_deflated", "raster_deflated"))
+        for x in (n, r, f):
+            assert x["kind"] == "compressed", x
+            assert x["median_s"] > 0 and x["peak_rss"] > 0, x
+            assert x["region_bytes"] == get(case, "raster", cache)[
+                "region_bytes"], (x, case)
+        # the floor inflates the regions' compressed chunks (on this tiny
+        # grid the whole mixed store's record is one chunk, so not fewer
+        # bytes than the region holds); raster reads those and its tables
+        assert 0 < f["bytes_read"] < z["raster_bytes"], f
+        assert f["bytes_read"] <= r["bytes_read"] < f["bytes_read"] + \
+            8 * 1024 * 1024, (case, r, f)
+        assert n["bytes_read"] > 0, n
+# the summary's figures are these records' ratios (medians in the JSON
+# have 6 decimals: a loose tolerance)
+w = [get(c, "netcdf_deflated", "warm")["median_s"] /
+     get(c, "raster_deflated", "warm")["median_s"] for c in singles]
+import math
+geo = math.exp(sum(map(math.log, w)) / len(w))
+assert abs(geo / s["compressed_speedup_geomean"] - 1) < 2e-2, (geo, s)
+fl = max(get(c, "raster_deflated", "warm")["median_s"] /
+         get(c, "inflate_floor", "warm")["median_s"] for c in singles)
+assert abs(fl / s["compressed_floor_ratio_max"] - 1) < 2e-2, (fl, s)
+if shim:
+    p, q = (get("full variable, deflated", m, "warm") for m in
+            ("plain", "shim"))
+    assert abs(p["median_s"] / q["median_s"] /
+               s["compressed_full_read_ratio"] - 1) < 2e-2, s
 PY
 
 # the dataset is cached: a second run generates nothing
 expect 0 "cached run" "$rb" --dir "$tmp/cache" --mask "$mask" --size tiny \
     --reps 1 --warm --no-shim --case Atlantic_Ocean
-grep -q generating "$tmp/out" && fail "generated again" || ok
+grep -q -e generating -e compressing -e converting "$tmp/out" &&
+    fail "generated again" || ok
 grep -q '^Atlantic ' "$tmp/out" && ok || fail "no Atlantic line"
+grep -q '^regions, deflated' "$tmp/out" && ok || fail "no compressed case"
+[ "$(grep -c '^Atlantic  *warm' "$tmp/out")" = 2 ] && ok ||
+    fail "not one Atlantic line plain, one deflated"
+
+# --no-compressed skips the compressed case; --only-compressed runs it alone
+expect 0 "--no-compressed" "$rb" --dir "$tmp/cache" --mask "$mask" \
+    --size tiny --reps 1 --warm --no-shim --case Atlantic_Ocean \
+    --no-compressed
+grep -q -e deflated -e compressed_size_ratio.*met -e compressed_size_ratio.*MISSED \
+    "$tmp/out" && fail "--no-compressed ran it" || ok
+expect 0 "--only-compressed" "$rb" --dir "$tmp/cache" --mask "$mask" \
+    --size tiny --reps 1 --warm --no-shim --case Atlantic_Ocean \
+    --only-compressed
+grep -q '^regions, deflated' "$tmp/out" && ok || fail "--only-compressed: no case"
+[ "$(grep -c '^Atlantic  *warm' "$tmp/out")" = 1 ] && ok ||
+    fail "--only-compressed ran other cases"
+expect 2 "--only-compressed --only-write" "$rb" --only-compressed --only-write
 
 # --only-write: the write case alone (with a shim to measure it)
 if [ "$preload" != none ]; then

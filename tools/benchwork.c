@@ -6,7 +6,10 @@
 #include "benchwork.h"
 
 #include <fcntl.h>
+#include <hdf5.h>
 #include <netcdf.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +18,14 @@
 #include <unistd.h>
 
 #include "raster.h"
+
+/* The inflater the library was built with (src/meson.build): the floor
+ * must inflate as fast as raster can, no faster and no slower. */
+#ifdef RASTER_HAVE_LIBDEFLATE
+#include <libdeflate.h>
+#else
+#include <zlib.h>
+#endif
 
 static double now(void)
 {
@@ -240,6 +251,333 @@ static int floor_once(const bench_job *j)
     return out && got == (size_t)size ? 0 : -1;
 }
 
+/* ---- inflate floor: a region's compressed chunks, from memory ------------ */
+
+/* One compressed chunk as HDF5 stores it, and what undoing it gives. */
+typedef struct zchunk {
+    unsigned char *data;
+    size_t csize, raw, elem;
+    int shuffle;
+} zchunk;
+
+typedef struct zfloor {
+    zchunk *ch;
+    size_t n, cap, raw_max, decoded;
+    int threads;
+} zfloor;
+
+/* Threads as raster's read path takes them (src/chunkio.c read_threads,
+ * serial flavour): $RASTER_THREADS, else 2 where there are 2 cores. */
+static int floor_threads(void)
+{
+    const char *e = getenv("RASTER_THREADS");
+    if (e && *e) {
+        char *end;
+        long n = strtol(e, &end, 10);
+        return *end == '\0' && n >= 1 ? (n > 16 ? 16 : (int)n) : 1;
+    }
+    return sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 2 : 1;
+}
+
+/* Reads (untimed) the stored bytes of the chunks of dataset `path` that
+ * hold cells [lo, hi) of each record: every chunk along the outer
+ * dimensions, the cell chunks the range touches. */
+static int zfloor_store(hid_t grp, const char *path, size_t lo, size_t hi,
+                        zfloor *z)
+{
+    hid_t d = H5Dopen2(grp, path, H5P_DEFAULT), dcpl = -1, space = -1,
+          type = -1;
+    int rc = -1;
+    hsize_t dims[H5S_MAX_RANK], cdims[H5S_MAX_RANK];
+    if (d < 0) {
+        fprintf(stderr, "rasterbench: floor: no dataset %s\n", path);
+        return -1;
+    }
+    if ((dcpl = H5Dget_create_plist(d)) < 0 ||
+        (space = H5Dget_space(d)) < 0 || (type = H5Dget_type(d)) < 0)
+        goto done;
+    int rank = H5Sget_simple_extent_ndims(space);
+    if (rank < 1 || H5Sget_simple_extent_dims(space, dims, NULL) < 0 ||
+        H5Pget_layout(dcpl) != H5D_CHUNKED ||
+        H5Pget_chunk(dcpl, rank, cdims) != rank) {
+        fprintf(stderr, "rasterbench: floor: %s is not chunked\n", path);
+        goto done;
+    }
+    int shuffle = 0, deflate = 0, nf = H5Pget_nfilters(dcpl);
+    for (int i = 0; i < nf; i++) {
+        unsigned flags, cd[8];
+        size_t ncd = 8;
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd,
+                                         0, NULL, NULL);
+        if (id == H5Z_FILTER_SHUFFLE && !deflate)
+            shuffle = 1;
+        else if (id == H5Z_FILTER_DEFLATE)
+            deflate = 1;
+        else {
+            fprintf(stderr, "rasterbench: floor: %s has a filter (%d) the "
+                    "floor does not undo\n", path, (int)id);
+            goto done;
+        }
+    }
+    if (!deflate) {
+        fprintf(stderr, "rasterbench: floor: %s is not deflated\n", path);
+        goto done;
+    }
+    size_t elem = H5Tget_size(type), raw = elem, nouter = 1;
+    for (int i = 0; i < rank; i++)
+        raw *= (size_t)cdims[i];
+    size_t ckc = (size_t)cdims[rank - 1], ngrid[H5S_MAX_RANK];
+    for (int i = 0; i < rank - 1; i++) {
+        ngrid[i] = (size_t)((dims[i] + cdims[i] - 1) / cdims[i]);
+        nouter *= ngrid[i];
+    }
+    hsize_t off[H5S_MAX_RANK];
+    for (size_t o = 0; o < nouter; o++) {
+        size_t rest = o;
+        for (int i = rank - 2; i >= 0; i--) {
+            off[i] = (hsize_t)(rest % ngrid[i]) * cdims[i];
+            rest /= ngrid[i];
+        }
+        for (size_t c = lo / ckc; hi > lo && c <= (hi - 1) / ckc; c++) {
+            off[rank - 1] = (hsize_t)(c * ckc);
+            hsize_t nbytes = 0;
+            uint32_t fmask = 0;
+            if (z->n == z->cap) {
+                size_t cap = z->cap ? 2 * z->cap : 256;
+                zchunk *t = realloc(z->ch, cap * sizeof *t);
+                if (!t)
+                    goto done;
+                z->ch = t;
+                z->cap = cap;
+            }
+            zchunk *k = &z->ch[z->n];
+            if (H5Dget_chunk_storage_size(d, off, &nbytes) < 0 ||
+                nbytes == 0) {
+                fprintf(stderr, "rasterbench: floor: %s: a chunk the region "
+                        "needs is not stored\n", path);
+                goto done;
+            }
+            if (!(k->data = malloc((size_t)nbytes)))
+                goto done;
+            if (H5Dread_chunk(d, H5P_DEFAULT, off, &fmask, k->data) < 0 ||
+                fmask != 0) {
+                free(k->data);
+                fprintf(stderr, "rasterbench: floor: %s: a chunk could not "
+                        "be read raw (filter mask %u)\n", path, fmask);
+                goto done;
+            }
+            k->csize = (size_t)nbytes;
+            k->raw = raw;
+            k->elem = elem;
+            k->shuffle = shuffle;
+            z->n++;
+            z->decoded += raw;
+            if (raw > z->raw_max)
+                z->raw_max = raw;
+        }
+    }
+    rc = 0;
+done:
+    if (type >= 0)
+        H5Tclose(type);
+    if (space >= 0)
+        H5Sclose(space);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    H5Dclose(d);
+    return rc;
+}
+
+/* The chunks a read of regions j->ids needs, from raster's own metadata:
+ * the `raster_regions` summary of the storage group raster_VAR (per
+ * region: id, pure_cells, mixed_cells, mixed_offset, ...; docs/FORMAT.md):
+ * all of each region's pure store, and the chunks of Mixed_Chunks/data
+ * holding its mixed run. */
+static int zfloor_prepare(const bench_job *j, zfloor *z)
+{
+    char name[512];
+    int rc = -1;
+    int64_t *rows = NULL;
+    hid_t f = -1, g = -1, a = -1, sp = -1;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    snprintf(name, sizeof name, "raster_%s", j->var);
+    if ((f = H5Fopen(j->file, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0 ||
+        (g = H5Gopen2(f, name, H5P_DEFAULT)) < 0 ||
+        (a = H5Aopen(g, "raster_regions", H5P_DEFAULT)) < 0 ||
+        (sp = H5Aget_space(a)) < 0) {
+        fprintf(stderr, "rasterbench: floor: %s: no group %s with a "
+                "raster_regions summary\n", j->file, name);
+        goto done;
+    }
+    hssize_t nv = H5Sget_simple_extent_npoints(sp);
+    if (nv < 8 || nv % 8 || !(rows = malloc((size_t)nv * sizeof *rows)) ||
+        H5Aread(a, H5T_NATIVE_INT64, rows) < 0)
+        goto done;
+    /* the mixed runs of all ids, merged into one range per id (the union
+     * of chunks is taken by skipping chunks already read) */
+    size_t nmix = 0, mlo[BENCH_MAX_IDS], mhi[BENCH_MAX_IDS];
+    for (size_t i = 0; i < j->nids; i++) {
+        const int64_t *r = NULL;
+        for (hssize_t k = 0; k < nv; k += 8)
+            if (rows[k] == j->ids[i])
+                r = rows + k;
+        if (!r) {
+            fprintf(stderr, "rasterbench: floor: no region %d\n",
+                    (int)j->ids[i]);
+            goto done;
+        }
+        if (r[1] > 0) {
+            snprintf(name, sizeof name, "region_%s%lld/data",
+                     r[0] < 0 ? "m" : "", (long long)llabs(r[0]));
+            if (zfloor_store(g, name, 0, (size_t)r[1], z) != 0)
+                goto done;
+        }
+        if (r[2] > 0) {
+            mlo[nmix] = (size_t)r[3];
+            mhi[nmix++] = (size_t)(r[3] + r[2]);
+        }
+    }
+    /* sorted, and overlapping cell chunks not taken twice: each range
+     * starts past the previous one's last chunk (ranges of different
+     * regions never overlap; they may share a chunk) */
+    for (size_t i = 1; i < nmix; i++)
+        for (size_t k = i; k > 0 && mlo[k] < mlo[k - 1]; k--) {
+            size_t t = mlo[k]; mlo[k] = mlo[k - 1]; mlo[k - 1] = t;
+            t = mhi[k]; mhi[k] = mhi[k - 1]; mhi[k - 1] = t;
+        }
+    if (nmix) {
+        hid_t d = H5Dopen2(g, "Mixed_Chunks/data", H5P_DEFAULT), dcpl;
+        hsize_t cd[H5S_MAX_RANK];
+        int rank;
+        if (d < 0 || (dcpl = H5Dget_create_plist(d)) < 0) {
+            if (d >= 0)
+                H5Dclose(d);
+            goto done;
+        }
+        rank = H5Pget_chunk(dcpl, H5S_MAX_RANK, cd);
+        H5Pclose(dcpl);
+        H5Dclose(d);
+        if (rank < 1)
+            goto done;
+        size_t ckc = (size_t)cd[rank - 1], done_to = 0; /* cells, chunk-aligned */
+        for (size_t i = 0; i < nmix; i++) {
+            size_t lo = mlo[i] > done_to ? mlo[i] : done_to;
+            if (lo >= mhi[i])
+                continue;
+            if (zfloor_store(g, "Mixed_Chunks/data", lo, mhi[i], z) != 0)
+                goto done;
+            done_to = (mhi[i] + ckc - 1) / ckc * ckc;
+        }
+    }
+    z->threads = floor_threads();
+    if ((size_t)z->threads > z->n)
+        z->threads = z->n ? (int)z->n : 1;
+    /* raster inflates on one thread below 256 KiB decoded (chunkio.c) */
+    if (z->decoded < ((size_t)256 << 10))
+        z->threads = 1;
+    rc = z->n ? 0 : -1;
+done:
+    free(rows);
+    if (sp >= 0)
+        H5Sclose(sp);
+    if (a >= 0)
+        H5Aclose(a);
+    if (g >= 0)
+        H5Gclose(g);
+    if (f >= 0)
+        H5Fclose(f);
+    return rc;
+}
+
+static void zfloor_free(zfloor *z)
+{
+    for (size_t i = 0; i < z->n; i++)
+        free(z->ch[i].data);
+    free(z->ch);
+}
+
+typedef struct zworker {
+    const zfloor *z;
+    atomic_size_t *next;
+    int rc;
+} zworker;
+
+/* Takes chunks until none is left: inflate, then unshuffle, each chunk
+ * into this thread's two buffers (as raster's inflater does). */
+static void *zwork(void *arg)
+{
+    zworker *w = arg;
+    const zfloor *z = w->z;
+    unsigned char *a = malloc(z->raw_max), *b = malloc(z->raw_max);
+#ifdef RASTER_HAVE_LIBDEFLATE
+    struct libdeflate_decompressor *d = libdeflate_alloc_decompressor();
+#else
+    void *d = a; /* zlib keeps no state between calls here */
+#endif
+    w->rc = a && b && d ? 0 : -1;
+    for (size_t i; w->rc == 0 && (i = atomic_fetch_add(w->next, 1)) < z->n;) {
+        const zchunk *k = &z->ch[i];
+#ifdef RASTER_HAVE_LIBDEFLATE
+        size_t got = 0;
+        if (libdeflate_zlib_decompress(d, k->data, k->csize, a, k->raw,
+                                       &got) != LIBDEFLATE_SUCCESS ||
+            got != k->raw)
+            w->rc = -1;
+#else
+        uLongf got = (uLongf)k->raw;
+        if (uncompress(a, &got, k->data, (uLong)k->csize) != Z_OK ||
+            got != k->raw)
+            w->rc = -1;
+#endif
+        if (w->rc == 0 && k->shuffle) {
+            size_t n = k->raw / k->elem;
+            if (k->elem == 4) {
+                const unsigned char *p0 = a, *p1 = a + n, *p2 = a + 2 * n,
+                                    *p3 = a + 3 * n;
+                for (size_t v = 0; v < n; v++) {
+                    b[4 * v] = p0[v];
+                    b[4 * v + 1] = p1[v];
+                    b[4 * v + 2] = p2[v];
+                    b[4 * v + 3] = p3[v];
+                }
+            } else {
+                for (size_t v = 0; v < n; v++)
+                    for (size_t e = 0; e < k->elem; e++)
+                        b[v * k->elem + e] = a[e * n + v];
+            }
+        }
+    }
+#ifdef RASTER_HAVE_LIBDEFLATE
+    if (d)
+        libdeflate_free_decompressor(d);
+#endif
+    free(a);
+    free(b);
+    return NULL;
+}
+
+static int zfloor_once(const zfloor *z)
+{
+    atomic_size_t next = 0;
+    zworker w[16];
+    pthread_t tid[16];
+    int started[16] = {0}, rc = 0;
+    for (int t = 0; t < z->threads; t++)
+        w[t] = (zworker){z, &next, 0};
+    for (int t = 1; t < z->threads; t++)
+        started[t] = pthread_create(&tid[t], NULL, zwork, &w[t]) == 0;
+    zwork(&w[0]);
+    for (int t = 1; t < z->threads; t++)
+        if (started[t])
+            pthread_join(tid[t], NULL);
+    for (int t = 0; t < z->threads; t++)
+        rc |= w[t].rc;
+    if (rc)
+        fprintf(stderr, "rasterbench: floor: a chunk did not inflate to its "
+                "size\n");
+    return rc ? -1 : 0;
+}
+
 /* ---- read: a hyperslab through netCDF (or the shim) ---------------------- */
 
 static int read_once(const bench_job *j)
@@ -361,7 +699,10 @@ int bench_run(const bench_job *j, bench_result *res)
     int32_t *mask = NULL;
     float *field = NULL;
     int ok = 1;
+    zfloor zf = {0};
     if (j->method == BENCH_NETCDF && netcdf_prepare(j, &ns) != 0)
+        ok = 0;
+    if (j->method == BENCH_INFLATE_FLOOR && zfloor_prepare(j, &zf) != 0)
         ok = 0;
     if (ok && j->method == BENCH_WRITE) {
         size_t cells = j->shape[2] * j->shape[3];
@@ -390,6 +731,7 @@ int bench_run(const bench_job *j, bench_result *res)
         case BENCH_RASTER_MALLOC: st = raster_once(j, 1); break;
         case BENCH_FLOOR: st = floor_once(j); break;
         case BENCH_READ: st = read_once(j); break;
+        case BENCH_INFLATE_FLOOR: st = zfloor_once(&zf); break;
         default: st = write_once(j, mask, field, &dt); break;
         }
         if (j->method != BENCH_WRITE)
@@ -402,6 +744,12 @@ int bench_run(const bench_job *j, bench_result *res)
             unlink(j->file);
     }
     free(ns.mask);
+    if (j->method == BENCH_INFLATE_FLOOR) { /* what it inflates, read before */
+        res->rchar = 0;
+        for (size_t i = 0; i < zf.n; i++)
+            res->rchar += (long long)zf.ch[i].csize;
+    }
+    zfloor_free(&zf);
     free(mask);
     free(field);
     res->ok = ok;

@@ -20,13 +20,17 @@ typedef enum bench_method {
     BENCH_READ,       /* nc_get_vara of a hyperslab (plain, or via shim) */
     BENCH_WRITE,      /* nc_put_vara record by record (plain, or via shim) */
     BENCH_RASTER_MALLOC, /* raster, into a malloc'd buffer */
+    BENCH_INFLATE_FLOOR, /* the region's compressed chunks (read untimed
+                          * from the raster file), inflated and unshuffled
+                          * from memory on raster's read threads */
     BENCH_NMETHODS
 } bench_method;
 
 /* What a worker does; the same fields travel on its command line. */
 typedef struct bench_job {
     bench_method method;
-    const char *file;       /* the file read, or written (WRITE) */
+    const char *file;       /* the file read, or written (WRITE);
+                             * INFLATE_FLOOR: the raster file */
     const char *var;
     const char *mask_file, *mask_var; /* NETCDF: the mask, read untimed */
     int32_t ids[BENCH_MAX_IDS];
@@ -42,7 +46,9 @@ typedef struct bench_job {
 
 typedef struct bench_result {
     double seconds[BENCH_MAX_REPS];
-    long long rchar;        /* bytes read by the last repetition */
+    long long rchar;        /* bytes read by the last repetition;
+                             * INFLATE_FLOOR: the compressed bytes it
+                             * inflates (read before timing) */
     long peak_kb;           /* filled by the parent from wait4 */
     int ok;
 } bench_result;

@@ -8,7 +8,12 @@
  *   shim cases    a whole-variable read, a thin column band and a
  *                 record-by-record write, each by an ordinary netCDF call
  *                 sequence, once on the plain file and once through the
- *                 preload shim on the raster file.
+ *                 preload shim on the raster file;
+ *   compressed    the same data deflated (level 1 + shuffle, as CESM
+ *                 writes): file sizes, the five basins' region reads
+ *                 (netcdf, raster, and the floor: inflating exactly the
+ *                 regions' compressed chunks from memory) and the
+ *                 whole-variable read, plain against the shim.
  * Every measurement runs in a worker: rasterbench executes itself with
  * --worker, so a method's peak memory (wait4) and bytes read (rchar) are its
  * own. With no file arguments it generates (once, cached) a CESM-like
@@ -44,6 +49,9 @@ typedef struct options {
     char *cases[MAX_CASES];
     int ncases, reps, warm, cold, shim, write;
     int only_write; /* --only-write: the record-by-record write alone */
+    int compressed; /* the compressed case (generated data only) */
+    int only_compressed; /* --only-compressed: that case alone */
+    int generated;  /* the data is rasterbench's own (prepare_dataset) */
     size_t thin;
 } options;
 
@@ -71,7 +79,8 @@ static size_t nresults;
 /* ---- running workers ------------------------------------------------------ */
 
 static const char *method_name[BENCH_NMETHODS] = {
-    "netcdf", "raster", "floor", "read", "write", "raster_malloc"};
+    "netcdf", "raster", "floor", "read", "write", "raster_malloc",
+    "inflate_floor"};
 
 static void join_sizes(char *buf, size_t len, const size_t *v, size_t n)
 {
@@ -213,13 +222,14 @@ static int file_exists(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-/* Runs a sibling tool (rastergen, rasterconvert) with its arguments. */
+/* Runs a sibling tool (rastergen, rasterconvert), or nccopy, with its
+ * arguments. */
 static int run_tool(char *const *argv)
 {
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
-        execv(argv[0], argv);
+        execvp(argv[0], argv); /* nccopy from PATH; the others by path */
         fprintf(stderr, PROG ": cannot run %s: %s\n", argv[0],
                 strerror(errno));
         _exit(127);
@@ -359,6 +369,47 @@ static int prepare_dataset(options *o, char *plain, char *raster, size_t len)
     o->plain = plain;
     o->raster = raster;
     o->var = "TEMP";
+    o->generated = 1;
+    return 0;
+}
+
+/* The compressed copies of the dataset (once, cached beside it): the plain
+ * file deflated at level 1 with shuffle by nccopy (its chunks kept), as
+ * CESM writes its history files, and that converted by rasterconvert,
+ * which keeps the input's filters on every store. */
+static int prepare_compressed(const options *o, char *plain, char *raster,
+                              size_t len)
+{
+    size_t base = strlen(o->plain);
+    if (base > 3 && strcmp(o->plain + base - 3, ".nc") == 0)
+        base -= 3;
+    snprintf(plain, len, "%.*s.d1s.nc", (int)base, o->plain);
+    snprintf(raster, len, "%.*s.d1s.raster.nc", (int)base, o->plain);
+    char tmp[2 * PATH_MAX], tool[PATH_MAX + 32], maskspec[2 * PATH_MAX];
+    if (!file_exists(plain)) {
+        printf("compressing to %s (nccopy -d 1 -s; once)\n", plain);
+        snprintf(tmp, sizeof tmp, "%s.tmp", plain);
+        char *argv[] = {"nccopy", "-d", "1", "-s", (char *)o->plain, tmp,
+                        NULL};
+        if (run_tool(argv) != 0 || rename(tmp, plain) != 0) {
+            fprintf(stderr, PROG ": nccopy -d 1 -s %s failed\n", o->plain);
+            unlink(tmp);
+            return -1;
+        }
+    }
+    if (!file_exists(raster)) {
+        printf("converting to %s\n", raster);
+        snprintf(tool, sizeof tool, "%s/rasterconvert", exe_dir);
+        snprintf(maskspec, sizeof maskspec, "%s:REGION_MASK", plain);
+        snprintf(tmp, sizeof tmp, "%s.tmp", raster);
+        char *argv[] = {tool, "--mask", maskspec, "--vars", (char *)o->var,
+                        plain, tmp, NULL};
+        if (run_tool(argv) != 0 || rename(tmp, raster) != 0) {
+            fprintf(stderr, PROG ": converting %s failed\n", plain);
+            unlink(tmp);
+            return -1;
+        }
+    }
     return 0;
 }
 
@@ -520,7 +571,14 @@ static const record *find(const char *kase, const char *method,
 typedef struct summary {
     double single, multi, floor_max, cold_single, cold_floor_max, mem_max,
         full, thin, write;
+    double zsize, zspeed, zfloor_max, zfull; /* the compressed case */
 } summary;
+
+/* The compressed case's files and their sizes (0: not measured). */
+static char zplain[PATH_MAX + 64], zraster[PATH_MAX + 64];
+static long long zplain_bytes, zraster_bytes;
+
+#define ZCASE_FULL "full variable, deflated"
 
 static double ratio_of(const char *kase, const char *a, const char *b,
                        const char *cache)
@@ -531,12 +589,29 @@ static double ratio_of(const char *kase, const char *a, const char *b,
 
 static summary summarize(void)
 {
-    summary s = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN};
+    summary s = {NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN, NAN,
+                 NAN, NAN, NAN, NAN};
+    double zsum = 0;
+    int zn = 0;
     double lsum[2][2] = {{0, 0}, {0, 0}}; /* [cold][multi] */
     int ln[2][2] = {{0, 0}, {0, 0}};
     for (size_t i = 0; i < nresults; i++) {
         const record *x = &results[i];
         int multi = strcmp(x->kind, "multi") == 0;
+        if (strcmp(x->method, "raster_deflated") == 0 &&
+            strcmp(x->cache, "warm") == 0) {
+            double sp = ratio_of(x->kase, "netcdf_deflated",
+                                 "raster_deflated", "warm");
+            double fl = ratio_of(x->kase, "raster_deflated", "inflate_floor",
+                                 "warm");
+            if (!isnan(sp)) {
+                zsum += log(sp);
+                zn++;
+            }
+            if (!isnan(fl) && (isnan(s.zfloor_max) || fl > s.zfloor_max))
+                s.zfloor_max = fl;
+            continue;
+        }
         if (strcmp(x->method, "raster") != 0 ||
             (!multi && strcmp(x->kind, "single") != 0))
             continue;
@@ -563,6 +638,11 @@ static summary summarize(void)
     s.full = ratio_of("full variable", "plain", "shim", "warm");
     s.thin = ratio_of("thin column band", "plain", "shim", "warm");
     s.write = ratio_of("record-by-record write", "plain", "shim", "warm");
+    if (zn)
+        s.zspeed = exp(zsum / zn);
+    if (zplain_bytes > 0 && zraster_bytes > 0)
+        s.zsize = (double)zraster_bytes / (double)zplain_bytes;
+    s.zfull = ratio_of(ZCASE_FULL, "plain", "shim", "warm");
     return s;
 }
 
@@ -586,15 +666,19 @@ static void print_summary(const summary *s)
         {"full_read_ratio", s->full, 1.0, 1},
         {"thin_hyperslab_ratio", s->thin, 1.0, 1},
         {"write_ratio", s->write, 1.0, 1},
+        {"compressed_size_ratio", s->zsize, 1.1, 0},
+        {"compressed_speedup_geomean", s->zspeed, 6, 1},
+        {"compressed_floor_ratio_max", s->zfloor_max, 1.5, 0},
+        {"compressed_full_read_ratio", s->zfull, 1.0, 1},
     };
-    printf("\nsummary                        value   target\n");
+    printf("\nsummary                            value   target\n");
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         const char *mark = isnan(rows[i].v) ? "not measured"
                            : (rows[i].at_least ? rows[i].v >= rows[i].target
                                                : rows[i].v <= rows[i].target)
                                ? "met"
                                : "MISSED";
-        printf("%-26s %9.3f   %s %-4g %s\n", rows[i].name, rows[i].v,
+        printf("%-30s %9.3f   %s %-4g %s\n", rows[i].name, rows[i].v,
                rows[i].at_least ? ">=" : "<=", rows[i].target, mark);
     }
 }
@@ -619,8 +703,17 @@ static int write_json(const options *o, const summary *s, const size_t *shape,
         fprintf(f, "%s%zu", i ? "," : "", shape[i]);
         bytes *= shape[i];
     }
-    fprintf(f, "],\"bytes\":%zu,\"reps\":%d,\"cpus\":%ld}", bytes, o->reps,
+    fprintf(f, "],\"bytes\":%zu,\"reps\":%d,\"cpus\":%ld", bytes, o->reps,
             sysconf(_SC_NPROCESSORS_ONLN));
+    if (zplain_bytes > 0) {
+        fputs(",\"compressed\":{\"plain\":", f);
+        cli_json_string(f, zplain);
+        fputs(",\"raster\":", f);
+        cli_json_string(f, zraster);
+        fprintf(f, ",\"filters\":\"deflate 1, shuffle\",\"plain_bytes\":%lld,"
+                "\"raster_bytes\":%lld}", zplain_bytes, zraster_bytes);
+    }
+    fputs("}", f);
     fputs(",\"cases\":[", f);
     for (size_t i = 0; i < nresults; i++) {
         const record *x = &results[i];
@@ -632,15 +725,19 @@ static int write_json(const options *o, const summary *s, const size_t *shape,
                 x->median, x->bytes, x->peak, x->region_bytes);
     }
     fputs("],\"summary\":{", f);
-    const char *names[9] = {"single_speedup_geomean", "multi_speedup_geomean",
-                            "floor_ratio_max", "cold_speedup_geomean",
-                            "cold_floor_ratio_max", "packed_mem_ratio_max",
-                            "full_read_ratio", "thin_hyperslab_ratio",
-                            "write_ratio"};
-    double vals[9] = {s->single, s->multi, s->floor_max, s->cold_single,
-                      s->cold_floor_max, s->mem_max, s->full, s->thin,
-                      s->write};
-    for (int i = 0; i < 9; i++) {
+    const char *names[13] = {"single_speedup_geomean", "multi_speedup_geomean",
+                             "floor_ratio_max", "cold_speedup_geomean",
+                             "cold_floor_ratio_max", "packed_mem_ratio_max",
+                             "full_read_ratio", "thin_hyperslab_ratio",
+                             "write_ratio", "compressed_size_ratio",
+                             "compressed_speedup_geomean",
+                             "compressed_floor_ratio_max",
+                             "compressed_full_read_ratio"};
+    double vals[13] = {s->single, s->multi, s->floor_max, s->cold_single,
+                       s->cold_floor_max, s->mem_max, s->full, s->thin,
+                       s->write, s->zsize, s->zspeed, s->zfloor_max,
+                       s->zfull};
+    for (int i = 0; i < 13; i++) {
         fprintf(f, "%s\"%s\":", i ? "," : "", names[i]);
         json_number(f, vals[i]);
     }
@@ -656,7 +753,7 @@ static void usage(FILE *f)
 "usage: rasterbench [--dir DIR] [--mask FILE:VAR] [--size SIZE] [--chunk C]\n"
 "                   [--case R[+R...]]... [--reps N] [--warm|--cold]\n"
 "                   [--no-shim] [--no-write] [--only-write] [--thin W]\n"
-"                   [--json FILE]\n"
+"                   [--no-compressed|--only-compressed] [--json FILE]\n"
 "       rasterbench --plain PLAIN.nc --raster RASTER.nc --var V [options]\n"
 "       mpirun -np N rasterbench --mpi ARGS   (rasterbench_mpi, docs/PARALLEL.md)\n"
 "\n"
@@ -669,6 +766,12 @@ static void usage(FILE *f)
 "  full variable, thin column band (W columns, all rows), record-by-record\n"
 "                write: the same netCDF calls on the plain file and through\n"
 "                the preload shim on the raster file\n"
+"  compressed    the generated data deflated (nccopy -d 1 -s, as CESM\n"
+"                writes) and converted (filters kept): file sizes; the\n"
+"                single-region cases by netcdf and raster, against the\n"
+"                inflate floor (the regions' compressed chunks, read\n"
+"                beforehand, inflated on raster's read threads); the whole\n"
+"                variable, plain against the shim\n"
 "\n"
 "Without --plain/--raster it generates (once, cached in DIR) a CESM-like\n"
 "file with rastergen on the mask (default: the bundled 2400 x 3600 POP\n"
@@ -688,6 +791,8 @@ static void usage(FILE *f)
 "                 before each repetition), runs; default both\n"
 "  --no-shim      skip the shim cases; --no-write skips the write only\n"
 "  --only-write   only the record-by-record write (plain vs shim, warm)\n"
+"  --compressed   the compressed case (the default; generated data only);\n"
+"  --no-compressed  skips it; --only-compressed runs it alone\n"
 "  --preload SO   the shim (default: found beside the tools)\n"
 "  --thin W       width of the thin column band (default 1)\n"
 "  --json FILE    also write the results and the summary as JSON\n"
@@ -851,6 +956,99 @@ static int measure_shim(const options *o, size_t ny, size_t nx, size_t elem,
     return status;
 }
 
+static long long file_bytes(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* The compressed case: the single-region cases (the five basins by
+ * default) read warm (and cold) by netcdf and raster from the deflated
+ * files, against the inflate floor (warm: it reads nothing), and the whole
+ * variable, plain against the shim. */
+static int measure_compressed(const options *o, const region_case *cases,
+                              int ncases, size_t records, size_t elem,
+                              size_t ny, size_t nx, const char *mask_file,
+                              const char *mask_var)
+{
+    if (prepare_compressed(o, zplain, zraster, sizeof zplain) != 0)
+        return -1;
+    zplain_bytes = file_bytes(zplain);
+    zraster_bytes = file_bytes(zraster);
+    printf("\ncompressed (deflate 1 + shuffle): plain %.1f MB, raster %.1f "
+           "MB (%.3f)\n", (double)zplain_bytes / 1e6,
+           (double)zraster_bytes / 1e6,
+           (double)zraster_bytes / (double)zplain_bytes);
+    printf("%-24s %5s %9s %8s %8s %8s %7s %6s %12s %12s %12s\n",
+           "regions, deflated", "cache", "cells", "netcdf_s", "raster_s",
+           "ifloor_s", "speedup", "floor", "netcdf_B", "raster_B",
+           "ifloor_B");
+    int status = 0;
+    for (int k = 0; k < ncases && status == 0; k++) {
+        const region_case *c = &cases[k];
+        if (c->multi)
+            continue;
+        size_t region_bytes = records * c->cells * elem;
+        for (int cold = 0; cold < 2 && status == 0; cold++) {
+            if ((cold && !o->cold) || (!cold && !o->warm))
+                continue;
+            const char *cache = cold ? "cold" : "warm";
+            static const bench_method methods[3] = {
+                BENCH_NETCDF, BENCH_RASTER, BENCH_INFLATE_FLOOR};
+            bench_result r[3];
+            int nm = cold ? 2 : 3; /* the floor reads no file */
+            for (int m = 0; m < nm; m++) {
+                bench_job j = {.method = methods[m],
+                               .file = m == 0 ? zplain : zraster,
+                               .var = o->var, .mask_file = mask_file,
+                               .mask_var = mask_var, .nids = c->nids,
+                               .cells = c->cells, .elem = elem,
+                               .reps = o->reps, .cold = cold};
+                memcpy(j.ids, c->ids, sizeof j.ids);
+                memcpy(j.box, c->box, sizeof j.box);
+                if (run_worker(&j, NULL, NULL, &r[m]) != 0) {
+                    fprintf(stderr, PROG ": %s, deflated: the %s read "
+                            "failed\n", c->label, method_name[methods[m]]);
+                    status = -1;
+                    break;
+                }
+                static const char *const zname[3] = {
+                    "netcdf_deflated", "raster_deflated", "inflate_floor"};
+                add_record(c->label, zname[m], cache, "compressed", &r[m],
+                           o->reps, region_bytes);
+            }
+            if (status)
+                break;
+            double t0 = bench_median(r[0].seconds, o->reps),
+                   t1 = bench_median(r[1].seconds, o->reps);
+            printf("%-24.24s %5s %9zu %8.4f %8.4f ", c->label, cache,
+                   c->cells, t0, t1);
+            if (cold) /* the floor reads no file: warm only */
+                printf("%8s %6.2fx %6s %12lld %12lld %12s\n", "-", t0 / t1,
+                       "-", r[0].rchar, r[1].rchar, "-");
+            else {
+                double t2 = bench_median(r[2].seconds, o->reps);
+                printf("%8.4f %6.2fx %5.2fx %12lld %12lld %12lld\n", t2,
+                       t0 / t1, t1 / t2, r[0].rchar, r[1].rchar, r[2].rchar);
+            }
+        }
+    }
+    printf("(ifloor = inflating and unshuffling exactly the regions' "
+           "compressed chunks, read\n beforehand, on raster's read threads; "
+           "floor = raster/ifloor; ifloor_B: the\n compressed bytes it "
+           "inflates)\n");
+    if (status == 0 && o->preload && o->warm) {
+        printf("%-24s %5s %9s %9s %8s %12s %12s %7s %7s\n",
+               "through the shim", "cache", "plain_s", "shim_s", "ratio",
+               "plain_B", "shim_B", "plainMB", "shimMB");
+        bench_job j = {.method = BENCH_READ, .file = zplain, .var = o->var,
+                       .elem = elem, .reps = o->reps, .cold = 0,
+                       .hyper = {0, 0, ny, nx}};
+        status = measure_pair(o, ZCASE_FULL, "warm", j, zraster, NULL);
+    }
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--worker") == 0)
@@ -893,11 +1091,14 @@ int main(int argc, char **argv)
         {"no-write", no_argument, NULL, 'w'},
         {"only-write", no_argument, NULL, 'O'},
         {"thin", required_argument, NULL, 't'},
+        {"compressed", no_argument, NULL, 'Z'},
+        {"no-compressed", no_argument, NULL, 'z'},
+        {"only-compressed", no_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     options o = {.reps = 5, .size = "medium", .shim = 1, .write = 1,
-                 .thin = 1};
+                 .thin = 1, .compressed = 1};
     int opt, warm_only = 0, cold_only = 0;
     while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (opt) {
@@ -923,6 +1124,9 @@ int main(int argc, char **argv)
         case 'S': o.shim = 0; break;
         case 'w': o.write = 0; break;
         case 'O': o.only_write = 1; break;
+        case 'Z': o.compressed = 1; break;
+        case 'z': o.compressed = 0; break;
+        case 'o': o.only_compressed = o.compressed = 1; break;
         case 't':
             if (cli_parse_sizes(optarg, &o.thin, 1, &(size_t){0}) != 0) {
                 fprintf(stderr, PROG ": --thin wants a positive width\n");
@@ -939,6 +1143,11 @@ int main(int argc, char **argv)
         (!o.plain != !o.raster) || (o.plain && !o.var)) {
         fprintf(stderr, PROG ": --plain, --raster and --var go together; "
                 "--reps 1..%d (try --help)\n", BENCH_MAX_REPS - 1);
+        return CLI_EUSAGE;
+    }
+    if (o.only_compressed && (o.only_write || o.plain)) {
+        fprintf(stderr, PROG ": --only-compressed measures the generated "
+                "data's compressed case: not with --only-write or --plain\n");
         return CLI_EUSAGE;
     }
     if (o.only_write && (!o.shim || !o.write || cold_only)) {
@@ -1012,16 +1221,24 @@ int main(int argc, char **argv)
         printf(" (%zu records of %zu x %zu, %.2f GB), median of %d\n",
                records, ny, nx, (double)(records * ny * nx * elem) / 1e9,
                o.reps);
-        if (!o.only_write &&
+        if (!o.only_write && !o.only_compressed &&
             measure_regions(&o, v, cases, ncases, records, elem, shape,
                             mask_file, mask_var) != 0)
             status = CLI_EINPUT;
     }
     raster_close(f);
-    if (status == CLI_OK && o.shim &&
+    if (status == CLI_OK && o.shim && !o.only_compressed &&
         measure_shim(&o, ny, nx, elem, shape, nd, mask_spec, mask_file,
                      mask_var) != 0)
         status = CLI_EINPUT;
+    if (status == CLI_OK && o.compressed && !o.only_write) {
+        if (!o.generated)
+            printf("\n(compressed case skipped: it uses the generated "
+                   "data, not --plain/--raster)\n");
+        else if (measure_compressed(&o, cases, ncases, records, elem, ny, nx,
+                                    mask_file, mask_var) != 0)
+            status = CLI_EINPUT;
+    }
     summary s = summarize();
     if (status == CLI_OK)
         print_summary(&s);
