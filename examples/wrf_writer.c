@@ -51,7 +51,7 @@ int main(int argc, char **argv)
     CHECK(nc_def_var(ncid, "XLAT", NC_FLOAT, 2, d2, &vlat));
     CHECK(nc_def_var(ncid, "XLONG", NC_FLOAT, 2, d2, &vlon));
     CHECK(nc_def_var(ncid, "T2", NC_FLOAT, 3, d3, &vt2));
-    CHECK(nc_put_att_text(ncid, vt2, "description", 13, "TEMP at 2 M"));
+    CHECK(nc_put_att_text(ncid, vt2, "description", 11, "TEMP at 2 M"));
     CHECK(nc_put_att_text(ncid, vt2, "units", 1, "K"));
     CHECK(nc_put_att_text(ncid, vt2, "coordinates", 10, "XLONG XLAT"));
     CHECK(nc_put_att_text(ncid, vlat, "units", 12, "degree_north"));

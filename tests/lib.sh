@@ -5,6 +5,8 @@
 # It makes a temporary directory $tmp, removed on exit, and defines:
 #   ok, fail MESSAGE            count a passed / failed check
 #   on_disk CMD...              CMD without the shim even if LD_PRELOAD is set
+#   use_shim SHIM               sets $preload, the shim under preloads
+#   under [VAR=VALUE...] CMD... CMD with the shim preloaded (see use_shim)
 #   expect STATUS DESC CMD...   a check that CMD exits with STATUS
 #   no_output FILE DESC         a check that FILE was not left behind
 #   need_python                 PY = a python3 with numpy and netCDF4, or
@@ -73,6 +75,29 @@ need_python() {
 # that look at raster's storage as it is on disk (the shim hides it from
 # programs, by design) and for the plain baselines the shim is compared with
 on_disk() { env -u LD_PRELOAD "$@"; }
+
+# use_shim SHIM: under preloads SHIM. In the sanitized build (PRELOAD_FIRST:
+# the sanitizer runtime and what must start after it, tests/meson.build)
+# PRELOAD_FIRST comes first: programs not built with the runtime (ncdump,
+# nccopy, ncgen, python3, sh) need it loaded before the sanitized shim.
+use_shim() {
+    preload=${PRELOAD_FIRST:+$PRELOAD_FIRST }$1
+}
+
+# under [VAR=VALUE...] COMMAND...: COMMAND with the shim of use_shim
+# preloaded (and the variables set). In the sanitized build LeakSanitizer
+# checks every program under the shim but python3: the interpreter leaves
+# hundreds of its own blocks at exit.
+under() {
+    for _arg in "$@"; do
+        case $_arg in *=*) ;; *) break ;; esac
+    done
+    case ${PRELOAD_FIRST:+${_arg##*/}} in
+        python*) env LD_PRELOAD="$preload" \
+            ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$@" ;;
+        *) env LD_PRELOAD="$preload" "$@" ;;
+    esac
+}
 
 # report NAME: the summary line; fails unless every check passed
 report() {

@@ -5,15 +5,13 @@
 # ignored) with one clear warning; the tools refuse bad arguments and bad
 # files with a message and exit 1 (bad input) or 2 (bad usage), leaving no
 # output behind. Each check is labelled with its BAD_INPUTS.md row.
-# usage: test_bad_inputs.sh SHIM BUILD_DIR   (env: NCDUMP, NCGEN, NCCOPY)
+# usage: test_bad_inputs.sh SHIM BUILD_DIR   (env: NCDUMP, NCGEN, NCCOPY,
+#        PRELOAD_FIRST for sanitized builds)
 set -u
 . "$(dirname "$0")/lib.sh"
 shim=$1 build=$2
 tools="$build/tools"
-if [ -n "${PRELOAD_FIRST:-}" ]; then
-    echo "SKIP: foreign programs under a sanitized shim (see test_shim.sh)"
-    exit 77
-fi
+use_shim "$shim"  # lib.sh: $preload, with the sanitizer runtime first
 cd "$tmp" || exit 1
 cat > in.cdl <<'CDL'
 netcdf in {
@@ -49,7 +47,7 @@ shim_case() {
     row=$1 desc=$2 pat=$3
     shift 3
     rm -f out.nc
-    env RASTER_VARS=t "$@" LD_PRELOAD="$shim" "$NCCOPY" in.nc out.nc > out 2> err
+    env RASTER_VARS=t "$@" LD_PRELOAD="$preload" "$NCCOPY" in.nc out.nc > out 2> err
     st=$?
     [ $st -eq 0 ] && ok || { fail "$row $desc: nccopy exit $st"; cat err; }
     if [ -n "$pat" ]; then
@@ -68,7 +66,7 @@ shim_case() {
 chunk_case() {
     row=$1 desc=$2
     rm -f out.nc
-    RASTER_VARS=t RASTER_MASK=in.nc:mask RASTER_CHUNK="$3" LD_PRELOAD="$shim" \
+    RASTER_VARS=t RASTER_MASK=in.nc:mask RASTER_CHUNK="$3" LD_PRELOAD="$preload" \
         "$NCCOPY" in.nc out.nc > out 2> err
     st=$?
     [ $st -eq 0 ] && ok || fail "$row $desc: nccopy exit $st"
@@ -76,7 +74,7 @@ chunk_case() {
         fail "$row $desc: no single warning: $(cat err)"
     on_disk "$NCDUMP" -h out.nc | grep -q 'raster_chunk = 1ULL, 6ULL, 8ULL' && ok ||
         fail "$row $desc: the default tile was not used"
-    LD_PRELOAD="$shim" "$NCDUMP" out.nc | tail -n +2 > copy.txt
+    LD_PRELOAD="$preload" "$NCDUMP" out.nc | tail -n +2 > copy.txt
     cmp -s plain.txt copy.txt && ok || fail "$row $desc: data differ"
 }
 
@@ -119,14 +117,14 @@ shim_case E28 "RASTER_NAMES without RASTER_MASK" \
 # a good one: its names are the stored mask's (blanks as '_')
 printf 'id,name,abbrev\n1,North Sea,NS\n2,Baltic\n-3,Irish Sea\n' > good.csv
 rm -f out.nc
-RASTER_VARS=t RASTER_MASK=in.nc:mask RASTER_NAMES=good.csv LD_PRELOAD="$shim" \
+RASTER_VARS=t RASTER_MASK=in.nc:mask RASTER_NAMES=good.csv LD_PRELOAD="$preload" \
     "$NCCOPY" in.nc out.nc > out 2> err && ! [ -s err ] && ok ||
     fail "E26 RASTER_NAMES good: nccopy failed: $(cat err)"
 on_disk "$NCDUMP" -h out.nc | grep -q 'flag_meanings = "Irish_Sea North_Sea Baltic"' &&
     ok || fail "E26 RASTER_NAMES good: stored names: $(on_disk "$NCDUMP" -h out.nc | grep flag_)"
 
 # ---- tools ---------------------------------------------------------------
-RASTER_VARS=t RASTER_MASK=in.nc:mask LD_PRELOAD="$shim" "$NCCOPY" in.nc r.nc || exit 1
+RASTER_VARS=t RASTER_MASK=in.nc:mask LD_PRELOAD="$preload" "$NCCOPY" in.nc r.nc || exit 1
 expect 1 "T1 rasterget: missing file" "$tools/rasterget" none.nc --var t --region 1 -o o.nc
 no_output "$tmp/o.nc" "T1"
 expect 1 "T2 rasterget: not netCDF" "$tools/rasterget" text.nc --var t --region 1 -o o.nc

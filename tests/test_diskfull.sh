@@ -12,10 +12,7 @@ set -u
 shim=$1 build=$2
 writer="$build/tests/record_writer"
 rasterget="$build/tools/rasterget"
-if [ -n "${PRELOAD_FIRST:-}" ]; then
-    echo "SKIP: full disk under a sanitized shim (see test_shim.sh)"
-    exit 77
-fi
+use_shim "$shim"  # lib.sh: $preload, with the sanitizer runtime first
 small="$tmp/small"
 mkdir "$small" || exit 1
 how="RLIMIT_FSIZE"
@@ -44,7 +41,10 @@ write() {
     ( (
         trap '' XFSZ
         [ "$how" = RLIMIT_FSIZE ] && ulimit -f 6000
-        exec env "$@" "$writer" "$tmp/m.nc" "$small/$out" 2000 "$sync" \
+        # HDF5's own crash at exit after the failed close stays a plain
+        # SIGSEGV in the sanitized build too (no report of varying addresses)
+        exec env "$@" ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0" \
+            "$writer" "$tmp/m.nc" "$small/$out" 2000 "$sync" \
             2> "$tmp/err_$out"
     ) ) 2> /dev/null # the shell's "Segmentation fault" of HDF5's exit crash
     st=$?
@@ -59,7 +59,7 @@ for sync in 1 0; do
     [ -n "$plain_code" ] && ok || fail "sync $sync: the plain writer did not fail: $(cat "$tmp/err_plain.nc")"
     plain_time=
     on_disk "$NCDUMP" -v time "$small/plain.nc" > "$tmp/pt" 2> /dev/null && plain_time=yes
-    write raster.nc $sync RASTER_MASK="$tmp/m.nc:REGION_MASK" LD_PRELOAD="$shim"
+    write raster.nc $sync RASTER_MASK="$tmp/m.nc:REGION_MASK" LD_PRELOAD="$preload"
     raster_code=$(code "$tmp/err_raster.nc") raster_call=$(call "$tmp/err_raster.nc")
     echo "sync $sync: without the shim $plain_call -> $plain_code (exit $plain_st); with it $raster_call -> $raster_code (exit $st)"
     # HDF5 1.10's crash at exit after a failed nc_close (139) depends on
@@ -78,7 +78,7 @@ for sync in 1 0; do
         expect 1 "sync $sync: rasterget of the file of a full disk" \
             "$rasterget" "$small/raster.nc" --var TEMP --region 1 -o "$tmp/o.nc"
         if on_disk "$NCDUMP" -h "$small/raster.nc" > /dev/null 2>&1; then
-            if LD_PRELOAD="$shim" "$NCDUMP" -v TEMP "$small/raster.nc" > /dev/null 2>&1; then
+            if LD_PRELOAD="$preload" "$NCDUMP" -v TEMP "$small/raster.nc" > /dev/null 2>&1; then
                 fail "sync $sync: ncdump under the shim served TEMP of an unfinished file"
             else
                 ok

@@ -13,11 +13,7 @@ shim=$1 build=$2
 writer="$build/tests/record_writer"
 rasterget="$build/tools/rasterget"
 rasterstat="$build/tools/rasterstat"
-if [ -n "${PRELOAD_FIRST:-}" ]; then
-    # see test_shim.sh: foreign programs under a sanitized shim hang at exit
-    echo "SKIP: killed writers under a sanitized shim"
-    exit 77
-fi
+use_shim "$shim"  # lib.sh: $preload, with the sanitizer runtime first
 
 # a 40 x 50 mask with five regions, pure and mixed tiles
 awk 'BEGIN { ny = 40; nx = 50
@@ -34,7 +30,7 @@ export RASTER_MASK="$tmp/m.nc:REGION_MASK"
 nrec=2000
 
 # a writer that finishes: its file is served (the control)
-LD_PRELOAD="$shim" "$writer" "$tmp/m.nc" "$tmp/whole.nc" 20 1 > /dev/null || exit 1
+LD_PRELOAD="$preload" "$writer" "$tmp/m.nc" "$tmp/whole.nc" 20 1 > /dev/null || exit 1
 expect 0 "rasterget of a finished file" \
     "$rasterget" "$tmp/whole.nc" --var TEMP --region 2 -o "$tmp/whole_r2.nc"
 
@@ -48,14 +44,14 @@ refused() {
     expect 1 "$label: rasterstat" "$rasterstat" "$f"
     if ! on_disk "$NCDUMP" -h "$f" > "$tmp/plain_h" 2> /dev/null; then
         # netCDF cannot open it: neither can anything under the shim
-        if LD_PRELOAD="$shim" "$NCDUMP" -v TEMP "$f" > /dev/null 2> "$tmp/err"; then
+        if LD_PRELOAD="$preload" "$NCDUMP" -v TEMP "$f" > /dev/null 2> "$tmp/err"; then
             fail "$label: ncdump under the shim opened a file netCDF cannot"
         else
             ok
         fi
         echo "  $label: not a readable netCDF file" >> "$tmp/kinds"
     elif grep -q 'group: raster_TEMP' "$tmp/plain_h"; then
-        if LD_PRELOAD="$shim" "$NCDUMP" -v TEMP "$f" > "$tmp/dump" 2> "$tmp/err"; then
+        if LD_PRELOAD="$preload" "$NCDUMP" -v TEMP "$f" > "$tmp/dump" 2> "$tmp/err"; then
             fail "$label: ncdump under the shim served an unfinished raster file"
         elif grep -q 'completeness' "$tmp/err"; then
             ok
@@ -66,7 +62,7 @@ refused() {
     else
         on_disk "$NCDUMP" "$f" > "$tmp/d1" 2>&1
         s1=$?
-        LD_PRELOAD="$shim" "$NCDUMP" "$f" > "$tmp/d2" 2>&1
+        LD_PRELOAD="$preload" "$NCDUMP" "$f" > "$tmp/d2" 2>&1
         s2=$?
         if [ $s1 -eq $s2 ] && cmp -s "$tmp/d1" "$tmp/d2"; then ok; else
             fail "$label: no raster group, but the shim differs from netCDF"
@@ -84,7 +80,7 @@ for delay in 0 0.003 0.01 0.02 0.04 0.06 0.09 0.12 0.16 \
     i=$((i + 1))
     sync=$((i % 2))
     f="$tmp/killed$i.nc"
-    LD_PRELOAD="$shim" "$writer" "$tmp/m.nc" "$f" $nrec $sync > "$tmp/w.out" &
+    LD_PRELOAD="$preload" "$writer" "$tmp/m.nc" "$f" $nrec $sync > "$tmp/w.out" &
     pid=$!
     sleep "$delay"
     kill -9 $pid 2> /dev/null

@@ -5,14 +5,12 @@
 # so nothing hangs. A mask file that changes after it was loaded leaves the
 # variables defined from then on plain, with one warning. The labels are
 # docs/BAD_INPUTS.md's rows.
-# usage: test_mask_start.sh SHIM   (env: NCDUMP, NCGEN, NCCOPY)
+# usage: test_mask_start.sh SHIM   (env: NCDUMP, NCGEN, NCCOPY, PYTHON,
+#        PRELOAD_FIRST for sanitized builds)
 set -u
 . "$(dirname "$0")/lib.sh"
 shim=$1
-if [ -n "${PRELOAD_FIRST:-}" ]; then
-    echo "SKIP: foreign programs under a sanitized shim (see test_shim.sh)"
-    exit 77
-fi
+use_shim "$shim"  # lib.sh: under, with the sanitizer runtime first
 cd "$tmp" || exit 1
 cat > in.cdl <<'CDL'
 netcdf in {
@@ -38,7 +36,7 @@ mkfifo fifo || exit 1
 header() {
     row=$1 desc=$2 spec=$3
     shift 3
-    timeout 10 env RASTER_MASK="$spec" "$@" LD_PRELOAD="$shim" \
+    timeout 10 env RASTER_MASK="$spec" "$@" LD_PRELOAD="$preload" \
         "$NCDUMP" -h in.nc > out 2> err
     st=$?
     [ $st -eq 0 ] && ok || fail "$row $desc: ncdump -h exit $st (124: hung)"
@@ -50,7 +48,7 @@ header() {
 define() {
     row=$1 desc=$2 spec=$3 pat=$4
     rm -f out.nc
-    timeout 10 env RASTER_MASK="$spec" RASTER_VARS=t LD_PRELOAD="$shim" \
+    timeout 10 env RASTER_MASK="$spec" RASTER_VARS=t LD_PRELOAD="$preload" \
         "$NCCOPY" in.nc out.nc > out 2> err
     st=$?
     [ $st -eq 0 ] && ok || fail "$row $desc: nccopy exit $st (124: hung)"
@@ -71,11 +69,11 @@ define E31 "RASTER_MASK a device" /dev/null:mask 'cannot use RASTER_MASK=.*is a 
 # a mask that is missing, or good: ncdump -h never loads it (debug says
 # when a mask is loaded)
 header E32 "RASTER_MASK missing, ncdump -h" none.nc:mask
-RASTER_LOG=debug RASTER_MASK=none.nc:mask LD_PRELOAD="$shim" "$NCDUMP" -h in.nc > out 2> err
+RASTER_LOG=debug RASTER_MASK=none.nc:mask under "$NCDUMP" -h in.nc > out 2> err
 grep -q 'mask' err && fail "E32 ncdump -h opened a missing mask: $(cat err)" || ok
-RASTER_LOG=debug RASTER_MASK=m.nc:mask LD_PRELOAD="$shim" "$NCDUMP" -h in.nc > out 2> err
+RASTER_LOG=debug RASTER_MASK=m.nc:mask under "$NCDUMP" -h in.nc > out 2> err
 grep -q 'loading mask' err && fail "E32 ncdump -h loaded the mask: $(cat err)" || ok
-RASTER_LOG=debug RASTER_MASK=m.nc:mask RASTER_VARS=t LD_PRELOAD="$shim" \
+RASTER_LOG=debug RASTER_MASK=m.nc:mask RASTER_VARS=t under \
     "$NCCOPY" in.nc out.nc > out 2> err
 [ "$(grep -c 'loading mask m.nc:mask' err)" = 1 ] && ok ||
     fail "E32 nccopy did not load the mask once: $(cat err)"
@@ -101,8 +99,8 @@ st = os.stat("m.nc")
 os.utime("m.nc", ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
 write("b.nc")
 PY
-RASTER_MASK=m.nc:mask LD_PRELOAD="$shim" expect 0 "E33 two files, mask changed between" \
-    "$PY" twice.py
+RASTER_MASK=m.nc:mask expect 0 "E33 two files, mask changed between" \
+    under "$PY" twice.py
 [ "$(grep -c . "$tmp/err")" = 1 ] && grep -q 'changed since it was loaded' "$tmp/err" && ok ||
     fail "E33 wanted one warning: $(cat "$tmp/err")"
 "$NCDUMP" -h a.nc | grep -q 'group: raster_t' && ok || fail "E33 a.nc not stored by region"

@@ -15,10 +15,9 @@ set -u
 shim=$1 tools=$2 masks=$3 shim_mpi=${4:-none}
 modes="plain preload preload_nolean"
 [ "$shim_mpi" != none ] && modes="$modes preload_mpi"
-if [ -n "${PRELOAD_FIRST:-}" ]; then
-    echo "SKIP: foreign programs under a sanitized shim (see test_shim.sh)"
-    exit 77
-fi
+# lib.sh: $preload, with the sanitizer runtime first in the sanitized build
+use_shim "$shim_mpi"; preload_mpi=$preload
+use_shim "$shim"
 mask="$masks/pop_basins_384x320.nc:REGION_MASK"
 "$tools/rastergen" --kind cesm --mask "$mask" --size tiny "$tmp/in.nc" \
     > /dev/null 2>&1 || { fail "rastergen"; # A job that exports the shim with a mask (docs/PARALLEL.md): the tools'
@@ -54,9 +53,9 @@ run() {
         rm -f "$out"
         case $mode in
             plain) "$@" ;;
-            preload) LD_PRELOAD="$shim" "$@" ;;
-            preload_nolean) RASTER_NO_LEAN=1 LD_PRELOAD="$shim" "$@" ;;
-            *) LD_PRELOAD="$shim_mpi" "$@" ;;
+            preload) LD_PRELOAD="$preload" "$@" ;;
+            preload_nolean) RASTER_NO_LEAN=1 LD_PRELOAD="$preload" "$@" ;;
+            *) LD_PRELOAD="$preload_mpi" "$@" ;;
         esac > "$tmp/$mode.out" 2> "$tmp/$mode.all"
         st=$?
         # the MPI flavour's one true warning: the program's own calls

@@ -12,11 +12,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 shim=$1 build=$2
-if [ -n "${PRELOAD_FIRST:-}" ]; then
-    echo "SKIP: foreign programs under a sanitized shim (see test_shim.sh)"
-    exit 77
-fi
-under() { LD_PRELOAD="$shim" "$@"; }
+use_shim "$shim"  # lib.sh: under, with the sanitizer runtime first
 NCCOPY=${NCCOPY:-nccopy}
 
 # ---- the files: a plain one, and its copy with TEMP stored by region ------

@@ -16,16 +16,10 @@ set -u
 shim=$1 build=$2 tests=$3
 prog="$build/tests/names_prog"
 rget="$build/tools/rasterget"
-if [ -n "${PRELOAD_FIRST:-}" ]; then
-    # foreign programs (ncdump, nccopy) under a sanitized shim: see
-    # test_shim.sh; the plain build runs this test
-    echo "SKIP: foreign programs under a sanitized shim"
-    exit 77
-fi
-under() { LD_PRELOAD="$shim" "$@"; }
+use_shim "$shim"  # lib.sh: under, with the sanitizer runtime first
 # dump FILE: ncdump without the first line (the file name), plain / under
 dump() { "$NCDUMP" "$1" | tail -n +2; }
-dump_under() { LD_PRELOAD="$shim" "$NCDUMP" "$1" | tail -n +2; }
+dump_under() { under "$NCDUMP" "$1" | tail -n +2; }
 # same A B DESC: files A and B have equal contents
 same() { if cmp -s "$1" "$2"; then ok; else fail "$3"; diff "$1" "$2" | head -8; fi; }
 

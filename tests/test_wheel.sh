@@ -13,7 +13,11 @@ set -u
 . "$(dirname "$0")/lib.sh"
 shim=$1 build=$2
 if [ -n "${PRELOAD_FIRST:-}" ]; then
-    echo "SKIP: foreign programs under a sanitized shim (see test_shim.sh)"
+    # Under the sanitized shim (the sanitizer runtime first) the wheel's own
+    # libnetcdf, to which the shim passes its calls untouched, fails
+    # nc_create with NC_EINTERNAL; with the runtime alone, or under the
+    # plain shim, it does not. Not understood yet: skipped until it is.
+    echo "SKIP: the netCDF4 wheel under the sanitized shim (NC_EINTERNAL)"
     exit 77
 fi
 
