@@ -67,7 +67,11 @@ static void read_vars(void)
     for (char *tok = strtok_r(copy, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save))
         config.vars[config.nvars++] = tok;
-    /* `copy` lives as long as the process: the names point into it */
+    /* `copy` lives as long as the process: the names point into it; only
+     * commas (no name): nothing points into it, and config.vars stays set,
+     * so that no variable is chosen (rather than every data variable) */
+    if (config.nvars == 0)
+        free(copy);
 }
 
 static void read_chunk(void)
