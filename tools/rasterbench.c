@@ -289,6 +289,28 @@ static const char *default_preload(void)
 }
 
 /* Generates (once) the plain and raster files of the dataset in o->dir. */
+/* Converts `plain` (its REGION_MASK the mask, `var` the variable) into
+ * `raster` with rasterconvert, once: a file already there is the cache. */
+static int convert_once(const char *plain, const char *raster,
+                        const char *var)
+{
+    if (file_exists(raster))
+        return 0;
+    char tmp[2 * PATH_MAX], tool[PATH_MAX + 32], maskspec[2 * PATH_MAX];
+    printf("converting to %s\n", raster);
+    snprintf(tool, sizeof tool, "%s/rasterconvert", exe_dir);
+    snprintf(maskspec, sizeof maskspec, "%s:REGION_MASK", plain);
+    snprintf(tmp, sizeof tmp, "%s.tmp", raster);
+    char *argv[] = {tool, "--mask", maskspec, "--vars", (char *)var,
+                    (char *)plain, tmp, NULL};
+    if (run_tool(argv) != 0 || rename(tmp, raster) != 0) {
+        fprintf(stderr, PROG ": converting %s failed\n", plain);
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
 static int prepare_dataset(options *o, char *plain, char *raster, size_t len)
 {
     static char cache[PATH_MAX];
@@ -327,7 +349,7 @@ static int prepare_dataset(options *o, char *plain, char *raster, size_t len)
              (int)strcspn(base, ".:"), base, chunk);
     snprintf(plain, len, "%s/%s.nc", o->dir, tag);
     snprintf(raster, len, "%s/%s.raster.nc", o->dir, tag);
-    char tool[PATH_MAX + 32], tmp[2 * PATH_MAX], maskspec[2 * PATH_MAX];
+    char tool[PATH_MAX + 32], tmp[2 * PATH_MAX];
     if (!file_exists(plain)) {
         printf("generating %s (once; cached in %s)\n", plain, o->dir);
         snprintf(tool, sizeof tool, "%s/rastergen", exe_dir);
@@ -355,17 +377,8 @@ static int prepare_dataset(options *o, char *plain, char *raster, size_t len)
             return -1;
         }
     }
-    if (!file_exists(raster)) {
-        printf("converting to %s\n", raster);
-        snprintf(tool, sizeof tool, "%s/rasterconvert", exe_dir);
-        snprintf(maskspec, sizeof maskspec, "%s:REGION_MASK", plain);
-        char *argv[] = {tool, "--mask", maskspec, "--vars", "TEMP", plain,
-                        raster, NULL};
-        if (run_tool(argv) != 0) {
-            fprintf(stderr, PROG ": converting %s failed\n", plain);
-            return -1;
-        }
-    }
+    if (convert_once(plain, raster, "TEMP") != 0)
+        return -1;
     o->plain = plain;
     o->raster = raster;
     o->var = "TEMP";
@@ -385,7 +398,7 @@ static int prepare_compressed(const options *o, char *plain, char *raster,
         base -= 3;
     snprintf(plain, len, "%.*s.d1s.nc", (int)base, o->plain);
     snprintf(raster, len, "%.*s.d1s.raster.nc", (int)base, o->plain);
-    char tmp[2 * PATH_MAX], tool[PATH_MAX + 32], maskspec[2 * PATH_MAX];
+    char tmp[2 * PATH_MAX];
     if (!file_exists(plain)) {
         printf("compressing to %s (nccopy -d 1 -s; once)\n", plain);
         snprintf(tmp, sizeof tmp, "%s.tmp", plain);
@@ -397,20 +410,7 @@ static int prepare_compressed(const options *o, char *plain, char *raster,
             return -1;
         }
     }
-    if (!file_exists(raster)) {
-        printf("converting to %s\n", raster);
-        snprintf(tool, sizeof tool, "%s/rasterconvert", exe_dir);
-        snprintf(maskspec, sizeof maskspec, "%s:REGION_MASK", plain);
-        snprintf(tmp, sizeof tmp, "%s.tmp", raster);
-        char *argv[] = {tool, "--mask", maskspec, "--vars", (char *)o->var,
-                        plain, tmp, NULL};
-        if (run_tool(argv) != 0 || rename(tmp, raster) != 0) {
-            fprintf(stderr, PROG ": converting %s failed\n", plain);
-            unlink(tmp);
-            return -1;
-        }
-    }
-    return 0;
+    return convert_once(plain, raster, o->var);
 }
 
 /* ---- cases ---------------------------------------------------------------- */
