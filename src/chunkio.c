@@ -1322,17 +1322,24 @@ static int run_ijob(const ictx *c, const ijob *j, unfilter *u)
     for (size_t p = 0; p < j->np; p++) {
         size_t rec = j->pl[p].inner * a->ckc; /* the record's first value */
         for (size_t k = j->s0; k < j->s1; k++)
-            for (size_t i = c->spans[k].p0; i < c->spans[k].p1; i++) {
+            for (size_t i = c->spans[k].p0, e; i < c->spans[k].p1; i = e) {
                 const piece *q = &x->pieces[i];
+                /* pieces that follow on in both the store and the plane
+                 * (a packed region's rows) taken as one */
+                size_t len = q->len;
+                for (e = i + 1; e < c->spans[k].p1 &&
+                                x->pieces[e].soff == q->soff + len &&
+                                x->pieces[e].uoff == q->uoff + len;
+                     e++)
+                    len += x->pieces[e].len;
                 unsigned char *dst = plane_ptr(x, j->pl[p].plane, q->uoff);
                 size_t at = rec + (size_t)(q->soff - first);
                 /* a shuffled chunk unshuffled straight into place */
                 if (shuffled)
                     unfilter_unshuffle(dst, chunk, elem, bytes / elem, at,
-                                       (size_t)q->len);
+                                       len);
                 else
-                    copy_cells(dst, chunk + at * elem,
-                               (size_t)q->len * elem);
+                    copy_cells(dst, chunk + at * elem, len * elem);
             }
     }
     return RASTER_OK;
