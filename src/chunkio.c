@@ -1282,7 +1282,7 @@ static int64_t job_chunk(const xfer *x, const span *spans, const ijob *j,
 }
 
 /* Inflates job j's chunk once and copies its pieces into every plane it
- * serves. */
+ * serves (a shuffled chunk's unshuffled straight into them). */
 static int run_ijob(const ictx *c, const ijob *j, unfilter *u)
 {
     const xfer *x = c->x;
