@@ -1282,7 +1282,7 @@ static int64_t job_chunk(const xfer *x, const span *spans, const ijob *j,
 }
 
 /* Inflates job j's chunk once and copies its pieces into every plane it
- * serves. */
+ * serves (a shuffled chunk's unshuffled straight into them). */
 static int run_ijob(const ictx *c, const ijob *j, unfilter *u)
 {
     const xfer *x = c->x;
@@ -1311,21 +1311,35 @@ static int run_ijob(const ictx *c, const ijob *j, unfilter *u)
         return RASTER_ENOMEM;
     int rc = fileio_pread(v->file->fd, in, csize, (off_t)off, v->name);
     const unsigned char *chunk = NULL;
+    int shuffled = 0;
     if (rc == RASTER_OK)
-        rc = unfilter_chunk(u, a->filt, a->nfilt, elem, bytes, csize,
-                            v->name, &chunk);
+        rc = unfilter_chunk_keep_shuffle(u, a->filt, a->nfilt, elem, bytes,
+                                         csize, v->name, &chunk, &shuffled);
     if (rc)
         return rc;
     atomic_fetch_add(&chunks_inflated, 1);
     uint64_t first = (s0->lo / a->ckc) * a->ckc; /* the chunk's first cell */
     for (size_t p = 0; p < j->np; p++) {
-        const unsigned char *rec = chunk + j->pl[p].inner * a->ckc * elem;
+        size_t rec = j->pl[p].inner * a->ckc; /* the record's first value */
         for (size_t k = j->s0; k < j->s1; k++)
-            for (size_t i = c->spans[k].p0; i < c->spans[k].p1; i++) {
+            for (size_t i = c->spans[k].p0, e; i < c->spans[k].p1; i = e) {
                 const piece *q = &x->pieces[i];
-                copy_cells(plane_ptr(x, j->pl[p].plane, q->uoff),
-                           rec + (q->soff - first) * elem,
-                           (size_t)q->len * elem);
+                /* pieces that follow on in both the store and the plane
+                 * (a packed region's rows) taken as one */
+                size_t len = q->len;
+                for (e = i + 1; e < c->spans[k].p1 &&
+                                x->pieces[e].soff == q->soff + len &&
+                                x->pieces[e].uoff == q->uoff + len;
+                     e++)
+                    len += x->pieces[e].len;
+                unsigned char *dst = plane_ptr(x, j->pl[p].plane, q->uoff);
+                size_t at = rec + (size_t)(q->soff - first);
+                /* a shuffled chunk unshuffled straight into place */
+                if (shuffled)
+                    unfilter_unshuffle(dst, chunk, elem, bytes / elem, at,
+                                       len);
+                else
+                    copy_cells(dst, chunk + at * elem, len * elem);
             }
     }
     return RASTER_OK;

@@ -32,6 +32,22 @@ int unfilter_chunk(unfilter *u, const unsigned char *filt, int nfilt,
                    size_t elem, size_t chunk_bytes, size_t csize,
                    const char *name, const unsigned char **out);
 
+/* As unfilter_chunk, but a shuffle that is the last filter to undo (the
+ * first applied, as netCDF applies it) is left to the caller: then
+ * *shuffled is 1 and *out holds the shuffled bytes, which
+ * unfilter_unshuffle() takes apart straight into the caller's buffer
+ * (saving a pass over every byte); else *shuffled is 0. */
+int unfilter_chunk_keep_shuffle(unfilter *u, const unsigned char *filt,
+                                int nfilt, size_t elem, size_t chunk_bytes,
+                                size_t csize, const char *name,
+                                const unsigned char **out, int *shuffled);
+
+/* Values [first, first + count) of the `n` `elem`-byte values whose bytes
+ * src holds shuffled (byte k of every value together), unshuffled into
+ * dst (count * elem bytes). n * elem must be the whole of src. */
+void unfilter_unshuffle(unsigned char *dst, const unsigned char *src,
+                        size_t elem, size_t n, size_t first, size_t count);
+
 /* The inflater built in: "libdeflate" or "zlib". */
 const char *unfilter_inflater(void);
 
