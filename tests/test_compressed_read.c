@@ -54,6 +54,9 @@ static const ccase cases[] = {
      * checksum is shuffled with the values, 4 bytes past the last whole
      * double left in place */
     {"d1sk", NC_DOUBLE, 1, 1, 1, {1, 1, 30, 30}, 0},
+    /* shuffle last to undo: unshuffled straight into the caller's buffer,
+     * 8 bytes a value (the SSE2 path) */
+    {"d4s", NC_DOUBLE, 4, 1, 0, {1, 1, 20, 25}, 0},
 };
 
 static int32_t mask_at(size_t y, size_t x)
