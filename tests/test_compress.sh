@@ -8,11 +8,7 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 shim=$1 build=$2 masks=$3
-if [ -n "${PRELOAD_FIRST:-}" ]; then
-    echo "SKIP: foreign programs under a sanitized shim (see test_shim.sh)"
-    exit 77
-fi
-under() { LD_PRELOAD="$shim" "$@"; }
+use_shim "$shim"  # lib.sh: under, with the sanitizer runtime first
 same() { if cmp -s "$1" "$2"; then ok; else fail "$3"; diff "$1" "$2" | head -5; fi; }
 size() { wc -c < "$1" | tr -d ' '; }
 # stores FILE PATTERN: "N M": the stores (HDF5 datasets named data) of
