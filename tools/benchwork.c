@@ -115,31 +115,44 @@ fail:
     return -1;
 }
 
+/* Opens j's file and finds j's variable: *nd dimensions (2 to 8), the
+ * outer ones' lengths in count[] and their product in *planes. 0, or -1
+ * with the file closed again. */
+static int open_outer(const bench_job *j, int *ncid, int *varid, int *nd,
+                      size_t *count, size_t *planes)
+{
+    int dimids[8];
+    *planes = 1;
+    if (nc_failed(nc_open(j->file, NC_NOWRITE, ncid), "nc_open(data file)"))
+        return -1;
+    if (nc_failed(nc_inq_varid(*ncid, j->var, varid),
+                  "nc_inq_varid(variable)") ||
+        nc_failed(nc_inq_varndims(*ncid, *varid, nd),
+                  "nc_inq_varndims(variable)") ||
+        *nd < 2 || *nd > 8 ||
+        nc_failed(nc_inq_vardimid(*ncid, *varid, dimids),
+                  "nc_inq_vardimid(variable)"))
+        goto fail;
+    for (int i = 0; i < *nd - 2; i++) {
+        if (nc_failed(nc_inq_dimlen(*ncid, dimids[i], &count[i]),
+                      "nc_inq_dimlen(outer dimension)"))
+            goto fail;
+        *planes *= count[i];
+    }
+    return 0;
+fail:
+    nc_close(*ncid);
+    *ncid = -1;
+    return -1;
+}
+
 static int netcdf_once(const bench_job *j, const netcdf_state *s)
 {
     int ncid = -1, varid, nd, rc = -1;
     size_t start[8] = {0}, count[8], planes = 1;
     unsigned char *box = NULL, *out = NULL;
-    if (nc_failed(nc_open(j->file, NC_NOWRITE, &ncid), "nc_open(data file)"))
+    if (open_outer(j, &ncid, &varid, &nd, count, &planes) != 0)
         goto fail;
-    if (nc_failed(nc_inq_varid(ncid, j->var, &varid),
-                  "nc_inq_varid(variable)"))
-        goto fail;
-    if (nc_failed(nc_inq_varndims(ncid, varid, &nd),
-                  "nc_inq_varndims(variable)"))
-        goto fail;
-    if (nd < 2 || nd > 8)
-        goto fail;
-    int dimids[8];
-    if (nc_failed(nc_inq_vardimid(ncid, varid, dimids),
-                  "nc_inq_vardimid(variable)"))
-        goto fail;
-    for (int i = 0; i < nd - 2; i++) {
-        if (nc_failed(nc_inq_dimlen(ncid, dimids[i], &count[i]),
-                      "nc_inq_dimlen(outer dimension)"))
-            goto fail;
-        planes *= count[i];
-    }
     start[nd - 2] = j->box[0];
     start[nd - 1] = j->box[1];
     count[nd - 2] = s->bh;
@@ -582,28 +595,11 @@ static int zfloor_once(const zfloor *z)
 
 static int read_once(const bench_job *j)
 {
-    int ncid = -1, varid, nd, rc = -1, dimids[8];
+    int ncid = -1, varid, nd, rc = -1;
     size_t start[8] = {0}, count[8], n = 1;
     void *out = NULL;
-    if (nc_failed(nc_open(j->file, NC_NOWRITE, &ncid), "nc_open(data file)"))
+    if (open_outer(j, &ncid, &varid, &nd, count, &n) != 0)
         goto fail;
-    if (nc_failed(nc_inq_varid(ncid, j->var, &varid),
-                  "nc_inq_varid(variable)"))
-        goto fail;
-    if (nc_failed(nc_inq_varndims(ncid, varid, &nd),
-                  "nc_inq_varndims(variable)"))
-        goto fail;
-    if (nd < 2 || nd > 8)
-        goto fail;
-    if (nc_failed(nc_inq_vardimid(ncid, varid, dimids),
-                  "nc_inq_vardimid(variable)"))
-        goto fail;
-    for (int i = 0; i < nd - 2; i++) {
-        if (nc_failed(nc_inq_dimlen(ncid, dimids[i], &count[i]),
-                      "nc_inq_dimlen(outer dimension)"))
-            goto fail;
-        n *= count[i];
-    }
     start[nd - 2] = j->hyper[0];
     start[nd - 1] = j->hyper[1];
     count[nd - 2] = j->hyper[2];
