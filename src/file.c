@@ -14,6 +14,7 @@
 #include "alloc.h"
 #include "chunkio.h"
 #include "error.h"
+#include "file.h"
 #include "fileio.h"
 #include "integrity.h"
 #include "lean.h"
@@ -169,14 +170,24 @@ static int file_new(int ncid, int own, int writable, const char *path,
     return RASTER_OK;
 }
 
-int raster_create(const char *path, raster_file **out)
+int file_start(const char *path, int mode, raster_file **out)
 {
     if (!out)
         return raster_fail(RASTER_EINVAL, "output pointer is NULL");
     *out = NULL;
     if (!path)
         return raster_fail(RASTER_EINVAL, "file name is NULL");
-    int rc = raster_filter_register();
+    if (mode != RASTER_READ && mode != RASTER_WRITE)
+        return raster_fail(RASTER_EINVAL,
+                           "mode %d is neither RASTER_READ nor RASTER_WRITE",
+                           mode);
+    /* before netCDF opens the file: it checks the placeholders' filter */
+    return raster_filter_register();
+}
+
+int raster_create(const char *path, raster_file **out)
+{
+    int rc = file_start(path, RASTER_WRITE, out);
     if (rc)
         return rc;
     int ncid, st = nc_create(path, NC_NETCDF4 | NC_CLOBBER, &ncid);
@@ -206,17 +217,7 @@ static int file_load(raster_file *f)
 
 int raster_open(const char *path, int mode, raster_file **out)
 {
-    if (!out)
-        return raster_fail(RASTER_EINVAL, "output pointer is NULL");
-    *out = NULL;
-    if (!path)
-        return raster_fail(RASTER_EINVAL, "file name is NULL");
-    if (mode != RASTER_READ && mode != RASTER_WRITE)
-        return raster_fail(RASTER_EINVAL,
-                           "mode %d is neither RASTER_READ nor RASTER_WRITE",
-                           mode);
-    /* before netCDF opens the file: it checks the placeholders' filter */
-    int rc = raster_filter_register();
+    int rc = file_start(path, mode, out);
     if (rc)
         return rc;
     if (mode == RASTER_READ && getenv("RASTER_NO_LEAN") == NULL) {

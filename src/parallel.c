@@ -10,6 +10,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "file.h"
 #include "meta.h"
 #include "parwrite.h"
 #include "regions.h"
@@ -86,12 +87,7 @@ int raster_attach_par(int ncid, int writable, MPI_Comm comm,
 int raster_create_par(const char *path, MPI_Comm comm, MPI_Info info,
                       raster_file **out)
 {
-    if (!out)
-        return raster_fail(RASTER_EINVAL, "output pointer is NULL");
-    *out = NULL;
-    if (!path)
-        return raster_fail(RASTER_EINVAL, "file name is NULL");
-    int rc = raster_filter_register();
+    int rc = file_start(path, RASTER_WRITE, out);
     if (rc)
         return rc;
     int ncid, st = nc_create_par(path, NC_NETCDF4 | NC_CLOBBER, comm, info,
@@ -111,17 +107,7 @@ int raster_create_par(const char *path, MPI_Comm comm, MPI_Info info,
 int raster_open_par(const char *path, int mode, MPI_Comm comm, MPI_Info info,
                     raster_file **out)
 {
-    if (!out)
-        return raster_fail(RASTER_EINVAL, "output pointer is NULL");
-    *out = NULL;
-    if (!path)
-        return raster_fail(RASTER_EINVAL, "file name is NULL");
-    if (mode != RASTER_READ && mode != RASTER_WRITE)
-        return raster_fail(RASTER_EINVAL,
-                           "mode %d is neither RASTER_READ nor RASTER_WRITE",
-                           mode);
-    /* before netCDF opens the file: it checks the placeholders' filter */
-    int rc = raster_filter_register();
+    int rc = file_start(path, mode, out);
     if (rc)
         return rc;
     int ncid, st = nc_open_par(path, mode == RASTER_WRITE ? NC_WRITE
