@@ -98,75 +98,49 @@ static unsigned short granular_bits(double val, int nsd)
     return (unsigned short)(keep - 1u);
 }
 
-/* Quantizes the n floats at p; bits are read and written through memcpy
- * (no float read as an integer through a pointer). BitGroom and BitRound
- * masks are fixed; Granular BitRound's are the value's own. */
-static void quantize_float(int mode, int nsd, unsigned char *p, size_t n,
-                           float fill)
-{
-    unsigned short keep = mode == NC_QUANTIZE_BITGROOM
-                              ? (unsigned short)(ceil(nsd * bits_per_digit) + 1)
-                              : (unsigned short)nsd;
-    uint32_t zro = ones_shl32(MANT_BITS_FLT - (int)keep);
-    uint32_t one = ~zro, half = one & (zro >> 1);
-    for (size_t i = 0; i < n; i++, p += sizeof(float)) {
-        float f;
-        uint32_t u;
-        memcpy(&f, p, sizeof f);
-        memcpy(&u, p, sizeof u);
-        if (f == fill)
-            continue;
-        if (mode == NC_QUANTIZE_GRANULARBR) {
-            if (u == 0u) /* +0.0 */
-                continue;
-            keep = granular_bits((double)f, nsd);
-            zro = ones_shl32(MANT_BITS_FLT - (int)keep);
-            half = ~zro & (zro >> 1);
-            u = (u + half) & zro;
-        } else if (mode == NC_QUANTIZE_BITROUND) {
-            u = (u + half) & zro;
-        } else if (i % 2 == 0) {
-            u &= zro;
-        } else if (u != 0u) { /* never groom +0.0 upwards */
-            u |= one;
-        }
-        memcpy(p, &u, sizeof u);
+/* QUANTIZE_FN defines NAME, which quantizes the n values of type FT at p
+ * (UT: the unsigned integer of FT's width, MANT: its explicit mantissa
+ * bits, SHL: ones_shl of that width). Bits are read and written through
+ * memcpy (no value read as an integer through a pointer). BitGroom and
+ * BitRound masks are fixed; Granular BitRound's are the value's own.
+ * BitGroom shaves even indices and sets odd ones, never grooming +0.0
+ * upwards. */
+#define QUANTIZE_FN(NAME, FT, UT, MANT, SHL)                                  \
+    static void NAME(int mode, int nsd, unsigned char *p, size_t n, FT fill) \
+    {                                                                         \
+        unsigned short keep =                                                 \
+            mode == NC_QUANTIZE_BITGROOM                                      \
+                ? (unsigned short)(ceil(nsd * bits_per_digit) + 1)            \
+                : (unsigned short)nsd;                                        \
+        UT zro = SHL(MANT - (int)keep);                                       \
+        UT one = ~zro, half = one & (zro >> 1);                               \
+        for (size_t i = 0; i < n; i++, p += sizeof(FT)) {                     \
+            FT v;                                                             \
+            UT u;                                                             \
+            memcpy(&v, p, sizeof v);                                          \
+            memcpy(&u, p, sizeof u);                                          \
+            if (v == fill)                                                    \
+                continue;                                                     \
+            if (mode == NC_QUANTIZE_GRANULARBR) {                             \
+                if (u == 0u) /* +0.0 */                                       \
+                    continue;                                                 \
+                keep = granular_bits((double)v, nsd);                         \
+                zro = SHL(MANT - (int)keep);                                  \
+                half = ~zro & (zro >> 1);                                     \
+                u = (u + half) & zro;                                         \
+            } else if (mode == NC_QUANTIZE_BITROUND) {                        \
+                u = (u + half) & zro;                                         \
+            } else if (i % 2 == 0) {                                          \
+                u &= zro;                                                     \
+            } else if (u != 0u) {                                             \
+                u |= one;                                                     \
+            }                                                                 \
+            memcpy(p, &u, sizeof u);                                          \
+        }                                                                     \
     }
-}
 
-/* As quantize_float, for n doubles. */
-static void quantize_double(int mode, int nsd, unsigned char *p, size_t n,
-                            double fill)
-{
-    unsigned short keep = mode == NC_QUANTIZE_BITGROOM
-                              ? (unsigned short)(ceil(nsd * bits_per_digit) + 1)
-                              : (unsigned short)nsd;
-    uint64_t zro = ones_shl64(MANT_BITS_DBL - (int)keep);
-    uint64_t one = ~zro, half = one & (zro >> 1);
-    for (size_t i = 0; i < n; i++, p += sizeof(double)) {
-        double d;
-        uint64_t u;
-        memcpy(&d, p, sizeof d);
-        memcpy(&u, p, sizeof u);
-        if (d == fill)
-            continue;
-        if (mode == NC_QUANTIZE_GRANULARBR) {
-            if (u == 0u)
-                continue;
-            keep = granular_bits(d, nsd);
-            zro = ones_shl64(MANT_BITS_DBL - (int)keep);
-            half = ~zro & (zro >> 1);
-            u = (u + half) & zro;
-        } else if (mode == NC_QUANTIZE_BITROUND) {
-            u = (u + half) & zro;
-        } else if (i % 2 == 0) {
-            u &= zro;
-        } else if (u != 0u) {
-            u |= one;
-        }
-        memcpy(p, &u, sizeof u);
-    }
-}
+QUANTIZE_FN(quantize_float, float, uint32_t, MANT_BITS_FLT, ones_shl32)
+QUANTIZE_FN(quantize_double, double, uint64_t, MANT_BITS_DBL, ones_shl64)
 
 int quantize_check(int xtype, int mode, int nsd)
 {
