@@ -837,11 +837,10 @@ static int walk_chunks(const raster_var *v, store_addr *a, hid_t did)
     }
     ck[no] = a->ckc;
     nck[no] = a->nckc;
-    int got = a->inflate ? chunkmap_read_sized(v->file->fd, did, no, ck, nck,
-                                               v->elem, a->addr, a->csize,
-                                               total)
-                         : chunkmap_read(v->file->fd, did, no, ck, nck,
-                                         v->elem, a->addr, total);
+    /* an inflated store's chunks: their stored sizes too */
+    int got = chunkmap_read_sized(v->file->fd, did, no, ck, nck, v->elem,
+                                  a->addr, a->inflate ? a->csize : NULL,
+                                  total);
     if (got == 1)
         a->unknown = 0;
     return got;
