@@ -30,6 +30,7 @@
 
 #include "alloc.h"
 #include "chunkmap.h"
+#include "compress.h"
 #include "direct.h"
 #include "error.h"
 #include "fileio.h"
@@ -66,10 +67,16 @@
  * inflated so far (chunkio_chunks_inflated). */
 static atomic_int inflate_on = 1;
 static atomic_size_t chunks_inflated;
+static atomic_size_t split_chunk_writes;
 
 void chunkio_set_inflate(int on) { atomic_store(&inflate_on, on); }
 
 size_t chunkio_chunks_inflated(void) { return atomic_load(&chunks_inflated); }
+
+size_t chunkio_split_chunk_writes(void)
+{
+    return atomic_load(&split_chunk_writes);
+}
 
 typedef struct span {
     size_t p0, p1;  /* pieces [p0, p1) */
@@ -77,6 +84,17 @@ typedef struct span {
     size_t covered;  /* cells the pieces cover */
     uint32_t store;
 } span;
+
+/* Where pieces of store a are cut (cells; 0: nowhere): at chunk
+ * boundaries of a store chunked along its cells (a read's span then lies
+ * in one chunk: contiguous bytes), at multiples of wcut in a write to a
+ * filtered store (write_cuts). */
+static size_t piece_cut(const store_addr *a, int write)
+{
+    if (write)
+        return a->wcut;
+    return a->chunked && a->nckc > 1 ? a->ckc : 0;
+}
 
 static int cmp_piece(const void *a, const void *b)
 {
@@ -87,13 +105,13 @@ static int cmp_piece(const void *a, const void *b)
 }
 
 static int make_spans(const raster_var *v, const piece *p, size_t n,
-                      span **out, size_t *nspans)
+                      int write, span **out, size_t *nspans)
 {
     size_t gap = GAP_BYTES / v->elem, cap = 0, ns = 0;
     span *spans = NULL;
     for (size_t i = 0; i < n; i++) {
-        const store_addr *a = &v->addr[p[i].store];
-        size_t ckc = a->chunked ? a->ckc : 0; /* spans stay in one chunk */
+        /* spans stay within their pieces' cuts */
+        size_t ckc = piece_cut(&v->addr[p[i].store], write);
         if (ns == 0 || p[i].store != spans[ns - 1].store ||
             p[i].soff > spans[ns - 1].hi + gap ||
             (ckc && p[i].soff / ckc != spans[ns - 1].lo / ckc)) {
@@ -740,6 +758,11 @@ static int xfer_netcdf(xfer *x, const span *s, const size_t *start,
         }
     }
     if (write) {
+        size_t ckr = v->addr[s->store].ck_records;
+        if (no > 0 && ckr > 1 &&
+            (sstart[no - 1] % ckr || (nb % ckr && sstart[no - 1] + nb <
+                                                      x->full[no - 1])))
+            atomic_fetch_add(&split_chunk_writes, 1);
         st = nc_put_vara(g, id, sstart, scount, x->tmp);
         if (st != NC_NOERR)
             return raster_fail_nc(RASTER_ENETCDF, st, "writing %s: %s",
@@ -748,33 +771,32 @@ static int xfer_netcdf(xfer *x, const span *s, const size_t *start,
     return RASTER_OK;
 }
 
-/* Pieces of stores chunked along their cells are cut at chunk boundaries,
- * so that each span lies in one chunk (contiguous bytes). *out gets the
- * new array (caller frees) when any piece was cut; *pieces then points
- * to it. */
+/* Cuts the pieces at their stores' piece_cut. *out gets the new array
+ * (caller frees) when any piece was cut; *pieces then points to it. */
 static int split_pieces(const raster_var *v, piece **pieces, size_t *n,
-                        piece **out)
+                        int write, piece **out)
 {
     size_t extra = 0;
     *out = NULL;
     for (size_t i = 0; i < *n; i++) {
         const piece *p = &(*pieces)[i];
-        const store_addr *a = &v->addr[p->store];
-        if (a->chunked && a->nckc > 1 && p->len > 0)
-            extra += (p->soff + p->len - 1) / a->ckc - p->soff / a->ckc;
+        size_t cut = piece_cut(&v->addr[p->store], write);
+        if (cut && p->len > 0)
+            extra += (p->soff + p->len - 1) / cut - p->soff / cut;
     }
     if (extra == 0)
         return RASTER_OK;
     piece *q = raster_reallocarray(NULL, *n + extra, sizeof *q);
     if (!q)
-        return raster_fail(RASTER_ENOMEM, "out of memory reading %s", v->name);
+        return raster_fail(RASTER_ENOMEM, "out of memory moving data of %s",
+                           v->name);
     size_t k = 0;
     for (size_t i = 0; i < *n; i++) {
         piece p = (*pieces)[i];
-        const store_addr *a = &v->addr[p.store];
-        while (a->chunked && a->nckc > 1 && p.len > 0 &&
-               p.soff / a->ckc != (p.soff + p.len - 1) / a->ckc) {
-            uint32_t head = (uint32_t)(a->ckc - p.soff % a->ckc);
+        size_t cut = piece_cut(&v->addr[p.store], write);
+        while (cut && p.len > 0 &&
+               p.soff / cut != (p.soff + p.len - 1) / cut) {
+            uint32_t head = (uint32_t)(cut - p.soff % cut);
             q[k++] = (piece){p.soff, p.uoff, p.store, head};
             p.soff += head;
             p.uoff += head;
@@ -785,6 +807,41 @@ static int split_pieces(const raster_var *v, piece **pieces, size_t *n,
     *out = q;
     *pieces = q;
     *n = k;
+    return RASTER_OK;
+}
+
+/* A write through netCDF moves at most SCRATCH_BYTES per call, so a wide
+ * span gets few records of the innermost outer dimension per call. When a
+ * filtered store's chunk holds several of those records, HDF5 would then
+ * merge each chunk from several calls, inflating and deflating it again
+ * each time its cache (far smaller than a store) let it go. Cutting the
+ * span instead, at whole chunks, lets every call carry all the records of
+ * its chunks: each chunk deflated once. Sets wcut (and *zck, the records
+ * of the innermost outer dimension a chunk holds) for store s. */
+static int write_cuts(raster_var *v, size_t s, size_t *zck)
+{
+    store_addr *a = &v->addr[s];
+    int no = var_nouter(v);
+    if (!a->wsized) {
+        a->wcut = 0;
+        a->ck_records = 1;
+        int g = v->store_grp[s], id = v->store_var[s], storage;
+        size_t ck[RASTER_MAX_DIMS + 1];
+        if (no > 0 && id >= 0 && compress_filtered(&v->comp)) {
+            int st = nc_inq_var_chunking(g, id, &storage, ck);
+            if (st != NC_NOERR)
+                return raster_fail_nc(RASTER_ENETCDF, st, "%s: %s", v->name,
+                                      nc_strerror(st));
+            if (storage == NC_CHUNKED && ck[no - 1] > 1 && ck[no] > 0) {
+                size_t w = SCRATCH_BYTES / (v->elem * ck[no - 1]);
+                a->wcut = w > ck[no] ? w - w % ck[no] : ck[no];
+                a->ck_records = ck[no - 1];
+            }
+        }
+        a->wsized = 1;
+    }
+    if (a->ck_records > *zck)
+        *zck = a->ck_records;
     return RASTER_OK;
 }
 
@@ -1533,8 +1590,17 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
         if ((rc = chunkio_prepare_store(v, last)) != RASTER_OK)
             return rc;
     }
+    size_t zck = 1; /* records of a write's filtered chunks */
+    last = UINT32_MAX;
+    for (size_t i = 0; write && i < npieces; i++) {
+        if (pieces[i].store == last)
+            continue;
+        last = pieces[i].store;
+        if ((rc = write_cuts(v, last, &zck)) != RASTER_OK)
+            return rc;
+    }
     piece *split = NULL;
-    rc = split_pieces(v, &pieces, &npieces, &split);
+    rc = split_pieces(v, &pieces, &npieces, write, &split);
     if (rc)
         return rc;
     rc = sort_pieces(pieces, npieces);
@@ -1553,7 +1619,7 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     }
     span *spans = NULL;
     size_t nspans = 0;
-    rc = make_spans(v, pieces, npieces, &spans, &nspans);
+    rc = make_spans(v, pieces, npieces, write, &spans, &nspans);
     if (rc) {
         raster_free(split);
         return rc;
@@ -1574,6 +1640,8 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
         size_t per = widest * v->elem;
         if (per > 0 && batch > SCRATCH_BYTES / per)
             batch = SCRATCH_BYTES / per ? SCRATCH_BYTES / per : 1;
+        if (batch < ocount[no - 1] && batch > zck)
+            batch -= batch % zck; /* whole chunks per call */
     }
     x.tmp_bytes = widest * v->elem * batch; /* allocated when first used */
     x.junk = raster_malloc(GAP_BYTES + 64);

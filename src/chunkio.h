@@ -47,4 +47,9 @@ void chunkio_set_inflate(int on);
  * that the fast path served a read. */
 size_t chunkio_chunks_inflated(void);
 
+/* Writes through netCDF so far that carried only some of the records a
+ * filtered store's chunk holds (HDF5 then merges the chunk from several
+ * calls; write_cuts keeps whole writes from doing so): for tests. */
+size_t chunkio_split_chunk_writes(void);
+
 #endif

@@ -200,23 +200,38 @@ static void store_chunking(const raster_var *v, size_t cells, size_t *chunk)
 }
 
 /* Chunk shape of a filtered store (issue #23): HDF5 filters only chunked
- * datasets. One record of every outer dimension, and the store's cells of
- * that record in as few equal chunks of at most STORE_CHUNK_BYTES as
- * hold them (the whole record when smaller). A record written whole
- * covers whole chunks, so HDF5 never inflates a chunk to merge a write;
- * a region's pure store holds only its cells, so reading a region of one
- * record inflates its own chunks and no other region's; 1 MiB leaves
- * deflate's ratio near a whole store's (zlib looks back 32 KiB) and fits
- * netCDF's chunk cache many times over. */
+ * datasets. Along the outer dimensions the variable's own chunk shape
+ * (what the program or the input file chose, halved from the outside in
+ * while one tile of it exceeds STORE_CHUNK_BYTES); along the cells whole
+ * tiles, as many as fit ZCHUNK_BYTES (at least one; the store's cells when
+ * fewer). Every store is a run of tiles, so a chunk starts on a tile: a
+ * hyperslab (a thin band) inflates only the tiles it touches, over the
+ * records netCDF would inflate for the same chunk shape, and a region read
+ * inflates its own chunks and no other region's. Each chunk costs a fixed
+ * ~10 us to inflate (libdeflate builds its tables per deflate block): 10 KB
+ * chunks inflated at 0.67 GB/s, 40 KB at 1.45, 100 KB and up at about 2
+ * (docs/PERFORMANCE.md, "Compressed store chunks"). */
+#define ZCHUNK_BYTES ((size_t)64 << 10)
 static void filtered_chunking(const raster_var *v, size_t cells,
                               size_t *chunk)
 {
     int no = var_nouter(v);
-    for (int i = 0; i < no; i++)
-        chunk[i] = 1;
-    size_t most = STORE_CHUNK_BYTES / v->elem;
-    size_t n = cells ? (cells + most - 1) / most : 1;
-    chunk[no] = cells ? (cells + n - 1) / n : 1;
+    size_t tile = v->chunk[v->ndims - 2] * v->chunk[v->ndims - 1];
+    size_t bytes = tile * v->elem;
+    for (int i = 0; i < no; i++) {
+        chunk[i] = v->chunk[i] ? v->chunk[i] : 1;
+        bytes *= chunk[i];
+    }
+    for (int i = 0; i < no && bytes > STORE_CHUNK_BYTES; i++) {
+        while (chunk[i] > 1 && bytes > STORE_CHUNK_BYTES) {
+            size_t half = (chunk[i] + 1) / 2;
+            bytes = bytes / chunk[i] * half;
+            chunk[i] = half;
+        }
+    }
+    size_t k = ZCHUNK_BYTES / bytes;
+    size_t want = tile * (k ? k : 1);
+    chunk[no] = cells == 0 ? 1 : cells < want ? cells : want;
 }
 
 /* Chunks store varid of group g as filtered_chunking says and puts v's

@@ -44,6 +44,12 @@ typedef struct store_addr {
     int nfilt;
     unsigned char filt[4];
     uint32_t *csize;
+    /* writes to a filtered store whose chunks hold several records of the
+     * innermost outer dimension: spans cut at multiples of wcut cells, so
+     * that one call can carry every record of a chunk (0: not cut) */
+    int wsized;          /* wcut worked out */
+    size_t wcut;
+    size_t ck_records;   /* those records in one chunk (1: not chunked so) */
 } store_addr;
 
 /* `len` cells of grid row y from column x on: store cells off.. of store

@@ -38,9 +38,11 @@
 
 #include "raster.h"
 
+#include "chunkio.h"
 #include "direct.h"
 #include "maskio.h"
 #include "testutil.h"
+#include "var.h"
 
 #define NT 3
 #define NY 24
@@ -631,6 +633,122 @@ static void test_direct_skips_filtered(void **state)
     assert_int_equal(deflated, 0);
 }
 
+/* ---- store chunks of whole tiles ---------------------------------------- */
+
+/* A filtered store is chunked as the variable is along the outer
+ * dimensions (here 2 records) and in whole tiles along the cells, as many
+ * as fit 64 KiB (meta.c, filtered_chunking): 2 x 50 x 50 doubles (40 KB),
+ * one tile. A one-column band of one record then inflates one chunk per
+ * tile row, 4 x 40 KB, where chunks of a whole record's store (320 KB,
+ * one chunk) made it inflate everything. */
+static void test_band_inflates_tiles(void **state)
+{
+    (void)state;
+    char path[300];
+    tmpdir_path(path, sizeof path, "band.nc");
+    static int32_t one[BY * BX];
+    for (size_t i = 0; i < BY * BX; i++)
+        one[i] = 1;
+    raster_file *rf;
+    RS(raster_create(path, &rf));
+    int nc = raster_file_ncid(rf), d[3];
+    NC(nc_def_dim(nc, "t", NC_UNLIMITED, &d[0]));
+    NC(nc_def_dim(nc, "y", BY, &d[1]));
+    NC(nc_def_dim(nc, "x", BX, &d[2]));
+    raster_mask *m;
+    RS(raster_mask_wrap(one, BY, BX, &m));
+    raster_var *v;
+    const size_t tile[3] = {2, 50, 50};
+    RS(raster_def_var(rf, nc, "d", NC_DOUBLE, 3, d, tile, m, &v));
+    raster_mask_free(m);
+    raster_compression c;
+    memset(&c, 0, sizeof c);
+    c.deflate_level = 1;
+    c.shuffle = 1;
+    RS(raster_var_set_compression(v, &c));
+    static double buf[2 * BY * BX];
+    for (size_t i = 0; i < 2 * BY * BX; i++)
+        buf[i] = (double)(i % 977) * 0.25;
+    const size_t s0[3] = {0, 0, 0}, c0[3] = {2, BY, BX};
+    RS(raster_var_put(v, s0, c0, NULL, buf));
+    RS(raster_close(rf));
+
+    RS(raster_open(path, RASTER_READ, &rf));
+    RS(raster_var_find(rf, "d", &v));
+    const size_t b0[3] = {1, 0, 120}, b1[3] = {1, BY, 1};
+    double band[BY];
+    size_t before = chunkio_chunks_inflated();
+    RS(raster_var_get(v, b0, b1, NULL, band));
+    assert_int_equal(chunkio_chunks_inflated() - before, BY / 50);
+    size_t stores = 0;
+    for (size_t i = 0; i <= v->nregions; i++)
+        if (v->addr[i].prepared && v->store_cells[i] > 0) {
+            assert_int_equal(v->addr[i].ck[0], 2);
+            assert_int_equal(v->addr[i].ckc, 50 * 50); /* one tile */
+            stores++;
+        }
+    assert_int_equal(stores, 1);
+    for (size_t y = 0; y < BY; y++)
+        if (band[y] != buf[BY * BX + y * BX + 120])
+            fail_msg("band row %zu: %g, wrote %g", y, band[y],
+                     buf[BY * BX + y * BX + 120]);
+    RS(raster_close(rf));
+}
+
+/* A filtered store whose chunks hold all 4 levels of a record, wider
+ * than one netCDF call carries with all 4 (32 MiB of doubles: 1.1 M
+ * cells x 4 levels is 35 MB): the write cuts the store rather than the
+ * levels, so no chunk is merged from several calls (HDF5 would inflate and
+ * deflate it again for each). */
+#define WY 1000
+#define WX 1100
+static void test_write_whole_chunks(void **state)
+{
+    (void)state;
+    char path[300];
+    tmpdir_path(path, sizeof path, "wide.nc");
+    int32_t *one = malloc((size_t)WY * WX * sizeof *one);
+    double *buf = malloc((size_t)4 * WY * WX * sizeof *buf);
+    assert_non_null(one);
+    assert_non_null(buf);
+    for (size_t i = 0; i < (size_t)WY * WX; i++)
+        one[i] = 1;
+    for (size_t i = 0; i < (size_t)4 * WY * WX; i++)
+        buf[i] = (double)(i % 1013) * 0.5;
+    raster_file *rf;
+    RS(raster_create(path, &rf));
+    int nc = raster_file_ncid(rf), d[4];
+    NC(nc_def_dim(nc, "t", NC_UNLIMITED, &d[0]));
+    NC(nc_def_dim(nc, "z", 4, &d[1]));
+    NC(nc_def_dim(nc, "y", WY, &d[2]));
+    NC(nc_def_dim(nc, "x", WX, &d[3]));
+    raster_mask *m;
+    RS(raster_mask_wrap(one, WY, WX, &m));
+    raster_var *v;
+    const size_t tile[4] = {1, 4, 50, 50};
+    RS(raster_def_var(rf, nc, "w", NC_DOUBLE, 4, d, tile, m, &v));
+    raster_mask_free(m);
+    raster_compression c;
+    memset(&c, 0, sizeof c);
+    c.deflate_level = 1;
+    RS(raster_var_set_compression(v, &c));
+    const size_t s0[4] = {0, 0, 0, 0}, c0[4] = {1, 4, WY, WX};
+    size_t before = chunkio_split_chunk_writes();
+    RS(raster_var_put(v, s0, c0, NULL, buf));
+    assert_int_equal(chunkio_split_chunk_writes() - before, 0);
+    RS(raster_close(rf));
+    RS(raster_open(path, RASTER_READ, &rf));
+    RS(raster_var_find(rf, "w", &v));
+    double *back = malloc((size_t)4 * WY * WX * sizeof *back);
+    assert_non_null(back);
+    RS(raster_var_get(v, s0, c0, NULL, back));
+    expect_same(buf, back, (size_t)4 * WY * WX, sizeof *buf, "wide store");
+    RS(raster_close(rf));
+    free(back);
+    free(buf);
+    free(one);
+}
+
 /* ---- errors ------------------------------------------------------------- */
 
 static void test_errors(void **state)
@@ -747,6 +865,8 @@ int main(void)
         cmocka_unit_test(test_adopt),
         cmocka_unit_test(test_adopt_refused),
         cmocka_unit_test(test_direct_skips_filtered),
+        cmocka_unit_test(test_band_inflates_tiles),
+        cmocka_unit_test(test_write_whole_chunks),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, tmpdir_remove);
