@@ -28,6 +28,14 @@ def version() -> str:
     return _lib.raster_version_string().decode()
 
 
+try:  # the xarray parts: the accessor registers itself on import
+    import xarray as _xr  # noqa: F401
+except ImportError:  # pragma: no cover - numpy-only installs
+    _xr = None
+else:
+    from .regions import region, reduce  # noqa: F401
+
+
 def __getattr__(name):
     # xarray is needed only by these: import it when they are used
     if name in ("region", "reduce"):
