@@ -120,9 +120,38 @@ NC_TYPES = {1: np.dtype("i1"), 2: np.dtype("S1"), 3: np.dtype("i2"),
             7: np.dtype("u1"), 8: np.dtype("u2"), 9: np.dtype("u4"),
             10: np.dtype("i8"), 11: np.dtype("u8")}
 
-# netCDF-C is not thread-safe: every call through it (plain variables,
-# attributes, inquiries) holds this lock. raster's own reads need none.
-NC_LOCK = threading.RLock()
+# HDF5 (thread-safe builds) keeps its error printing per thread, and
+# netCDF turns it off only on the thread that initialised it: on a dask
+# worker thread netCDF's probes of absent attributes would print HDF5's
+# error stacks. Every thread calling the library turns it off first.
+H5Eset_auto2 = _fn("H5Eset_auto2", c_int, ctypes.c_int64, c_void_p, c_void_p)
+_THREAD = threading.local()
+
+
+def quiet_thread() -> None:
+    """Turns HDF5's error printing off on the calling thread, once."""
+    if not getattr(_THREAD, "quiet", False):
+        H5Eset_auto2(0, None, None)  # H5E_DEFAULT
+        _THREAD.quiet = True
+
+
+class _NcLock:
+    """netCDF-C is not thread-safe: every call through it (plain variables,
+    attributes, inquiries) holds this lock. raster's own reads need none."""
+
+    def __init__(self):
+        self._lock = threading.RLock()
+
+    def __enter__(self):
+        quiet_thread()
+        self._lock.acquire()
+        return self
+
+    def __exit__(self, *exc):
+        self._lock.release()
+
+
+NC_LOCK = _NcLock()
 
 
 class RasterError(Exception):

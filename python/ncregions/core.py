@@ -361,6 +361,7 @@ class Variable:
         sd = L.ptrdiffs(stride) if stride is not None else None
         buf = out.ctypes.data_as(c_void_p)
         if self._rv:
+            L.quiet_thread()
             rc = L.raster_var_get_typed(self.handle, st, ct, sd, None, buf, 0)
             check(rc, f"reading {self.name}")
         else:
@@ -487,6 +488,7 @@ class Variable:
             plane = self.shape[-2:]
         out = np.empty(tuple(oct_) + plane, self.dtype)
         if out.size:
+            L.quiet_thread()
             check(L.raster_region_read(
                 self.handle, L.ids_array(ids), len(ids), L.sizes(ost),
                 L.sizes(oct_), lay, out.ctypes.data_as(c_void_p)),
