@@ -126,6 +126,8 @@ def test_lazy_reads_only_what_it_needs(bigfile):
     assert one_bytes * nrec < 3 * all_bytes, (one_bytes, all_bytes)
 
 
+# the plain file's own chunks are others: xarray's warning says so
+@pytest.mark.filterwarnings("ignore:The specified chunks separate")
 @pytest.mark.parametrize("scheduler", ["threads", "processes"])
 def test_dask_two_workers(files, scheduler):
     import dask
