@@ -371,3 +371,27 @@ def test_beside_wheels(files, order):
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0, p.stderr
     assert p.stdout.startswith("ok ")
+
+
+QUIET = """
+import sys, dask, xarray as xr, ncregions._lib as L
+if sys.argv[2] == "unfixed":
+    L.quiet_thread = lambda: None
+ds = xr.open_dataset(sys.argv[1], engine="ncregions",
+                     chunks={"time": 1, "z_t": 1})
+with dask.config.set(scheduler="threads", num_workers=2):
+    print(float(ds.TEMP.mean()), float(ds.TLAT.mean()), float(ds.COUNT.sum()))
+"""
+
+
+def test_no_hdf5_noise_on_worker_threads(files, tmp_path):
+    # Bug fixed: netCDF's first look at a variable on a dask worker thread
+    # printed HDF5 error stacks (HDF5's printing is per thread).
+    _, rast = files
+    fresh = str(tmp_path / "fresh.nc")  # metadata not yet read in any thread
+    with open(rast, "rb") as a, open(fresh, "wb") as b:
+        b.write(a.read())
+    p = subprocess.run([sys.executable, "-c", QUIET, fresh, "fixed"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert "HDF5-DIAG" not in p.stderr, p.stderr[:2000]
