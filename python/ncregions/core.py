@@ -492,7 +492,7 @@ class Variable:
             check(L.raster_region_read(
                 self.handle, L.ids_array(ids), len(ids), L.sizes(ost),
                 L.sizes(oct_), lay, out.ctypes.data_as(c_void_p)),
-                f"reading regions {list(regions) if not isinstance(regions, (str, int)) else regions} of {self.name}")
+                f"reading regions {ids} of {self.name}")
         if drop:
             out = out.reshape([c for i, c in enumerate(out.shape)
                                if i not in drop])

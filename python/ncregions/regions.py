@@ -218,13 +218,19 @@ def _weights_of_cells(f: File, v: Variable, weights, ys, xs, box):
             raise RasterError(1, f"weights {weights!r} are not on the grid "
                               f"{v.dimensions[-2:]}")
         sub = w.read([y0, x0], [y1 - y0, x1 - x0])
-        return np.asarray(_decode(weights, ["y", "x"], sub, w.attrs,
-                                  True).values, np.float64)[ys - y0, xs - x0]
-    w = np.asarray(weights, np.float64)
-    if w.shape != v.shape[-2:]:
-        raise RasterError(1, f"weights of shape {w.shape}, grid "
-                          f"{v.shape[-2:]}")
-    return w[ys, xs]
+        w = np.asarray(_decode(weights, ["y", "x"], sub, w.attrs,
+                               True).values, np.float64)
+        ys, xs = ys - y0, xs - x0
+    else:
+        w = np.asarray(weights, np.float64)
+        if w.shape != v.shape[-2:]:
+            raise RasterError(1, f"weights of shape {w.shape}, grid "
+                              f"{v.shape[-2:]}")
+    w = w[ys, xs]
+    if np.isnan(w).any():  # as xarray's weighted(): no silent NaN results
+        raise RasterError(1, "weights are missing (NaN) on cells of the "
+                          "region")
+    return w
 
 
 def _reduce_cells(x: np.ndarray, w: Optional[np.ndarray], how: str):

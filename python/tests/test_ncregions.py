@@ -320,6 +320,11 @@ def test_bad_input(files, tmp_path):
         ncregions.region(rast, "TEMP", 1, isel={"nlat": 0})
     with pytest.raises(RasterError, match="weights"):
         ncregions.reduce(rast, "TEMP", 1, weights=np.ones((3, 3)))
+    holes = np.ones((NY, NX))
+    holes[0, 4] = np.nan  # a cell of region 1
+    with pytest.raises(RasterError, match="weights are missing"):
+        ncregions.reduce(rast, "TEMP", 1, weights=holes)
+    ncregions.reduce(rast, "TEMP", 2, weights=holes)  # not in region 2
     f = ncregions.File(rast)
     v = f["TEMP"]
     with pytest.raises(IndexError):
