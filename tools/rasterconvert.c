@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "copy.h"
+#include "extract.h"
 #include "raster.h"
 
 #define MAX_RASTER_DIMS 32
@@ -114,6 +115,8 @@ typedef struct options {
     int qmode, qnsd;    /* --quantize; qmode -1: the input's */
     int no_compress;    /* --no-compress */
     const char *in, *out;
+    int argc; /* the command line as typed, for the history line */
+    char **argv;
 } options;
 
 enum { JOB_PLAIN, JOB_TO_RASTER, JOB_FROM_RASTER };
@@ -763,7 +766,8 @@ static int convert(ctx *c, copy_out *out)
     if (rc != RASTER_OK)
         return raster_err(o->out, rc);
     c->out_ncid = raster_file_ncid(c->rf);
-    if (convert_group(c, c->in_ncid, c->out_ncid) != 0)
+    if (convert_group(c, c->in_ncid, c->out_ncid) != 0 ||
+        extract_history(c->out_ncid, c->o->argc, c->o->argv) != 0)
         return -1;
     for (size_t i = 0; i < o->nvars; i++)
         if (!c->vars_used[i])
@@ -918,7 +922,9 @@ static int restore(ctx *c, copy_out *out)
         c->out_ncid = -1;
         return copy_ncerr(st, "creating %s", o->out);
     }
-    if (restore_group(c, c->in_ncid, c->out_ncid) != 0 || run_jobs(c) != 0)
+    if (restore_group(c, c->in_ncid, c->out_ncid) != 0 ||
+        extract_history(c->out_ncid, c->o->argc, c->o->argv) != 0 ||
+        run_jobs(c) != 0)
         return -1;
     st = nc_close(c->out_ncid);
     c->out_ncid = -1;
@@ -1123,9 +1129,17 @@ static size_t default_budget(void)
 
 int main(int argc, char **argv)
 {
-    options o = {.budget = default_budget(), .deflate = -1, .qmode = -1};
+    options o = {.budget = default_budget(), .deflate = -1, .qmode = -1,
+                 .argc = argc};
     copy_set_prog("rasterconvert");
     cli_shim_settings_off();
+    /* getopt_long reorders argv: the history line keeps it as typed */
+    o.argv = malloc((size_t)argc * sizeof *o.argv);
+    if (!o.argv) {
+        fprintf(stderr, "rasterconvert: out of memory\n");
+        return CLI_EINPUT;
+    }
+    memcpy(o.argv, argv, (size_t)argc * sizeof *argv);
     int status = parse_args(argc, argv, &o);
     if (status == CLI_OK) {
         ctx c = {.o = &o, .in_ncid = -1, .out_ncid = -1,
@@ -1159,6 +1173,7 @@ int main(int argc, char **argv)
     } else if (status < 0) {
         status = CLI_OK; /* --help, --version */
     }
+    free(o.argv);
     free(o.mask_file);
     free(o.mask_var);
     for (size_t i = 0; i < o.nvars; i++)

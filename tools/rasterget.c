@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "copy.h"
+#include "extract.h"
 #include "raster.h"
 
 #define MAX_RASTER_DIMS 32
@@ -51,7 +52,16 @@ static void usage(FILE *f)
 "The output keeps V's type and attributes (_FillValue too), the names of its\n"
 "dimensions (outer ones with the selected lengths; unlimited stays\n"
 "unlimited), the 1-D coordinate variables of those dimensions (sliced) and\n"
-"the input's global attributes. V also gets raster_regions (the ids),\n"
+"the input's global attributes, with a line added to history. It is\n"
+"CF-complete: the variables V depends on come along (those its coordinates\n"
+"attribute names, e.g. XLAT XLONG XTIME or TLAT TLONG time; char variables\n"
+"along its first dimension, e.g. Times; bounds; grid_mapping), their outer\n"
+"dimensions sliced as V's, their grid dimensions cut to the box (bbox) or\n"
+"gathered cell by cell (packed); names that cannot come along are dropped\n"
+"from coordinates. A packed output's int list variable cell(cell) holds\n"
+"each cell's index in the grid flattened row-major, with compress naming\n"
+"the grid dimensions (CF compression by gathering: CF software scatters it\n"
+"back to the grid). V also gets raster_regions (the ids),\n"
 "raster_layout, raster_start (outer start indices) and, for bbox and full,\n"
 "the bounding box in grid indices, half-open: raster_bbox_y0, raster_bbox_x0,\n"
 "raster_bbox_y1, raster_bbox_x1. A bbox output's cell (i, j) is grid cell\n"
@@ -69,6 +79,8 @@ typedef struct options {
     size_t nstart, ncount;
     int has_start, has_count;
     size_t budget;
+    int argc; /* the command line, for the history line */
+    char **argv;
 } options;
 
 static const char *layout_names[] = {"packed", "bbox", "full"};
@@ -174,6 +186,7 @@ static int put_ll(int g, int v, const char *name, long long value)
 
 typedef struct job {
     const options *o;
+    raster_file *file;
     raster_var *v;
     int32_t *ids;
     size_t nids;
@@ -182,6 +195,7 @@ typedef struct job {
     int dimids[MAX_RASTER_DIMS];
     size_t ostart[MAX_RASTER_DIMS], ocount[MAX_RASTER_DIMS];
     size_t plane, box[4], elem;
+    size_t *cy, *cx; /* packed: each cell's grid row and column */
     int out, ovar;
 } job;
 
@@ -201,10 +215,18 @@ static int define(job *j, int in)
         if ((st = nc_def_dim(out, dname, len, &odims[i])) != NC_NOERR)
             return copy_ncerr(st, "defining dimension %s", dname);
     }
+    int grid_dims[2];
     if (o->layout == RASTER_LAYOUT_PACKED) {
         if ((st = nc_def_dim(out, "cell", j->plane, &odims[nd++])) !=
             NC_NOERR)
             return copy_ncerr(st, "defining dimension cell");
+        /* the whole grid's dimensions, which the list variable names */
+        for (int k = 0; k < 2; k++)
+            if ((st = nc_inq_dimname(parent, j->dimids[j->nouter + k],
+                                     dname)) != NC_NOERR ||
+                (st = nc_def_dim(out, dname, j->shape[j->nouter + k],
+                                 &grid_dims[k])) != NC_NOERR)
+                return copy_ncerr(st, "defining grid dimension %s", dname);
     } else {
         for (int k = 0; k < 2; k++) {
             int d = j->dimids[j->nouter + k];
@@ -214,6 +236,7 @@ static int define(job *j, int in)
             if ((st = nc_inq_dimname(parent, d, dname)) != NC_NOERR ||
                 (st = nc_def_dim(out, dname, len, &odims[nd++])) != NC_NOERR)
                 return copy_ncerr(st, "defining grid dimension %s", dname);
+            grid_dims[k] = odims[nd - 1];
         }
     }
     if ((st = nc_def_var(out, name, raster_var_type(j->v), nd, odims,
@@ -269,13 +292,26 @@ static int define(job *j, int in)
                 return -1;
         }
     }
+    /* what V depends on (CF): its coordinates, time, bounds, ... */
+    extract_sel sel = {
+        .file = j->file, .layout = o->layout, .nouter = j->nouter,
+        .dimids = j->dimids, .shape = j->shape, .ostart = j->ostart,
+        .ocount = j->ocount, .box = j->box, .ncells = j->plane,
+        .cy = j->cy, .cx = j->cx, .out = out, .odims = odims,
+        .cell_dim = odims[j->nouter],
+        .grid_dims = {grid_dims[0], grid_dims[1]}};
+    if (o->layout == RASTER_LAYOUT_PACKED &&
+        extract_list_variable(&sel, "cell") != 0)
+        return -1;
+    if (extract_dependencies(&sel, ag, av) != 0)
+        return -1;
     /* the input's global attributes, and where the data came from */
     if (copy_atts(in, NC_GLOBAL, out, NC_GLOBAL, NULL) != 0)
         return -1;
     if ((st = nc_put_att_text(out, NC_GLOBAL, "raster_source",
                               strlen(o->file), o->file)) != NC_NOERR)
         return copy_ncerr(st, "writing attribute raster_source");
-    return 0;
+    return extract_history(out, o->argc, o->argv);
 }
 
 /* Writes cell_y/cell_x of a packed output. */
@@ -298,30 +334,18 @@ static int write_cells(job *j)
         return copy_ncerr(st, "defining cell_y/cell_x");
     if (j->plane == 0)
         return 0;
-    size_t *ys = malloc(j->plane * sizeof *ys);
-    size_t *xs = malloc(j->plane * sizeof *xs);
     long long *buf = malloc(j->plane * sizeof *buf);
-    int rc = 0;
-    if (!ys || !xs || !buf) {
-        rc = copy_err("out of memory for %zu cells", j->plane);
-    } else if ((rc = raster_region_cells(j->v, j->ids, j->nids, ys, xs)) !=
-               RASTER_OK) {
-        rc = raster_err(raster_var_name(j->v), rc);
-    } else {
-        for (size_t i = 0; i < j->plane; i++)
-            buf[i] = (long long)ys[i];
-        st = nc_put_var_longlong(j->out, cy, buf);
-        for (size_t i = 0; st == NC_NOERR && i < j->plane; i++)
-            buf[i] = (long long)xs[i];
-        if (st == NC_NOERR)
-            st = nc_put_var_longlong(j->out, cx, buf);
-        if (st != NC_NOERR)
-            rc = copy_ncerr(st, "writing cell_y/cell_x");
-    }
-    free(ys);
-    free(xs);
+    if (!buf)
+        return copy_err("out of memory for %zu cells", j->plane);
+    for (size_t i = 0; i < j->plane; i++)
+        buf[i] = (long long)j->cy[i];
+    st = nc_put_var_longlong(j->out, cy, buf);
+    for (size_t i = 0; st == NC_NOERR && i < j->plane; i++)
+        buf[i] = (long long)j->cx[i];
+    if (st == NC_NOERR)
+        st = nc_put_var_longlong(j->out, cx, buf);
     free(buf);
-    return rc;
+    return st == NC_NOERR ? 0 : copy_ncerr(st, "writing cell_y/cell_x");
 }
 
 /* Reads the regions record block by record block and writes them. */
@@ -450,6 +474,20 @@ static int run(const options *o, raster_file **fp, copy_out *out, int *outid)
     }
     j.elem = 0;
     nc_inq_type(raster_file_ncid(*fp), raster_var_type(j.v), NULL, &j.elem);
+    j.file = *fp;
+    if (o->layout == RASTER_LAYOUT_PACKED && j.plane > 0) {
+        j.cy = malloc(j.plane * sizeof *j.cy);
+        j.cx = malloc(j.plane * sizeof *j.cx);
+        if (!j.cy || !j.cx) {
+            copy_err("out of memory for %zu cells", j.plane);
+            goto done;
+        }
+        if ((rc = raster_region_cells(j.v, j.ids, j.nids, j.cy, j.cx)) !=
+            RASTER_OK) {
+            raster_err(name, rc);
+            goto done;
+        }
+    }
     if (copy_out_begin(out, o->out) != 0)
         goto done;
     if ((st = nc_create(out->tmp, NC_NETCDF4 | NC_CLOBBER, outid)) !=
@@ -472,6 +510,8 @@ static int run(const options *o, raster_file **fp, copy_out *out, int *outid)
     }
 done:
     free(j.ids);
+    free(j.cy);
+    free(j.cx);
     return st;
 }
 
@@ -554,12 +594,19 @@ static int parse_args(int argc, char **argv, options *o)
 
 int main(int argc, char **argv)
 {
-    options o = {.budget = COPY_BLOCK_BYTES, .layout = RASTER_LAYOUT_PACKED};
+    options o = {.budget = COPY_BLOCK_BYTES, .layout = RASTER_LAYOUT_PACKED,
+                 .argc = argc};
     copy_set_prog("rasterget");
     cli_shim_settings_off();
-    /* at most one --region per argument */
+    /* at most one --region per argument; the command line as typed for the
+     * history line (getopt_long reorders argv) */
     o.regions = calloc((size_t)argc, sizeof *o.regions);
-    if (!o.regions) {
+    o.argv = malloc((size_t)argc * sizeof *o.argv);
+    if (o.argv)
+        memcpy(o.argv, argv, (size_t)argc * sizeof *argv);
+    if (!o.regions || !o.argv) {
+        free(o.regions);
+        free(o.argv);
         fprintf(stderr, "rasterget: out of memory\n");
         return CLI_EINPUT;
     }
@@ -581,6 +628,7 @@ int main(int argc, char **argv)
         status = CLI_OK;
     }
     free(o.regions);
+    free(o.argv);
     if (fflush(stdout) != 0 && status == CLI_OK)
         status = CLI_EINPUT;
     return status;
