@@ -20,6 +20,11 @@ NCGEN=${NCGEN:-ncgen} NCDUMP=${NCDUMP:-ncdump}
 nohistory() {
     sed '/^\t\t:history = /d; /^\/\/ global attributes:$/d; /^$/d'
 }
+# steady FILE: FILE with the summary's sizes and time (which vary with the
+# HDF5 release and the machine) as SIZE and T
+steady() {
+    sed -E 's/ \([0-9.]+ (B|KiB|MiB|GiB)\)/ (SIZE)/g; s/, [0-9]+\.[0-9] s$/, T s/' "$1"
+}
 same_dump() {
     "$NCDUMP" "$1" | tail -n +2 | nohistory > "$tmp/a.cdl"
     "$NCDUMP" "$2" | tail -n +2 | nohistory > "$tmp/b.cdl"
@@ -209,8 +214,10 @@ rasterconvert: convert diag/HMXL
 rasterconvert: leave diag/names: not numeric
 rasterconvert: leave diag/deeper/EDGE: grid only, no outer dimension
 EOF
-if cmp -s "$tmp/want" "$tmp/err"; then ok; else
-    fail "convert's list of choices"; diff "$tmp/want" "$tmp/err"; fi
+echo "rasterconvert: $tmp/cesm.nc (SIZE) -> $tmp/cesm.rast.nc (SIZE): 3 variables stored by region, 10 copied, T s" >> "$tmp/want"
+steady "$tmp/err" > "$tmp/err.steady"
+if cmp -s "$tmp/want" "$tmp/err.steady"; then ok; else
+    fail "convert's list of choices"; diff "$tmp/want" "$tmp/err.steady"; fi
 [ -f "$tmp/cesm.rast.nc" ] || fail "convert wrote no output"
 if on_disk "$PY" - "$tmp/cesm.rast.nc" "$tmp/cesm.nc" <<'PY'
 import sys, numpy as np, netCDF4
@@ -579,8 +586,29 @@ rasterconvert: convert T2
 rasterconvert: leave HGT: grid only, no outer dimension
 rasterconvert: leave LANDMASK: holds the mask's values
 EOF
-if cmp -s "$tmp/want" "$tmp/err"; then ok; else
-    fail "WRF-like: list of choices"; diff "$tmp/want" "$tmp/err"; fi
+echo "rasterconvert: $tmp/wrf.nc (SIZE) -> $tmp/wrf.rast.nc (SIZE): 1 variable stored by region, 6 copied, T s" >> "$tmp/want"
+steady "$tmp/err" > "$tmp/err.steady"
+if cmp -s "$tmp/want" "$tmp/err.steady"; then ok; else
+    fail "WRF-like: list of choices"; diff "$tmp/want" "$tmp/err.steady"; fi
+# progress on a non-terminal: lines at the tenths, the last at 100%, then
+# the summary; --quiet: not a word
+expect 0 "progress lines" env RASTER_PROGRESS_DELAY=0 "$rc" --buffer 1K \
+    --mask "$tmp/wmask.nc:REGION_MASK" "$tmp/wrf.nc" "$tmp/wrf.p.nc"
+steady "$tmp/err" | grep -v ': leave \|: convert ' > "$tmp/got"
+"$PY" - "$tmp/got" "$tmp" <<'PY' || { fail "progress lines"; cat "$tmp/got"; }
+import sys, re
+lines = open(sys.argv[1]).read().splitlines()
+pct = [int(re.fullmatch(r"rasterconvert: (\d+)% done, [0-9.]+ K?i?B of [0-9.]+ K?i?B, T s", l).group(1))
+       for l in lines[:-1]]
+assert len(pct) >= 3 and pct == sorted(pct) and pct[-1] == 100, pct
+assert len({p // 10 for p in pct}) == len(pct), pct  # one line a tenth
+t = sys.argv[2]
+assert lines[-1] == ("rasterconvert: %s/wrf.nc (SIZE) -> %s/wrf.p.nc (SIZE): "
+                     "1 variable stored by region, 6 copied, T s" % (t, t)), lines[-1]
+PY
+expect 0 "--quiet" env RASTER_PROGRESS_DELAY=0 "$rc" --buffer 1K --quiet \
+    --mask "$tmp/wmask.nc:REGION_MASK" "$tmp/wrf.nc" "$tmp/wrf.q.nc"
+[ -s "$tmp/err" ] && fail "--quiet printed: $(cat "$tmp/err")" || ok
 [ "$(top_groups "$tmp/wrf.rast.nc")" = "raster_T2 " ] && ok ||
     fail "WRF-like: raster variables $(top_groups "$tmp/wrf.rast.nc")"
 same_values "$tmp/wrf.nc" "$tmp/wrf.rast.nc" Times,XLAT,XLONG,XTIME,HGT,LANDMASK \
@@ -601,8 +629,10 @@ rasterconvert: leave REGION_MASK: the mask variable
 rasterconvert: leave zdepth: has an axis attribute
 rasterconvert: convert TEMP
 EOF
-if cmp -s "$tmp/want" "$tmp/err"; then ok; else
-    fail "POP-like: list of choices"; diff "$tmp/want" "$tmp/err"; fi
+echo "rasterconvert: $tmp/pop.nc (SIZE) -> $tmp/pop.rast.nc (SIZE): 1 variable stored by region, 8 copied, T s" >> "$tmp/want"
+steady "$tmp/err" > "$tmp/err.steady"
+if cmp -s "$tmp/want" "$tmp/err.steady"; then ok; else
+    fail "POP-like: list of choices"; diff "$tmp/want" "$tmp/err.steady"; fi
 [ "$(top_groups "$tmp/pop.rast.nc")" = "raster_TEMP " ] && ok ||
     fail "POP-like: raster variables $(top_groups "$tmp/pop.rast.nc")"
 same_values "$tmp/pop.nc" "$tmp/pop.rast.nc" \

@@ -84,6 +84,8 @@ CLI_NAMES_HELP
 "                    cannot store by region stays an ordinary netCDF variable\n"
 "                    with its filters, with a warning naming it\n"
 "  --verbose         list what is converted on stdout\n"
+"  --quiet           print nothing but warnings and errors (no list of the\n"
+"                    variables, no progress, no summary)\n"
 "  --restore         second form: write a raster file back as plain netCDF-4:\n"
 "                    each raster variable becomes an ordinary variable at its\n"
 "                    original position, chunked with its base chunk shape\n"
@@ -94,8 +96,12 @@ CLI_NAMES_HELP
 "Each variable converted or left (and why) is listed on stderr. OUT.nc is\n"
 "written under a temporary name in its directory and renamed when\n"
 "complete: on any failure no OUT.nc is left; OUT.nc may not be IN.nc or\n"
-"the mask file (also through links). A progress bar is shown on a\n"
-"terminal for conversions longer than a second. Input files with\n"
+"the mask file (also through links). Conversions longer than a second\n"
+"report progress on stderr: a bar on a terminal, else (a batch job's log)\n"
+"a line at every tenth and at least every 10 s. A conversion that\n"
+"succeeds ends with a one-line summary on stderr: variables stored by\n"
+"region (or restored) and copied, the sizes of IN.nc and OUT.nc, the\n"
+"time. Input files with\n"
 "user-defined types (compound, vlen, enum, opaque) are refused.\n"
 "\n"
 "Exit status: 0 ok, 1 bad input or I/O error, 2 bad usage.\n", f);
@@ -195,9 +201,13 @@ static int named(ctx *c, const char *gpath, const char *name)
     return hit;
 }
 
+static int quiet; /* --quiet */
+
 /* Says on stderr what becomes of variable `name` of group `gpath`. */
 static void tell(const char *gpath, const char *name, const char *why)
 {
+    if (quiet)
+        return;
     const char *sep = strcmp(gpath, "/") ? "/" : "";
     if (why)
         fprintf(stderr, "rasterconvert: leave %s%s%s: %s\n", sep[0] ?
@@ -1001,6 +1011,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"quantize", required_argument, NULL, 'q'},
         {"no-compress", no_argument, NULL, 'p'},
         {"verbose", no_argument, NULL, 'w'},
+        {"quiet", no_argument, NULL, 'Q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -1076,6 +1087,7 @@ static int parse_args(int argc, char **argv, options *o)
         case 'p': o->no_compress = 1; break;
         case 'r': o->restore = 1; break;
         case 'w': o->verbose = 1; break;
+        case 'Q': quiet = 1; progress_set_quiet(1); break;
         case 'h': usage(stdout); return -1;
         case 'V': printf("rasterconvert (raster) %s\n",
                          raster_version_string());
@@ -1127,11 +1139,37 @@ static size_t default_budget(void)
                                      : eighth > cap ? cap : eighth;
 }
 
+/* Size of file `path` for the summary ("?" when it cannot be read). */
+static void file_size(const char *path, char *buf, size_t len)
+{
+    struct stat st;
+    if (stat(path, &st) == 0)
+        progress_human((unsigned long long)st.st_size, buf, len);
+    else
+        snprintf(buf, len, "?");
+}
+
+/* The closing line of a conversion that succeeded. */
+static void summary(const ctx *c)
+{
+    size_t moved = 0, copied = 0;
+    for (size_t i = 0; i < c->njobs; i++)
+        c->jobs[i].kind == JOB_PLAIN ? copied++ : moved++;
+    char in[32], out[32];
+    file_size(c->o->in, in, sizeof in);
+    file_size(c->o->out, out, sizeof out);
+    progress_summary("%s (%s) -> %s (%s): %zu variable%s %s, %zu copied",
+                     c->o->in, in, c->o->out, out, moved,
+                     moved == 1 ? "" : "s",
+                     c->o->restore ? "restored" : "stored by region", copied);
+}
+
 int main(int argc, char **argv)
 {
     options o = {.budget = default_budget(), .deflate = -1, .qmode = -1,
                  .argc = argc};
     copy_set_prog("rasterconvert");
+    progress_start();
     cli_shim_settings_off();
     /* getopt_long reorders argv: the history line keeps it as typed */
     o.argv = malloc((size_t)argc * sizeof *o.argv);
@@ -1165,6 +1203,8 @@ int main(int argc, char **argv)
             rc = copy_out_commit(&out);
         else
             copy_out_abort(&out);
+        if (rc == 0)
+            summary(&c);
         status = rc == 0 ? CLI_OK : CLI_EINPUT;
         raster_mask_free(c.mask);
         copy_dimmap_free(&c.dims);

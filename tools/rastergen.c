@@ -521,7 +521,7 @@ static int parse_args(int argc, char **argv, options *o)
             break;
         }
         case 'n': o->dry_run = 1; break;
-        case 'q': o->quiet = 1; break;
+        case 'q': o->quiet = 1; progress_set_quiet(1); break;
         case 'h': usage(stdout); return -1;
         case 'V': printf(PROG " (raster) %s\n", raster_version_string());
                   return -1;
@@ -1413,8 +1413,6 @@ static int write_file(gen *g, const char *path)
     copy_progress prog;
     copy_progress_init(&prog, (unsigned long long)var_bytes(g) *
                                   g->o->nvars);
-    if (g->o->quiet)
-        prog.on = 0;
     int rc = write_fields(g, &prog);
     copy_progress_end(&prog);
     if (rc != 0)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <netcdf.h>
 
@@ -46,6 +47,7 @@ static void usage(FILE *f)
 "                    a link)\n"
 "  --buffer BYTES    bound of the data buffer (K, M, G suffixes; default 64M;\n"
 "                    at least one record is read at a time)\n"
+"  --quiet           no progress and no summary (errors only)\n"
 "  --help            this text\n"
 "  --version         print raster's version\n"
 "\n"
@@ -66,6 +68,11 @@ static void usage(FILE *f)
 "the bounding box in grid indices, half-open: raster_bbox_y0, raster_bbox_x0,\n"
 "raster_bbox_y1, raster_bbox_x1. A bbox output's cell (i, j) is grid cell\n"
 "(raster_bbox_y0 + i, raster_bbox_x0 + j).\n"
+"\n"
+"Reads longer than a second report progress on stderr: a bar on a\n"
+"terminal, else (a batch job's log) a line at every tenth and at least\n"
+"every 10 s. An extract that succeeds ends with a one-line summary on\n"
+"stderr: cells, regions, records, layout, output and its size, time.\n"
 "\n"
 "Exit status: 0 ok, 1 bad input or I/O error, 2 bad usage.\n", f);
 }
@@ -373,6 +380,11 @@ static int write_data(job *j)
     void *buf = malloc(b->max_elems * plane_bytes);
     int rc = buf ? 0 : copy_err("out of memory for %zu bytes",
                                 b->max_elems * plane_bytes);
+    unsigned long long total = plane_bytes;
+    for (int i = 0; i < j->nouter; i++)
+        total *= j->ocount[i];
+    copy_progress p;
+    copy_progress_init(&p, total);
     while (rc == 0 && copy_blocks_next(b)) {
         size_t os[MAX_RASTER_DIMS + 1], start[MAX_RASTER_DIMS + 2],
             count[MAX_RASTER_DIMS + 2];
@@ -394,7 +406,9 @@ static int write_data(job *j)
         int st = nc_put_vara(j->out, j->ovar, start, count, buf);
         if (st != NC_NOERR)
             rc = copy_ncerr(st, "writing %s", j->o->out);
+        copy_progress_add(&p, copy_blocks_elems(b) * plane_bytes);
     }
+    copy_progress_end(&p);
     free(buf);
     free(b);
     return rc;
@@ -428,6 +442,10 @@ static int outer_box(job *j)
     }
     return 0;
 }
+
+/* The closing line of an extract that succeeded (the output's size and
+ * the time added when it is printed). */
+static char summary[1024];
 
 static int run(const options *o, raster_file **fp, copy_out *out, int *outid)
 {
@@ -508,6 +526,15 @@ static int run(const options *o, raster_file **fp, copy_out *out, int *outid)
         if (s != NC_NOERR)
             st = copy_ncerr(s, "writing %s", o->out);
     }
+    if (st == 0) {
+        size_t records = 1;
+        for (int i = 0; i < j.nouter; i++)
+            records *= j.ocount[i];
+        snprintf(summary, sizeof summary,
+                 "%s: %zu cells of %zu region%s x %zu record%s, %s -> %s",
+                 name, j.plane, j.nids, j.nids == 1 ? "" : "s", records,
+                 records == 1 ? "" : "s", layout_names[o->layout], o->out);
+    }
 done:
     free(j.ids);
     free(j.cy);
@@ -525,6 +552,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"count", required_argument, NULL, 'c'},
         {"output", required_argument, NULL, 'o'},
         {"buffer", required_argument, NULL, 'b'},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -571,6 +599,7 @@ static int parse_args(int argc, char **argv, options *o)
                 return CLI_EUSAGE;
             }
             break;
+        case 'q': progress_set_quiet(1); break;
         case 'h': usage(stdout); return -1;
         case 'V': printf("rasterget (raster) %s\n", raster_version_string());
                   return -1;
@@ -597,6 +626,7 @@ int main(int argc, char **argv)
     options o = {.budget = COPY_BLOCK_BYTES, .layout = RASTER_LAYOUT_PACKED,
                  .argc = argc};
     copy_set_prog("rasterget");
+    progress_start();
     cli_shim_settings_off();
     /* at most one --region per argument; the command line as typed for the
      * history line (getopt_long reorders argv) */
@@ -623,6 +653,12 @@ int main(int argc, char **argv)
             rc = copy_out_commit(&out);
         else
             copy_out_abort(&out);
+        struct stat st;
+        char size[32] = "?";
+        if (rc == 0 && stat(o.out, &st) == 0)
+            progress_human((unsigned long long)st.st_size, size, sizeof size);
+        if (rc == 0)
+            progress_summary("%s (%s)", summary, size);
         status = rc == 0 ? CLI_OK : CLI_EINPUT;
     } else if (status < 0) {
         status = CLI_OK;
