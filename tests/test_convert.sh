@@ -897,6 +897,12 @@ expect 2 "empty --vars name" "$rc" --mask "$m" --vars TEMP,,SSH "$tmp/cesm.nc" "
 expect 2 "junk buffer" "$rc" --mask "$m" --buffer 12Q "$tmp/cesm.nc" "$tmp/bad.nc"
 expect 2 "restore with mask" "$rc" --restore --mask "$m" "$tmp/cesm.rast.nc" "$tmp/bad.nc"
 expect 2 "unknown flag" "$rc" --frobnicate "$tmp/cesm.nc" "$tmp/bad.nc"
+# one line and a hint, not the whole --help
+err_is "unknown flag" "rasterconvert: unknown option '--frobnicate'; try 'rasterconvert --help'"
+expect 2 "missing value" "$rc" "$tmp/cesm.nc" "$tmp/bad.nc" --mask
+err_is "missing value" "rasterconvert: option '--mask' needs a value; try 'rasterconvert --help'"
+expect 2 "value to a flag" "$rc" --restore=yes "$tmp/cesm.nc" "$tmp/bad.nc"
+err_is "value to a flag" "rasterconvert: option '--restore' takes no value; try 'rasterconvert --help'"
 for bad in "--deflate 10" "--deflate x" "--deflate -1" "--quantize bitgroom" \
            "--quantize foo,3" "--quantize bitgroom,0" "--quantize bitgroom,16" \
            "--quantize bitround,53" "--no-compress --deflate 1" \

@@ -168,6 +168,7 @@ expect 1 "unknown region" "$rb" --dir "$tmp/cache" --mask "$mask" \
 expect 2 "--plain without --raster" "$rb" --plain "$tmp/x.nc"
 expect 2 "--reps 0" "$rb" --reps 0
 expect 2 "unknown option" "$rb" --frobnicate
+err_is "unknown option" "rasterbench: unknown option '--frobnicate'; try 'rasterbench --help'"
 expect 2 "--thin 0" "$rb" --thin 0
 expect 1 "missing files" "$rb" --plain "$tmp/none.nc" --raster \
     "$tmp/none.raster.nc" --var TEMP

@@ -274,6 +274,7 @@ expect 2 "variable twice" "$gen" --kind cesm --mask "$pop" --size tiny \
 expect 2 "negative seed" "$gen" --kind cesm --mask "$pop" --size tiny --seed -1 "$tmp/e.nc"
 expect 2 "unknown flag" "$gen" --kind cesm --mask "$pop" --size tiny --frobnicate \
     "$tmp/e.nc"
+err_is "unknown flag" "rastergen: unknown option '--frobnicate'; try 'rastergen --help'"
 no_output "$tmp/e.nc" "usage errors"
 
 # --help documents every flag; --version.

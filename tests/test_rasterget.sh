@@ -262,6 +262,12 @@ expect 2 "zero count" "$rg" "$tmp/r.nc" --var TEMP --region 6 --count 0,1 -o "$t
 expect 2 "junk start" "$rg" "$tmp/r.nc" --var TEMP --region 6 --start 1,x -o "$tmp/bad.nc"
 expect 2 "negative start" "$rg" "$tmp/r.nc" --var TEMP --region 6 --start -1,0 -o "$tmp/bad.nc"
 expect 2 "stray argument" "$rg" "$tmp/r.nc" extra --var TEMP --region 6 -o "$tmp/bad.nc"
+expect 2 "unknown option" "$rg" "$tmp/r.nc" --var TEMP --region 6 --frobnicate -o "$tmp/bad.nc"
+err_is "unknown option" "rasterget: unknown option '--frobnicate'; try 'rasterget --help'"
+expect 2 "unknown short option" "$rg" "$tmp/r.nc" --var TEMP --region 6 -x -o "$tmp/bad.nc"
+err_is "unknown short option" "rasterget: unknown option '-x'; try 'rasterget --help'"
+expect 2 "-o without a value" "$rg" "$tmp/r.nc" --var TEMP --region 6 -o
+err_is "-o without a value" "rasterget: option '-o' needs a value; try 'rasterget --help'"
 expect 2 "unknown flag" "$rg" "$tmp/r.nc" --var TEMP --region 6 --frob -o "$tmp/bad.nc"
 no_output "$tmp/bad.nc" "usage errors"
 

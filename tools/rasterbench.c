@@ -1100,7 +1100,8 @@ int main(int argc, char **argv)
     options o = {.reps = 5, .size = "medium", .shim = 1, .write = 1,
                  .thin = 1, .compressed = 1};
     int opt, warm_only = 0, cold_only = 0;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    opterr = 0; /* cli_bad_option() words the message */
+    while ((opt = getopt_long(argc, argv, CLI_OPTSTRING(""), longopts, NULL)) != -1) {
         switch (opt) {
         case 'p': o.plain = optarg; break;
         case 'r': o.raster = optarg; break;
@@ -1134,7 +1135,7 @@ int main(int argc, char **argv)
             }
             break;
         case 'h': usage(stdout); return CLI_OK;
-        default: usage(stderr); return CLI_EUSAGE;
+        default: return cli_bad_option("rasterbench", opt, argv);
         }
     }
     o.warm = !cold_only || warm_only;

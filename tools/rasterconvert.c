@@ -1017,7 +1017,8 @@ static int parse_args(int argc, char **argv, options *o)
         {NULL, 0, NULL, 0},
     };
     int opt;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    opterr = 0; /* cli_bad_option() words the message */
+    while ((opt = getopt_long(argc, argv, CLI_OPTSTRING(""), longopts, NULL)) != -1) {
         switch (opt) {
         case 'm':
             if (cli_mask_option("rasterconvert", optarg, &o->mask_file,
@@ -1092,7 +1093,7 @@ static int parse_args(int argc, char **argv, options *o)
         case 'V': printf("rasterconvert (raster) %s\n",
                          raster_version_string());
                   return -1;
-        default: usage(stderr); return CLI_EUSAGE;
+        default: return cli_bad_option("rasterconvert", opt, argv);
         }
     }
     if (argc - optind != 2) {

@@ -457,7 +457,8 @@ static int parse_args(int argc, char **argv, options *o)
         {NULL, 0, NULL, 0},
     };
     int opt;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    opterr = 0; /* cli_bad_option() words the message */
+    while ((opt = getopt_long(argc, argv, CLI_OPTSTRING(""), longopts, NULL)) != -1) {
         switch (opt) {
         case 'k':
             if (strcmp(optarg, "cesm") == 0)
@@ -525,7 +526,7 @@ static int parse_args(int argc, char **argv, options *o)
         case 'h': usage(stdout); return -1;
         case 'V': printf(PROG " (raster) %s\n", raster_version_string());
                   return -1;
-        default: usage(stderr); return CLI_EUSAGE;
+        default: return cli_bad_option("rastergen", opt, argv);
         }
     }
     if (argc - optind != 1) {

@@ -558,7 +558,8 @@ static int parse_args(int argc, char **argv, options *o)
         {NULL, 0, NULL, 0},
     };
     int opt;
-    while ((opt = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+    opterr = 0; /* cli_bad_option() words the message */
+    while ((opt = getopt_long(argc, argv, CLI_OPTSTRING("o:"), longopts, NULL)) != -1) {
         switch (opt) {
         case 'v': o->var = optarg; break;
         case 'r': o->regions[o->nregions++] = optarg; break;
@@ -603,7 +604,7 @@ static int parse_args(int argc, char **argv, options *o)
         case 'h': usage(stdout); return -1;
         case 'V': printf("rasterget (raster) %s\n", raster_version_string());
                   return -1;
-        default: usage(stderr); return CLI_EUSAGE;
+        default: return cli_bad_option("rasterget", opt, argv);
         }
     }
     if (optind < argc)

@@ -641,7 +641,8 @@ static int parse_args(int argc, char **argv, options *o)
     };
     int opt;
     size_t sizes[8], nsizes;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    opterr = 0; /* cli_bad_option() words the message */
+    while ((opt = getopt_long(argc, argv, CLI_OPTSTRING(""), longopts, NULL)) != -1) {
         switch (opt) {
         case 'm':
             if (cli_mask_option("rasterstat", optarg, &o->mask_file,
@@ -695,7 +696,7 @@ static int parse_args(int argc, char **argv, options *o)
         case 'h': usage(stdout); return -1;
         case 'V': printf("rasterstat (raster) %s\n", raster_version_string());
                   return -1;
-        default: usage(stderr); return CLI_EUSAGE;
+        default: return cli_bad_option("rasterstat", opt, argv);
         }
     }
     if (optind < argc)
