@@ -831,6 +831,7 @@ static void usage(FILE *f)
 "  --preload SO   the shim (default: found beside the tools)\n"
 "  --thin W       width of the thin column band (default 1)\n"
 "  --json FILE    also write the results and the summary as JSON\n"
+"  --help, --version\n"
 "\n"
 "Exit status: 0 ok, 1 bad input or a failed measurement, 2 bad usage.\n",
         f);
@@ -1130,6 +1131,7 @@ int main(int argc, char **argv)
         {"no-compressed", no_argument, NULL, 'z'},
         {"only-compressed", no_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     options o = {.reps = 5, .size = "medium", .shim = 1, .write = 1,
@@ -1170,6 +1172,8 @@ int main(int argc, char **argv)
             }
             break;
         case 'h': usage(stdout); return CLI_OK;
+        case 'V': printf(PROG " (raster) %s\n", raster_version_string());
+                  return CLI_OK;
         default: return cli_bad_option("rasterbench", opt, argv);
         }
     }
