@@ -185,7 +185,7 @@ for name in deps + sys.argv[9:]:
     assert b[:].shape == x.shape and np.array_equal(b[:], x), (name, b[:], x)
 h = o.history.split("\n")
 assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: .*rasterget .*", h[0]), h
-assert "rasterconvert --mask" in h[1] and h[2:] == i.history.split("\n"), h
+assert "rasterconvert --" in h[1] and h[2:] == i.history.split("\n"), h
 PY
 
 # get DESC ARGS...: rasterget writes $tmp/x.nc with ARGS
@@ -208,6 +208,17 @@ get "WRF bbox" "$tmp/wr.nc" --var T2 --region south --layout bbox
 "$PY" "$tmp/check.py" "$tmp/x.nc" "$tmp/wrf.nc" T2 PROV 3 bbox 0 3 Times ||
     fail "WRF bbox: dependencies"
 cf_ok x.nc "WRF bbox"
+
+# XLAT/XLONG stored by region too: read through libraster
+"$rc" --vars T2,XLAT,XLONG --mask "$tmp/wrf.nc:PROV" "$tmp/wrf.nc" \
+    "$tmp/wr3.nc" 2> /dev/null || { echo "FAIL: rasterconvert --vars"; exit 1; }
+get "WRF packed, raster XLAT" "$tmp/wr3.nc" --var T2 --region south --start 2
+"$PY" "$tmp/check.py" "$tmp/x.nc" "$tmp/wrf.nc" T2 PROV 3 packed 2 1 Times ||
+    fail "WRF packed, raster XLAT: dependencies"
+get "WRF bbox, raster XLAT" "$tmp/wr3.nc" --var T2 --region north --layout bbox
+"$PY" "$tmp/check.py" "$tmp/x.nc" "$tmp/wrf.nc" T2 PROV 1 bbox 0 3 Times ||
+    fail "WRF bbox, raster XLAT: dependencies"
+cf_ok x.nc "WRF bbox, raster XLAT"
 
 # ---- a POP-like file: 2-D TLAT/TLONG, time with bounds, depth ------------
 cat > "$tmp/pop.cdl" <<'CDL'
