@@ -176,10 +176,20 @@ static int make_plan(const extract_sel *s, int g, int v, plan *p)
             p->count[k] = s->ocount[i];
             p->odims[k] = s->odims[i];
         }
-        if (dimids[k] == s->dimids[s->nouter])
-            p->kind[k] = DIM_Y, y = k;
-        if (dimids[k] == s->dimids[s->nouter + 1])
-            p->kind[k] = DIM_X, x = k;
+        if (dimids[k] == s->dimids[s->nouter]) {
+            p->kind[k] = DIM_Y;
+            y = k;
+        }
+        if (dimids[k] == s->dimids[s->nouter + 1]) {
+            p->kind[k] = DIM_X;
+            x = k;
+        }
+    }
+    /* packed: no cell dimension to gather y, x along unless adjacent */
+    if (s->layout == RASTER_LAYOUT_PACKED && y >= 0 && x >= 0) {
+        if (x != y + 1)
+            return 0;
+        p->gathered = 1;
     }
     for (int k = 0; k < p->nd; k++) {
         int gi = p->kind[k] == DIM_Y ? 0 : 1;
@@ -189,19 +199,12 @@ static int make_plan(const extract_sel *s, int g, int v, plan *p)
                 (p->odims[k] = whole_dim(g, dimids[k], s->out)) < 0)
                 return 0;
         } else if (p->kind[k] != DIM_OUTER) {
-            int packed = s->layout == RASTER_LAYOUT_PACKED;
-            int sliced = s->layout == RASTER_LAYOUT_BBOX ||
-                         (packed && y >= 0 && x >= 0);
+            int sliced = s->layout == RASTER_LAYOUT_BBOX || p->gathered;
             p->start[k] = sliced ? s->box[gi] : 0;
             p->count[k] = sliced ? s->box[2 + gi] - s->box[gi]
                                  : s->shape[s->nouter + gi];
             p->odims[k] = s->grid_dims[gi];
         }
-    }
-    if (s->layout == RASTER_LAYOUT_PACKED && y >= 0 && x >= 0) {
-        if (x != y + 1)
-            return 0; /* no cell dimension to gather them along */
-        p->gathered = 1;
     }
     /* one block per index of the dimensions before the grid */
     p->lead = y >= 0 ? y : x >= 0 ? x : 0;
