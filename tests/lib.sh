@@ -9,6 +9,7 @@
 #   under [VAR=VALUE...] CMD... CMD with the shim preloaded (see use_shim)
 #   expect STATUS DESC CMD...   a check that CMD exits with STATUS
 #   no_output FILE DESC         a check that FILE was not left behind
+#   err_is DESC LINE...         a check that expect's stderr is LINE...
 #   need_python                 PY = a python3 with numpy and netCDF4, or
 #                               skip the test (exit 77)
 #   report NAME                 prints "NAME: N passed, N failed"; its
@@ -25,6 +26,11 @@ else
     cleanup() { chmod -R u+w "$tmp" 2>/dev/null; rm -rf "$tmp"; }
 fi
 trap cleanup EXIT
+# The tools' history lines carry the time (extract.h): a fixed one makes the
+# outputs of two runs compare byte for byte (test_preloaded_tools.sh,
+# test_exported_preload.sh).
+SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-1700000000}
+export SOURCE_DATE_EPOCH
 fails=0 passes=0
 
 ok()   { passes=$((passes + 1)); }
@@ -45,6 +51,15 @@ expect() {
         fail "$what: no message on stderr"; return
     fi
     ok
+}
+
+# err_is DESCRIPTION LINE...: the last command's stderr (expect's $tmp/err)
+# is exactly LINE...
+err_is() {
+    what=$1; shift
+    printf '%s\n' "$@" > "$tmp/err.want"
+    if cmp -s "$tmp/err.want" "$tmp/err"; then ok; else
+        fail "$what: stderr differs"; diff "$tmp/err.want" "$tmp/err"; fi
 }
 
 # no_output FILE DESCRIPTION: neither FILE nor a temporary beside it exists

@@ -15,9 +15,19 @@ rc=$1
 NCGEN=${NCGEN:-ncgen} NCDUMP=${NCDUMP:-ncdump}
 
 # same_dump A B DESCRIPTION: ncdump of A and B agree apart from line 1
+# and the global history, to which each rasterconvert adds a line
+# (compare.py checks that the rest of it is A's)
+nohistory() {
+    sed '/^\t\t:history = /d; /^\/\/ global attributes:$/d; /^$/d'
+}
+# steady FILE: FILE with the summary's sizes and time (which vary with the
+# HDF5 release and the machine) as SIZE and T
+steady() {
+    sed -E 's/ \([0-9.]+ (B|KiB|MiB|GiB)\)/ (SIZE)/g; s/, [0-9]+\.[0-9] s$/, T s/' "$1"
+}
 same_dump() {
-    "$NCDUMP" "$1" | tail -n +2 > "$tmp/a.cdl"
-    "$NCDUMP" "$2" | tail -n +2 > "$tmp/b.cdl"
+    "$NCDUMP" "$1" | tail -n +2 | nohistory > "$tmp/a.cdl"
+    "$NCDUMP" "$2" | tail -n +2 | nohistory > "$tmp/b.cdl"
     if cmp -s "$tmp/a.cdl" "$tmp/b.cdl"; then ok; else
         fail "$3: ncdump differs"; diff "$tmp/a.cdl" "$tmp/b.cdl" | head -20
     fi
@@ -138,14 +148,32 @@ PY
 # attributes, values bit for bit), in every group, in the same order.
 cat > "$tmp/compare.py" <<'PY'
 import sys, numpy as np, netCDF4
+import re
+# the history lines rasterconvert adds: a timestamp and its command line
+tool_line = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: \S*rasterconvert .*")
+def history(a, b):
+    h = b.history.split("\n")
+    n = 0
+    while n < len(h) and tool_line.fullmatch(h[n]):
+        n += 1
+    assert n >= 1, h  # the restore's own line at least
+    rest = h[n:]
+    if "history" in a.ncattrs():
+        assert rest == a.history.split("\n"), (h, a.history)
+    else:
+        assert rest == [], h
+def atts(x):
+    return [k for k in x.ncattrs() if k != "history" or x.parent]
 def walk(a, b, path):
+    if a.parent is None:
+        history(a, b)
     assert list(a.dimensions) == list(b.dimensions), (path, list(a.dimensions), list(b.dimensions))
     for n, d in a.dimensions.items():
         e = b.dimensions[n]
         assert (len(d), d.isunlimited()) == (len(e), e.isunlimited()), (path, n)
     assert list(a.variables) == list(b.variables), (path, list(a.variables), list(b.variables))
-    assert a.ncattrs() == b.ncattrs(), path
-    for k in a.ncattrs():
+    assert atts(a) == atts(b), path
+    for k in atts(a):
         assert np.array_equal(np.asarray(a.getncattr(k)), np.asarray(b.getncattr(k))), (path, k)
     for n, v in a.variables.items():
         w = b.variables[n]
@@ -186,8 +214,10 @@ rasterconvert: convert diag/HMXL
 rasterconvert: leave diag/names: not numeric
 rasterconvert: leave diag/deeper/EDGE: grid only, no outer dimension
 EOF
-if cmp -s "$tmp/want" "$tmp/err"; then ok; else
-    fail "convert's list of choices"; diff "$tmp/want" "$tmp/err"; fi
+echo "rasterconvert: $tmp/cesm.nc (SIZE) -> $tmp/cesm.rast.nc (SIZE): 3 variables stored by region, 10 copied, T s" >> "$tmp/want"
+steady "$tmp/err" > "$tmp/err.steady"
+if cmp -s "$tmp/want" "$tmp/err.steady"; then ok; else
+    fail "convert's list of choices"; diff "$tmp/want" "$tmp/err.steady"; fi
 [ -f "$tmp/cesm.rast.nc" ] || fail "convert wrote no output"
 if on_disk "$PY" - "$tmp/cesm.rast.nc" "$tmp/cesm.nc" <<'PY'
 import sys, numpy as np, netCDF4
@@ -315,7 +345,8 @@ if "$PY" "$tmp/compare.py" "$tmp/cesm.nc" "$tmp/cesm.back.nc"; then ok; else
 "$NCDUMP" -s -h "$tmp/cesm.back.nc" > "$tmp/s3"
 grep -q 'TEMP:_ChunkSizes = 1, 1, 8, 8' "$tmp/s3" || fail "restored TEMP chunking"
 grep -q 'ztrans:_DeflateLevel = 4' "$tmp/s3" || fail "restored ztrans deflate"
-grep -q 'raster' "$tmp/s3" && fail "restored file mentions raster"
+grep -v ':history = ' "$tmp/s3" | grep -q 'raster' &&
+    fail "restored file mentions raster"
 
 # --format 2: what raster releases before format 3 read; restored the same
 expect 0 "convert --format 2" "$rc" --format 2 --mask "$tmp/cesm.nc:REGION_MASK" \
@@ -555,8 +586,29 @@ rasterconvert: convert T2
 rasterconvert: leave HGT: grid only, no outer dimension
 rasterconvert: leave LANDMASK: holds the mask's values
 EOF
-if cmp -s "$tmp/want" "$tmp/err"; then ok; else
-    fail "WRF-like: list of choices"; diff "$tmp/want" "$tmp/err"; fi
+echo "rasterconvert: $tmp/wrf.nc (SIZE) -> $tmp/wrf.rast.nc (SIZE): 1 variable stored by region, 6 copied, T s" >> "$tmp/want"
+steady "$tmp/err" > "$tmp/err.steady"
+if cmp -s "$tmp/want" "$tmp/err.steady"; then ok; else
+    fail "WRF-like: list of choices"; diff "$tmp/want" "$tmp/err.steady"; fi
+# progress on a non-terminal: lines at the tenths, the last at 100%, then
+# the summary; --quiet: not a word
+expect 0 "progress lines" env RASTER_PROGRESS_DELAY=0 "$rc" --buffer 1K \
+    --mask "$tmp/wmask.nc:REGION_MASK" "$tmp/wrf.nc" "$tmp/wrf.p.nc"
+steady "$tmp/err" | grep -v ': leave \|: convert ' > "$tmp/got"
+"$PY" - "$tmp/got" "$tmp" <<'PY' || { fail "progress lines"; cat "$tmp/got"; }
+import sys, re
+lines = open(sys.argv[1]).read().splitlines()
+pct = [int(re.fullmatch(r"rasterconvert: (\d+)% done, [0-9.]+ K?i?B of [0-9.]+ K?i?B, T s", l).group(1))
+       for l in lines[:-1]]
+assert len(pct) >= 3 and pct == sorted(pct) and pct[-1] == 100, pct
+assert len({p // 10 for p in pct}) == len(pct), pct  # one line a tenth
+t = sys.argv[2]
+assert lines[-1] == ("rasterconvert: %s/wrf.nc (SIZE) -> %s/wrf.p.nc (SIZE): "
+                     "1 variable stored by region, 6 copied, T s" % (t, t)), lines[-1]
+PY
+expect 0 "--quiet" env RASTER_PROGRESS_DELAY=0 "$rc" --buffer 1K --quiet \
+    --mask "$tmp/wmask.nc:REGION_MASK" "$tmp/wrf.nc" "$tmp/wrf.q.nc"
+[ -s "$tmp/err" ] && fail "--quiet printed: $(cat "$tmp/err")" || ok
 [ "$(top_groups "$tmp/wrf.rast.nc")" = "raster_T2 " ] && ok ||
     fail "WRF-like: raster variables $(top_groups "$tmp/wrf.rast.nc")"
 same_values "$tmp/wrf.nc" "$tmp/wrf.rast.nc" Times,XLAT,XLONG,XTIME,HGT,LANDMASK \
@@ -577,8 +629,10 @@ rasterconvert: leave REGION_MASK: the mask variable
 rasterconvert: leave zdepth: has an axis attribute
 rasterconvert: convert TEMP
 EOF
-if cmp -s "$tmp/want" "$tmp/err"; then ok; else
-    fail "POP-like: list of choices"; diff "$tmp/want" "$tmp/err"; fi
+echo "rasterconvert: $tmp/pop.nc (SIZE) -> $tmp/pop.rast.nc (SIZE): 1 variable stored by region, 8 copied, T s" >> "$tmp/want"
+steady "$tmp/err" > "$tmp/err.steady"
+if cmp -s "$tmp/want" "$tmp/err.steady"; then ok; else
+    fail "POP-like: list of choices"; diff "$tmp/want" "$tmp/err.steady"; fi
 [ "$(top_groups "$tmp/pop.rast.nc")" = "raster_TEMP " ] && ok ||
     fail "POP-like: raster variables $(top_groups "$tmp/pop.rast.nc")"
 same_values "$tmp/pop.nc" "$tmp/pop.rast.nc" \
@@ -843,6 +897,12 @@ expect 2 "empty --vars name" "$rc" --mask "$m" --vars TEMP,,SSH "$tmp/cesm.nc" "
 expect 2 "junk buffer" "$rc" --mask "$m" --buffer 12Q "$tmp/cesm.nc" "$tmp/bad.nc"
 expect 2 "restore with mask" "$rc" --restore --mask "$m" "$tmp/cesm.rast.nc" "$tmp/bad.nc"
 expect 2 "unknown flag" "$rc" --frobnicate "$tmp/cesm.nc" "$tmp/bad.nc"
+# one line and a hint, not the whole --help
+err_is "unknown flag" "rasterconvert: unknown option '--frobnicate'; try 'rasterconvert --help'"
+expect 2 "missing value" "$rc" "$tmp/cesm.nc" "$tmp/bad.nc" --mask
+err_is "missing value" "rasterconvert: option '--mask' needs a value; try 'rasterconvert --help'"
+expect 2 "value to a flag" "$rc" --restore=yes "$tmp/cesm.nc" "$tmp/bad.nc"
+err_is "value to a flag" "rasterconvert: option '--restore' takes no value; try 'rasterconvert --help'"
 for bad in "--deflate 10" "--deflate x" "--deflate -1" "--quantize bitgroom" \
            "--quantize foo,3" "--quantize bitgroom,0" "--quantize bitgroom,16" \
            "--quantize bitround,53" "--no-compress --deflate 1" \

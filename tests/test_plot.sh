@@ -258,4 +258,23 @@ for word in --plot --measure-bw --bw RASTER_BW_MB RASTER_BW_DIR BOTTOM; do
     grep -q -- "$word" "$tmp/out" || fail "--help does not mention $word"
 done
 
+# A mask without names: short legend entries, the key wider than they are.
+# The legend was clipped at the image's edge ("mixed chunk (hatch", issue
+# 26): the right margin must hold no ink, on any row.
+# (a wide map: the legend, not the title, sets the image's width)
+"$PY" - "$tmp/nonames.nc" <<'PY' || exit 1
+import sys, numpy as np, netCDF4
+with netCDF4.Dataset(sys.argv[1], "w") as d:
+    d.createDimension("y", 20); d.createDimension("x", 400)
+    m = np.ones((20, 400), np.int32); m[:, 150:] = 2; m[5:9, 100:300] = 3
+    d.createVariable("mask", "i4", ("y", "x"))[:] = m
+PY
+expect 0 "plot, no names" "$rs" --mask "$tmp/nonames.nc:mask" --chunk 10,10 \
+    --plot "$tmp/nonames.png" --json
+cp "$tmp/out" "$tmp/nonames.json"
+png "$tmp/nonames.png" "$tmp/nonames.json" '
+ink = [(x, y) for y in range(h) for x in range(w - 12, w) if raw_px(x, y) != (255, 255, 255)]
+assert not ink, ("ink in the right margin", ink[:5])
+' "legend not clipped without names"
+
 report plot

@@ -162,12 +162,44 @@ fi
 expect 2 "--only-write --no-shim" "$rb" --only-write --no-shim
 expect 2 "--only-write --cold" "$rb" --only-write --cold
 
+# --plain/--raster without --mask, the plain file without REGION_MASK: the
+# netcdf method applies the mask the raster file stores (issue 26)
+plainf=$(ls "$tmp/cache"/*.nc | grep -v '\.raster\.nc$' | grep -v '\.d1s' | head -n 1)
+rasterf=$(ls "$tmp/cache"/*.raster.nc | grep -v '\.d1s' | head -n 1)
+"$PY" - "$plainf" "$tmp/nomask.nc" <<'PY' || fail "plain file without a mask"
+import sys, netCDF4
+with netCDF4.Dataset(sys.argv[1]) as a, netCDF4.Dataset(sys.argv[2], "w") as b:
+    v = a["TEMP"]
+    for d in v.dimensions:
+        b.createDimension(d, len(a.dimensions[d]))
+    w = b.createVariable("TEMP", v.dtype, v.dimensions,
+                         fill_value=v.getncattr("_FillValue"))
+    v.set_auto_maskandscale(False); w.set_auto_maskandscale(False)
+    w[:] = v[:]
+PY
+expect 0 "--plain/--raster, the mask from the raster file" "$rb" \
+    --plain "$tmp/nomask.nc" --raster "$rasterf" --var TEMP --reps 1 \
+    --no-shim --warm --case Atlantic_Ocean --no-compressed --json "$tmp/nm.json"
+"$PY" - "$tmp/nm.json" "$tmp/out.json" <<'PY' && ok || fail "stored mask: JSON"
+import json, sys
+got = json.load(open(sys.argv[1]))["cases"]
+ref = json.load(open(sys.argv[2]))["cases"]
+def rb(cases, name):
+    return {c["method"]: c["region_bytes"] for c in cases
+            if c["case"] == name and c["cache"] == "warm"
+            and c["method"] in ("netcdf", "raster")}
+a, b = rb(got, "Atlantic"), rb(ref, "Atlantic")
+assert a == b and len(a) == 2, (a, b)
+PY
+ls "$rasterf".mask > /dev/null 2>&1 && fail "mask scratch file left" || ok
+
 # bad input and bad usage
 expect 1 "unknown region" "$rb" --dir "$tmp/cache" --mask "$mask" \
     --size tiny --reps 1 --no-shim --case Atlantis
 expect 2 "--plain without --raster" "$rb" --plain "$tmp/x.nc"
 expect 2 "--reps 0" "$rb" --reps 0
 expect 2 "unknown option" "$rb" --frobnicate
+err_is "unknown option" "rasterbench: unknown option '--frobnicate'; try 'rasterbench --help'"
 expect 2 "--thin 0" "$rb" --thin 0
 expect 1 "missing files" "$rb" --plain "$tmp/none.nc" --raster \
     "$tmp/none.raster.nc" --var TEMP

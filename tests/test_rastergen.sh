@@ -205,6 +205,64 @@ expect 0 "wrf, no coordinates" "$gen" --kind wrf --mask "$tmp/m.nc:fmask" \
     --ntime 2 "$tmp/w5.nc"
 header_has "$tmp/w5.nc" "made-up wrf coordinates" 'float XLAT(south_north, west_east)'
 
+# A mask with its own latitude/longitude but no `coordinates` attribute:
+# 1-D lat(y)/lon(x) (CF coordinate variables), or 2-D TLAT/TLONG found by
+# standard_name. rastergen used to make up a longitude range (issue 26).
+cat > "$tmp/own.cdl" <<'CDL'
+netcdf own {
+dimensions: y = 3 ; x = 4 ;
+variables:
+    double y(y) ; y:standard_name = "latitude" ; y:units = "degrees_north" ;
+    float x(x) ; x:units = "degrees_east" ;
+    float TLAT(y, x) ; TLAT:standard_name = "latitude" ;
+    float TLONG(y, x) ; TLONG:standard_name = "longitude" ;
+    int m1(y, x) ;
+data:
+ y = -10, 0, 10 ;
+ x = 100, 101, 102, 103 ;
+ TLAT = 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 ;
+ TLONG = 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32 ;
+ m1 = 0, 1, 1, 2, 0, 1, 1, 2, 0, 1, 2, 2 ;
+}
+CDL
+"$NCGEN" -4 -o "$tmp/own.nc" "$tmp/own.cdl" || exit 1
+expect 0 "the mask's own coordinates" "$gen" --kind cesm --mask "$tmp/own.nc:m1" \
+    --ntime 1 --ndepth 1 --quiet "$tmp/own_c.nc"
+expect 0 "the mask's own coordinates (wrf)" "$gen" --kind wrf \
+    --mask "$tmp/own.nc:m1" --ntime 1 --quiet "$tmp/own_w.nc"
+"$PY" - "$tmp/own.nc" "$tmp/own_c.nc" "$tmp/own_w.nc" <<'PY' && ok ||
+import sys, numpy as np, netCDF4
+m, c, w = (netCDF4.Dataset(f) for f in sys.argv[1:4])
+# the first latitude and the first longitude on the grid: y(y) and x(x)
+for out in (c, w):
+    assert np.array_equal(out["y"][:], m["y"][:]), out["y"][:]
+    assert np.array_equal(out["x"][:], m["x"][:]), out["x"][:]
+    assert "lat" not in out.variables and "XLAT" not in out.variables
+    assert out["REGION_MASK"].coordinates.split() in (["x", "y"], ["y", "x"])
+PY
+    fail "the mask's own coordinates: not used"
+# 2-D only: TLAT/TLONG
+"$PY" - "$tmp/own.nc" "$tmp/own2.nc" <<'PY' || exit 1
+import sys, netCDF4
+with netCDF4.Dataset(sys.argv[1]) as a, netCDF4.Dataset(sys.argv[2], "w") as b:
+    for d in ("y", "x"):
+        b.createDimension(d, len(a.dimensions[d]))
+    for n in ("TLAT", "TLONG", "m1"):
+        v = a[n]
+        w = b.createVariable(n, v.dtype, v.dimensions)
+        w.setncatts({k: v.getncattr(k) for k in v.ncattrs()})
+        w[:] = v[:]
+PY
+expect 0 "the mask's own 2-D coordinates" "$gen" --kind cesm \
+    --mask "$tmp/own2.nc:m1" --ntime 1 --ndepth 1 --quiet "$tmp/own_c2.nc"
+"$PY" - "$tmp/own2.nc" "$tmp/own_c2.nc" <<'PY' && ok ||
+import sys, numpy as np, netCDF4
+m, c = (netCDF4.Dataset(f) for f in sys.argv[1:3])
+for n in ("TLAT", "TLONG"):
+    assert np.array_equal(c[n][:], m[n][:]), n
+PY
+    fail "the mask's own 2-D coordinates: not used"
+
 # ---- input errors: exit 1, nothing left behind ----------------------------
 expect 1 "missing mask file" "$gen" --kind cesm --mask "$tmp/none.nc:REGION_MASK" \
     --size tiny "$tmp/e.nc"
@@ -274,6 +332,7 @@ expect 2 "variable twice" "$gen" --kind cesm --mask "$pop" --size tiny \
 expect 2 "negative seed" "$gen" --kind cesm --mask "$pop" --size tiny --seed -1 "$tmp/e.nc"
 expect 2 "unknown flag" "$gen" --kind cesm --mask "$pop" --size tiny --frobnicate \
     "$tmp/e.nc"
+err_is "unknown flag" "rastergen: unknown option '--frobnicate'; try 'rastergen --help'"
 no_output "$tmp/e.nc" "usage errors"
 
 # --help documents every flag; --version.

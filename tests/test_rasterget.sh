@@ -145,7 +145,35 @@ done
 get "duplicate region" TEMP packed 2 "" "" --var TEMP --region 2 --region Pacific_Ocean
 # a start alone runs to the end
 get "start only" TEMP packed 6 3,1 2,2 --var TEMP --region 6 --start 3,1
-grep -q raster "$tmp/err" && fail "rasterget printed on success"
+# on success: one summary line on stderr (sizes and time vary: SIZE, T)
+steady() {
+    sed -E 's/[0-9.]+ (B|KiB|MiB|GiB)/SIZE/g; s/, [0-9]+\.[0-9] s$/, T s/' "$1"
+}
+cells=$("$PY" -c 'import sys, netCDF4
+print(len(netCDF4.Dataset(sys.argv[1]).dimensions["cell"]))' "$tmp/g$n.nc")
+echo "rasterget: TEMP: $cells cells of 1 region x 4 records, packed -> $tmp/g$n.nc (SIZE), T s" \
+    > "$tmp/want"
+steady "$tmp/err" > "$tmp/got"
+cmp -s "$tmp/want" "$tmp/got" && ok ||
+    { fail "summary line"; diff "$tmp/want" "$tmp/got"; }
+# --quiet: nothing
+expect 0 "--quiet" "$rg" "$tmp/r.nc" --var TEMP --region 6 --quiet -o "$tmp/q.nc"
+[ -s "$tmp/err" ] && fail "--quiet printed: $(cat "$tmp/err")" || ok
+# progress on a non-terminal (a batch log): a line at each tenth crossed,
+# here one record (of 15) a step, then the summary
+expect 0 "progress lines" env RASTER_PROGRESS_DELAY=0 "$rg" "$tmp/r.nc" \
+    --var TEMP --region 6 --buffer 1 -o "$tmp/p.nc"
+for pct in 13 20 33 40 53 60 73 80 93 100; do
+    echo "rasterget: $pct% done, SIZE of SIZE, T s"
+done > "$tmp/want"
+echo "rasterget: TEMP: $cells cells of 1 region x 15 records, packed -> $tmp/p.nc (SIZE), T s" \
+    >> "$tmp/want"
+steady "$tmp/err" > "$tmp/got"
+cmp -s "$tmp/want" "$tmp/got" && ok ||
+    { fail "progress lines"; diff "$tmp/want" "$tmp/got"; }
+expect 0 "progress --quiet" env RASTER_PROGRESS_DELAY=0 "$rg" "$tmp/r.nc" \
+    --var TEMP --region 6 --buffer 1 --quiet -o "$tmp/p.nc"
+[ -s "$tmp/err" ] && fail "progress --quiet printed: $(cat "$tmp/err")" || ok
 
 # ---- bad input: exit 1 and no output -----------------------------------------
 expect 1 "plain netCDF file" "$rg" "$tmp/in.nc" --var TEMP --region 6 -o "$tmp/bad.nc"
@@ -234,6 +262,12 @@ expect 2 "zero count" "$rg" "$tmp/r.nc" --var TEMP --region 6 --count 0,1 -o "$t
 expect 2 "junk start" "$rg" "$tmp/r.nc" --var TEMP --region 6 --start 1,x -o "$tmp/bad.nc"
 expect 2 "negative start" "$rg" "$tmp/r.nc" --var TEMP --region 6 --start -1,0 -o "$tmp/bad.nc"
 expect 2 "stray argument" "$rg" "$tmp/r.nc" extra --var TEMP --region 6 -o "$tmp/bad.nc"
+expect 2 "unknown option" "$rg" "$tmp/r.nc" --var TEMP --region 6 --frobnicate -o "$tmp/bad.nc"
+err_is "unknown option" "rasterget: unknown option '--frobnicate'; try 'rasterget --help'"
+expect 2 "unknown short option" "$rg" "$tmp/r.nc" --var TEMP --region 6 -x -o "$tmp/bad.nc"
+err_is "unknown short option" "rasterget: unknown option '-x'; try 'rasterget --help'"
+expect 2 "-o without a value" "$rg" "$tmp/r.nc" --var TEMP --region 6 -o
+err_is "-o without a value" "rasterget: option '-o' needs a value; try 'rasterget --help'"
 expect 2 "unknown flag" "$rg" "$tmp/r.nc" --var TEMP --region 6 --frob -o "$tmp/bad.nc"
 no_output "$tmp/bad.nc" "usage errors"
 

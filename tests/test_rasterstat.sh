@@ -228,6 +228,7 @@ expect 2 "junk chunk" "$rs" --mask "$tmp/masks.nc:smask" --chunk 2,x
 expect 2 "negative chunk" "$rs" --mask "$tmp/masks.nc:smask" --chunk -2,2
 expect 2 "mask without variable" "$rs" --mask "$tmp/masks.nc" --chunk 2,2
 expect 2 "unknown flag" "$rs" --mask "$tmp/masks.nc:smask" --chunk 2,2 --frobnicate
+err_is "unknown flag" "rasterstat: unknown option '--frobnicate'; try 'rasterstat --help'"
 expect 2 "stray argument" "$rs" --mask "$tmp/masks.nc:smask" --chunk 2,2 extra
 
 # --help documents every flag.

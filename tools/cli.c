@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,4 +133,24 @@ void cli_shim_settings_off(void)
                                         "RASTER_CHUNK", "RASTER_NAMES"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++)
         unsetenv(names[i]);
+}
+
+int cli_bad_option(const char *prog, int opt, char **argv)
+{
+    /* the word getopt stopped at: a long option as typed, or -X */
+    const char *word = optind > 0 ? argv[optind - 1] : "";
+    char shortopt[3] = {'-', (char)optopt, '\0'};
+    int is_long = strncmp(word, "--", 2) == 0;
+    if (!is_long && optopt > 0 && optopt < 128)
+        word = shortopt;
+    const char *eq = is_long ? strchr(word, '=') : NULL;
+    if (opt == ':')
+        fprintf(stderr, "%s: option '%s' needs a value", prog, word);
+    else if (eq && optopt)
+        fprintf(stderr, "%s: option '%.*s' takes no value", prog,
+                (int)(eq - word), word);
+    else
+        fprintf(stderr, "%s: unknown option '%s'", prog, word);
+    fprintf(stderr, "; try '%s --help'\n", prog);
+    return CLI_EUSAGE;
 }

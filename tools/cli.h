@@ -63,6 +63,16 @@ int cli_parse_indices(const char *text, size_t *out, size_t max, size_t *n);
  * e.g. "64M"; 0 on success, -1 on syntax error, zero or overflow. */
 int cli_parse_bytes(const char *text, size_t *out);
 
+/* getopt_long's option string: opts after ':' (getopt then returns ':' for
+ * a missing value, and the tools word the message: cli_bad_option()). */
+#define CLI_OPTSTRING(opts) (":" opts)
+
+/* The one-line message for getopt_long's '?' (an unknown option) or ':' (a
+ * value missing), e.g. "rasterget: unknown option '--foo'; try 'rasterget
+ * --help'", on stderr; returns CLI_EUSAGE. Call with getopt_long's result
+ * right after it returned, opterr set to 0. */
+int cli_bad_option(const char *prog, int opt, char **argv);
+
 /* Writes `s` as a JSON string literal (quotes included). */
 void cli_json_string(FILE *f, const char *s);
 

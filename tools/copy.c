@@ -22,6 +22,8 @@ static const char *prog = "raster";
 
 void copy_set_prog(const char *name) { prog = name; }
 
+const char *copy_prog(void) { return prog; }
+
 int copy_err(const char *fmt, ...)
 {
     va_list ap;
@@ -211,75 +213,6 @@ size_t copy_blocks_elems(const copy_blocks *b)
     for (int i = 0; i < b->ndims; i++)
         n *= b->count[i];
     return n;
-}
-
-/* ---- progress ---------------------------------------------------------- */
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void human(unsigned long long bytes, char *buf, size_t len)
-{
-    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)bytes;
-    int u = 0;
-    while (v >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", v, unit[u]);
-}
-
-static void draw(copy_progress *p)
-{
-    double frac = p->total ? (double)p->done / (double)p->total : 1.0;
-    if (frac > 1)
-        frac = 1;
-    char a[32], b[32], bar[41];
-    int full = (int)(frac * 40);
-    for (int i = 0; i < 40; i++)
-        bar[i] = i < full ? '#' : '.';
-    bar[40] = '\0';
-    human(p->done, a, sizeof a);
-    human(p->total, b, sizeof b);
-    fprintf(stderr, "\r%s: [%s] %3d%% %s of %s ", prog, bar,
-            (int)(frac * 100), a, b);
-    fflush(stderr);
-    p->shown = 1;
-}
-
-void copy_progress_init(copy_progress *p, unsigned long long total)
-{
-    p->on = isatty(STDERR_FILENO);
-    p->shown = 0;
-    p->total = total;
-    p->done = 0;
-    p->t0 = p->last = now();
-}
-
-void copy_progress_add(copy_progress *p, unsigned long long bytes)
-{
-    p->done += bytes;
-    if (!p->on)
-        return;
-    double t = now();
-    if (t - p->t0 < 1.0 || t - p->last < 0.1)
-        return;
-    p->last = t;
-    draw(p);
-}
-
-void copy_progress_end(copy_progress *p)
-{
-    if (p->on && p->shown) {
-        draw(p);
-        fputc('\n', stderr);
-    }
-    p->shown = 0;
 }
 
 /* ---- netCDF helpers ---------------------------------------------------- */

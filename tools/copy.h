@@ -2,7 +2,7 @@
  * copy.h - plain netCDF copying for the command-line tools (rasterconvert,
  * rasterget): dimensions, attributes, variable definitions with their
  * storage settings, data in bounded blocks, output written to a temporary
- * file that is renamed into place only when complete, and a progress bar.
+ * file that is renamed into place only when complete (progress reports: progress.h).
  * Not part of libraster's API.
  *
  * Every function that can fail prints one message on stderr, prefixed with
@@ -14,6 +14,7 @@
 #include <netcdf.h>
 #include <stddef.h>
 
+#include "progress.h"
 #include "raster.h"
 
 /* Default bound of the data buffer of one copy step. */
@@ -21,6 +22,7 @@
 
 /* Names the program in messages ("rasterconvert: ..."). */
 void copy_set_prog(const char *prog);
+const char *copy_prog(void);
 
 /* Prints "PROG: message\n" on stderr; returns -1. */
 int copy_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -82,22 +84,6 @@ int copy_blocks_next(copy_blocks *b);
 
 /* Elements of the current block. */
 size_t copy_blocks_elems(const copy_blocks *b);
-
-/* ---- progress ---------------------------------------------------------- */
-
-typedef struct copy_progress {
-    int on;                  /* stderr is a terminal */
-    int shown;
-    unsigned long long total, done;
-    double t0, last;
-} copy_progress;
-
-/* Starts a progress count of `total` bytes; shows a bar on stderr only when
- * stderr is a terminal and the job runs longer than a second. */
-void copy_progress_init(copy_progress *p, unsigned long long total);
-void copy_progress_add(copy_progress *p, unsigned long long bytes);
-/* Finishes the bar (a final line when one was shown). */
-void copy_progress_end(copy_progress *p);
 
 /* ---- netCDF helpers ---------------------------------------------------- */
 

@@ -702,6 +702,14 @@ int plot_mesh_png(const char *path, const char *title,
     long rows = (long)nrows < per_col ? (long)nrows : per_col;
     long legend_w = ncol * entry_w + (ncol - 1) * gap;
     long legend_h = (key_rows + rows) * lh;
+    /* the key's lines may be wider than the entries (short ids, no names):
+     * the legend takes the widest, else the image clips it */
+    static const char *const key[] = {"chunk boundary",
+                                      "mixed chunk (hatched)"};
+    for (size_t k = 0; k < sizeof key / sizeof *key; k++) {
+        long kw = sw + 3 * FS + text_width(key[k], FS);
+        legend_w = kw > legend_w ? kw : legend_w;
+    }
 
     /* Layout: title on top, map (with its frame) left, legend right,
      * footnote under the map. */
@@ -756,9 +764,9 @@ int plot_mesh_png(const char *path, const char *title,
     box(&im, lx, ly, sw, sw, PAPER);
     frame(&im, lx, ly, sw, sw, INK);
     box(&im, lx + sw / 2, ly, 1, sw, INK);
-    text(&im, tx, ly, "chunk boundary", FS, INK);
+    text(&im, tx, ly, key[0], FS, INK);
     swatch(&im, lx, ly + lh, LAND, 1);
-    text(&im, tx, ly + lh, "mixed chunk (hatched)", FS, INK);
+    text(&im, tx, ly + lh, key[1], FS, INK);
     char head[128];
     snprintf(head, sizeof head, "%*s %-*s %6s", idw, "id", namew, "region",
              "cells");

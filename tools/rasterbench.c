@@ -764,6 +764,39 @@ static int write_json(const options *o, const summary *s, const size_t *shape,
     return fclose(f) == 0 ? 0 : -1;
 }
 
+/* Writes the mask raster file variable `v` stores as int variable "mask"
+ * of a new netCDF file `path` (for the netcdf method, which applies a mask
+ * it reads with netCDF). */
+static int write_stored_mask(raster_var *v, const char *path)
+{
+    const raster_mask *m = raster_var_mask(v);
+    if (!m) {
+        fprintf(stderr, PROG ": %s: %s\n", raster_var_name(v),
+                raster_errmsg());
+        return -1;
+    }
+    size_t ny, nx;
+    raster_mask_shape(m, &ny, &nx);
+    int ncid, dims[2], var, st;
+    if ((st = nc_create(path, NC_NETCDF4 | NC_CLOBBER, &ncid)) != NC_NOERR) {
+        fprintf(stderr, PROG ": %s: %s\n", path, nc_strerror(st));
+        return -1;
+    }
+    if ((st = nc_def_dim(ncid, "y", ny, &dims[0])) == NC_NOERR &&
+        (st = nc_def_dim(ncid, "x", nx, &dims[1])) == NC_NOERR &&
+        (st = nc_def_var(ncid, "mask", NC_INT, 2, dims, &var)) == NC_NOERR)
+        st = nc_put_var_int(ncid, var, raster_mask_values(m));
+    int cst = nc_close(ncid);
+    if (st == NC_NOERR)
+        st = cst;
+    if (st != NC_NOERR) {
+        fprintf(stderr, PROG ": writing %s: %s\n", path, nc_strerror(st));
+        unlink(path);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- driver --------------------------------------------------------------- */
 
 static void usage(FILE *f)
@@ -799,7 +832,9 @@ static void usage(FILE *f)
 "\n"
 "  --dir DIR      cache (default $RASTER_BENCH_DIR, else\n"
 "                 $XDG_CACHE_HOME/raster/bench or ~/.cache/raster/bench)\n"
-"  --mask F:V     region mask of the generated data\n"
+"  --mask F:V     region mask of the generated data; with --plain, the\n"
+"                 mask the netcdf method applies when PLAIN.nc has no\n"
+"                 REGION_MASK (default: the one RASTER.nc stores)\n"
 "  --size SIZE    tiny, small, medium (default) or paper (rastergen)\n"
 "  --chunk C      rastergen's --chunk (e.g. 30,50,50)\n"
 "  --case R+R     a region or a set of regions (ids or names); repeatable.\n"
@@ -815,6 +850,7 @@ static void usage(FILE *f)
 "  --preload SO   the shim (default: found beside the tools)\n"
 "  --thin W       width of the thin column band (default 1)\n"
 "  --json FILE    also write the results and the summary as JSON\n"
+"  --help, --version\n"
 "\n"
 "Exit status: 0 ok, 1 bad input or a failed measurement, 2 bad usage.\n",
         f);
@@ -1124,12 +1160,14 @@ int main(int argc, char **argv)
         {"no-compressed", no_argument, NULL, 'z'},
         {"only-compressed", no_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     options o = {.reps = 5, .size = "medium", .shim = 1, .write = 1,
                  .thin = 1, .compressed = 1};
     int opt, warm_only = 0, cold_only = 0;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    opterr = 0; /* cli_bad_option() words the message */
+    while ((opt = getopt_long(argc, argv, CLI_OPTSTRING(""), longopts, NULL)) != -1) {
         switch (opt) {
         case 'p': o.plain = optarg; break;
         case 'r': o.raster = optarg; break;
@@ -1163,7 +1201,9 @@ int main(int argc, char **argv)
             }
             break;
         case 'h': usage(stdout); return CLI_OK;
-        default: usage(stderr); return CLI_EUSAGE;
+        case 'V': printf(PROG " (raster) %s\n", raster_version_string());
+                  return CLI_OK;
+        default: return cli_bad_option("rasterbench", opt, argv);
         }
     }
     o.warm = !cold_only || warm_only;
@@ -1213,23 +1253,31 @@ int main(int argc, char **argv)
         records *= shape[i];
     size_t ny = shape[nd - 2], nx = shape[nd - 1];
     /* the mask the netcdf method applies: the plain file's own, else the
-     * one named by --mask */
+     * one named by --mask, else the one the raster file stores (written to
+     * a scratch file beside it: the method reads a netCDF variable) */
     char mask_spec[PATH_MAX + 64], *mask_file = NULL, *mask_var = NULL;
+    char mask_scratch[PATH_MAX + 16] = "";
     int ncid, mid;
+    mask_spec[0] = '\0';
     if (nc_open(o.plain, NC_NOWRITE, &ncid) == NC_NOERR) {
         if (nc_inq_varid(ncid, "REGION_MASK", &mid) == NC_NOERR)
             snprintf(mask_spec, sizeof mask_spec, "%s:REGION_MASK", o.plain);
-        else if (o.mask)
-            snprintf(mask_spec, sizeof mask_spec, "%s", o.mask);
-        else
-            mask_spec[0] = '\0';
         nc_close(ncid);
-    } else {
-        mask_spec[0] = '\0';
     }
-    if (!mask_spec[0] || cli_split_spec(mask_spec, &mask_file, &mask_var)) {
-        fprintf(stderr, PROG ": %s has no REGION_MASK; give --mask FILE:VAR\n",
-                o.plain);
+    if (!mask_spec[0] && o.mask)
+        snprintf(mask_spec, sizeof mask_spec, "%s", o.mask);
+    if (!mask_spec[0]) {
+        snprintf(mask_scratch, sizeof mask_scratch, "%s.mask", o.raster);
+        if (write_stored_mask(v, mask_scratch) != 0) {
+            raster_close(f);
+            return CLI_EINPUT;
+        }
+        snprintf(mask_spec, sizeof mask_spec, "%s:mask", mask_scratch);
+    }
+    if (cli_split_spec(mask_spec, &mask_file, &mask_var)) {
+        fprintf(stderr, PROG ": bad mask '%s'\n", mask_spec);
+        if (mask_scratch[0])
+            unlink(mask_scratch);
         raster_close(f);
         return CLI_EINPUT;
     }
@@ -1273,6 +1321,8 @@ int main(int argc, char **argv)
         print_summary(&s);
     if (status == CLI_OK && o.json && write_json(&o, &s, shape, nd, elem))
         status = CLI_EINPUT;
+    if (mask_scratch[0])
+        unlink(mask_scratch);
     free(mask_file);
     free(mask_var);
     return status;

@@ -126,15 +126,17 @@ static int parse(int argc, char **argv, options *o)
             else
                 goto bad;
         } else {
-            goto bad;
+            if (rank == 0)
+                fprintf(stderr, "rasterbench_mpi: unknown option '%s'; try "
+                        "'rasterbench_mpi --help'\n", a);
+            return CLI_EUSAGE;
         }
         i += takes;
         continue;
     bad:
-        if (rank == 0) {
-            fprintf(stderr, "rasterbench_mpi: bad option %s\n", a);
-            usage(stderr);
-        }
+        if (rank == 0)
+            fprintf(stderr, "rasterbench_mpi: bad value '%s' for %s; try "
+                    "'rasterbench_mpi --help'\n", val, a);
         return CLI_EUSAGE;
     }
     int ok = o->reps >= 1 && o->reps <= MAX_REPS &&

@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "copy.h"
+#include "extract.h"
 #include "raster.h"
 
 #define MAX_RASTER_DIMS 32
@@ -83,6 +84,8 @@ CLI_NAMES_HELP
 "                    cannot store by region stays an ordinary netCDF variable\n"
 "                    with its filters, with a warning naming it\n"
 "  --verbose         list what is converted on stdout\n"
+"  --quiet           print nothing but warnings and errors (no list of the\n"
+"                    variables, no progress, no summary)\n"
 "  --restore         second form: write a raster file back as plain netCDF-4:\n"
 "                    each raster variable becomes an ordinary variable at its\n"
 "                    original position, chunked with its base chunk shape\n"
@@ -93,8 +96,12 @@ CLI_NAMES_HELP
 "Each variable converted or left (and why) is listed on stderr. OUT.nc is\n"
 "written under a temporary name in its directory and renamed when\n"
 "complete: on any failure no OUT.nc is left; OUT.nc may not be IN.nc or\n"
-"the mask file (also through links). A progress bar is shown on a\n"
-"terminal for conversions longer than a second. Input files with\n"
+"the mask file (also through links). Conversions longer than a second\n"
+"report progress on stderr: a bar on a terminal, else (a batch job's log)\n"
+"a line at every tenth and at least every 10 s. A conversion that\n"
+"succeeds ends with a one-line summary on stderr: variables stored by\n"
+"region (or restored) and copied, the sizes of IN.nc and OUT.nc, the\n"
+"time. Input files with\n"
 "user-defined types (compound, vlen, enum, opaque) are refused.\n"
 "\n"
 "Exit status: 0 ok, 1 bad input or I/O error, 2 bad usage.\n", f);
@@ -114,6 +121,8 @@ typedef struct options {
     int qmode, qnsd;    /* --quantize; qmode -1: the input's */
     int no_compress;    /* --no-compress */
     const char *in, *out;
+    int argc; /* the command line as typed, for the history line */
+    char **argv;
 } options;
 
 enum { JOB_PLAIN, JOB_TO_RASTER, JOB_FROM_RASTER };
@@ -192,9 +201,13 @@ static int named(ctx *c, const char *gpath, const char *name)
     return hit;
 }
 
+static int quiet; /* --quiet */
+
 /* Says on stderr what becomes of variable `name` of group `gpath`. */
 static void tell(const char *gpath, const char *name, const char *why)
 {
+    if (quiet)
+        return;
     const char *sep = strcmp(gpath, "/") ? "/" : "";
     if (why)
         fprintf(stderr, "rasterconvert: leave %s%s%s: %s\n", sep[0] ?
@@ -763,7 +776,8 @@ static int convert(ctx *c, copy_out *out)
     if (rc != RASTER_OK)
         return raster_err(o->out, rc);
     c->out_ncid = raster_file_ncid(c->rf);
-    if (convert_group(c, c->in_ncid, c->out_ncid) != 0)
+    if (convert_group(c, c->in_ncid, c->out_ncid) != 0 ||
+        extract_history(c->out_ncid, c->o->argc, c->o->argv) != 0)
         return -1;
     for (size_t i = 0; i < o->nvars; i++)
         if (!c->vars_used[i])
@@ -918,7 +932,9 @@ static int restore(ctx *c, copy_out *out)
         c->out_ncid = -1;
         return copy_ncerr(st, "creating %s", o->out);
     }
-    if (restore_group(c, c->in_ncid, c->out_ncid) != 0 || run_jobs(c) != 0)
+    if (restore_group(c, c->in_ncid, c->out_ncid) != 0 ||
+        extract_history(c->out_ncid, c->o->argc, c->o->argv) != 0 ||
+        run_jobs(c) != 0)
         return -1;
     st = nc_close(c->out_ncid);
     c->out_ncid = -1;
@@ -995,12 +1011,14 @@ static int parse_args(int argc, char **argv, options *o)
         {"quantize", required_argument, NULL, 'q'},
         {"no-compress", no_argument, NULL, 'p'},
         {"verbose", no_argument, NULL, 'w'},
+        {"quiet", no_argument, NULL, 'Q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     int opt;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    opterr = 0; /* cli_bad_option() words the message */
+    while ((opt = getopt_long(argc, argv, CLI_OPTSTRING(""), longopts, NULL)) != -1) {
         switch (opt) {
         case 'm':
             if (cli_mask_option("rasterconvert", optarg, &o->mask_file,
@@ -1070,11 +1088,12 @@ static int parse_args(int argc, char **argv, options *o)
         case 'p': o->no_compress = 1; break;
         case 'r': o->restore = 1; break;
         case 'w': o->verbose = 1; break;
+        case 'Q': quiet = 1; progress_set_quiet(1); break;
         case 'h': usage(stdout); return -1;
         case 'V': printf("rasterconvert (raster) %s\n",
                          raster_version_string());
                   return -1;
-        default: usage(stderr); return CLI_EUSAGE;
+        default: return cli_bad_option("rasterconvert", opt, argv);
         }
     }
     if (argc - optind != 2) {
@@ -1121,11 +1140,45 @@ static size_t default_budget(void)
                                      : eighth > cap ? cap : eighth;
 }
 
+/* Size of file `path` for the summary ("?" when it cannot be read). */
+static void file_size(const char *path, char *buf, size_t len)
+{
+    struct stat st;
+    if (stat(path, &st) == 0)
+        progress_human((unsigned long long)st.st_size, buf, len);
+    else
+        snprintf(buf, len, "?");
+}
+
+/* The closing line of a conversion that succeeded. */
+static void summary(const ctx *c)
+{
+    size_t moved = 0, copied = 0;
+    for (size_t i = 0; i < c->njobs; i++)
+        c->jobs[i].kind == JOB_PLAIN ? copied++ : moved++;
+    char in[32], out[32];
+    file_size(c->o->in, in, sizeof in);
+    file_size(c->o->out, out, sizeof out);
+    progress_summary("%s (%s) -> %s (%s): %zu variable%s %s, %zu copied",
+                     c->o->in, in, c->o->out, out, moved,
+                     moved == 1 ? "" : "s",
+                     c->o->restore ? "restored" : "stored by region", copied);
+}
+
 int main(int argc, char **argv)
 {
-    options o = {.budget = default_budget(), .deflate = -1, .qmode = -1};
+    options o = {.budget = default_budget(), .deflate = -1, .qmode = -1,
+                 .argc = argc};
     copy_set_prog("rasterconvert");
+    progress_start();
     cli_shim_settings_off();
+    /* getopt_long reorders argv: the history line keeps it as typed */
+    o.argv = malloc((size_t)argc * sizeof *o.argv);
+    if (!o.argv) {
+        fprintf(stderr, "rasterconvert: out of memory\n");
+        return CLI_EINPUT;
+    }
+    memcpy(o.argv, argv, (size_t)argc * sizeof *argv);
     int status = parse_args(argc, argv, &o);
     if (status == CLI_OK) {
         ctx c = {.o = &o, .in_ncid = -1, .out_ncid = -1,
@@ -1151,6 +1204,8 @@ int main(int argc, char **argv)
             rc = copy_out_commit(&out);
         else
             copy_out_abort(&out);
+        if (rc == 0)
+            summary(&c);
         status = rc == 0 ? CLI_OK : CLI_EINPUT;
         raster_mask_free(c.mask);
         copy_dimmap_free(&c.dims);
@@ -1159,6 +1214,7 @@ int main(int argc, char **argv)
     } else if (status < 0) {
         status = CLI_OK; /* --help, --version */
     }
+    free(o.argv);
     free(o.mask_file);
     free(o.mask_var);
     for (size_t i = 0; i < o.nvars; i++)

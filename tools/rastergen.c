@@ -47,8 +47,11 @@ static void usage(FILE *f)
 "  --mask FILE:VAR   the region mask (integer, or float with integral values;\n"
 "                    FILE is split at the last ':'). Coordinate variables\n"
 "                    named in its `coordinates` attribute (e.g. lat/lon,\n"
-"                    XLAT/XLONG) are copied; without them a regular lat/lon\n"
-"                    grid is made up\n"
+"                    XLAT/XLONG) are copied; without that attribute, its\n"
+"                    latitude and longitude variables on the mask's grid\n"
+"                    (1-D over one of its dimensions, or 2-D; found by\n"
+"                    standard_name, units or name); without either, a\n"
+"                    regular lat/lon grid is made up\n"
 "  --size SIZE       bytes per variable, by choosing records (and levels):\n"
 "                      tiny    ~3 MB    unit tests (cesm: 3 levels x 2 records\n"
 "                                       on a 384x320 grid; at least one level\n"
@@ -457,7 +460,8 @@ static int parse_args(int argc, char **argv, options *o)
         {NULL, 0, NULL, 0},
     };
     int opt;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    opterr = 0; /* cli_bad_option() words the message */
+    while ((opt = getopt_long(argc, argv, CLI_OPTSTRING(""), longopts, NULL)) != -1) {
         switch (opt) {
         case 'k':
             if (strcmp(optarg, "cesm") == 0)
@@ -521,11 +525,11 @@ static int parse_args(int argc, char **argv, options *o)
             break;
         }
         case 'n': o->dry_run = 1; break;
-        case 'q': o->quiet = 1; break;
+        case 'q': o->quiet = 1; progress_set_quiet(1); break;
         case 'h': usage(stdout); return -1;
         case 'V': printf(PROG " (raster) %s\n", raster_version_string());
                   return -1;
-        default: usage(stderr); return CLI_EUSAGE;
+        default: return cli_bad_option("rastergen", opt, argv);
         }
     }
     if (argc - optind != 1) {
@@ -742,6 +746,53 @@ static int load_coords(gen *g)
     return rc;
 }
 
+/* When the mask's `coordinates` attribute gave no latitude or no
+ * longitude: the mask file's own variables on its grid that are one (by
+ * standard_name, units or name), 1-D over one of the mask's dimensions
+ * (lat(lat), lon(lon)) or 2-D over both (TLAT, XLAT), as CF software
+ * finds them; the first of each. */
+static int scan_coords(gen *g)
+{
+    int nc = g->mask_nc, nv, st;
+    if ((st = nc_inq_nvars(nc, &nv)) != NC_NOERR)
+        return copy_ncerr(st, "%s: listing variables", g->o->mask_file);
+    for (int v = 0; v < nv && (!g->lat || !g->lon); v++) {
+        int nd, dims[NC_MAX_VAR_DIMS];
+        nc_type type;
+        coord c = {.in_var = v};
+        if (v == g->mask_varid ||
+            nc_inq_var(nc, v, c.name, &type, &nd, dims, NULL) != NC_NOERR ||
+            type == NC_CHAR || type >= NC_STRING || name_taken(g, c.name))
+            continue;
+        if (nd == 1 && (dims[0] == g->mask_dims[0] ||
+                        dims[0] == g->mask_dims[1]))
+            c.axis = dims[0] == g->mask_dims[1];
+        else if (!(nd == 2 && dims[0] == g->mask_dims[0] &&
+                   dims[1] == g->mask_dims[1]))
+            continue;
+        classify(nc, &c);
+        if (!((c.is_lat && !g->lat) || (c.is_lon && !g->lon)))
+            continue;
+        if (g->ncoords == MAX_COORDS)
+            return copy_err("%s: too many coordinates", g->o->mask_file);
+        c.type = type;
+        c.ndims = nd;
+        size_t n = nd == 2 ? g->ny * g->nx : c.axis ? g->nx : g->ny;
+        if (!(c.data = malloc(n * sizeof *c.data)))
+            return copy_err("out of memory");
+        coord *k = &g->coords[g->ncoords++];
+        *k = c;
+        if ((st = nc_get_var_double(nc, v, k->data)) != NC_NOERR)
+            return copy_ncerr(st, "%s: reading coordinate %s",
+                              g->o->mask_file, k->name);
+        if (k->is_lat)
+            g->lat = k;
+        else
+            g->lon = k;
+    }
+    return 0;
+}
+
 /* Makes up coordinates for a mask file without usable ones: a regular
  * lat/lon grid (cesm: 1-D lat, lon as the bundled basin masks, columns from
  * 320E; wrf: 2-D XLAT, XLONG over 20-55N, 130-60W). */
@@ -812,7 +863,7 @@ static int open_mask(gen *g)
     st = nc_inq_vardimid(g->mask_nc, g->mask_varid, g->mask_dims);
     if (st != NC_NOERR)
         return copy_ncerr(st, "%s: %s", o->mask_file, o->mask_var);
-    if (load_coords(g) != 0 || make_coords(g) != 0)
+    if (load_coords(g) != 0 || scan_coords(g) != 0 || make_coords(g) != 0)
         return -1;
     return 0;
 }
@@ -1413,8 +1464,6 @@ static int write_file(gen *g, const char *path)
     copy_progress prog;
     copy_progress_init(&prog, (unsigned long long)var_bytes(g) *
                                   g->o->nvars);
-    if (g->o->quiet)
-        prog.on = 0;
     int rc = write_fields(g, &prog);
     copy_progress_end(&prog);
     if (rc != 0)

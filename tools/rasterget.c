@@ -7,11 +7,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <netcdf.h>
 
 #include "cli.h"
 #include "copy.h"
+#include "extract.h"
 #include "raster.h"
 
 #define MAX_RASTER_DIMS 32
@@ -45,17 +47,32 @@ static void usage(FILE *f)
 "                    a link)\n"
 "  --buffer BYTES    bound of the data buffer (K, M, G suffixes; default 64M;\n"
 "                    at least one record is read at a time)\n"
+"  --quiet           no progress and no summary (errors only)\n"
 "  --help            this text\n"
 "  --version         print raster's version\n"
 "\n"
 "The output keeps V's type and attributes (_FillValue too), the names of its\n"
 "dimensions (outer ones with the selected lengths; unlimited stays\n"
 "unlimited), the 1-D coordinate variables of those dimensions (sliced) and\n"
-"the input's global attributes. V also gets raster_regions (the ids),\n"
+"the input's global attributes, with a line added to history. It is\n"
+"CF-complete: the variables V depends on come along (those its coordinates\n"
+"attribute names, e.g. XLAT XLONG XTIME or TLAT TLONG time; char variables\n"
+"along its first dimension, e.g. Times; bounds; grid_mapping), their outer\n"
+"dimensions sliced as V's, their grid dimensions cut to the box (bbox) or\n"
+"gathered cell by cell (packed); names that cannot come along are dropped\n"
+"from coordinates. A packed output's int list variable cell(cell) holds\n"
+"each cell's index in the grid flattened row-major, with compress naming\n"
+"the grid dimensions (CF compression by gathering: CF software scatters it\n"
+"back to the grid). V also gets raster_regions (the ids),\n"
 "raster_layout, raster_start (outer start indices) and, for bbox and full,\n"
 "the bounding box in grid indices, half-open: raster_bbox_y0, raster_bbox_x0,\n"
 "raster_bbox_y1, raster_bbox_x1. A bbox output's cell (i, j) is grid cell\n"
 "(raster_bbox_y0 + i, raster_bbox_x0 + j).\n"
+"\n"
+"Reads longer than a second report progress on stderr: a bar on a\n"
+"terminal, else (a batch job's log) a line at every tenth and at least\n"
+"every 10 s. An extract that succeeds ends with a one-line summary on\n"
+"stderr: cells, regions, records, layout, output and its size, time.\n"
 "\n"
 "Exit status: 0 ok, 1 bad input or I/O error, 2 bad usage.\n", f);
 }
@@ -69,6 +86,8 @@ typedef struct options {
     size_t nstart, ncount;
     int has_start, has_count;
     size_t budget;
+    int argc; /* the command line, for the history line */
+    char **argv;
 } options;
 
 static const char *layout_names[] = {"packed", "bbox", "full"};
@@ -174,6 +193,7 @@ static int put_ll(int g, int v, const char *name, long long value)
 
 typedef struct job {
     const options *o;
+    raster_file *file;
     raster_var *v;
     int32_t *ids;
     size_t nids;
@@ -182,6 +202,7 @@ typedef struct job {
     int dimids[MAX_RASTER_DIMS];
     size_t ostart[MAX_RASTER_DIMS], ocount[MAX_RASTER_DIMS];
     size_t plane, box[4], elem;
+    size_t *cy, *cx; /* packed: each cell's grid row and column */
     int out, ovar;
 } job;
 
@@ -201,10 +222,18 @@ static int define(job *j, int in)
         if ((st = nc_def_dim(out, dname, len, &odims[i])) != NC_NOERR)
             return copy_ncerr(st, "defining dimension %s", dname);
     }
+    int grid_dims[2];
     if (o->layout == RASTER_LAYOUT_PACKED) {
         if ((st = nc_def_dim(out, "cell", j->plane, &odims[nd++])) !=
             NC_NOERR)
             return copy_ncerr(st, "defining dimension cell");
+        /* the whole grid's dimensions, which the list variable names */
+        for (int k = 0; k < 2; k++)
+            if ((st = nc_inq_dimname(parent, j->dimids[j->nouter + k],
+                                     dname)) != NC_NOERR ||
+                (st = nc_def_dim(out, dname, j->shape[j->nouter + k],
+                                 &grid_dims[k])) != NC_NOERR)
+                return copy_ncerr(st, "defining grid dimension %s", dname);
     } else {
         for (int k = 0; k < 2; k++) {
             int d = j->dimids[j->nouter + k];
@@ -214,6 +243,7 @@ static int define(job *j, int in)
             if ((st = nc_inq_dimname(parent, d, dname)) != NC_NOERR ||
                 (st = nc_def_dim(out, dname, len, &odims[nd++])) != NC_NOERR)
                 return copy_ncerr(st, "defining grid dimension %s", dname);
+            grid_dims[k] = odims[nd - 1];
         }
     }
     if ((st = nc_def_var(out, name, raster_var_type(j->v), nd, odims,
@@ -269,13 +299,26 @@ static int define(job *j, int in)
                 return -1;
         }
     }
+    /* what V depends on (CF): its coordinates, time, bounds, ... */
+    extract_sel sel = {
+        .file = j->file, .layout = o->layout, .nouter = j->nouter,
+        .dimids = j->dimids, .shape = j->shape, .ostart = j->ostart,
+        .ocount = j->ocount, .box = j->box, .ncells = j->plane,
+        .cy = j->cy, .cx = j->cx, .out = out, .odims = odims,
+        .cell_dim = odims[j->nouter],
+        .grid_dims = {grid_dims[0], grid_dims[1]}};
+    if (o->layout == RASTER_LAYOUT_PACKED &&
+        extract_list_variable(&sel, "cell") != 0)
+        return -1;
+    if (extract_dependencies(&sel, ag, av) != 0)
+        return -1;
     /* the input's global attributes, and where the data came from */
     if (copy_atts(in, NC_GLOBAL, out, NC_GLOBAL, NULL) != 0)
         return -1;
     if ((st = nc_put_att_text(out, NC_GLOBAL, "raster_source",
                               strlen(o->file), o->file)) != NC_NOERR)
         return copy_ncerr(st, "writing attribute raster_source");
-    return 0;
+    return extract_history(out, o->argc, o->argv);
 }
 
 /* Writes cell_y/cell_x of a packed output. */
@@ -298,30 +341,18 @@ static int write_cells(job *j)
         return copy_ncerr(st, "defining cell_y/cell_x");
     if (j->plane == 0)
         return 0;
-    size_t *ys = malloc(j->plane * sizeof *ys);
-    size_t *xs = malloc(j->plane * sizeof *xs);
     long long *buf = malloc(j->plane * sizeof *buf);
-    int rc = 0;
-    if (!ys || !xs || !buf) {
-        rc = copy_err("out of memory for %zu cells", j->plane);
-    } else if ((rc = raster_region_cells(j->v, j->ids, j->nids, ys, xs)) !=
-               RASTER_OK) {
-        rc = raster_err(raster_var_name(j->v), rc);
-    } else {
-        for (size_t i = 0; i < j->plane; i++)
-            buf[i] = (long long)ys[i];
-        st = nc_put_var_longlong(j->out, cy, buf);
-        for (size_t i = 0; st == NC_NOERR && i < j->plane; i++)
-            buf[i] = (long long)xs[i];
-        if (st == NC_NOERR)
-            st = nc_put_var_longlong(j->out, cx, buf);
-        if (st != NC_NOERR)
-            rc = copy_ncerr(st, "writing cell_y/cell_x");
-    }
-    free(ys);
-    free(xs);
+    if (!buf)
+        return copy_err("out of memory for %zu cells", j->plane);
+    for (size_t i = 0; i < j->plane; i++)
+        buf[i] = (long long)j->cy[i];
+    st = nc_put_var_longlong(j->out, cy, buf);
+    for (size_t i = 0; st == NC_NOERR && i < j->plane; i++)
+        buf[i] = (long long)j->cx[i];
+    if (st == NC_NOERR)
+        st = nc_put_var_longlong(j->out, cx, buf);
     free(buf);
-    return rc;
+    return st == NC_NOERR ? 0 : copy_ncerr(st, "writing cell_y/cell_x");
 }
 
 /* Reads the regions record block by record block and writes them. */
@@ -349,6 +380,11 @@ static int write_data(job *j)
     void *buf = malloc(b->max_elems * plane_bytes);
     int rc = buf ? 0 : copy_err("out of memory for %zu bytes",
                                 b->max_elems * plane_bytes);
+    unsigned long long total = plane_bytes;
+    for (int i = 0; i < j->nouter; i++)
+        total *= j->ocount[i];
+    copy_progress p;
+    copy_progress_init(&p, total);
     while (rc == 0 && copy_blocks_next(b)) {
         size_t os[MAX_RASTER_DIMS + 1], start[MAX_RASTER_DIMS + 2],
             count[MAX_RASTER_DIMS + 2];
@@ -370,7 +406,9 @@ static int write_data(job *j)
         int st = nc_put_vara(j->out, j->ovar, start, count, buf);
         if (st != NC_NOERR)
             rc = copy_ncerr(st, "writing %s", j->o->out);
+        copy_progress_add(&p, copy_blocks_elems(b) * plane_bytes);
     }
+    copy_progress_end(&p);
     free(buf);
     free(b);
     return rc;
@@ -404,6 +442,10 @@ static int outer_box(job *j)
     }
     return 0;
 }
+
+/* The closing line of an extract that succeeded (the output's size and
+ * the time added when it is printed). */
+static char summary[1024];
 
 static int run(const options *o, raster_file **fp, copy_out *out, int *outid)
 {
@@ -450,6 +492,20 @@ static int run(const options *o, raster_file **fp, copy_out *out, int *outid)
     }
     j.elem = 0;
     nc_inq_type(raster_file_ncid(*fp), raster_var_type(j.v), NULL, &j.elem);
+    j.file = *fp;
+    if (o->layout == RASTER_LAYOUT_PACKED && j.plane > 0) {
+        j.cy = malloc(j.plane * sizeof *j.cy);
+        j.cx = malloc(j.plane * sizeof *j.cx);
+        if (!j.cy || !j.cx) {
+            copy_err("out of memory for %zu cells", j.plane);
+            goto done;
+        }
+        if ((rc = raster_region_cells(j.v, j.ids, j.nids, j.cy, j.cx)) !=
+            RASTER_OK) {
+            raster_err(name, rc);
+            goto done;
+        }
+    }
     if (copy_out_begin(out, o->out) != 0)
         goto done;
     if ((st = nc_create(out->tmp, NC_NETCDF4 | NC_CLOBBER, outid)) !=
@@ -470,8 +526,19 @@ static int run(const options *o, raster_file **fp, copy_out *out, int *outid)
         if (s != NC_NOERR)
             st = copy_ncerr(s, "writing %s", o->out);
     }
+    if (st == 0) {
+        size_t records = 1;
+        for (int i = 0; i < j.nouter; i++)
+            records *= j.ocount[i];
+        snprintf(summary, sizeof summary,
+                 "%s: %zu cells of %zu region%s x %zu record%s, %s -> %s",
+                 name, j.plane, j.nids, j.nids == 1 ? "" : "s", records,
+                 records == 1 ? "" : "s", layout_names[o->layout], o->out);
+    }
 done:
     free(j.ids);
+    free(j.cy);
+    free(j.cx);
     return st;
 }
 
@@ -485,12 +552,14 @@ static int parse_args(int argc, char **argv, options *o)
         {"count", required_argument, NULL, 'c'},
         {"output", required_argument, NULL, 'o'},
         {"buffer", required_argument, NULL, 'b'},
+        {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
     };
     int opt;
-    while ((opt = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
+    opterr = 0; /* cli_bad_option() words the message */
+    while ((opt = getopt_long(argc, argv, CLI_OPTSTRING("o:"), longopts, NULL)) != -1) {
         switch (opt) {
         case 'v': o->var = optarg; break;
         case 'r': o->regions[o->nregions++] = optarg; break;
@@ -531,10 +600,11 @@ static int parse_args(int argc, char **argv, options *o)
                 return CLI_EUSAGE;
             }
             break;
+        case 'q': progress_set_quiet(1); break;
         case 'h': usage(stdout); return -1;
         case 'V': printf("rasterget (raster) %s\n", raster_version_string());
                   return -1;
-        default: usage(stderr); return CLI_EUSAGE;
+        default: return cli_bad_option("rasterget", opt, argv);
         }
     }
     if (optind < argc)
@@ -554,12 +624,20 @@ static int parse_args(int argc, char **argv, options *o)
 
 int main(int argc, char **argv)
 {
-    options o = {.budget = COPY_BLOCK_BYTES, .layout = RASTER_LAYOUT_PACKED};
+    options o = {.budget = COPY_BLOCK_BYTES, .layout = RASTER_LAYOUT_PACKED,
+                 .argc = argc};
     copy_set_prog("rasterget");
+    progress_start();
     cli_shim_settings_off();
-    /* at most one --region per argument */
+    /* at most one --region per argument; the command line as typed for the
+     * history line (getopt_long reorders argv) */
     o.regions = calloc((size_t)argc, sizeof *o.regions);
-    if (!o.regions) {
+    o.argv = malloc((size_t)argc * sizeof *o.argv);
+    if (o.argv)
+        memcpy(o.argv, argv, (size_t)argc * sizeof *argv);
+    if (!o.regions || !o.argv) {
+        free(o.regions);
+        free(o.argv);
         fprintf(stderr, "rasterget: out of memory\n");
         return CLI_EINPUT;
     }
@@ -576,11 +654,18 @@ int main(int argc, char **argv)
             rc = copy_out_commit(&out);
         else
             copy_out_abort(&out);
+        struct stat st;
+        char size[32] = "?";
+        if (rc == 0 && stat(o.out, &st) == 0)
+            progress_human((unsigned long long)st.st_size, size, sizeof size);
+        if (rc == 0)
+            progress_summary("%s (%s)", summary, size);
         status = rc == 0 ? CLI_OK : CLI_EINPUT;
     } else if (status < 0) {
         status = CLI_OK;
     }
     free(o.regions);
+    free(o.argv);
     if (fflush(stdout) != 0 && status == CLI_OK)
         status = CLI_EINPUT;
     return status;

@@ -74,9 +74,11 @@ CLI_NAMES_HELP
 "                    dividing the grid, the current --chunk or the file's\n"
 "                    tile; clipped to the grid, at most 65536 tiles each)\n"
 "                    and print them best first, the recommendation marked\n"
-"                    '*', the current tile '='. --region scores only those\n"
-"                    regions. With --chunk, outer sizes before H,W (e.g.\n"
-"                    1,60,50,50) count in the chunk's bytes; values are 4\n"
+"                    '*', the current tile '='; then why, in one sentence\n"
+"                    for the choice and one per region (the 20 largest).\n"
+"                    --region scores only those regions. With --chunk,\n"
+"                    outer sizes before H,W (e.g. 1,60,50,50) count in the\n"
+"                    chunk's bytes; values are 4\n"
 "                    bytes in the mask form, the variable's in a file.\n"
 "                    Not with --plot, --chunks, --measure-bw, --bw\n"
 "  --overhead BYTES  --suggest-tile: what one chunk request costs, in bytes\n"
@@ -641,7 +643,8 @@ static int parse_args(int argc, char **argv, options *o)
     };
     int opt;
     size_t sizes[8], nsizes;
-    while ((opt = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    opterr = 0; /* cli_bad_option() words the message */
+    while ((opt = getopt_long(argc, argv, CLI_OPTSTRING(""), longopts, NULL)) != -1) {
         switch (opt) {
         case 'm':
             if (cli_mask_option("rasterstat", optarg, &o->mask_file,
@@ -695,7 +698,7 @@ static int parse_args(int argc, char **argv, options *o)
         case 'h': usage(stdout); return -1;
         case 'V': printf("rasterstat (raster) %s\n", raster_version_string());
                   return -1;
-        default: usage(stderr); return CLI_EUSAGE;
+        default: return cli_bad_option("rasterstat", opt, argv);
         }
     }
     if (optind < argc)
