@@ -70,10 +70,11 @@ keys = ["single_speedup_geomean", "multi_speedup_geomean", "floor_ratio_max",
         "cold_speedup_geomean", "cold_floor_ratio_max",
         "packed_mem_ratio_max", "full_read_ratio", "thin_hyperslab_ratio",
         "write_ratio", "compressed_size_ratio", "compressed_speedup_geomean",
-        "compressed_floor_ratio_max", "compressed_full_read_ratio"]
+        "compressed_floor_ratio_max", "compressed_full_read_ratio",
+        "compressed_thin_ratio"]
 assert sorted(s) == sorted(keys), sorted(s)
 shim_keys = ("full_read_ratio", "thin_hyperslab_ratio", "write_ratio",
-             "compressed_full_read_ratio")
+             "compressed_full_read_ratio", "compressed_thin_ratio")
 for k in keys:
     if shim or k not in shim_keys:
         assert isinstance(s[k], (int, float)) and s[k] > 0, (k, s[k])
@@ -124,6 +125,9 @@ if shim:
             ("plain", "shim"))
     assert abs(p["median_s"] / q["median_s"] /
                s["compressed_full_read_ratio"] - 1) < 2e-2, s
+    p, q = (get("thin band, deflated", m, "warm") for m in ("plain", "shim"))
+    assert abs(p["median_s"] / q["median_s"] /
+               s["compressed_thin_ratio"] - 1) < 2e-2, s
 PY
 
 # the dataset is cached: a second run generates nothing
