@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "raster.h"
+#include "unshuffle.h"
 
 /* The inflater the library was built with (src/meson.build): the floor
  * must inflate as fast as raster can, no faster and no slower. */
@@ -276,6 +277,9 @@ typedef struct zchunk {
 typedef struct zfloor {
     zchunk *ch;
     size_t n, cap, raw_max, decoded;
+    size_t *at;        /* each chunk's first byte in the output */
+    size_t out_bytes;  /* the region's bytes: what a read hands back */
+    unsigned char *out;
     int threads;
 } zfloor;
 
@@ -482,6 +486,28 @@ static int zfloor_prepare(const bench_job *j, zfloor *z)
             done_to = (mhi[i] + ckc - 1) / ckc * ckc;
         }
     }
+    /* the output: the region's values over every record, as
+     * raster_region_alloc() gives them to a caller; chunks fill it in
+     * turn (those past its end unshuffle into scratch) */
+    hid_t pv = H5Dopen2(f, j->var, H5P_DEFAULT), ps = -1;
+    hsize_t dims[H5S_MAX_RANK];
+    int prank = pv >= 0 && (ps = H5Dget_space(pv)) >= 0
+                    ? H5Sget_simple_extent_dims(ps, dims, NULL)
+                    : -1;
+    if (ps >= 0)
+        H5Sclose(ps);
+    if (pv >= 0)
+        H5Dclose(pv);
+    if (prank < 2)
+        goto done;
+    size_t planes = 1;
+    for (int i = 0; i < prank - 2; i++)
+        planes *= (size_t)dims[i];
+    z->out_bytes = planes * j->cells * j->elem;
+    if (!(z->at = malloc((z->n ? z->n : 1) * sizeof *z->at)))
+        goto done;
+    for (size_t i = 0, off = 0; i < z->n; off += z->ch[i++].raw)
+        z->at[i] = off;
     z->threads = floor_threads();
     if ((size_t)z->threads > z->n)
         z->threads = z->n ? (int)z->n : 1;
@@ -504,6 +530,7 @@ done:
 
 static void zfloor_free(zfloor *z)
 {
+    free(z->at);
     for (size_t i = 0; i < z->n; i++)
         free(z->ch[i].data);
     free(z->ch);
@@ -516,7 +543,7 @@ typedef struct zworker {
 } zworker;
 
 /* Takes chunks until none is left: inflate, then unshuffle, each chunk
- * into this thread's two buffers (as raster's inflater does). */
+ * into the output (as raster's inflater does: unshuffle.h). */
 static void *zwork(void *arg)
 {
     zworker *w = arg;
@@ -542,23 +569,15 @@ static void *zwork(void *arg)
             got != k->raw)
             w->rc = -1;
 #endif
-        if (w->rc == 0 && k->shuffle) {
-            size_t n = k->raw / k->elem;
-            if (k->elem == 4) {
-                const unsigned char *p0 = a, *p1 = a + n, *p2 = a + 2 * n,
-                                    *p3 = a + 3 * n;
-                for (size_t v = 0; v < n; v++) {
-                    b[4 * v] = p0[v];
-                    b[4 * v + 1] = p1[v];
-                    b[4 * v + 2] = p2[v];
-                    b[4 * v + 3] = p3[v];
-                }
-            } else {
-                for (size_t v = 0; v < n; v++)
-                    for (size_t e = 0; e < k->elem; e++)
-                        b[v * k->elem + e] = a[e * n + v];
-            }
-        }
+        /* into the output while the region's bytes last */
+        unsigned char *dst = z->at[i] + k->raw <= z->out_bytes
+                                 ? z->out + z->at[i]
+                                 : b;
+        if (w->rc == 0 && !k->shuffle && dst != b)
+            memcpy(dst, a, k->raw);
+        if (w->rc == 0 && k->shuffle) /* as a read unshuffles */
+            unshuffle_values(dst, a, k->elem, k->raw / k->elem, 0,
+                             k->raw / k->elem);
     }
 #ifdef RASTER_HAVE_LIBDEFLATE
     if (d)
@@ -569,8 +588,18 @@ static void *zwork(void *arg)
     return NULL;
 }
 
-static int zfloor_once(const zfloor *z)
+static int zfloor_once(zfloor *z)
 {
+    /* a fresh output each time, mapped as raster_region_alloc() maps it:
+     * its first touch is part of every read */
+    z->out = mmap(NULL, z->out_bytes ? z->out_bytes : 1,
+                  PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (z->out == MAP_FAILED) {
+        z->out = NULL;
+        fprintf(stderr, "rasterbench: floor: no memory for the output\n");
+        return -1;
+    }
+    (void)madvise(z->out, z->out_bytes ? z->out_bytes : 1, MADV_HUGEPAGE);
     atomic_size_t next = 0;
     zworker w[16];
     pthread_t tid[16];
@@ -585,6 +614,8 @@ static int zfloor_once(const zfloor *z)
             pthread_join(tid[t], NULL);
     for (int t = 0; t < z->threads; t++)
         rc |= w[t].rc;
+    munmap(z->out, z->out_bytes ? z->out_bytes : 1);
+    z->out = NULL;
     if (rc)
         fprintf(stderr, "rasterbench: floor: a chunk did not inflate to its "
                 "size\n");
