@@ -17,6 +17,8 @@
  *   --ntime T  --ndepth K              records and levels (3, 4)
  *   --fixed-time    time is a fixed dimension (independent access cannot
  *                   extend an unlimited one)
+ *   --deflate N     TEMP deflated at level N with shuffle (HDF5 writes
+ *                   filtered datasets collectively only)
  *   --time-json FILE   rank 0 writes {"seconds": S}: the record loop and
  *                      nc_close, slowest rank
  * Values depend only on (record, level, row, column): every decomposition
@@ -94,13 +96,13 @@ int main(int argc, char **argv)
         if (rank == 0)
             fprintf(stderr, "usage: par_writer MASKFILE OUT.nc [--decomp "
                     "rows|blocks|uneven|idle] [--access collective|"
-                    "independent] [--ntime T] [--ndepth K] [--fixed-time] "
+                    "independent] [--ntime T] [--ndepth K] [--fixed-time] [--deflate N] "
                     "[--time-json FILE]\n");
         MPI_Finalize();
         return 2;
     }
     const char *decomp = "rows", *json = NULL;
-    int access = NC_COLLECTIVE, fixed_time = 0;
+    int access = NC_COLLECTIVE, fixed_time = 0, deflate = 0;
     size_t ntime = 3, ndepth = 4;
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--decomp") == 0 && i + 1 < argc)
@@ -114,6 +116,8 @@ int main(int argc, char **argv)
             ndepth = strtoul(argv[++i], NULL, 10);
         else if (strcmp(argv[i], "--fixed-time") == 0)
             fixed_time = 1;
+        else if (strcmp(argv[i], "--deflate") == 0 && i + 1 < argc)
+            deflate = atoi(argv[++i]);
         else if (strcmp(argv[i], "--time-json") == 0 && i + 1 < argc)
             json = argv[++i];
         else {
@@ -168,6 +172,8 @@ int main(int argc, char **argv)
     size_t chunk[4] = {1, ndepth, ny < 50 ? ny : 50, nx < 50 ? nx : 50};
     CHECK(nc_def_var(ncid, "TEMP", NC_FLOAT, 4, d4, &vtemp));
     CHECK(nc_def_var_chunking(ncid, vtemp, NC_CHUNKED, chunk));
+    if (deflate > 0)
+        CHECK(nc_def_var_deflate(ncid, vtemp, 1, 1, deflate));
     float ffill = 9.96921e36f;
     CHECK(nc_put_att_float(ncid, vtemp, "_FillValue", NC_FLOAT, 1, &ffill));
     CHECK(nc_put_att_text(ncid, vtemp, "units", 4, "degC"));

@@ -147,12 +147,29 @@ static const size_t *base_chunk(const pending *p, int ndims, size_t *buf)
     return NULL;
 }
 
+/* LOG_WARN, or LOG_INFO where another process says it: the ranks of a
+ * parallel file adopt alike (par_agree), so a variable one of them keeps
+ * plain every rank keeps plain, and the file's rank 0 alone warns. */
+static int warn_level(shim_file *sf)
+{
+#ifdef RASTER_MPI
+    MPI_Comm comm;
+    int rank = 0;
+    if (raster_file_comm(files_raster(sf), &comm) &&
+        MPI_Comm_rank(comm, &rank) == MPI_SUCCESS && rank != 0)
+        return LOG_INFO;
+#else
+    (void)sf;
+#endif
+    return LOG_WARN;
+}
+
 /* 1 when RASTER_MASK's rule leaves pending variable p plain: without
  * RASTER_VARS only data variables are taken, and a coordinate is known by
  * attributes (its own, or another variable's coordinates) written after
  * nc_def_var, so the rule is asked now, not when it was defined. A chunk
  * spec or RASTER_VARS names the variable: it is taken. */
-static int left_plain(const pending *p, const char *name)
+static int left_plain(shim_file *sf, const pending *p, const char *name)
 {
     const shim_config *c = config_get();
     if (p->mask || c->vars || !c->mask)
@@ -161,7 +178,7 @@ static int left_plain(const pending *p, const char *name)
     int rc = raster_var_choose(p->grpid, p->varid, c->mask, c->mask_var, 0,
                                &why);
     if (rc != RASTER_OK) {
-        shim_log(LOG_WARN, "%s stays plain netCDF: %s: %s", name,
+        shim_log(warn_level(sf), "%s stays plain netCDF: %s: %s", name,
                  raster_strerror(rc), raster_errmsg());
         return 1;
     }
@@ -178,7 +195,7 @@ static void adopt_one(shim_file *sf, pending *p)
     char name[NC_MAX_NAME + 1] = "?";
     int ndims = 0;
     CALL_REAL(nc_inq_varname, (p->grpid, p->varid, name));
-    if (left_plain(p, name))
+    if (left_plain(sf, p, name))
         return;
     CALL_REAL(nc_inq_varndims, (p->grpid, p->varid, &ndims));
     size_t buf[NC_MAX_VAR_DIMS];
@@ -196,7 +213,7 @@ static void adopt_one(shim_file *sf, pending *p)
 #endif
     }
     else
-        shim_log(LOG_WARN, "%s stays plain netCDF: %s: %s", name,
+        shim_log(warn_level(sf), "%s stays plain netCDF: %s: %s", name,
                  raster_strerror(rc), mask ? raster_errmsg() : "no mask");
 }
 

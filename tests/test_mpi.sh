@@ -156,6 +156,26 @@ bad)
         expect 0 "other masks" split_run "$tmp/other.nc:REGION_MASK" ""
         check "masks"
     fi
+    # TEMP deflated (issue #23): HDF5 writes filtered datasets only
+    # collectively, so raster keeps TEMP plain netCDF with its filter and
+    # says so once; SALT and SSH are still stored by region
+    plain_run 2 "$ex/par_writer" "$basins" "$tmp/plainz.nc" $args \
+        --deflate 1 || exit 1
+    dump_plain "$tmp/plainz.nc" > "$tmp/plainz.txt"
+    expect 0 "deflated TEMP, np 2" run 2 "$ex/par_writer" "$basins" \
+        "$tmp/rz.nc" --decomp blocks $args --deflate 1
+    n=$(grep -c 'raster:' "$tmp/err")
+    if [ "$n" = 1 ] && grep -q 'TEMP' "$tmp/err"; then ok; else
+        fail "deflated TEMP: $n warnings, wanted 1 naming TEMP"; cat "$tmp/err"; fi
+    "$NCDUMP" -h "$tmp/rz.nc" > "$tmp/rz.h"
+    if grep -q 'group: raster_TEMP' "$tmp/rz.h"; then
+        fail "deflated TEMP stored by region"; else ok; fi
+    grep -q 'group: raster_SALT' "$tmp/rz.h" && ok ||
+        fail "deflated TEMP: SALT no longer stored by region"
+    "$NCDUMP" -hs "$tmp/rz.nc" | grep -q 'TEMP:_DeflateLevel = 1' && ok ||
+        fail "deflated TEMP lost its deflate filter"
+    dump_raster "$tmp/rz.nc" > "$tmp/rz.txt"
+    same "$tmp/plainz.txt" "$tmp/rz.txt" "deflated TEMP: data differ"
     ;;
 esac
 report "mpi_$mode"
