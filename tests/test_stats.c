@@ -1,0 +1,386 @@
+/*
+ * test_stats.c - regional statistics (raster_region_statistics) against
+ * an independent computation from the same values in a plain netCDF-4
+ * file: every numeric type, fill values (written and never written), NaN,
+ * weights with their own fill and NaN, whole-record writes, a partial
+ * write, an overwrite, an append; one record per block and many; two
+ * outer dimensions; the error paths.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <netcdf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "raster.h"
+#include "stats.h"
+#include "testutil.h"
+
+#define NT 4 /* records along t (unlimited; the last one appended) */
+#define NZ 3
+#define NY 7
+#define NX 9
+#define NCELL (NT * NZ * NY * NX)
+
+static const int types[] = {NC_BYTE, NC_UBYTE, NC_SHORT, NC_USHORT,
+                            NC_INT, NC_UINT, NC_INT64, NC_UINT64,
+                            NC_FLOAT, NC_DOUBLE};
+
+static int32_t mask[NY * NX];
+
+static void make_mask(void)
+{
+    for (size_t y = 0; y < NY; y++)
+        for (size_t x = 0; x < NX; x++)
+            mask[y * NX + x] = (int32_t)(x < 3 ? 1 : (x + y) % 2 ? 2 : 3);
+}
+
+/* A value of type t at flat index i, exact in double; NaN now and then
+ * for floating types. Large offsets make the sum of squares lose what a
+ * two-pass spread keeps. */
+static double value(int t, size_t i)
+{
+    double r = (double)rng_below(1000);
+    switch (t) {
+    case NC_BYTE: return r / 10 - 50;
+    case NC_UBYTE: return r / 5;
+    case NC_SHORT: return r * 30 - 15000;
+    case NC_USHORT: return r * 60;
+    case NC_INT: return r * 2e6 - 1e9;
+    case NC_UINT: return r * 4e6;
+    case NC_INT64: return r * 1e12 - 3e14;
+    case NC_UINT64: return r * 1e15;
+    case NC_FLOAT: return i % 17 == 5 ? NAN : r / 8 + 250;
+    default: return i % 13 == 2 ? NAN : 1e6 + r / 1024;
+    }
+}
+
+/* The same box written to the raster variable and the plain one. */
+static void put_both(raster_var *v, int pid, int pv, const size_t *start,
+                     const size_t *count, const double *vals)
+{
+    RS(raster_var_put_typed(v, start, count, NULL, NULL, vals, NC_DOUBLE));
+    NC(nc_put_vara_double(pid, pv, start, count, vals));
+}
+
+/* Writes raster file `rpath` and plain file `ppath` alike: variable "v"
+ * of type t over (t, z, y, x), weights "area" over (y, x). Records 0-1
+ * whole, record 2 partly, a few cells overwritten with the fill value
+ * and other values, record 3 appended whole. */
+static void write_files(const char *rpath, const char *ppath, int t)
+{
+    raster_file *f;
+    raster_var *v;
+    raster_mask *m;
+    RS(raster_mask_wrap(mask, NY, NX, &m));
+    RS(raster_create(rpath, &f));
+    int r = raster_file_ncid(f), p, d[4], pd[4], pv, ra, pa;
+    NC(nc_create(ppath, NC_NETCDF4 | NC_CLOBBER, &p));
+    const char *names[4] = {"t", "z", "y", "x"};
+    size_t lens[4] = {NC_UNLIMITED, NZ, NY, NX};
+    for (int i = 0; i < 4; i++) {
+        NC(nc_def_dim(r, names[i], lens[i], &d[i]));
+        NC(nc_def_dim(p, names[i], lens[i], &pd[i]));
+    }
+    NC(nc_def_var(r, "area", NC_DOUBLE, 2, d + 2, &ra));
+    NC(nc_def_var(p, "area", NC_DOUBLE, 2, pd + 2, &pa));
+    RS(raster_def_var(f, r, "v", t, 4, d, NULL, m, &v));
+    NC(nc_def_var(p, "v", t, 4, pd, &pv));
+    raster_mask_free(m);
+    if (t == NC_SHORT) { /* a fill value of the writer's choice */
+        short fv = -15000 + 30 * 7;
+        RS(raster_var_put_att(v, "_FillValue", NC_SHORT, 1, &fv));
+        NC(nc_put_att_short(p, pv, "_FillValue", NC_SHORT, 1, &fv));
+    }
+    double area[NY * NX];
+    for (size_t i = 0; i < NY * NX; i++)
+        area[i] = i == 4 ? NC_FILL_DOUBLE : i == 20 ? NAN
+                                          : 1 + (double)(i % 5) / 4;
+    NC(nc_put_var_double(r, ra, area));
+    NC(nc_put_var_double(p, pa, area));
+
+    static double vals[NCELL];
+    for (size_t i = 0; i < NCELL; i++)
+        vals[i] = value(t, i);
+    size_t rec = NZ * NY * NX;
+    for (size_t k = 0; k < 2; k++) /* whole records */
+        put_both(v, p, pv, (size_t[]){k, 0, 0, 0},
+                 (size_t[]){1, NZ, NY, NX}, vals + k * rec);
+    /* record 2: a box of cells only, the rest never written */
+    size_t s2[4] = {2, 1, 2, 1}, c2[4] = {1, 2, 4, 6};
+    put_both(v, p, pv, s2, c2, vals + 2 * rec);
+    /* overwrites: other values into record 0, the fill value itself into
+     * record 1 */
+    put_both(v, p, pv, (size_t[]){0, 1, 3, 0}, (size_t[]){1, 1, 2, 5},
+             vals + 3 * rec);
+    unsigned char fill[8];
+    int nofill;
+    NC(nc_inq_var_fill(p, pv, &nofill, fill));
+    size_t s1[4] = {1, 2, 5, 1}, one[4] = {1, 1, 1, 1};
+    RS(raster_var_put(v, s1, one, NULL, fill));
+    NC(nc_put_vara(p, pv, s1, one, fill));
+    RS(raster_close(f));
+    NC(nc_close(p));
+    /* record 3 appended after a reopen */
+    RS(raster_open(rpath, RASTER_WRITE, &f));
+    RS(raster_var_find(f, "v", &v));
+    NC(nc_open(ppath, NC_WRITE, &p));
+    NC(nc_inq_varid(p, "v", &pv));
+    put_both(v, p, pv, (size_t[]){3, 0, 0, 0}, (size_t[]){1, NZ, NY, NX},
+             vals + 3 * rec);
+    RS(raster_close(f));
+    NC(nc_close(p));
+}
+
+/* The expected statistics of regions ids (membership flags by id 0..3) at
+ * each outer index, from the plain file: long double sums, two passes. */
+static void expect(const char *ppath, int t, const int *want, int weighted,
+                   raster_stats *out)
+{
+    int p, pv, pa;
+    NC(nc_open(ppath, NC_NOWRITE, &p));
+    NC(nc_inq_varid(p, "v", &pv));
+    NC(nc_inq_varid(p, "area", &pa));
+    static double x[NCELL];
+    static unsigned char raw[NCELL * 8];
+    double area[NY * NX];
+    NC(nc_get_var_double(p, pv, x));
+    NC(nc_get_var(p, pv, raw));
+    NC(nc_get_var_double(p, pa, area));
+    unsigned char fill[8];
+    int nofill;
+    NC(nc_inq_var_fill(p, pv, &nofill, fill));
+    size_t el;
+    NC(nc_inq_type(p, t, NULL, &el));
+    NC(nc_close(p));
+    for (size_t o = 0; o < NT * NZ; o++) {
+        long double s = 0, sq = 0, ws = 0, wt = 0;
+        uint64_t n = 0, wn = 0;
+        double lo = INFINITY, hi = -INFINITY;
+        for (int pass = 0; pass < 2; pass++) {
+            long double m2 = 0, wm2 = 0;
+            double mean = n ? (double)(s / n) : 0;
+            double wmean = wt != 0 ? (double)(ws / wt) : 0;
+            for (size_t c = 0; c < NY * NX; c++) {
+                size_t i = o * NY * NX + c;
+                if (!want[mask[c]] || isnan(x[i]) ||
+                    memcmp(raw + i * el, fill, el) == 0)
+                    continue;
+                int wok = weighted && !isnan(area[c]) &&
+                          area[c] != NC_FILL_DOUBLE;
+                if (pass == 0) {
+                    n++;
+                    s += x[i];
+                    sq += (long double)x[i] * x[i];
+                    lo = x[i] < lo ? x[i] : lo;
+                    hi = x[i] > hi ? x[i] : hi;
+                    if (wok) {
+                        wn++;
+                        ws += (long double)area[c] * x[i];
+                        wt += area[c];
+                    }
+                } else {
+                    m2 += ((long double)x[i] - mean) * (x[i] - mean);
+                    if (wok)
+                        wm2 += area[c] * ((long double)x[i] - wmean) *
+                               (x[i] - wmean);
+                }
+            }
+            if (pass == 1) {
+                out[o] = (raster_stats){.count = n, .sum = (double)s,
+                    .sumsq = (double)sq, .m2 = (double)m2,
+                    .min = n ? lo : NAN, .max = n ? hi : NAN,
+                    .wcount = wn, .wsum = (double)ws, .wtotal = (double)wt,
+                    .wm2 = (double)wm2};
+            }
+        }
+    }
+}
+
+static void near(double got, double want, double scale, const char *what,
+                 size_t o)
+{
+    if (isnan(want) && isnan(got))
+        return;
+    double tol = 1e-9 * (fabs(want) > scale ? fabs(want) : scale);
+    if (!(fabs(got - want) <= tol))
+        fail_msg("%s at outer index %zu: got %.17g, want %.17g", what, o,
+                 got, want);
+}
+
+static void same(const raster_stats *got, const raster_stats *want,
+                 size_t n)
+{
+    for (size_t o = 0; o < n; o++) {
+        const raster_stats *g = &got[o], *w = &want[o];
+        assert_int_equal(g->count, w->count);
+        assert_int_equal(g->wcount, w->wcount);
+        /* near-zero sums of signed data: relative to the data's scale */
+        double scale = fabs(w->max) > fabs(w->min) ? fabs(w->max)
+                                                   : fabs(w->min);
+        if (isnan(scale))
+            scale = 0;
+        near(g->sum, w->sum, scale, "sum", o);
+        near(g->sumsq, w->sumsq, scale * scale, "sumsq", o);
+        near(g->m2, w->m2, 0, "m2", o);
+        near(g->min, w->min, 0, "min", o);
+        near(g->max, w->max, 0, "max", o);
+        near(g->wsum, w->wsum, scale, "wsum", o);
+        near(g->wtotal, w->wtotal, 0, "wtotal", o);
+        near(g->wm2, w->wm2, 0, "wm2", o);
+    }
+}
+
+static void check_type(int t)
+{
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "r.nc");
+    tmpdir_path(ppath, sizeof ppath, "p.nc");
+    rng_seed(1000 + (uint64_t)t);
+    write_files(rpath, ppath, t);
+    raster_file *f;
+    raster_var *v;
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    static const int32_t sets[][3] = {{1}, {2}, {3}, {3, 1}, {1, 2, 3}};
+    static const size_t nset[] = {1, 1, 1, 2, 3};
+    size_t os[2] = {0, 0}, oc[2] = {NT, NZ};
+    raster_stats got[NT * NZ], want[NT * NZ];
+    for (size_t s = 0; s < sizeof nset / sizeof *nset; s++) {
+        int in[4] = {0};
+        for (size_t k = 0; k < nset[s]; k++)
+            in[sets[s][k]] = 1;
+        for (int weighted = 0; weighted < 2; weighted++) {
+            expect(ppath, t, in, weighted, want);
+            for (int small = 0; small < 2; small++) {
+                /* 1 byte: every record a block of its own */
+                stats_block_bytes = small ? 1 : (size_t)8 << 20;
+                memset(got, 0xa5, sizeof got);
+                RS(raster_region_statistics(v, sets[s], nset[s], os, oc,
+                                            weighted ? "area" : NULL, got));
+                same(got, want, NT * NZ);
+            }
+            /* a sub-box: the same numbers at their places */
+            size_t bs[2] = {1, 1}, bc[2] = {2, 2};
+            raster_stats sub[4];
+            RS(raster_region_statistics(v, sets[s], nset[s], bs, bc,
+                                        weighted ? "area" : NULL, sub));
+            for (size_t i = 0; i < 2; i++)
+                for (size_t j = 0; j < 2; j++)
+                    same(&sub[i * 2 + j], &want[(1 + i) * NZ + 1 + j], 1);
+        }
+    }
+    stats_block_bytes = (size_t)8 << 20;
+    RS(raster_close(f));
+}
+
+static void test_types(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        check_type(types[i]);
+}
+
+/* Merging the regions' statistics gives those of their union; derived
+ * values follow numpy (population std). */
+static void test_merge_and_values(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "m.nc");
+    tmpdir_path(ppath, sizeof ppath, "mp.nc");
+    rng_seed(7);
+    write_files(rpath, ppath, NC_DOUBLE);
+    raster_file *f;
+    raster_var *v;
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    size_t os[2] = {0, 0}, oc[2] = {NT, NZ};
+    raster_stats a[NT * NZ], b[NT * NZ], u[NT * NZ];
+    RS(raster_region_statistics(v, (int32_t[]){1}, 1, os, oc, "area", a));
+    RS(raster_region_statistics(v, (int32_t[]){2}, 1, os, oc, "area", b));
+    RS(raster_region_statistics(v, (int32_t[]){1, 2}, 2, os, oc, "area",
+                                u));
+    for (size_t o = 0; o < NT * NZ; o++)
+        raster_stats_merge(&a[o], &b[o]);
+    same(a, u, NT * NZ);
+    /* values: mean 2, population std 1 of {1, 3}; nothing: NaN, sum 0 */
+    raster_stats s = {.count = 2, .sum = 4, .sumsq = 10, .m2 = 2, .min = 1,
+                      .max = 3, .wcount = 2, .wsum = 7, .wtotal = 3,
+                      .wm2 = 8.0 / 3};
+    assert_true(raster_stats_value(&s, RASTER_STAT_MEAN, 0) == 2);
+    assert_true(raster_stats_value(&s, RASTER_STAT_STD, 0) == 1);
+    assert_true(raster_stats_value(&s, RASTER_STAT_COUNT, 1) == 2);
+    assert_true(raster_stats_value(&s, RASTER_STAT_SUM, 1) == 7);
+    near(raster_stats_value(&s, RASTER_STAT_MEAN, 1), 7.0 / 3, 0, "wmean",
+         0);
+    near(raster_stats_value(&s, RASTER_STAT_STD, 1), sqrt(8.0 / 9), 0,
+         "wstd", 0);
+    raster_stats none = {.min = NAN, .max = NAN};
+    assert_true(isnan(raster_stats_value(&none, RASTER_STAT_MEAN, 0)));
+    assert_true(isnan(raster_stats_value(&none, RASTER_STAT_MIN, 0)));
+    assert_true(isnan(raster_stats_value(&none, RASTER_STAT_STD, 1)));
+    assert_true(raster_stats_value(&none, RASTER_STAT_SUM, 0) == 0);
+    assert_true(isnan(raster_stats_value(&s, 99, 0)));
+    RS(raster_close(f));
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "e.nc");
+    tmpdir_path(ppath, sizeof ppath, "ep.nc");
+    rng_seed(9);
+    write_files(rpath, ppath, NC_INT);
+    raster_file *f;
+    raster_var *v;
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    int32_t one = 1, none = 42;
+    size_t os[2] = {0, 0}, oc[2] = {NT, NZ}, past[2] = {NT + 1, 1};
+    raster_stats out[NT * NZ];
+    assert_int_equal(raster_region_statistics(NULL, &one, 1, os, oc, NULL,
+                                              out), RASTER_EINVAL);
+    assert_int_equal(raster_region_statistics(v, &one, 1, os, oc, NULL,
+                                              NULL), RASTER_EINVAL);
+    assert_int_equal(raster_region_statistics(v, &one, 1, NULL, oc, NULL,
+                                              out), RASTER_EINVAL);
+    assert_int_equal(raster_region_statistics(v, &one, 0, os, oc, NULL,
+                                              out), RASTER_EINVAL);
+    assert_int_equal(raster_region_statistics(v, &none, 1, os, oc, NULL,
+                                              out), RASTER_ENOTFOUND);
+    assert_int_equal(raster_region_statistics(v, &one, 1, os, past, NULL,
+                                              out), RASTER_EINVAL);
+    assert_int_equal(raster_region_statistics(v, &one, 1, os, oc, "nope",
+                                              out), RASTER_ENOTFOUND);
+    /* weights not over the grid: v itself has four dimensions */
+    assert_int_equal(raster_region_statistics(v, &one, 1, os, oc, "t", out),
+                     RASTER_ENOTFOUND);
+    assert_int_equal(raster_region_statistics(v, &one, 1, os, oc, "v", out),
+                     RASTER_EINVAL);
+    RS(raster_close(f));
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    make_mask();
+    return tmpdir_create("stats");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_types),
+        cmocka_unit_test(test_merge_and_values),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, tmpdir_remove);
+}
