@@ -247,7 +247,12 @@ static int read_weights(raster_var *v, const int32_t *ids, size_t nids,
     if ((rc = raster_region_cells(v, ids, nids, ys, xs)) != RASTER_OK)
         goto out;
     size_t start[2] = {box[0], box[1]}, count[2] = {bh, bw};
-    if ((st = nc_get_vara(g, wv, start, count, raw)) != NC_NOERR) {
+    /* weights stored by region themselves are read through raster */
+    raster_var *rw = raster_var_by_varid(v->file, g, wv);
+    if (rw) {
+        if ((rc = raster_var_get(rw, start, count, NULL, raw)) != RASTER_OK)
+            goto out;
+    } else if ((st = nc_get_vara(g, wv, start, count, raw)) != NC_NOERR) {
         rc = raster_fail_nc(RASTER_ENETCDF, st, "reading weights %s: %s",
                             name, nc_strerror(st));
         goto out;
