@@ -896,6 +896,19 @@ RASTER_API int raster_region_statistics(raster_var *var,
                                         const char *weights,
                                         raster_stats *out);
 
+/*! raster_var_set_stats_weights() :
+ *  Names the weight variable (a numeric netCDF variable over the grid,
+ *  e.g. TAREA; not one stored by region) of the statistics the file keeps
+ *  for `var` (docs/FORMAT.md, "Stored statistics"): from the next write
+ *  on, records written whole also get the weighted sums, with the weights
+ *  as they are at that write (write the weights first). The shim sets it
+ *  from RASTER_WEIGHTS, rasterconvert from --weights.
+ *  @return RASTER_OK, RASTER_EINVAL (NULL, read-only file),
+ *  RASTER_EUNSUPPORTED (the variable keeps no statistics: written before
+ *  they were kept, format 2, or a parallel file), RASTER_ENETCDF. */
+RASTER_API int raster_var_set_stats_weights(raster_var *var,
+                                            const char *name);
+
 /*! raster_stats_merge() :
  *  Folds b into a: the statistics of the union of their cells (Chan's
  *  pairwise update for m2 and wm2). */

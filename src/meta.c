@@ -33,6 +33,7 @@
 #include "placeholder.h"
 #include "regions.h"
 #include "state.h"
+#include "statstore.h"
 
 #define CHUNK_FIELDS 8 /* chunk_id y0 x0 h w mixed offset cells */
 #define MIXED_FIELDS 5 /* chunk_id y0 x0 h w */
@@ -463,6 +464,42 @@ static int define_region_tables(raster_var *v, size_t nchunk_rows,
     return rc;
 }
 
+/* The stored statistics (statstore.h, docs/FORMAT.md): a row of
+ * STATS_FIELDS doubles per record and region, chunked a record at a time,
+ * its fill value 0 (STATS_ABSENT) for records never computed. */
+static int define_stats(raster_var *v)
+{
+    int rc = RASTER_OK, no = var_nouter(v), dims[RASTER_MAX_DIMS], id;
+    size_t chunk[RASTER_MAX_DIMS];
+    for (int i = 0; i < no; i++) {
+        dims[i] = v->dimids[i];
+        chunk[i] = 1;
+    }
+    chunk[no] = v->nregions;
+    chunk[no + 1] = STATS_FIELDS;
+    double zero = 0;
+    if (nc_failed(nc_def_dim(v->grpid, STATS_REGION_DIM, v->nregions,
+                             &dims[no]),
+                  "defining the statistics of", v->name, &rc) ||
+        nc_failed(nc_def_dim(v->grpid, STATS_FIELD_DIM, STATS_FIELDS,
+                             &dims[no + 1]),
+                  "defining the statistics of", v->name, &rc) ||
+        nc_failed(nc_def_var(v->grpid, STATS_VAR, NC_DOUBLE, no + 2, dims,
+                             &id),
+                  "defining the statistics of", v->name, &rc) ||
+        nc_failed(nc_def_var_chunking(v->grpid, id, NC_CHUNKED, chunk),
+                  "chunking the statistics of", v->name, &rc) ||
+        nc_failed(nc_def_var_fill(v->grpid, id, 0, &zero),
+                  "defining the statistics of", v->name, &rc) ||
+        nc_failed(nc_put_att_text(v->grpid, id, "columns",
+                                  strlen(STATS_COLUMNS), STATS_COLUMNS),
+                  "describing the statistics of", v->name, &rc))
+        return rc;
+    v->stats_looked = 1;
+    v->stats_var = id;
+    return RASTER_OK;
+}
+
 static int define_mixed(raster_var *v)
 {
     int rc = RASTER_OK, g;
@@ -847,6 +884,10 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
         rc = define_mixed(v);
     if (rc == RASTER_OK && v->format >= 3)
         rc = sums_io(v, summary, 1);
+    /* statistics: not in parallel files, whose ranks would have to agree
+     * on every update of them */
+    if (rc == RASTER_OK && v->format >= 3 && !f->par && var_nouter(v) > 0)
+        rc = define_stats(v);
     if (rc == RASTER_OK)
         rc = pack_tables(v);
     if (rc)

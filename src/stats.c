@@ -1,8 +1,9 @@
 /*
- * stats.c - regional statistics (raster_region_statistics): count, sum, sum of
- * squares, spread, extremes and weighted sums of a set of regions per
- * outer index, computed in float64 in one streaming pass over region
- * reads of a few records at a time.
+ * stats.c - regional statistics (raster_region_statistics): count, sums,
+ * spread, extremes and weighted sums of a set of regions per outer index
+ * in float64: from the statistics the file keeps (statstore.c) where they
+ * are fresh, else in one streaming pass over region reads of a few
+ * records at a time.
  */
 #include <math.h>
 #include <netcdf.h>
@@ -14,165 +15,12 @@
 #include "error.h"
 #include "ncbind.h"
 #include "stats.h"
+#include "statstore.h"
 #include "var.h"
 
 /* Values read per block: the bound of the pass's memory. */
 size_t stats_block_bytes = (size_t)8 << 20;
-
-/* Neumaier's compensated sum: plain double sums of a million values lose
- * up to 1e-10 relative, near the 1e-9 the statistics promise. */
-typedef struct ksum {
-    double s, c;
-} ksum;
-
-static void ksum_add(ksum *k, double x)
-{
-    double t = k->s + x;
-    if (fabs(k->s) >= fabs(x))
-        k->c += (k->s - t) + x;
-    else
-        k->c += (x - t) + k->s;
-    k->s = t;
-}
-
-static double ksum_get(const ksum *k) { return k->s + k->c; }
-
-static void stats_empty(raster_stats *s)
-{
-    memset(s, 0, sizeof *s);
-    s->min = s->max = NAN;
-}
-
-/* The statistics of n values x[] (NaN: not valid) with weights w[] (NULL:
- * none; NaN: not valid), in two passes: sums first, then the deviations
- * from the mean, as numpy's std computes them. */
-static void stats_plane(const double *x, const double *w, size_t n,
-                        raster_stats *s)
-{
-    ksum sum = {0, 0}, sq = {0, 0}, ws = {0, 0}, wt = {0, 0};
-    uint64_t count = 0, wcount = 0;
-    double lo = INFINITY, hi = -INFINITY;
-    for (size_t i = 0; i < n; i++) {
-        double v = x[i];
-        if (isnan(v))
-            continue;
-        count++;
-        ksum_add(&sum, v);
-        ksum_add(&sq, v * v);
-        if (v < lo)
-            lo = v;
-        if (v > hi)
-            hi = v;
-        if (w && !isnan(w[i])) {
-            wcount++;
-            ksum_add(&ws, w[i] * v);
-            ksum_add(&wt, w[i]);
-        }
-    }
-    stats_empty(s);
-    s->count = count;
-    s->wcount = wcount;
-    if (count == 0)
-        return;
-    s->sum = ksum_get(&sum);
-    s->sumsq = ksum_get(&sq);
-    s->min = lo;
-    s->max = hi;
-    s->wsum = ksum_get(&ws);
-    s->wtotal = ksum_get(&wt);
-    double mean = s->sum / (double)count;
-    double wmean = s->wtotal != 0 ? s->wsum / s->wtotal : 0;
-    ksum m2 = {0, 0}, wm2 = {0, 0};
-    for (size_t i = 0; i < n; i++) {
-        double v = x[i];
-        if (isnan(v))
-            continue;
-        ksum_add(&m2, (v - mean) * (v - mean));
-        if (w && !isnan(w[i]))
-            ksum_add(&wm2, w[i] * (v - wmean) * (v - wmean));
-    }
-    s->m2 = ksum_get(&m2);
-    s->wm2 = ksum_get(&wm2);
-}
-
-void raster_stats_merge(raster_stats *a, const raster_stats *b)
-{
-    if (!a || !b || b->count == 0)
-        return;
-    if (a->count == 0) {
-        *a = *b;
-        return;
-    }
-    double na = (double)a->count, nb = (double)b->count;
-    double d = b->sum / nb - a->sum / na;
-    a->m2 += b->m2 + d * d * na * nb / (na + nb);
-    if (b->wtotal != 0 && a->wtotal != 0) {
-        double wa = a->wtotal, wb = b->wtotal;
-        double wd = b->wsum / wb - a->wsum / wa;
-        a->wm2 += b->wm2 + wd * wd * wa * wb / (wa + wb);
-    } else {
-        a->wm2 += b->wm2;
-    }
-    a->count += b->count;
-    a->sum += b->sum;
-    a->sumsq += b->sumsq;
-    a->wcount += b->wcount;
-    a->wsum += b->wsum;
-    a->wtotal += b->wtotal;
-    if (b->min < a->min)
-        a->min = b->min;
-    if (b->max > a->max)
-        a->max = b->max;
-}
-
-double raster_stats_value(const raster_stats *s, int stat, int weighted)
-{
-    if (!s)
-        return NAN;
-    switch (stat) {
-    case RASTER_STAT_COUNT: return (double)s->count;
-    case RASTER_STAT_SUM: return weighted ? s->wsum : s->sum;
-    case RASTER_STAT_MIN: return s->count ? s->min : NAN;
-    case RASTER_STAT_MAX: return s->count ? s->max : NAN;
-    case RASTER_STAT_MEAN:
-        if (weighted)
-            return s->wtotal != 0 ? s->wsum / s->wtotal : NAN;
-        return s->count ? s->sum / (double)s->count : NAN;
-    case RASTER_STAT_STD:
-        if (weighted)
-            return s->wtotal != 0 ? sqrt(s->wm2 / s->wtotal) : NAN;
-        return s->count ? sqrt(s->m2 / (double)s->count) : NAN;
-    default: return NAN;
-    }
-}
-
-/* Converts n values of the variable's type to double, NaN where a value
- * is the fill value `fill` (compared as values for floating types, so
- * -0.0 matches a 0.0 fill, byte for byte otherwise). */
-static void to_double(const void *src, int xtype, size_t elem,
-                      const unsigned char *fill, double *dst, size_t n)
-{
-    (void)convert_values(src, (ptrdiff_t)elem, xtype, dst, sizeof *dst,
-                         NC_DOUBLE, n);
-    const unsigned char *p = src;
-    if (xtype == NC_FLOAT) {
-        float f;
-        memcpy(&f, fill, sizeof f);
-        for (size_t i = 0; i < n; i++)
-            if (dst[i] == (double)f)
-                dst[i] = NAN;
-    } else if (xtype == NC_DOUBLE) {
-        double f;
-        memcpy(&f, fill, sizeof f);
-        for (size_t i = 0; i < n; i++)
-            if (dst[i] == f)
-                dst[i] = NAN;
-    } else {
-        for (size_t i = 0; i < n; i++)
-            if (memcmp(p + i * elem, fill, elem) == 0)
-                dst[i] = NAN;
-    }
-}
+int stats_use_stored = 1;
 
 /* The weight variable `name`, seen from the variable's group upwards. */
 static int find_weights(const raster_var *v, const char *name, int *grp,
@@ -259,7 +107,7 @@ static int read_weights(raster_var *v, const int32_t *ids, size_t nids,
     }
     for (size_t i = 0; i < n; i++) {
         size_t k = (ys[i] - box[0]) * bw + (xs[i] - box[1]);
-        to_double(raw + k * wel, t, wel, fill, &w[i], 1);
+        stats_to_double(raw + k * wel, t, wel, fill, &w[i], 1);
     }
 out:
     raster_free(ys);
@@ -268,9 +116,10 @@ out:
     return rc;
 }
 
-int raster_region_statistics(raster_var *v, const int32_t *ids, size_t nids,
-                        const size_t *ostart, const size_t *ocount,
-                        const char *weights, raster_stats *out)
+int raster_region_statistics(raster_var *v, const int32_t *ids,
+                             size_t nids, const size_t *ostart,
+                             const size_t *ocount, const char *weights,
+                             raster_stats *out)
 {
     if (!var_ok(v) || !ids || !out ||
         (var_nouter(v) > 0 && (!ostart || !ocount)))
@@ -295,6 +144,7 @@ int raster_region_statistics(raster_var *v, const int32_t *ids, size_t nids,
         blk = 1;
     if (blk > last)
         blk = last;
+    unsigned char *done = NULL;
     unsigned char *buf = raster_reallocarray(NULL, blk * plane, v->elem);
     double *x = raster_reallocarray(NULL, plane ? plane : 1, sizeof *x);
     double *w = weights ? raster_reallocarray(NULL, plane ? plane : 1,
@@ -305,13 +155,35 @@ int raster_region_statistics(raster_var *v, const int32_t *ids, size_t nids,
                          "%s", v->name);
         goto out;
     }
-    if (weights &&
+    done = raster_calloc(planes ? planes : 1, 1);
+    if (!done) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory for statistics of "
+                         "%s", v->name);
+        goto out;
+    }
+    /* stored statistics first; with weights only when kept with the same
+     * weights (their CRC32C); any doubt leaves a record to the data */
+    size_t left = planes;
+    if (stats_use_stored && no > 0 && planes > 0) {
+        uint32_t wcrc = 0;
+        double *grid = NULL;
+        int usable = !weights || statstore_weights(v, weights, &grid,
+                                                   &wcrc) == RASTER_OK;
+        raster_free(grid);
+        if (usable &&
+            (rc = statstore_get(v, ids, nids, ostart, ocount, weights, wcrc,
+                                out, done)) != RASTER_OK)
+            goto out;
+        for (size_t i = 0; i < planes; i++)
+            left -= done[i];
+    }
+    if (left > 0 && weights &&
         (rc = read_weights(v, ids, nids, weights, plane, w)) != RASTER_OK)
         goto out;
     size_t os[RASTER_MAX_DIMS] = {0}, oc[RASTER_MAX_DIMS] = {0};
     size_t idx[RASTER_MAX_DIMS] = {0}; /* offset in the box, outer dims */
-    size_t done = 0;
-    while (done < planes) {
+    size_t k0 = 0;
+    while (k0 < planes && left > 0) {
         for (int i = 0; i < no; i++) {
             os[i] = ostart[i] + idx[i];
             oc[i] = 1;
@@ -323,17 +195,25 @@ int raster_region_statistics(raster_var *v, const int32_t *ids, size_t nids,
                 k = blk;
             oc[no - 1] = k;
         }
-        if (plane > 0 &&
+        size_t todo = 0;
+        for (size_t r = 0; r < k; r++)
+            todo += !done[k0 + r];
+        if (todo > 0 &&
             (rc = raster_region_read(v, ids, nids, os, oc,
                                      RASTER_LAYOUT_PACKED, buf)) !=
                 RASTER_OK)
             goto out;
-        for (size_t r = 0; r < k; r++) {
-            to_double(buf + r * rec_bytes, v->xtype, v->elem, v->fill, x,
-                      plane);
-            stats_plane(x, w, plane, &out[done + r]);
+        for (size_t r = 0; r < k && todo > 0; r++) {
+            if (done[k0 + r])
+                continue;
+            stats_to_double(buf + r * rec_bytes, v->xtype, v->elem, v->fill,
+                            x, plane);
+            if ((rc = stats_cells(x, w, NULL, plane, 1, &out[k0 + r])) !=
+                RASTER_OK)
+                goto out;
         }
-        done += k;
+        left -= todo;
+        k0 += k;
         /* advance the index, last outer dimension by k */
         for (int i = no - 1; i >= 0; i--) {
             idx[i] += i == no - 1 ? k : 1;
@@ -352,5 +232,6 @@ out:
     raster_free(buf);
     raster_free(x);
     raster_free(w);
+    raster_free(done);
     return rc;
 }

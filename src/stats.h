@@ -11,4 +11,7 @@
  * record is read); tests make it small to cross block boundaries. */
 extern size_t stats_block_bytes;
 
+/* 0: statistics always from the data, never the stored ones (tests). */
+extern int stats_use_stored;
+
 #endif

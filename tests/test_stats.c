@@ -73,6 +73,8 @@ static void put_both(raster_var *v, int pid, int pv, const size_t *start,
  * of type t over (t, z, y, x), weights "area" over (y, x). Records 0-1
  * whole, record 2 partly, a few cells overwritten with the fill value
  * and other values, record 3 appended whole. */
+static int keep_weights; /* write_files names "area" the stats' weights */
+
 static void write_files(const char *rpath, const char *ppath, int t)
 {
     raster_file *f;
@@ -92,6 +94,8 @@ static void write_files(const char *rpath, const char *ppath, int t)
     NC(nc_def_var(p, "area", NC_DOUBLE, 2, pd + 2, &pa));
     RS(raster_def_var(f, r, "v", t, 4, d, NULL, m, &v));
     NC(nc_def_var(p, "v", t, 4, pd, &pv));
+    if (keep_weights)
+        RS(raster_var_set_stats_weights(v, "area"));
     raster_mask_free(m);
     if (t == NC_SHORT) { /* a fill value of the writer's choice */
         short fv = -15000 + 30 * 7;
@@ -237,6 +241,54 @@ static void same(const raster_stats *got, const raster_stats *want,
     }
 }
 
+/* The stats dataset itself (docs/FORMAT.md): every record and region
+ * fresh after close, equal to the expectation region by region, weighted
+ * fields kept exactly when keep_weights. */
+static void check_stored(const char *rpath, const char *ppath, int t)
+{
+    int nc, g, sv;
+    NC(nc_open(rpath, NC_NOWRITE, &nc));
+    g = raster_storage_grp(nc, "v");
+    NC(nc_inq_varid(g, "stats", &sv));
+    static double rows[NT][NZ][3][12];
+    NC(nc_get_var_double(g, sv, &rows[0][0][0][0]));
+    char wname[16] = "";
+    size_t wl = 0;
+    if (nc_inq_attlen(g, sv, "weights", &wl) == NC_NOERR)
+        NC(nc_get_att_text(g, sv, "weights", wname));
+    assert_string_equal(wname, keep_weights ? "area" : "");
+    NC(nc_close(nc));
+    raster_stats want[NT * NZ];
+    for (int r = 1; r <= 3; r++) {
+        int in[4] = {0};
+        in[r] = 1;
+        expect(ppath, t, in, 1, want);
+        for (size_t o = 0; o < NT * NZ; o++) {
+            const double *f = rows[o / NZ][o % NZ][r - 1];
+            if (o == 2 * NZ) { /* record (2, 0): never written */
+                assert_true(f[0] == 0);
+                continue;
+            }
+            assert_true(f[0] == 1); /* fresh */
+            raster_stats got = {.count = (uint64_t)f[1], .sum = f[2],
+                                .sumsq = f[3], .m2 = f[4], .min = f[5],
+                                .max = f[6], .wcount = (uint64_t)f[7],
+                                .wsum = f[8], .wtotal = f[9], .wm2 = f[10]};
+            if (got.count == 0)
+                got.min = got.max = NAN;
+            raster_stats w = want[o];
+            if (!keep_weights) {
+                assert_true(f[11] == -1);
+                w.wcount = 0;
+                w.wsum = w.wtotal = w.wm2 = 0;
+            } else {
+                assert_true(f[11] >= 0);
+            }
+            same(&got, &w, 1);
+        }
+    }
+}
+
 static void check_type(int t)
 {
     char rpath[512], ppath[512];
@@ -258,9 +310,11 @@ static void check_type(int t)
             in[sets[s][k]] = 1;
         for (int weighted = 0; weighted < 2; weighted++) {
             expect(ppath, t, in, weighted, want);
-            for (int small = 0; small < 2; small++) {
-                /* 1 byte: every record a block of its own */
-                stats_block_bytes = small ? 1 : (size_t)8 << 20;
+            for (int small = 0; small < 4; small++) {
+                /* 1 byte: every record a block of its own; from the
+                 * stored statistics and from the data */
+                stats_block_bytes = small % 2 ? 1 : (size_t)8 << 20;
+                stats_use_stored = small < 2;
                 memset(got, 0xa5, sizeof got);
                 RS(raster_region_statistics(v, sets[s], nset[s], os, oc,
                                             weighted ? "area" : NULL, got));
@@ -277,7 +331,9 @@ static void check_type(int t)
         }
     }
     stats_block_bytes = (size_t)8 << 20;
+    stats_use_stored = 1;
     RS(raster_close(f));
+    check_stored(rpath, ppath, t);
 }
 
 static void test_types(void **state)
@@ -285,6 +341,16 @@ static void test_types(void **state)
     (void)state;
     for (size_t i = 0; i < sizeof types / sizeof *types; i++)
         check_type(types[i]);
+}
+
+/* The same with the weights kept in the stored statistics. */
+static void test_types_weighted(void **state)
+{
+    (void)state;
+    keep_weights = 1;
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        check_type(types[i]);
+    keep_weights = 0;
 }
 
 /* Merging the regions' statistics gives those of their union; derived
@@ -329,6 +395,119 @@ static void test_merge_and_values(void **state)
     assert_true(raster_stats_value(&none, RASTER_STAT_SUM, 0) == 0);
     assert_true(isnan(raster_stats_value(&s, 99, 0)));
     RS(raster_close(f));
+}
+
+/* Statistics of region 1 at every record, from the stored ones or not. */
+static void region1(raster_var *v, int stored, const char *w,
+                    raster_stats *out)
+{
+    size_t os[2] = {0, 0}, oc[2] = {NT, NZ};
+    stats_use_stored = stored;
+    RS(raster_region_statistics(v, (int32_t[]){1}, 1, os, oc, w, out));
+    stats_use_stored = 1;
+}
+
+/* Reads take the stored statistics (a value planted in them is what they
+ * return), unless the weights changed since they were kept. */
+static void test_stored_used(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "u.nc");
+    tmpdir_path(ppath, sizeof ppath, "up.nc");
+    rng_seed(3);
+    keep_weights = 1;
+    write_files(rpath, ppath, NC_DOUBLE);
+    keep_weights = 0;
+    int nc, g, sv;
+    NC(nc_open(rpath, NC_WRITE, &nc));
+    g = raster_storage_grp(nc, "v");
+    NC(nc_inq_varid(g, "stats", &sv));
+    double planted = 12345.5;
+    NC(nc_put_var1_double(g, sv, (size_t[]){1, 1, 0, 2}, &planted));
+    NC(nc_close(nc));
+    raster_file *f;
+    raster_var *v;
+    raster_stats a[NT * NZ], b[NT * NZ], c[NT * NZ];
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    region1(v, 1, NULL, a);
+    region1(v, 0, NULL, b);
+    assert_true(a[NZ + 1].sum == planted);
+    assert_true(b[NZ + 1].sum != planted);
+    a[NZ + 1].sum = b[NZ + 1].sum;
+    same(a, b, NT * NZ);
+    region1(v, 1, "area", a);
+    region1(v, 0, "area", b);
+    assert_true(a[NZ + 1].sum == planted);
+    a[NZ + 1].sum = b[NZ + 1].sum;
+    same(a, b, NT * NZ);
+    RS(raster_close(f));
+    /* other weights than those kept: computed from the data */
+    NC(nc_open(rpath, NC_WRITE, &nc));
+    int av;
+    NC(nc_inq_varid(nc, "area", &av));
+    double w0 = 40;
+    NC(nc_put_var1_double(nc, av, (size_t[]){0, 0}, &w0));
+    NC(nc_close(nc));
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    region1(v, 1, "area", a);
+    region1(v, 0, "area", b);
+    same(a, b, NT * NZ);
+    region1(v, 1, NULL, c); /* the unweighted ones still stored */
+    assert_true(c[NZ + 1].sum == planted);
+    RS(raster_close(f));
+}
+
+/* A writable session: a partial write makes the record's statistics
+ * stale (reads compute them from the data until close), a whole write
+ * fresh again; close recomputes what is stale. */
+static void test_session(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "w.nc");
+    tmpdir_path(ppath, sizeof ppath, "wp.nc");
+    rng_seed(4);
+    keep_weights = 1;
+    write_files(rpath, ppath, NC_FLOAT);
+    keep_weights = 0;
+    raster_file *f;
+    raster_var *v;
+    raster_stats a[NT * NZ], b[NT * NZ], want[NT * NZ];
+    RS(raster_open(rpath, RASTER_WRITE, &f));
+    RS(raster_var_find(f, "v", &v));
+    int p, pv;
+    NC(nc_open(ppath, NC_WRITE, &p));
+    NC(nc_inq_varid(p, "v", &pv));
+    double vals[NY * NX];
+    for (size_t i = 0; i < NY * NX; i++)
+        vals[i] = (double)i * 3 - 50;
+    /* a column through regions 1 only, of record (0, 0) */
+    put_both(v, p, pv, (size_t[]){0, 0, 0, 1}, (size_t[]){1, 1, NY, 1},
+             vals);
+    NC(nc_sync(p));
+    int in[4] = {0, 1, 0, 0};
+    expect(ppath, NC_FLOAT, in, 1, want);
+    region1(v, 1, "area", a);
+    region1(v, 0, "area", b);
+    same(a, want, NT * NZ);
+    same(b, want, NT * NZ);
+    /* record (1, 2) partly, then whole */
+    put_both(v, p, pv, (size_t[]){1, 2, 3, 0}, (size_t[]){1, 1, 1, 2},
+             vals);
+    put_both(v, p, pv, (size_t[]){1, 2, 0, 0}, (size_t[]){1, 1, NY, NX},
+             vals);
+    NC(nc_sync(p));
+    expect(ppath, NC_FLOAT, in, 1, want);
+    region1(v, 1, "area", a);
+    same(a, want, NT * NZ);
+    RS(raster_close(f));
+    NC(nc_close(p));
+    keep_weights = 1;
+    check_stored(rpath, ppath, NC_FLOAT);
+    keep_weights = 0;
 }
 
 static void test_errors(void **state)
@@ -379,7 +558,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_types),
+        cmocka_unit_test(test_types_weighted),
         cmocka_unit_test(test_merge_and_values),
+        cmocka_unit_test(test_stored_used),
+        cmocka_unit_test(test_session),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, tmpdir_remove);
