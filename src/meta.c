@@ -256,7 +256,8 @@ static int pack_group_tables(raster_var *v, int g)
         char vn[NC_MAX_NAME + 1];
         if ((st = nc_inq_varname(g, ids[i], vn)) != NC_NOERR)
             return meta_ncfail(st, "listing the tables of", v->name);
-        if (strcmp(vn, "data") != 0)
+        /* the statistics keep their record chunks, undeflated */
+        if (strcmp(vn, "data") != 0 && strcmp(vn, STATS_VAR) != 0)
             rc = compress_table(g, ids[i], strcmp(vn, "mask") ? NULL : tile,
                                 v->name);
     }
