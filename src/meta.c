@@ -466,8 +466,9 @@ static int define_region_tables(raster_var *v, size_t nchunk_rows,
 }
 
 /* The stored statistics (statstore.h, docs/FORMAT.md): a row of
- * STATS_FIELDS doubles per record and region, chunked a record at a time,
- * its fill value 0 (STATS_ABSENT) for records never computed. */
+ * STATS_FIELDS doubles per record and region, chunked a record at a time;
+ * records never computed hold netCDF's default fill value, whose state is
+ * neither fresh nor stale (and that no reader masks a 0 for). */
 static int define_stats(raster_var *v)
 {
     int rc = RASTER_OK, no = var_nouter(v), dims[RASTER_MAX_DIMS], id;
@@ -478,7 +479,6 @@ static int define_stats(raster_var *v)
     }
     chunk[no] = v->nregions;
     chunk[no + 1] = STATS_FIELDS;
-    double zero = 0;
     if (nc_failed(nc_def_dim(v->grpid, STATS_REGION_DIM, v->nregions,
                              &dims[no]),
                   "defining the statistics of", v->name, &rc) ||
@@ -490,8 +490,6 @@ static int define_stats(raster_var *v)
                   "defining the statistics of", v->name, &rc) ||
         nc_failed(nc_def_var_chunking(v->grpid, id, NC_CHUNKED, chunk),
                   "chunking the statistics of", v->name, &rc) ||
-        nc_failed(nc_def_var_fill(v->grpid, id, 0, &zero),
-                  "defining the statistics of", v->name, &rc) ||
         nc_failed(nc_put_att_text(v->grpid, id, "columns",
                                   strlen(STATS_COLUMNS), STATS_COLUMNS),
                   "describing the statistics of", v->name, &rc))

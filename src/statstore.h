@@ -23,8 +23,8 @@ enum {
     SF_STATE, SF_COUNT, SF_SUM, SF_SUMSQ, SF_M2, SF_MIN, SF_MAX, SF_WCOUNT,
     SF_WSUM, SF_WTOTAL, SF_WM2, SF_WCRC, STATS_FIELDS
 };
-/* SF_STATE: never computed (the fill value), fresh, or stale */
-#define STATS_ABSENT 0
+/* SF_STATE: fresh, stale, or anything else (netCDF's default fill value:
+ * never computed) */
 #define STATS_FRESH 1
 #define STATS_STALE 2
 

@@ -4,10 +4,15 @@
 # numpy's float64 statistics of the original file (masked to the regions,
 # fill values and NaN left out, weights applied) within 1e-9 relative, for
 # every numeric type, over --start/--count boxes; usage and input errors.
-# usage: test_stat.sh RASTERGET RASTERCONVERT   (env: PYTHON)
+# The statistics kept in the file (docs/FORMAT.md, "Stored statistics") by
+# rasterconvert --weights and by a program under the shim (RASTER_WEIGHTS;
+# whole-record writes, partial writes, overwrites, an append) equal numpy's
+# region by region and record by record.
+# usage: test_stat.sh RASTERGET RASTERCONVERT SHIM   (env: PYTHON)
 set -u
 rg=$1 rc=$2
 . "$(dirname "$0")/lib.sh"
+use_shim "$3"
 
 need_python
 
@@ -183,6 +188,140 @@ else
     fail "statistics differ from numpy's"; head -30 "$tmp/log"
 fi
 tail -1 "$tmp/log"
+
+# stored.py FILE PLAIN VAR WEIGHTS: the stats dataset of VAR in raster file
+# FILE (read on disk, without the shim) equals numpy's statistics of the
+# values of PLAIN (a plain file, or FILE read through the shim), per record
+# and region; weighted fields kept when WEIGHTS is not "-"
+cat > "$tmp/stored.py" <<'PY'
+import sys, numpy as np, netCDF4
+raster, plain, var, wname = sys.argv[1:5]
+with netCDF4.Dataset(plain) as d:
+    v = d[var]; v.set_auto_mask(False)
+    raw = v[:]
+    x = raw.astype(np.float64)
+    x[raw == v._FillValue] = np.nan
+    area = d["TAREA"][:].filled(np.nan).astype(np.float64)
+with netCDF4.Dataset(raster) as d:
+    g = [s for s in d.groups.values()
+         if getattr(s, "raster_variable", None) == var][0]
+    g["stats"].set_auto_mask(False)
+    st = g["stats"][:]
+    ids = np.asarray(g.raster_regions).reshape(-1, 8)[:, 0]
+    mask = g["mask"][:]
+    kept = getattr(g["stats"], "weights", "-")
+    cols = g["stats"].columns.split()
+bad = 0
+if kept != wname:
+    print(f"FAIL: {var}: weights {kept!r}, wanted {wname!r}"); bad += 1
+for idx in np.ndindex(*x.shape[:-2]):
+    for r, rid in enumerate(ids):
+        row = dict(zip(cols, st[idx + (r,)]))
+        c = x[idx][mask == rid]
+        w = area[mask == rid]
+        ok = ~np.isnan(c)
+        wok = ok & ~np.isnan(w)
+        if row["state"] not in (1, 2) and not ok.any():
+            continue  # never written: left to the data (count 0)
+        if row["state"] != 1:
+            print(f"FAIL: {var} {idx} region {rid}: state {row['state']}")
+            bad += 1; continue
+        want = {"count": ok.sum(), "sum": c[ok].sum(),
+                "sumsq": (c[ok] ** 2).sum(),
+                "m2": ((c[ok] - c[ok].mean()) ** 2).sum() if ok.any() else 0,
+                "min": c[ok].min() if ok.any() else np.nan,
+                "max": c[ok].max() if ok.any() else np.nan}
+        if wname != "-":
+            wm = np.average(c[wok], weights=w[wok]) if wok.any() else 0
+            want.update({"wcount": wok.sum(), "wsum": (c[wok] * w[wok]).sum(),
+                         "wtotal": w[wok].sum(),
+                         "wm2": (w[wok] * (c[wok] - wm) ** 2).sum()})
+        else:
+            want.update({"weights_crc32c": -1})
+        scale = np.abs(c[ok]).max() if ok.any() else 0
+        for k, want_v in want.items():
+            got = row[k]
+            s = scale * (np.nanmax(w) if k.startswith("w") else 1)
+            s = s * s if k in ("sumsq",) else s
+            if not ((np.isnan(got) and np.isnan(want_v)) or
+                    abs(got - want_v) <= 1e-9 * max(abs(want_v), s)):
+                print(f"FAIL: {var} {idx} region {rid} {k}: {got!r} != "
+                      f"{want_v!r}"); bad += 1
+sys.exit(1 if bad else 0)
+PY
+
+# rasterconvert --weights: every type's statistics kept, weighted
+expect 0 "convert --weights" "$rc" --mask "$tmp/in.nc:REGION_MASK" \
+    --weights TAREA "$tmp/in.nc" "$tmp/rw.nc"
+for v in Vb VB Vs VS Vi VI Vl VL Vf Vd; do
+    if "$PY" "$tmp/stored.py" "$tmp/rw.nc" "$tmp/in.nc" $v TAREA; then ok
+    else fail "stored statistics of $v (rasterconvert --weights)"; fi
+done
+if "$PY" "$tmp/stored.py" "$tmp/r.nc" "$tmp/in.nc" Vd -; then ok
+else fail "stored statistics of Vd (rasterconvert)"; fi
+expect 2 "--weights with --format 2" "$rc" --mask "$tmp/in.nc:REGION_MASK" \
+    --weights TAREA --format 2 "$tmp/in.nc" "$tmp/x.nc"
+expect 1 "--weights naming no variable" "$rc" \
+    --mask "$tmp/in.nc:REGION_MASK" --weights NOPE "$tmp/in.nc" "$tmp/x.nc"
+no_output "$tmp/x.nc" "--weights naming no variable"
+# from the stored weighted statistics: what numpy says
+p=$("$rg" "$tmp/rw.nc" --var Vf --region Atlantic_Ocean --stat mean \
+    --weights TAREA --json) || fail "rasterget on rw.nc"
+q=$("$rg" "$tmp/r.nc" --var Vf --region Atlantic_Ocean --stat mean \
+    --weights TAREA --json) || fail "rasterget on r.nc"
+if "$PY" -c 'import json, sys, numpy as np
+a, b = (np.array(json.loads(s)["values"], float) for s in sys.argv[1:3])
+sys.exit(0 if np.allclose(a, b, rtol=1e-12, atol=0, equal_nan=True) else 1)' \
+    "$p" "$q"; then ok; else fail "stored and computed weighted means differ"; fi
+
+# a program under the shim, RASTER_WEIGHTS=TAREA: records written whole,
+# in part, overwritten, and one appended after a reopen
+cat > "$tmp/writer.py" <<'PY'
+import sys, numpy as np, netCDF4
+src, out, step = sys.argv[1:4]
+with netCDF4.Dataset(src) as s:
+    area = s["TAREA"][:]
+    mask = s["REGION_MASK"][:]
+    ny, nx = mask.shape
+rng = np.random.default_rng(int(step) + 40)
+if step == "0":
+    with netCDF4.Dataset(out, "w", format="NETCDF4") as d:
+        d.createDimension("time", None); d.createDimension("nlat", ny)
+        d.createDimension("nlon", nx)
+        a = d.createVariable("TAREA", "f8", ("nlat", "nlon"), fill_value=-1.0)
+        a[:] = area
+        t = d.createVariable("T", "f4", ("time", "nlat", "nlon"),
+                             fill_value=np.float32(-99))
+        for k in range(3):                       # whole records
+            t[k] = rng.normal(10, 3, (ny, nx)).astype("f4")
+        t[3, 2:6, 1:9] = rng.normal(0, 1, (4, 8))  # part of a new record
+        t[1, 5, :] = -99                         # fill values written
+        t[0, :, 3:5] = rng.normal(5, 1, (ny, 2))  # a partial overwrite
+        t[2] = rng.normal(1, 1, (ny, nx))         # a whole overwrite
+else:
+    with netCDF4.Dataset(out, "a") as d:
+        d["T"][4] = rng.normal(2, 2, (ny, nx))    # appended
+        d["T"][3, 0, :] = 7.5                     # and one more row
+PY
+under RASTER_MASK="$tmp/in.nc:REGION_MASK" RASTER_WEIGHTS=TAREA \
+    "$PY" "$tmp/writer.py" "$tmp/in.nc" "$tmp/shim.nc" 0 ||
+    fail "writer under the shim"
+under RASTER_MASK="$tmp/in.nc:REGION_MASK" RASTER_WEIGHTS=TAREA \
+    "$PY" "$tmp/writer.py" "$tmp/in.nc" "$tmp/shim.nc" 1 ||
+    fail "appending under the shim"
+# the values as a program sees them, through the shim
+under "$PY" -c 'import sys, netCDF4
+with netCDF4.Dataset(sys.argv[1]) as s, \
+     netCDF4.Dataset(sys.argv[2], "w", format="NETCDF4") as d:
+    for n, dim in s.dimensions.items():
+        d.createDimension(n, None if dim.isunlimited() else len(dim))
+    for n, v in s.variables.items():
+        o = d.createVariable(n, v.dtype, v.dimensions,
+                             fill_value=v._FillValue)
+        v.set_auto_mask(False); o.set_auto_mask(False); o[:] = v[:]' \
+    "$tmp/shim.nc" "$tmp/shim_plain.nc" || fail "reading back under the shim"
+if on_disk "$PY" "$tmp/stored.py" "$tmp/shim.nc" "$tmp/shim_plain.nc" T \
+    TAREA; then ok; else fail "stored statistics written under the shim"; fi
 
 # usage errors (2) and input errors (1), no output left behind
 expect 2 "unknown statistic" "$rg" "$tmp/r.nc" --var Vd --region 1 \

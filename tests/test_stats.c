@@ -266,7 +266,7 @@ static void check_stored(const char *rpath, const char *ppath, int t)
         for (size_t o = 0; o < NT * NZ; o++) {
             const double *f = rows[o / NZ][o % NZ][r - 1];
             if (o == 2 * NZ) { /* record (2, 0): never written */
-                assert_true(f[0] == 0);
+                assert_true(f[0] == NC_FILL_DOUBLE);
                 continue;
             }
             assert_true(f[0] == 1); /* fresh */
