@@ -881,10 +881,13 @@ typedef struct raster_stats {
  *  raster_stats then). `weights` is NULL or the name of a numeric netCDF
  *  variable over the variable's two grid dimensions, looked up in the
  *  variable's group and then its ancestors (e.g. a cell area, TAREA).
- *  The values are read in one streaming pass over the regions, a few
- *  records at a time (at most 8 MiB of values, or one record), never the
- *  whole box at once; the weights are read once, over the regions'
- *  bounding box.
+ *  A record comes from the statistics the file keeps (docs/FORMAT.md,
+ *  "Stored statistics") when they are fresh for every region asked for
+ *  (and, with `weights`, were kept with that variable as it is now: the
+ *  CRC32C of its values); the others from the values, read in one
+ *  streaming pass over the regions, a few records at a time (at most 8
+ *  MiB of values, or one record), never the whole box at once; the
+ *  weights are read once, over the regions' bounding box.
  *  @return RASTER_OK, RASTER_EINVAL (NULL argument, box out of range,
  *  weights not over the grid or not numeric), RASTER_ENOTFOUND (a region
  *  or the weight variable), RASTER_ENOMEM, RASTER_EOVERFLOW, and the
@@ -908,6 +911,19 @@ RASTER_API int raster_region_statistics(raster_var *var,
  *  they were kept, format 2, or a parallel file), RASTER_ENETCDF. */
 RASTER_API int raster_var_set_stats_weights(raster_var *var,
                                             const char *name);
+
+/*! raster_var_stats_info() :
+ *  What the file keeps for region `id` of `var`: the name of the weight
+ *  variable of its weighted fields (*weights, owned by var; NULL when
+ *  none; `weights` may be NULL), and how many records have fresh
+ *  statistics (*fresh) and stale ones (*stale; records of a partial
+ *  write not yet recomputed: only in a file whose writer died, or still
+ *  open for writing). The others were never computed.
+ *  @return RASTER_OK, RASTER_EINVAL, RASTER_ENOTFOUND (no such region, or
+ *  the variable keeps no statistics), RASTER_ENETCDF, RASTER_ENOMEM. */
+RASTER_API int raster_var_stats_info(raster_var *var, int32_t id,
+                                     const char **weights, size_t *fresh,
+                                     size_t *stale);
 
 /*! raster_stats_merge() :
  *  Folds b into a: the statistics of the union of their cells (Chan's

@@ -20,6 +20,7 @@
 #include "integrity.h"
 #include "ncbind.h"
 #include "regions.h"
+#include "state.h"
 
 /* Neumaier's compensated sum: plain double sums of a million values lose
  * up to 1e-10 relative, near the 1e-9 the statistics promise. */
@@ -748,4 +749,55 @@ int statstore_get(raster_var *v, const int32_t *ids, size_t nids,
     raster_free(sel);
     raster_free(rows);
     return rc;
+}
+
+int raster_var_stats_info(raster_var *v, int32_t id, const char **weights,
+                          size_t *fresh, size_t *stale)
+{
+    if (!var_ok(v) || !fresh || !stale)
+        return raster_fail(RASTER_EINVAL, "NULL argument");
+    *fresh = *stale = 0;
+    if (weights)
+        *weights = NULL;
+    int rc = lookup(v);
+    if (rc)
+        return rc;
+    long pos = regions_pos(v, id);
+    if (pos < 0)
+        return raster_fail(RASTER_ENOTFOUND, "%s has no region %d", v->name,
+                           (int)id);
+    if (v->stats_var < 0)
+        return raster_fail(RASTER_ENOTFOUND, "%s keeps no statistics",
+                           v->name);
+    if (weights)
+        *weights = v->stats_weights;
+    int no = var_nouter(v);
+    size_t shape[RASTER_MAX_DIMS], n = 1;
+    if ((rc = var_outer_shape(v, shape)) != RASTER_OK)
+        return rc;
+    for (int i = 0; i < no; i++)
+        n *= shape[i];
+    if (n == 0)
+        return RASTER_OK;
+    double *state = raster_reallocarray(NULL, n, sizeof *state);
+    if (!state)
+        return raster_fail(RASTER_ENOMEM, "out of memory");
+    size_t st[RASTER_MAX_DIMS + 2] = {0}, ct[RASTER_MAX_DIMS + 2];
+    for (int i = 0; i < no; i++)
+        ct[i] = shape[i];
+    st[no] = (size_t)pos;
+    st[no + 1] = SF_STATE;
+    ct[no] = ct[no + 1] = 1;
+    int s = nc_get_vara_double(v->grpid, v->stats_var, st, ct, state);
+    if (s != NC_NOERR) {
+        raster_free(state);
+        return raster_fail_nc(RASTER_ENETCDF, s, "%s: reading its "
+                              "statistics: %s", v->name, nc_strerror(s));
+    }
+    for (size_t i = 0; i < n; i++) {
+        *fresh += state[i] == STATS_FRESH;
+        *stale += state[i] == STATS_STALE;
+    }
+    raster_free(state);
+    return RASTER_OK;
 }

@@ -8,9 +8,10 @@
 # rasterconvert --weights and by a program under the shim (RASTER_WEIGHTS;
 # whole-record writes, partial writes, overwrites, an append) equal numpy's
 # region by region and record by record.
-# usage: test_stat.sh RASTERGET RASTERCONVERT SHIM   (env: PYTHON)
+# rasterstat --stats reports them.
+# usage: test_stat.sh RASTERGET RASTERCONVERT SHIM RASTERSTAT (env: PYTHON)
 set -u
-rg=$1 rc=$2
+rg=$1 rc=$2 rs=$4
 . "$(dirname "$0")/lib.sh"
 use_shim "$3"
 
@@ -322,6 +323,40 @@ with netCDF4.Dataset(sys.argv[1]) as s, \
     "$tmp/shim.nc" "$tmp/shim_plain.nc" || fail "reading back under the shim"
 if on_disk "$PY" "$tmp/stored.py" "$tmp/shim.nc" "$tmp/shim_plain.nc" T \
     TAREA; then ok; else fail "stored statistics written under the shim"; fi
+
+# rasterstat --stats: kept and fresh everywhere; over all records what
+# numpy says
+expect 0 "rasterstat --stats --json" "$rs" "$tmp/rw.nc" --stats --var Vs \
+    --region Pacific_Ocean --region 10 --json
+if "$PY" - "$tmp/out" "$tmp/in.nc" <<'PY'
+import sys, json, numpy as np, netCDF4
+j = json.load(open(sys.argv[1]))
+with netCDF4.Dataset(sys.argv[2]) as d:
+    v = d["Vs"]; v.set_auto_mask(False); raw = v[:]
+    x = raw.astype(np.float64); x[raw == v._FillValue] = np.nan
+    mask = d["REGION_MASK"][:]
+    area = d["TAREA"][:].filled(np.nan)
+assert len(j) == 1 and j[0]["var"] == "Vs" and j[0]["kept"], j
+assert j[0]["weights"] == "TAREA" and j[0]["records"] == x.shape[0] * x.shape[1]
+assert [r["id"] for r in j[0]["regions"]] == [2, 10], j
+for r in j[0]["regions"]:
+    c = x[..., mask == r["id"]]
+    w = np.broadcast_to(area[mask == r["id"]], c.shape)
+    ok = ~np.isnan(c); wok = ok & ~np.isnan(w)
+    assert r["fresh"] == j[0]["records"] and r["stale"] == 0, r
+    assert r["count"] == ok.sum(), r
+    for k, want in (("mean", c[ok].mean()), ("std", c[ok].std()),
+                    ("min", c[ok].min()), ("max", c[ok].max()),
+                    ("weighted_mean", np.average(c[wok], weights=w[wok]))):
+        assert abs(r[k] - want) <= 1e-9 * abs(want), (k, r[k], want)
+PY
+then ok; else fail "rasterstat --stats differs from numpy"; fi
+expect 0 "rasterstat --stats (tables)" "$rs" "$tmp/r.nc" --stats --var Vf
+if grep -q "statistics kept" "$tmp/out" && grep -q "Atlantic_Ocean" "$tmp/out"
+then ok; else fail "rasterstat --stats tables"; cat "$tmp/out"; fi
+expect 2 "--stats with --plot" "$rs" "$tmp/r.nc" --stats --plot "$tmp/x.png"
+expect 1 "--stats of an unknown region" "$rs" "$tmp/r.nc" --stats \
+    --region Nowhere
 
 # usage errors (2) and input errors (1), no output left behind
 expect 2 "unknown statistic" "$rg" "$tmp/r.nc" --var Vd --region 1 \

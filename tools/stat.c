@@ -5,12 +5,14 @@
  */
 #include "stat.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <netcdf.h>
 
+#include "cli.h"
 #include "copy.h"
 
 #define MAX_OUTER 32
@@ -339,4 +341,167 @@ int stat_write_json(const stat_req *r, FILE *f)
     fputs("}\n", f);
     free(x);
     return 0;
+}
+
+/* A JSON number, null when not finite. */
+static void json_num(double x)
+{
+    if (isfinite(x))
+        printf("%.17g", x);
+    else
+        fputs("null", stdout);
+}
+
+/* One region of one variable: its line or JSON object. */
+static int report_region(raster_var *v, int32_t id, const size_t *shape,
+                         int json, int first)
+{
+    const char *w = NULL, *name = raster_mask_region_name(raster_var_mask(v),
+                                                          id);
+    size_t fresh = 0, stale = 0, n = 1;
+    int no = raster_var_ndims(v) - 2;
+    /* the region exists (the caller found it): ENOTFOUND says the
+     * variable keeps no statistics */
+    int rc = raster_var_stats_info(v, id, &w, &fresh, &stale);
+    if (rc != RASTER_OK && rc != RASTER_ENOTFOUND)
+        return copy_err("%s: %s", raster_var_name(v), raster_errmsg());
+    for (int i = 0; i < no; i++)
+        n *= shape[i];
+    raster_stats *s = malloc((n ? n : 1) * sizeof *s);
+    if (!s)
+        return copy_err("out of memory for %zu records", n);
+    size_t start[MAX_OUTER] = {0};
+    rc = raster_region_statistics(v, &id, 1, start, shape, w, s);
+    if (rc != RASTER_OK) {
+        free(s);
+        return copy_err("%s: %s", raster_var_name(v), raster_errmsg());
+    }
+    raster_stats all = {.min = NAN, .max = NAN};
+    for (size_t i = 0; i < n; i++)
+        raster_stats_merge(&all, &s[i]);
+    free(s);
+    double mean = raster_stats_value(&all, RASTER_STAT_MEAN, 0);
+    double wmean = raster_stats_value(&all, RASTER_STAT_MEAN, 1);
+    double sd = raster_stats_value(&all, RASTER_STAT_STD, 0);
+    if (json) {
+        printf("%s{\"id\": %d, \"name\": ", first ? "" : ", ", (int)id);
+        if (name)
+            json_str(stdout, name);
+        else
+            fputs("null", stdout);
+        printf(", \"fresh\": %zu, \"stale\": %zu, \"count\": %llu, "
+               "\"mean\": ", fresh, stale, (unsigned long long)all.count);
+        json_num(mean);
+        fputs(", \"min\": ", stdout);
+        json_num(raster_stats_value(&all, RASTER_STAT_MIN, 0));
+        fputs(", \"max\": ", stdout);
+        json_num(raster_stats_value(&all, RASTER_STAT_MAX, 0));
+        fputs(", \"std\": ", stdout);
+        json_num(sd);
+        fputs(", \"weighted_mean\": ", stdout);
+        if (w)
+            json_num(wmean);
+        else
+            fputs("null", stdout);
+        fputs("}", stdout);
+    } else {
+        printf("%6d %-20.20s %7zu %7zu %12llu %14.7g %14.7g %14.7g %14.7g",
+               (int)id, name ? name : "-", fresh, stale,
+               (unsigned long long)all.count, mean,
+               raster_stats_value(&all, RASTER_STAT_MIN, 0),
+               raster_stats_value(&all, RASTER_STAT_MAX, 0), sd);
+        if (w)
+            printf(" %14.7g", wmean);
+        printf("\n");
+    }
+    return 0;
+}
+
+static int report(raster_file *f, const char *file, const char *var,
+                  char *const *regions, size_t nregions, int json)
+{
+    int found = 0, st = 0;
+    if (json)
+        printf("[");
+    for (size_t i = 0; i < raster_file_nvars(f) && st == 0; i++) {
+        raster_var *v = raster_file_var(f, i);
+        if (var && strcmp(var, raster_var_name(v)) != 0)
+            continue;
+        size_t shape[MAX_OUTER + 2], records = 1;
+        int no = raster_var_ndims(v) - 2;
+        if (raster_var_dims(v, NULL, shape, NULL) != RASTER_OK)
+            return copy_err("%s: %s", raster_var_name(v), raster_errmsg());
+        for (int d = 0; d < no; d++)
+            records *= shape[d];
+        /* the regions: those named, else the mesh's */
+        const raster_mesh *mesh = NULL;
+        size_t n = nregions;
+        if (!n) {
+            if (!(mesh = raster_var_mesh(v)))
+                return copy_err("%s: %s", raster_var_name(v),
+                                raster_errmsg());
+            n = raster_mesh_nregions(mesh);
+        }
+        const char *w = NULL;
+        size_t fr, sl;
+        int32_t id0 = 0;
+        if (mesh) {
+            raster_region_stats rs;
+            raster_mesh_region(mesh, 0, &rs);
+            id0 = rs.id;
+        } else if (raster_region_lookup(v, regions[0], &id0) != RASTER_OK) {
+            return copy_err("%s: unknown region '%s': %s",
+                            raster_var_name(v), regions[0], raster_errmsg());
+        }
+        int kept = raster_var_stats_info(v, id0, &w, &fr, &sl) == RASTER_OK;
+        if (json) {
+            printf("%s{\"var\": ", found ? ", " : "");
+            json_str(stdout, raster_var_name(v));
+            printf(", \"kept\": %s, \"weights\": ", kept ? "true" : "false");
+            if (w)
+                json_str(stdout, w);
+            else
+                fputs("null", stdout);
+            printf(", \"records\": %zu, \"regions\": [", records);
+        } else {
+            printf("%s%s: %zu records; statistics %s%s%s\n", found ? "\n" : "",
+                   raster_var_name(v), records,
+                   kept ? "kept" : "not kept (computed from the data)",
+                   w ? ", weighted by " : "", w ? w : "");
+            printf("%6s %-20s %7s %7s %12s %14s %14s %14s %14s%s\n", "id",
+                   "name", "fresh", "stale", "count", "mean", "min", "max",
+                   "std", w ? "          wmean" : "");
+        }
+        found++;
+        for (size_t k = 0; k < n && st == 0; k++) {
+            int32_t id;
+            if (mesh) {
+                raster_region_stats rs;
+                raster_mesh_region(mesh, k, &rs);
+                id = rs.id;
+            } else if (raster_region_lookup(v, regions[k], &id) != RASTER_OK) {
+                st = copy_err("%s: unknown region '%s': %s",
+                              raster_var_name(v), regions[k],
+                              raster_errmsg());
+                break;
+            }
+            st = report_region(v, id, shape, json, k == 0);
+        }
+        if (json && st == 0)
+            printf("]}");
+    }
+    if (json && st == 0)
+        printf("]\n");
+    if (st == 0 && var && !found)
+        st = copy_err("no raster variable '%s' in %s", var, file);
+    return st;
+}
+
+int stat_report(raster_file *f, const char *file, const char *var,
+                char *const *regions, size_t nregions, int json)
+{
+    int st = report(f, file, var, regions, nregions, json);
+    if (fflush(stdout) != 0 && st == 0)
+        st = copy_err("writing the report: %s", strerror(errno));
+    return st == 0 ? CLI_OK : CLI_EINPUT;
 }

@@ -38,4 +38,12 @@ int stat_write_nc(const stat_req *r, int out);
  * with a message. */
 int stat_write_json(const stat_req *r, FILE *f);
 
+/* rasterstat --stats: for each raster variable of `f` (or `var` alone)
+ * and each region (or those named in regions[0..nregions)): the records
+ * with fresh and stale stored statistics, and count, mean, min, max, std
+ * (and the weighted mean with the weights kept) over all records, as
+ * tables or one JSON array on stdout. CLI_OK, CLI_EINPUT. */
+int stat_report(raster_file *f, const char *file, const char *var,
+                char *const *regions, size_t nregions, int json);
+
 #endif
