@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <hdf5.h>
+
 #include "raster.h"
 #include "stats.h"
 #include "testutil.h"
@@ -74,6 +76,7 @@ static void put_both(raster_var *v, int pid, int pv, const size_t *start,
  * whole, record 2 partly, a few cells overwritten with the fill value
  * and other values, record 3 appended whole. */
 static int keep_weights; /* write_files names "area" the stats' weights */
+static int write_format; /* write_files' format version; 0: the default */
 
 static void write_files(const char *rpath, const char *ppath, int t)
 {
@@ -82,6 +85,8 @@ static void write_files(const char *rpath, const char *ppath, int t)
     raster_mask *m;
     RS(raster_mask_wrap(mask, NY, NX, &m));
     RS(raster_create(rpath, &f));
+    if (write_format)
+        RS(raster_file_set_format(f, write_format));
     int r = raster_file_ncid(f), p, d[4], pd[4], pv, ra, pa;
     NC(nc_create(ppath, NC_NETCDF4 | NC_CLOBBER, &p));
     const char *names[4] = {"t", "z", "y", "x"};
@@ -510,6 +515,83 @@ static void test_session(void **state)
     keep_weights = 0;
 }
 
+/* A stats dataset of another shape or type is not used: the statistics
+ * come from the data. */
+static void test_stats_damaged(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "d.nc");
+    tmpdir_path(ppath, sizeof ppath, "dp.nc");
+    rng_seed(5);
+    write_files(rpath, ppath, NC_INT);
+    raster_stats want[NT * NZ], got[NT * NZ];
+    int in[4] = {0, 1, 0, 0};
+    expect(ppath, NC_INT, in, 1, want);
+    for (int how = 0; how < 2; how++) {
+        /* replaced through HDF5 (netCDF renames no such variable) by a
+         * dataset of another shape, then of another type */
+        hid_t h = H5Fopen(rpath, H5F_ACC_RDWR, H5P_DEFAULT);
+        assert_true(h >= 0);
+        assert_true(H5Ldelete(h, "/raster_v/stats", H5P_DEFAULT) >= 0);
+        hsize_t dims[4] = {NT, NZ, 3, 12};
+        hid_t sp = H5Screate_simple(how == 0 ? 1 : 4, dims, NULL);
+        hid_t ds = H5Dcreate2(h, "/raster_v/stats",
+                              how == 0 ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT,
+                              sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        assert_true(sp >= 0 && ds >= 0);
+        int fresh[NT * NZ * 3 * 12];
+        for (size_t i = 0; i < NT * NZ * 3 * 12; i++)
+            fresh[i] = 1; /* "fresh", with nonsense values */
+        if (how == 1)
+            assert_true(H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL,
+                                 H5P_DEFAULT, fresh) >= 0);
+        H5Dclose(ds);
+        H5Sclose(sp);
+        H5Fclose(h);
+        raster_file *f;
+        raster_var *v;
+        RS(raster_open(rpath, RASTER_READ, &f));
+        RS(raster_var_find(f, "v", &v));
+        region1(v, 1, "area", got);
+        same(got, want, NT * NZ);
+        size_t fr, st;
+        assert_int_equal(raster_var_stats_info(v, 1, NULL, &fr, &st),
+                         RASTER_ENOTFOUND);
+        RS(raster_close(f));
+    }
+}
+
+/* Format 2 keeps no statistics: computed from the data; weights for
+ * them refused. */
+static void test_format2(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "f2.nc");
+    tmpdir_path(ppath, sizeof ppath, "f2p.nc");
+    rng_seed(6);
+    write_format = 2;
+    write_files(rpath, ppath, NC_SHORT);
+    write_format = 0;
+    raster_stats want[NT * NZ], got[NT * NZ];
+    int in[4] = {0, 1, 0, 0};
+    expect(ppath, NC_SHORT, in, 1, want);
+    raster_file *f;
+    raster_var *v;
+    RS(raster_open(rpath, RASTER_WRITE, &f));
+    RS(raster_var_find(f, "v", &v));
+    region1(v, 1, "area", got);
+    same(got, want, NT * NZ);
+    size_t fr, st;
+    assert_int_equal(raster_var_stats_info(v, 1, NULL, &fr, &st),
+                     RASTER_ENOTFOUND);
+    assert_int_equal(raster_var_set_stats_weights(v, "area"),
+                     RASTER_EUNSUPPORTED);
+    assert_int_equal(raster_var_set_stats_weights(v, NULL), RASTER_EINVAL);
+    RS(raster_close(f));
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -562,6 +644,8 @@ int main(void)
         cmocka_unit_test(test_merge_and_values),
         cmocka_unit_test(test_stored_used),
         cmocka_unit_test(test_session),
+        cmocka_unit_test(test_stats_damaged),
+        cmocka_unit_test(test_format2),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, tmpdir_remove);
