@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "convert.h"
 #include "error.h"
 #include "ncbind.h"
 #include "stats.h"
@@ -22,64 +21,25 @@
 size_t stats_block_bytes = (size_t)8 << 20;
 int stats_use_stored = 1;
 
-/* The weight variable `name`, seen from the variable's group upwards. */
-static int find_weights(const raster_var *v, const char *name, int *grp,
-                        int *varid)
-{
-    int g = v->parent;
-    for (;;) {
-        if (nc_inq_varid(g, name, varid) == NC_NOERR) {
-            *grp = g;
-            return RASTER_OK;
-        }
-        int parent;
-        if (nc_inq_grp_parent(g, &parent) != NC_NOERR)
-            return raster_fail(RASTER_ENOTFOUND, "no weight variable '%s' "
-                               "for %s", name, v->name);
-        g = parent;
-    }
-}
-
 /* Reads weight variable `name` at the packed cells of the selected
  * regions (ys/xs of raster_region_cells), as doubles, NaN where its
- * value is its fill value or NaN. */
+ * value is its fill value or NaN. netCDF is called under the file's lock
+ * (a handle may be read from several threads, raster.h), but not
+ * raster_var_get, whose threads take it. */
 static int read_weights(raster_var *v, const int32_t *ids, size_t nids,
                         const char *name, size_t n, double *w)
 {
-    int rc = file_netcdf(v->file);
-    int g = -1, wv = -1, nd, st;
+    int rc = file_netcdf(v->file), g = -1, wv = -1, st = NC_NOERR;
+    nc_type t = NC_NAT;
+    size_t wel = 0;
+    unsigned char fill[8];
     if (rc)
         return rc;
-    if ((rc = find_weights(v, name, &g, &wv)) != RASTER_OK)
+    lazy_lock(v->file);
+    rc = statstore_weights_var(v, name, &g, &wv, &t, &wel, fill);
+    lazy_unlock(v->file);
+    if (rc)
         return rc;
-    nc_type t;
-    int dims[NC_MAX_VAR_DIMS];
-    if ((st = nc_inq_varndims(g, wv, &nd)) != NC_NOERR)
-        return raster_fail_nc(RASTER_ENETCDF, st, "weights %s: %s", name,
-                              nc_strerror(st));
-    if (nd != 2)
-        return raster_fail(RASTER_EINVAL, "weights %s have %d dimensions, "
-                           "not the grid's 2", name, nd);
-    if ((st = nc_inq_var(g, wv, NULL, &t, NULL, dims, NULL)) != NC_NOERR)
-        return raster_fail_nc(RASTER_ENETCDF, st, "weights %s: %s", name,
-                              nc_strerror(st));
-    size_t wel = convert_type_size(t), len[2];
-    if (wel == 0)
-        return raster_fail(RASTER_EINVAL, "weights %s are not numeric",
-                           name);
-    for (int k = 0; k < 2; k++)
-        if ((st = nc_inq_dimlen(g, dims[k], &len[k])) != NC_NOERR)
-            return raster_fail_nc(RASTER_ENETCDF, st, "weights %s: %s",
-                                  name, nc_strerror(st));
-    if (len[0] != v->ny || len[1] != v->nx)
-        return raster_fail(RASTER_EINVAL, "weights %s are %zu x %zu, the "
-                           "grid of %s %zu x %zu", name, len[0], len[1],
-                           v->name, v->ny, v->nx);
-    unsigned char fill[8];
-    int nofill = 0;
-    if ((st = nc_inq_var_fill(g, wv, &nofill, fill)) != NC_NOERR)
-        return raster_fail_nc(RASTER_ENETCDF, st, "weights %s: %s", name,
-                              nc_strerror(st));
     size_t box[4];
     if ((rc = raster_region_bbox(v, ids, nids, box)) != RASTER_OK)
         return rc;
@@ -100,7 +60,12 @@ static int read_weights(raster_var *v, const int32_t *ids, size_t nids,
     if (rw) {
         if ((rc = raster_var_get(rw, start, count, NULL, raw)) != RASTER_OK)
             goto out;
-    } else if ((st = nc_get_vara(g, wv, start, count, raw)) != NC_NOERR) {
+    } else {
+        lazy_lock(v->file);
+        st = nc_get_vara(g, wv, start, count, raw);
+        lazy_unlock(v->file);
+    }
+    if (!rw && st != NC_NOERR) {
         rc = raster_fail_nc(RASTER_ENETCDF, st, "reading weights %s: %s",
                             name, nc_strerror(st));
         goto out;

@@ -318,48 +318,56 @@ int raster_var_set_stats_weights(raster_var *v, const char *name)
     return RASTER_OK;
 }
 
-int statstore_weights(raster_var *v, const char *name, double **w,
-                      uint32_t *crc)
+int statstore_weights_var(raster_var *v, const char *name, int *g,
+                          int *wv, nc_type *t, size_t *wel,
+                          unsigned char *fill)
 {
-    *w = NULL;
-    int rc = file_netcdf(v->file), g = v->parent, wv = -1, nd, st;
-    if (rc)
-        return rc;
-    for (;;) {
-        if (nc_inq_varid(g, name, &wv) == NC_NOERR)
+    int nd, st, dims[NC_MAX_VAR_DIMS];
+    for (*g = v->parent;;) {
+        if (nc_inq_varid(*g, name, wv) == NC_NOERR)
             break;
         int parent;
-        if (nc_inq_grp_parent(g, &parent) != NC_NOERR)
+        if (nc_inq_grp_parent(*g, &parent) != NC_NOERR)
             return raster_fail(RASTER_ENOTFOUND, "no weight variable '%s' "
                                "for %s", name, v->name);
-        g = parent;
+        *g = parent;
     }
-    nc_type t;
-    int dims[NC_MAX_VAR_DIMS];
     size_t len[2];
-    if ((st = nc_inq_varndims(g, wv, &nd)) != NC_NOERR ||
+    if ((st = nc_inq_varndims(*g, *wv, &nd)) != NC_NOERR ||
         (nd == 2 &&
-         ((st = nc_inq_var(g, wv, NULL, &t, NULL, dims, NULL)) != NC_NOERR ||
-          (st = nc_inq_dimlen(g, dims[0], &len[0])) != NC_NOERR ||
-          (st = nc_inq_dimlen(g, dims[1], &len[1])) != NC_NOERR)))
+         ((st = nc_inq_var(*g, *wv, NULL, t, NULL, dims, NULL)) != NC_NOERR ||
+          (st = nc_inq_dimlen(*g, dims[0], &len[0])) != NC_NOERR ||
+          (st = nc_inq_dimlen(*g, dims[1], &len[1])) != NC_NOERR)))
         return raster_fail_nc(RASTER_ENETCDF, st, "weights %s: %s", name,
                               nc_strerror(st));
     if (nd != 2)
         return raster_fail(RASTER_EINVAL, "weights %s have %d dimensions, "
                            "not the grid's 2", name, nd);
-    size_t wel = convert_type_size(t), n = v->ny * v->nx;
-    if (wel == 0)
+    if ((*wel = convert_type_size(*t)) == 0)
         return raster_fail(RASTER_EINVAL, "weights %s are not numeric",
                            name);
     if (len[0] != v->ny || len[1] != v->nx)
         return raster_fail(RASTER_EINVAL, "weights %s are %zu x %zu, the "
                            "grid of %s %zu x %zu", name, len[0], len[1],
                            v->name, v->ny, v->nx);
-    unsigned char fill[8];
     int nofill = 0;
-    if ((st = nc_inq_var_fill(g, wv, &nofill, fill)) != NC_NOERR)
+    if ((st = nc_inq_var_fill(*g, *wv, &nofill, fill)) != NC_NOERR)
         return raster_fail_nc(RASTER_ENETCDF, st, "weights %s: %s", name,
                               nc_strerror(st));
+    return RASTER_OK;
+}
+
+/* statstore_weights under the file's lock. */
+static int weights_nc(raster_var *v, const char *name, double **w,
+                      uint32_t *crc)
+{
+    int g, wv, st;
+    nc_type t;
+    size_t wel, n = v->ny * v->nx;
+    unsigned char fill[8];
+    int rc = statstore_weights_var(v, name, &g, &wv, &t, &wel, fill);
+    if (rc)
+        return rc;
     unsigned char *raw = raster_reallocarray(NULL, n, wel);
     double *x = raster_reallocarray(NULL, n, sizeof *x);
     if (!raw || !x) {
@@ -379,6 +387,19 @@ int statstore_weights(raster_var *v, const char *name, double **w,
     *crc = crc32c(0, x, n * sizeof *x);
     *w = x;
     return RASTER_OK;
+}
+
+int statstore_weights(raster_var *v, const char *name, double **w,
+                      uint32_t *crc)
+{
+    *w = NULL;
+    int rc = file_netcdf(v->file);
+    if (rc)
+        return rc;
+    lazy_lock(v->file);
+    rc = weights_nc(v, name, w, crc);
+    lazy_unlock(v->file);
+    return rc;
 }
 
 /* ---- writers ----------------------------------------------------------- */
@@ -756,7 +777,9 @@ int statstore_get(raster_var *v, const int32_t *ids, size_t nids,
         st[no] = st[no + 1] = 0;
         ct[no] = nreg;
         ct[no + 1] = STATS_FIELDS;
+        lazy_lock(v->file);
         int s = nc_get_vara_double(v->grpid, v->stats_var, st, ct, rows);
+        lazy_unlock(v->file);
         if (s == NC_EINVALCOORDS || s == NC_EEDGE) {
             break; /* records past the stored ones: left to the data */
         } else if (s != NC_NOERR) {
@@ -836,7 +859,9 @@ int raster_var_stats_info(raster_var *v, int32_t id, const char **weights,
     st[no] = (size_t)pos;
     st[no + 1] = SF_STATE;
     ct[no] = ct[no + 1] = 1;
+    lazy_lock(v->file);
     int s = nc_get_vara_double(v->grpid, v->stats_var, st, ct, state);
+    lazy_unlock(v->file);
     if (s != NC_NOERR) {
         raster_free(state);
         return raster_fail_nc(RASTER_ENETCDF, s, "%s: reading its "

@@ -58,6 +58,13 @@ int statstore_flush(raster_var *v);
 int statstore_weights(raster_var *v, const char *name, double **w,
                       uint32_t *crc);
 
+/* Finds the weight variable `name` from v's group upwards: its group *g,
+ * id *wv, type *t, value size *wel and fill value (fill[8]), checked to be
+ * 2-D over v's grid and numeric. The caller holds the file's lazy_lock.
+ * RASTER_ENOTFOUND, RASTER_EINVAL, RASTER_ENETCDF. */
+int statstore_weights_var(raster_var *v, const char *name, int *g, int *wv,
+                          nc_type *t, size_t *wel, unsigned char *fill);
+
 /* Fills, from the stored statistics, out[i] for every record i of the box
  * whose regions ids all have fresh ones (with weights: computed with the
  * same weights, CRC `wcrc`), merged over the regions, and sets done[i];
