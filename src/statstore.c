@@ -269,6 +269,9 @@ static int lookup(raster_var *v)
         ok = 1;
         for (int i = 0; i < no; i++)
             ok &= dims[i] == v->dimids[i];
+        size_t vl;
+        if (nc_inq_attlen(v->grpid, id, STATS_VOID_ATT, &vl) == NC_NOERR)
+            ok = 0; /* a writer that keeps none wrote since */
     }
     size_t wl;
     if (ok && !v->stats_weights &&
@@ -284,6 +287,21 @@ static int lookup(raster_var *v)
     v->stats_var = ok ? id : -1;
     v->stats_looked = 1;
     lazy_unlock(v->file);
+    return RASTER_OK;
+}
+
+int statstore_void(raster_var *v)
+{
+    int rc = lookup(v);
+    if (rc || v->stats_var < 0)
+        return rc;
+    int one = 1;
+    int st = nc_put_att_int(v->grpid, v->stats_var, STATS_VOID_ATT, NC_INT,
+                            1, &one);
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "%s: voiding its "
+                              "statistics: %s", v->name, nc_strerror(st));
+    v->stats_var = -1;
     return RASTER_OK;
 }
 

@@ -17,6 +17,7 @@
 #define STATS_REGION_DIM "stats_region"
 #define STATS_FIELD_DIM "stats_field"
 #define STATS_WEIGHTS_ATT "weights" /* text: the weight variable's name */
+#define STATS_VOID_ATT "void"       /* int: written by a writer keeping none */
 #define STATS_COLUMNS "state count sum sumsq m2 min max wcount wsum wtotal " \
                       "wm2 weights_crc32c"
 enum {
@@ -46,6 +47,11 @@ int stats_cells(const double *x, const double *w, const int32_t *reg,
  * regions it touched. Nothing when v keeps no statistics. */
 int statstore_written(raster_var *v, const size_t *start, const size_t *count,
                       const ptrdiff_t *stride, const void *data);
+
+/* Marks v's statistics void (attribute STATS_VOID_ATT; readers then
+ * ignore them) before a writer that cannot keep them writes: a parallel
+ * one. Collective there, as every attribute write. */
+int statstore_void(raster_var *v);
 
 /* Recomputes, from the stores, the statistics a partial write of this
  * session left stale (raster_close of a writable file). */

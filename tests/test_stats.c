@@ -22,6 +22,7 @@
 
 #include "raster.h"
 #include "stats.h"
+#include "statstore.h"
 #include "testutil.h"
 
 #define NT 4 /* records along t (unlimited; the last one appended) */
@@ -562,6 +563,44 @@ static void test_stats_damaged(void **state)
     }
 }
 
+/* Statistics voided (as a parallel writer does before it writes) are
+ * ignored: computed from the data. */
+static void test_void(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "v.nc");
+    tmpdir_path(ppath, sizeof ppath, "vp.nc");
+    rng_seed(8);
+    keep_weights = 1;
+    write_files(rpath, ppath, NC_DOUBLE);
+    keep_weights = 0;
+    int nc, g, sv;
+    NC(nc_open(rpath, NC_WRITE, &nc)); /* a value the data does not have */
+    g = raster_storage_grp(nc, "v");
+    NC(nc_inq_varid(g, "stats", &sv));
+    double planted = -1;
+    NC(nc_put_var1_double(g, sv, (size_t[]){0, 0, 0, 2}, &planted));
+    NC(nc_close(nc));
+    raster_file *f;
+    raster_var *v;
+    RS(raster_open(rpath, RASTER_WRITE, &f));
+    RS(raster_var_find(f, "v", &v));
+    RS(statstore_void(v));
+    RS(raster_close(f));
+    raster_stats want[NT * NZ], got[NT * NZ];
+    int in[4] = {0, 1, 0, 0};
+    expect(ppath, NC_DOUBLE, in, 1, want);
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    region1(v, 1, "area", got);
+    same(got, want, NT * NZ);
+    size_t fr, st;
+    assert_int_equal(raster_var_stats_info(v, 1, NULL, &fr, &st),
+                     RASTER_ENOTFOUND);
+    RS(raster_close(f));
+}
+
 /* Format 2 keeps no statistics: computed from the data; weights for
  * them refused. */
 static void test_format2(void **state)
@@ -646,6 +685,7 @@ int main(void)
         cmocka_unit_test(test_session),
         cmocka_unit_test(test_stats_damaged),
         cmocka_unit_test(test_format2),
+        cmocka_unit_test(test_void),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, tmpdir_remove);
