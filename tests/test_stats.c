@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <pthread.h>
 #include <netcdf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -601,6 +602,64 @@ static void test_void(void **state)
     RS(raster_close(f));
 }
 
+/* One handle read from several threads at once (raster.h): each gets
+ * what a lone caller gets, stored or from the data, weighted or not. */
+typedef struct job {
+    raster_var *v;
+    int k;
+    raster_stats out[NT * NZ];
+    int rc;
+} job;
+
+static void *thread_stats(void *arg)
+{
+    job *j = arg;
+    size_t os[2] = {0, 0}, oc[2] = {NT, NZ};
+    int32_t ids[2] = {1, 3};
+    for (int rep = 0; rep < 20 && j->rc == RASTER_OK; rep++)
+        j->rc = raster_region_statistics(j->v, ids, 1 + (size_t)(j->k % 2),
+                                         os, oc, j->k / 2 ? "area" : NULL,
+                                         j->out);
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "t.nc");
+    tmpdir_path(ppath, sizeof ppath, "tp.nc");
+    rng_seed(10);
+    keep_weights = 1;
+    write_files(rpath, ppath, NC_FLOAT);
+    keep_weights = 0;
+    raster_file *f;
+    RS(raster_open(rpath, RASTER_READ, &f));
+    static job jobs[8];
+    pthread_t th[8];
+    for (int k = 0; k < 8; k++) {
+        jobs[k] = (job){.k = k % 4};
+        RS(raster_var_find(f, "v", &jobs[k].v));
+        assert_int_equal(pthread_create(&th[k], NULL, thread_stats,
+                                        &jobs[k]), 0);
+    }
+    for (int k = 0; k < 8; k++)
+        assert_int_equal(pthread_join(th[k], NULL), 0);
+    raster_stats want[NT * NZ];
+    for (int k = 0; k < 8; k++) {
+        int in[4] = {0, 1, 0, jobs[k].k % 2};
+        RS(jobs[k].rc);
+        expect(ppath, NC_FLOAT, in, 1, want);
+        if (jobs[k].k / 2 == 0)
+            for (size_t o = 0; o < NT * NZ; o++) {
+                want[o].wcount = 0;
+                want[o].wsum = want[o].wtotal = want[o].wm2 = 0;
+            }
+        same(jobs[k].out, want, NT * NZ);
+    }
+    RS(raster_close(f));
+}
+
 /* Format 2 keeps no statistics: computed from the data; weights for
  * them refused. */
 static void test_format2(void **state)
@@ -686,6 +745,7 @@ int main(void)
         cmocka_unit_test(test_stats_damaged),
         cmocka_unit_test(test_format2),
         cmocka_unit_test(test_void),
+        cmocka_unit_test(test_threads),
         cmocka_unit_test(test_errors),
     };
     return cmocka_run_group_tests(tests, setup, tmpdir_remove);
