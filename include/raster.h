@@ -846,6 +846,97 @@ RASTER_API int raster_region_read(raster_var *var, const int32_t *ids,
                                   const size_t *ocount, int layout,
                                   void *out);
 
+/* ---- Regional statistics ----------------------------------------------- */
+
+/* Reductions of one record (one outer index) of a set of regions, in
+ * float64. A value is valid when it is neither the variable's fill value
+ * nor NaN; only valid values count. The weighted fields take the valid
+ * values whose weight is valid too (not the weight variable's fill value,
+ * not NaN). min and max are NaN when count is 0. */
+typedef struct raster_stats {
+    uint64_t count;  /* valid values */
+    double sum;      /* their sum */
+    double sumsq;    /* the sum of their squares */
+    double m2;       /* the sum of squared deviations from their mean */
+    double min, max;
+    uint64_t wcount; /* valid values with a valid weight */
+    double wsum;     /* sum of weight * value over those */
+    double wtotal;   /* sum of their weights */
+    double wm2;      /* sum of weight * (value - weighted mean)^2 */
+} raster_stats;
+
+/* Statistics raster_stats_value() derives. */
+#define RASTER_STAT_COUNT 0 /* valid values (weights ignored) */
+#define RASTER_STAT_SUM 1   /* sum (with weights: sum of weight * value) */
+#define RASTER_STAT_MEAN 2  /* mean (with weights: the weighted mean) */
+#define RASTER_STAT_MIN 3   /* minimum (weights ignored) */
+#define RASTER_STAT_MAX 4   /* maximum (weights ignored) */
+#define RASTER_STAT_STD 5   /* population standard deviation (numpy's
+                               ddof=0); with weights sqrt(wm2 / wtotal) */
+
+/*! raster_region_statistics() :
+ *  Stores in out[0 .. prod(ocount)) the statistics of regions ids[0..nids)
+ *  (together, each cell once) for every outer index of the box
+ *  ostart/ocount, row-major (ostart/ocount ignored for 2-D variables, one
+ *  raster_stats then). `weights` is NULL or the name of a numeric netCDF
+ *  variable over the variable's two grid dimensions, looked up in the
+ *  variable's group and then its ancestors (e.g. a cell area, TAREA).
+ *  A record comes from the statistics the file keeps (docs/FORMAT.md,
+ *  "Stored statistics") when they are fresh for every region asked for
+ *  (and, with `weights`, were kept with that variable as it is now: the
+ *  CRC32C of its values); the others from the values, read in one
+ *  streaming pass over the regions, a few records at a time (at most 8
+ *  MiB of values, or one record), never the whole box at once; the
+ *  weights are read once, over the regions' bounding box.
+ *  @return RASTER_OK, RASTER_EINVAL (NULL argument, box out of range,
+ *  weights not over the grid or not numeric), RASTER_ENOTFOUND (a region
+ *  or the weight variable), RASTER_ENOMEM, RASTER_EOVERFLOW, and the
+ *  errors of raster_region_read(). */
+RASTER_API int raster_region_statistics(raster_var *var,
+                                        const int32_t *ids, size_t nids,
+                                        const size_t *ostart,
+                                        const size_t *ocount,
+                                        const char *weights,
+                                        raster_stats *out);
+
+/*! raster_var_set_stats_weights() :
+ *  Names the weight variable (a numeric netCDF variable over the grid,
+ *  e.g. TAREA; not one stored by region) of the statistics the file keeps
+ *  for `var` (docs/FORMAT.md, "Stored statistics"): from the next write
+ *  on, records written whole also get the weighted sums, with the weights
+ *  as they are at that write (write the weights first). The shim sets it
+ *  from RASTER_WEIGHTS, rasterconvert from --weights.
+ *  @return RASTER_OK, RASTER_EINVAL (NULL, read-only file),
+ *  RASTER_EUNSUPPORTED (the variable keeps no statistics: written before
+ *  they were kept, format 2, or a parallel file), RASTER_ENETCDF. */
+RASTER_API int raster_var_set_stats_weights(raster_var *var,
+                                            const char *name);
+
+/*! raster_var_stats_info() :
+ *  What the file keeps for region `id` of `var`: the name of the weight
+ *  variable of its weighted fields (*weights, owned by var; NULL when
+ *  none; `weights` may be NULL), and how many records have fresh
+ *  statistics (*fresh) and stale ones (*stale; records of a partial
+ *  write not yet recomputed: only in a file whose writer died, or still
+ *  open for writing). The others were never computed.
+ *  @return RASTER_OK, RASTER_EINVAL, RASTER_ENOTFOUND (no such region, or
+ *  the variable keeps no statistics), RASTER_ENETCDF, RASTER_ENOMEM. */
+RASTER_API int raster_var_stats_info(raster_var *var, int32_t id,
+                                     const char **weights, size_t *fresh,
+                                     size_t *stale);
+
+/*! raster_stats_merge() :
+ *  Folds b into a: the statistics of the union of their cells (Chan's
+ *  pairwise update for m2 and wm2). */
+RASTER_API void raster_stats_merge(raster_stats *a, const raster_stats *b);
+
+/*! raster_stats_value() :
+ *  @return statistic `stat` (RASTER_STAT_*) of s, weighted when
+ *  `weighted` is non-zero: NaN when it is undefined (a mean, std, min or
+ *  max of no values, or an unknown stat); a sum of no values is 0. */
+RASTER_API double raster_stats_value(const raster_stats *s, int stat,
+                                     int weighted);
+
 /* ---- Parallel (MPI) ---------------------------------------------------- */
 
 #if defined(RASTER_MPI) && RASTER_MPI

@@ -260,10 +260,24 @@ const raster_mask *config_mask_loaded(void)
     return config.mask;
 }
 
+/* RASTER_WEIGHTS: the weight variable of the statistics kept for every
+ * variable adopted (raster_var_set_stats_weights). */
+static void read_weights(void)
+{
+    const char *s = getenv("RASTER_WEIGHTS");
+    if (!s || !*s)
+        return;
+    config.weights = strdup(s); /* kept for the process's life */
+    if (!config.weights)
+        shim_log(LOG_WARN, "out of memory reading RASTER_WEIGHTS; ignoring "
+                 "it");
+}
+
 static void init(void)
 {
     read_log_level();
     read_vars();
+    read_weights();
     read_chunk();
     check_threads();
     read_mask_spec(); /* the mask itself is loaded on first need */

@@ -25,6 +25,7 @@ typedef struct shim_config {
     size_t nvars;
     size_t chunk[32];       /* RASTER_CHUNK, nchunk sizes */
     int nchunk;
+    const char *weights;    /* RASTER_WEIGHTS, NULL when unset or empty */
     /* RASTER_MASK set but unusable. In an MPI job of several ranks the
      * warning waits: the ranks' agreement on a parallel file reports it
      * once for all (preload/par.h), config_report_mask_error() otherwise */

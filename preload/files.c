@@ -208,9 +208,16 @@ static void adopt_one(shim_file *sf, pending *p)
     sf->hidden_known = 0; /* its storage group has dimensions */
     if (rc == RASTER_OK) {
         shim_log(LOG_INFO, "%s is stored region by region", name);
+        const char *w = config_get()->weights;
 #ifdef RASTER_MPI
         par_adopted(v, p->par_access);
+        if (raster_file_comm(sf->rf, &(MPI_Comm){MPI_COMM_NULL}))
+            w = NULL; /* parallel files keep no statistics */
 #endif
+        /* a program's variable stays raster's without weighted ones */
+        if (w && raster_var_set_stats_weights(v, w) != RASTER_OK)
+            shim_log(LOG_WARN, "%s: RASTER_WEIGHTS=%s not kept: %s", name,
+                     w, raster_errmsg());
     }
     else
         shim_log(warn_level(sf), "%s stays plain netCDF: %s: %s", name,

@@ -23,6 +23,7 @@
 #include "parwrite.h"
 #include "placeholder.h"
 #include "state.h"
+#include "statstore.h"
 #include "var.h"
 
 static int scan_groups(raster_file *f, int g)
@@ -333,6 +334,10 @@ int raster_close(raster_file *f)
         if (!v->materialized && rc == RASTER_OK)
             rc = meta_materialize(v);
     }
+    /* statistics a partial write left stale, from the stores */
+    for (raster_var *v = f->vars; v && rc == RASTER_OK; v = v->next)
+        if (v->dirty)
+            rc = statstore_flush(v);
     int dirty = 0;
     for (raster_var *v = f->vars; v; v = v->next)
         dirty |= v->dirty;

@@ -24,6 +24,7 @@
 #include "quantize.h"
 #include "regions.h"
 #include "state.h"
+#include "statstore.h"
 #include "tiles.h"
 #include "var.h"
 #include "variable.h"
@@ -274,6 +275,9 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
 #endif
     rc = chunkio_xfer(v, p, n, start, count, stride, data,
                       count[no] * count[no + 1], write);
+    /* the statistics the file keeps, from the values as stored */
+    if (rc == RASTER_OK && write && !v->file->par)
+        rc = statstore_written(v, start, count, stride, data);
     raster_free(p);
     raster_free(quantized);
     /* and while it was read */

@@ -33,6 +33,7 @@
 #include "placeholder.h"
 #include "regions.h"
 #include "state.h"
+#include "statstore.h"
 
 #define CHUNK_FIELDS 8 /* chunk_id y0 x0 h w mixed offset cells */
 #define MIXED_FIELDS 5 /* chunk_id y0 x0 h w */
@@ -270,7 +271,8 @@ static int pack_group_tables(raster_var *v, int g)
         char vn[NC_MAX_NAME + 1];
         if ((st = nc_inq_varname(g, ids[i], vn)) != NC_NOERR)
             return meta_ncfail(st, "listing the tables of", v->name);
-        if (strcmp(vn, "data") != 0)
+        /* the statistics keep their record chunks, undeflated */
+        if (strcmp(vn, "data") != 0 && strcmp(vn, STATS_VAR) != 0)
             rc = compress_table(g, ids[i], strcmp(vn, "mask") ? NULL : tile,
                                 v->name);
     }
@@ -476,6 +478,40 @@ static int define_region_tables(raster_var *v, size_t nchunk_rows,
         rc = define_table(v, v->grpid, "runs", "run", nrun_rows,
                           REGIONS_RUN_FIELDS, RUN_COLUMNS);
     return rc;
+}
+
+/* The stored statistics (statstore.h, docs/FORMAT.md): a row of
+ * STATS_FIELDS doubles per record and region, chunked a record at a time;
+ * records never computed hold netCDF's default fill value, whose state is
+ * neither fresh nor stale (and that no reader masks a 0 for). */
+static int define_stats(raster_var *v)
+{
+    int rc = RASTER_OK, no = var_nouter(v), dims[RASTER_MAX_DIMS], id;
+    size_t chunk[RASTER_MAX_DIMS];
+    for (int i = 0; i < no; i++) {
+        dims[i] = v->dimids[i];
+        chunk[i] = 1;
+    }
+    chunk[no] = v->nregions;
+    chunk[no + 1] = STATS_FIELDS;
+    if (nc_failed(nc_def_dim(v->grpid, STATS_REGION_DIM, v->nregions,
+                             &dims[no]),
+                  "defining the statistics of", v->name, &rc) ||
+        nc_failed(nc_def_dim(v->grpid, STATS_FIELD_DIM, STATS_FIELDS,
+                             &dims[no + 1]),
+                  "defining the statistics of", v->name, &rc) ||
+        nc_failed(nc_def_var(v->grpid, STATS_VAR, NC_DOUBLE, no + 2, dims,
+                             &id),
+                  "defining the statistics of", v->name, &rc) ||
+        nc_failed(nc_def_var_chunking(v->grpid, id, NC_CHUNKED, chunk),
+                  "chunking the statistics of", v->name, &rc) ||
+        nc_failed(nc_put_att_text(v->grpid, id, "columns",
+                                  strlen(STATS_COLUMNS), STATS_COLUMNS),
+                  "describing the statistics of", v->name, &rc))
+        return rc;
+    v->stats_looked = 1;
+    v->stats_var = id;
+    return RASTER_OK;
 }
 
 static int define_mixed(raster_var *v)
@@ -862,6 +898,10 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
         rc = define_mixed(v);
     if (rc == RASTER_OK && v->format >= 3)
         rc = sums_io(v, summary, 1);
+    /* statistics: not in parallel files, whose ranks would have to agree
+     * on every update of them */
+    if (rc == RASTER_OK && v->format >= 3 && !f->par && var_nouter(v) > 0)
+        rc = define_stats(v);
     if (rc == RASTER_OK)
         rc = pack_tables(v);
     if (rc)

@@ -14,6 +14,7 @@
 #include "meta.h"
 #include "parwrite.h"
 #include "regions.h"
+#include "statstore.h"
 
 /* ---- public: files ------------------------------------------------------ */
 
@@ -69,6 +70,10 @@ int raster_attach_par(int ncid, int writable, MPI_Comm comm,
          * incomplete now, collectively, rather than at a first write */
         for (raster_var *v = f->vars; v && rc == RASTER_OK; v = v->next) {
             rc = meta_mark_complete(v, 0);
+            /* parallel writes keep no statistics: the stored ones would
+             * outlive the values they describe */
+            if (rc == RASTER_OK)
+                rc = statstore_void(v);
             v->dirty = 1;
         }
         int st = rc == RASTER_OK ? nc_sync(ncid) : NC_NOERR;

@@ -100,6 +100,10 @@ void var_free(raster_var *v)
     regions_free(v);
     tiles_free(v);
     raster_free(v->sum_runs);
+    raster_free(v->stats_weights);
+    raster_free(v->stats_cellreg);
+    raster_free(v->stats_w);
+    raster_free(v->stats_stale);
     raster_free(v->store_grp);
     raster_free(v->store_var);
     raster_free(v->store_cells);

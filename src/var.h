@@ -150,6 +150,20 @@ struct raster_var {
     raster_compression comp;
     int comp_fixed;
     int dirty;                 /* written since open: marker to rewrite */
+    /* stored statistics (statstore.h): stats_looked once the group was
+     * asked for its `stats` dataset, stats_var its varid then (-1: none);
+     * the weight variable's name; what a writer keeps: each grid cell's
+     * region position, the weights on the grid and their CRC32C
+     * (stats_wread: 0 not read yet, 1 read, -1 unavailable), and the
+     * records a partial write left stale (nstale of var_nouter coords) */
+    int stats_looked, stats_var;
+    char *stats_weights;
+    int32_t *stats_cellreg;
+    double *stats_w;
+    uint32_t stats_wcrc;
+    int stats_wread;
+    size_t *stats_stale;
+    size_t nstale, cap_stale;
     struct raster_var *next;
 };
 

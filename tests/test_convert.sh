@@ -269,9 +269,10 @@ for path, names in [("", ["TEMP", "SSH"]), ("diag", ["HMXL"])]:
         ids = [g.dimensions[k]._dimid if k in g.dimensions else
                d.dimensions[k]._dimid for k in p.dimensions]
         assert list(np.atleast_1d(s.raster_dimids)) == ids, (n, s.raster_dimids)
-        # format 3: the index tables, shared by the regions, beside the mask
+        # format 3: the index tables, shared by the regions, beside the
+        # mask; the statistics kept (docs/FORMAT.md)
         assert list(s.variables) == ["mask", "chunks", "runs",
-                                     "mixed_chunks", "shares"], \
+                                     "mixed_chunks", "shares", "stats"], \
             (n, list(s.variables))
         assert list(s.groups) == ["region_m5", "region_0", "region_1",
                                   "region_2", "region_6", "region_10",

@@ -691,6 +691,14 @@ int raster_adopt_var(raster_file *file, int parent, int varid,
     return RASTER_OK;
 }
 
+/* Reached only through RASTER_WEIGHTS, which these tests do not set. */
+int raster_var_set_stats_weights(raster_var *var, const char *name)
+{
+    (void)var, (void)name;
+    record("raster_var_set_stats_weights", -1, -1);
+    return RASTER_OK;
+}
+
 /* Reached only through RASTER_MASK, which these tests do not set. */
 int raster_var_choose(int ncid, int varid, const raster_mask *mask,
                       const char *mask_var, int flags, int *why)
@@ -1194,7 +1202,8 @@ int main(void)
 {
     /* the shim's settings come from the environment: none here */
     const char *const settings[] = {"RASTER_MASK", "RASTER_NAMES",
-                                    "RASTER_VARS", "RASTER_CHUNK"};
+                                    "RASTER_VARS", "RASTER_CHUNK",
+                                    "RASTER_WEIGHTS"};
     for (size_t i = 0; i < sizeof settings / sizeof settings[0]; i++)
         unsetenv(settings[i]);
     const struct CMUnitTest tests[] = {

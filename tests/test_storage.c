@@ -912,16 +912,19 @@ static void check_file_layout(scase *c)
     assert_int_equal(nc_inq_attid(g, NC_GLOBAL, "raster_varid", &other),
                      NC_ENOTATT);
     /* format 3: the mask and the index tables shared by all regions
-     * (the mixed ones when there are mixed chunks) */
+     * (the mixed ones when there are mixed chunks), the statistics */
     NC(nc_inq_nvars(g, &nv));
-    assert_true(nv == 3 || nv == 5);
+    int kept = c->ndims > 2; /* no statistics of a 2-D variable */
+    assert_true(nv == 3 + kept || nv == 5 + kept);
     NC(nc_inq_varid(g, "mask", &other));
     NC(nc_inq_varid(g, "chunks", &other));
     NC(nc_inq_varid(g, "runs", &other));
+    assert_int_equal(nc_inq_varid(g, "stats", &other),
+                     kept ? NC_NOERR : NC_ENOTVAR);
     assert_int_equal(nc_inq_varid(g, "mixed_chunks", &other),
-                     nv == 5 ? NC_NOERR : NC_ENOTVAR);
+                     nv == 5 + kept ? NC_NOERR : NC_ENOTVAR);
     assert_int_equal(nc_inq_varid(g, "shares", &other),
-                     nv == 5 ? NC_NOERR : NC_ENOTVAR);
+                     nv == 5 + kept ? NC_NOERR : NC_ENOTVAR);
     /* region_<id> / region_m<id> in ascending id order, then Mixed_Chunks */
     int32_t *rids = malloc(c->ny * c->nx * sizeof *rids);
     assert_non_null(rids);

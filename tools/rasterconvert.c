@@ -66,6 +66,10 @@ CLI_NAMES_HELP
 "                    groups would take the file past 16384 groups; 2 for\n"
 "                    raster releases that read no version 3). Format 2 or\n"
 "                    3 is refused where netCDF's 32767 groups are too few\n"
+"  --weights W       keep weighted sums in the statistics stored with each\n"
+"                    converted variable (docs/FORMAT.md), weighted by the\n"
+"                    2-D variable W on the grid (e.g. a cell area, TAREA);\n"
+"                    not with --format 2\n"
 "  --deflate N       store the converted variables deflated at level N (0-9;\n"
 "                    0: not deflated) instead of at the input's level\n"
 "  --shuffle         and byte-shuffled before deflating\n"
@@ -120,6 +124,7 @@ typedef struct options {
     int shuffle;        /* --shuffle */
     int qmode, qnsd;    /* --quantize; qmode -1: the input's */
     int no_compress;    /* --no-compress */
+    const char *weights; /* --weights */
     const char *in, *out;
     int argc; /* the command line as typed, for the history line */
     char **argv;
@@ -523,6 +528,9 @@ static int def_raster(ctx *c, int g, int v, int out)
                         c->mask, &rv);
     if (rc == RASTER_OK)
         rc = raster_var_set_compression(rv, &z);
+    /* 2-D variables keep no statistics */
+    if (rc == RASTER_OK && c->o->weights && ndims > 2)
+        rc = raster_var_set_stats_weights(rv, c->o->weights);
     if (rc != RASTER_OK)
         return raster_err(name, rc);
     tell(gpath, name, NULL);
@@ -729,8 +737,12 @@ static int run_jobs(ctx *c)
     copy_progress p;
     copy_progress_init(&p, c->total);
     int rc = 0;
-    for (size_t i = 0; i < c->njobs && rc == 0; i++) {
-        const job *j = &c->jobs[i];
+    /* plain variables first: the weights of the statistics kept are read
+     * when the first record is written */
+    for (size_t k = 0; k < 2 * c->njobs && rc == 0; k++) {
+        const job *j = &c->jobs[k % c->njobs];
+        if ((j->kind == JOB_PLAIN) != (k < c->njobs))
+            continue;
         switch (j->kind) {
         case JOB_PLAIN:
             rc = copy_var_data(j->in_g, j->in_v, j->out_g, j->out_v,
@@ -776,6 +788,9 @@ static int convert(ctx *c, copy_out *out)
     if (rc != RASTER_OK)
         return raster_err(o->out, rc);
     c->out_ncid = raster_file_ncid(c->rf);
+    int wv;
+    if (o->weights && nc_inq_varid(c->in_ncid, o->weights, &wv) != NC_NOERR)
+        return copy_err("%s: no variable %s (--weights)", o->in, o->weights);
     if (convert_group(c, c->in_ncid, c->out_ncid) != 0 ||
         extract_history(c->out_ncid, c->o->argc, c->o->argv) != 0)
         return -1;
@@ -1005,6 +1020,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"chunk", required_argument, NULL, 'c'},
         {"buffer", required_argument, NULL, 'b'},
         {"format", required_argument, NULL, 'f'},
+        {"weights", required_argument, NULL, 'W'},
         {"restore", no_argument, NULL, 'r'},
         {"deflate", required_argument, NULL, 'd'},
         {"shuffle", no_argument, NULL, 's'},
@@ -1055,6 +1071,7 @@ static int parse_args(int argc, char **argv, options *o)
                 return CLI_EUSAGE;
             }
             break;
+        case 'W': o->weights = optarg; break;
         case 'f':
             if (strcmp(optarg, "2") != 0 && strcmp(optarg, "3") != 0 &&
                 strcmp(optarg, "4") != 0) {
@@ -1110,6 +1127,11 @@ static int parse_args(int argc, char **argv, options *o)
         fprintf(stderr, "rasterconvert: --restore takes no --mask, --names, "
                 "--vars, --chunk, --format or compression option (it "
                 "restores the variables' own)\n");
+        return CLI_EUSAGE;
+    }
+    if (o->weights && (o->restore || o->format == 2)) {
+        fprintf(stderr, "rasterconvert: --weights goes with no --restore or "
+                "--format 2 (which keep no statistics)\n");
         return CLI_EUSAGE;
     }
     if (o->no_compress && (o->deflate >= 0 || o->shuffle || o->qmode >= 0)) {

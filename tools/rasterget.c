@@ -15,6 +15,7 @@
 #include "copy.h"
 #include "extract.h"
 #include "raster.h"
+#include "stat.h"
 
 #define MAX_RASTER_DIMS 32
 
@@ -24,6 +25,9 @@ static void usage(FILE *f)
 "usage: rasterget FILE --var V --region ID|NAME [--region ...]\n"
 "                 [--layout packed|bbox|full] [--start S,..] [--count C,..]\n"
 "                 -o OUT.nc\n"
+"       rasterget FILE --var V --region R [--region ...] [--start/--count]\n"
+"                 --stat mean|sum|min|max|std|count [--weights W]\n"
+"                 (-o OUT.nc | --json)\n"
 "\n"
 "Reads regions of raster variable V of raster file FILE (written by raster,\n"
 "e.g. by rasterconvert) and writes them to the new netCDF-4 file OUT.nc.\n"
@@ -48,6 +52,22 @@ static void usage(FILE *f)
 "  --buffer BYTES    bound of the data buffer (K, M, G suffixes; default 64M;\n"
 "                    at least one record is read at a time)\n"
 "  --quiet           no progress and no summary (errors only)\n"
+"  --stat S          instead of the values, statistic S of the regions' valid\n"
+"                    cells (not the fill value, not NaN) at every outer\n"
+"                    index, in float64: count, sum, mean, min, max or std\n"
+"                    (population standard deviation, numpy's ddof=0).\n"
+"                    OUT.nc then holds V(outer...) as double (NaN where\n"
+"                    undefined) with cell_methods \"area: S where REGION\"\n"
+"  --weights W       weight S by the 2-D variable W of FILE on the grid\n"
+"                    (e.g. a cell area): mean = sum(w*x)/sum(w), sum =\n"
+"                    sum(w*x), std = sqrt(sum(w*(x-mean)^2)/sum(w)), over\n"
+"                    cells whose weight is valid too; min, max, count\n"
+"                    ignore weights\n"
+"  --json            with --stat: print one JSON object on stdout instead\n"
+"                    of writing a file: {\"var\", \"regions\" (names), \"ids\",\n"
+"                    \"stat\", \"weights\", \"dims\" (outer dimension names),\n"
+"                    \"start\", \"values\" (nested lists over the outer\n"
+"                    dimensions, null where undefined)}\n"
 "  --help            this text\n"
 "  --version         print raster's version\n"
 "\n"
@@ -88,6 +108,9 @@ typedef struct options {
     size_t budget;
     int argc; /* the command line, for the history line */
     char **argv;
+    int stat;            /* RASTER_STAT_*, -1: values, not a statistic */
+    const char *weights; /* --weights */
+    int json;            /* --json */
 } options;
 
 static const char *layout_names[] = {"packed", "bbox", "full"};
@@ -449,7 +472,7 @@ static char summary[1024];
 
 static int run(const options *o, raster_file **fp, copy_out *out, int *outid)
 {
-    if (copy_check_distinct(o->file, o->out, "input") != 0)
+    if (o->out && copy_check_distinct(o->file, o->out, "input") != 0)
         return -1;
     int rc = raster_open(o->file, RASTER_READ, fp);
     if (rc == RASTER_EFORMAT)
@@ -484,6 +507,14 @@ static int run(const options *o, raster_file **fp, copy_out *out, int *outid)
     int st = -1;
     if (outer_box(&j) != 0)
         goto done;
+    stat_req sr = {.file = o->file, .in_ncid = raster_file_ncid(*fp),
+                   .v = j.v, .ids = j.ids, .nids = j.nids,
+                   .ostart = j.ostart, .ocount = j.ocount, .stat = o->stat,
+                   .weights = o->weights};
+    if (o->json) {
+        st = stat_write_json(&sr, stdout);
+        goto done;
+    }
     if ((rc = raster_region_size(j.v, j.ids, j.nids, o->layout, &j.plane)) !=
             RASTER_OK ||
         (rc = raster_region_bbox(j.v, j.ids, j.nids, j.box)) != RASTER_OK) {
@@ -515,11 +546,16 @@ static int run(const options *o, raster_file **fp, copy_out *out, int *outid)
         goto done;
     }
     j.out = *outid;
+    if (o->stat >= 0) {
+        st = stat_write_nc(&sr, j.out);
+        goto close;
+    }
     st = define(&j, raster_file_ncid(*fp));
     if (st == 0 && o->layout == RASTER_LAYOUT_PACKED)
         st = write_cells(&j);
     if (st == 0)
         st = write_data(&j);
+close:
     if (st == 0) {
         int s = nc_close(*outid);
         *outid = -1;
@@ -553,6 +589,9 @@ static int parse_args(int argc, char **argv, options *o)
         {"output", required_argument, NULL, 'o'},
         {"buffer", required_argument, NULL, 'b'},
         {"quiet", no_argument, NULL, 'q'},
+        {"stat", required_argument, NULL, 'S'},
+        {"weights", required_argument, NULL, 'W'},
+        {"json", no_argument, NULL, 'J'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -601,6 +640,15 @@ static int parse_args(int argc, char **argv, options *o)
             }
             break;
         case 'q': progress_set_quiet(1); break;
+        case 'S':
+            if ((o->stat = stat_parse(optarg)) < 0) {
+                fprintf(stderr, "rasterget: --stat wants mean, sum, min, "
+                        "max, std or count, got '%s'\n", optarg);
+                return CLI_EUSAGE;
+            }
+            break;
+        case 'W': o->weights = optarg; break;
+        case 'J': o->json = 1; break;
         case 'h': usage(stdout); return -1;
         case 'V': printf("rasterget (raster) %s\n", raster_version_string());
                   return -1;
@@ -614,9 +662,18 @@ static int parse_args(int argc, char **argv, options *o)
                 argv[optind]);
         return CLI_EUSAGE;
     }
-    if (!o->file || !o->var || !o->nregions || !o->out) {
-        fprintf(stderr, "rasterget: FILE, --var, --region and -o are "
-                "required (try --help)\n");
+    if ((o->json || o->weights) && o->stat < 0) {
+        fprintf(stderr, "rasterget: --json and --weights go with --stat "
+                "(try --help)\n");
+        return CLI_EUSAGE;
+    }
+    if (o->json && o->out) {
+        fprintf(stderr, "rasterget: --json prints on stdout: no -o\n");
+        return CLI_EUSAGE;
+    }
+    if (!o->file || !o->var || !o->nregions || (!o->out && !o->json)) {
+        fprintf(stderr, "rasterget: FILE, --var, --region and -o (or, "
+                "with --stat, --json) are required (try --help)\n");
         return CLI_EUSAGE;
     }
     return CLI_OK;
@@ -625,7 +682,7 @@ static int parse_args(int argc, char **argv, options *o)
 int main(int argc, char **argv)
 {
     options o = {.budget = COPY_BLOCK_BYTES, .layout = RASTER_LAYOUT_PACKED,
-                 .argc = argc};
+                 .argc = argc, .stat = -1};
     copy_set_prog("rasterget");
     progress_start();
     cli_shim_settings_off();
@@ -650,15 +707,15 @@ int main(int argc, char **argv)
         if (outid >= 0)
             nc_close(outid);
         raster_close(f);
-        if (rc == 0)
+        if (rc == 0 && out.tmp) /* --json writes no file */
             rc = copy_out_commit(&out);
         else
             copy_out_abort(&out);
         struct stat st;
         char size[32] = "?";
-        if (rc == 0 && stat(o.out, &st) == 0)
+        if (rc == 0 && o.out && stat(o.out, &st) == 0)
             progress_human((unsigned long long)st.st_size, size, sizeof size);
-        if (rc == 0)
+        if (rc == 0 && o.out) /* --json's stdout is the answer alone */
             progress_summary("%s (%s)", summary, size);
         status = rc == 0 ? CLI_OK : CLI_EINPUT;
     } else if (status < 0) {

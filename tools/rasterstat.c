@@ -18,6 +18,7 @@
 #include "copy.h"
 #include "plot.h"
 #include "raster.h"
+#include "stat.h"
 #include "suggest.h"
 
 static void usage(FILE *f)
@@ -25,6 +26,7 @@ static void usage(FILE *f)
     fputs(
 "usage: rasterstat --mask FILE:VAR [--names FILE] --chunk H,W [options]\n"
 "       rasterstat RASTERFILE [--var V] [options]\n"
+"       rasterstat RASTERFILE --stats [--var V] [--region R] [--json]\n"
 "       rasterstat --mask FILE:VAR --suggest-tile [--chunk H,W] [--region R]\n"
 "                  [--overhead BYTES] [--json]   (or RASTERFILE --suggest-tile)\n"
 "\n"
@@ -51,6 +53,14 @@ CLI_NAMES_HELP
 "                    mask's CF flag_meanings, or --names; case-insensitive,\n"
 "                    '_' or ' '); repeatable\n"
 "  --var V           second form: only raster variable V\n"
+"  --stats           a raster file's data statistics instead: per variable\n"
+"                    (or V) and region (or R), the records whose statistics\n"
+"                    the file keeps (fresh; stale: a partial write not yet\n"
+"                    recomputed) and, over all records, the count of valid\n"
+"                    values (not fill, not NaN), their mean, min, max,\n"
+"                    population std and, with the weights kept, weighted\n"
+"                    mean (from the kept statistics where fresh, else from\n"
+"                    the data)\n"
 "  --chunks          also list the chunks (with --region, only theirs)\n"
 "  --json            print one JSON object instead of tables\n"
 "  --plot FILE.png   draw the mesh as a PNG: regions in colour (land/0\n"
@@ -136,6 +146,7 @@ typedef struct options {
     size_t bw_block;    /* random read size they were measured with */
     int suggest;        /* --suggest-tile */
     size_t overhead;    /* --overhead BYTES (0: not given) */
+    int stats;          /* --stats */
 } options;
 
 /* What one report is about: a mask (first form) or a raster variable. */
@@ -637,6 +648,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"bw", required_argument, NULL, 'b'},
         {"suggest-tile", no_argument, NULL, 'S'},
         {"overhead", required_argument, NULL, 'O'},
+        {"stats", no_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -688,6 +700,7 @@ static int parse_args(int argc, char **argv, options *o)
             o->given_bw = 1;
             break;
         case 'S': o->suggest = 1; break;
+        case 'T': o->stats = 1; break;
         case 'O':
             if (cli_parse_bytes(optarg, &o->overhead) != 0) {
                 fprintf(stderr, "rasterstat: --overhead wants a byte count "
@@ -733,6 +746,12 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (o->measure_bw && o->given_bw) {
         fprintf(stderr, "rasterstat: give --measure-bw or --bw, not both\n");
+        return CLI_EUSAGE;
+    }
+    if (o->stats && (!o->raster_file || o->suggest || o->plot ||
+                     o->list_chunks || o->measure_bw || o->given_bw)) {
+        fprintf(stderr, "rasterstat: --stats goes with a raster file, and "
+                "only with --var, --region and --json\n");
         return CLI_EUSAGE;
     }
     if (o->var && !o->raster_file) {
@@ -930,6 +949,20 @@ int main(int argc, char **argv)
     if (status != CLI_OK) {
         if (status < 0)
             status = CLI_OK; /* --help, --version */
+        goto done;
+    }
+    if (o.raster_file && o.stats) {
+        raster_file *f;
+        int rc = raster_open(o.raster_file, RASTER_READ, &f);
+        if (rc != RASTER_OK) {
+            fprintf(stderr, "rasterstat: %s: %s\n", raster_strerror(rc),
+                    raster_errmsg());
+            status = CLI_EINPUT;
+            goto done;
+        }
+        status = stat_report(f, o.raster_file, o.var, o.regions, o.nregions,
+                             o.json);
+        raster_close(f);
         goto done;
     }
     if (o.raster_file) {

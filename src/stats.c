@@ -1,0 +1,202 @@
+/*
+ * stats.c - regional statistics (raster_region_statistics): count, sums,
+ * spread, extremes and weighted sums of a set of regions per outer index
+ * in float64: from the statistics the file keeps (statstore.c) where they
+ * are fresh, else in one streaming pass over region reads of a few
+ * records at a time.
+ */
+#include <math.h>
+#include <netcdf.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "error.h"
+#include "ncbind.h"
+#include "stats.h"
+#include "statstore.h"
+#include "var.h"
+
+/* Values read per block: the bound of the pass's memory. */
+size_t stats_block_bytes = (size_t)8 << 20;
+int stats_use_stored = 1;
+
+/* Reads weight variable `name` at the packed cells of the selected
+ * regions (ys/xs of raster_region_cells), as doubles, NaN where its
+ * value is its fill value or NaN. netCDF is called under the file's lock
+ * (a handle may be read from several threads, raster.h), but not
+ * raster_var_get, whose threads take it. */
+static int read_weights(raster_var *v, const int32_t *ids, size_t nids,
+                        const char *name, size_t n, double *w)
+{
+    int rc = file_netcdf(v->file), g = -1, wv = -1, st = NC_NOERR;
+    nc_type t = NC_NAT;
+    size_t wel = 0;
+    unsigned char fill[8];
+    if (rc)
+        return rc;
+    lazy_lock(v->file);
+    rc = statstore_weights_var(v, name, &g, &wv, &t, &wel, fill);
+    lazy_unlock(v->file);
+    if (rc)
+        return rc;
+    size_t box[4];
+    if ((rc = raster_region_bbox(v, ids, nids, box)) != RASTER_OK)
+        return rc;
+    size_t bh = box[2] - box[0], bw = box[3] - box[1];
+    size_t *ys = raster_reallocarray(NULL, n ? n : 1, sizeof *ys);
+    size_t *xs = raster_reallocarray(NULL, n ? n : 1, sizeof *xs);
+    unsigned char *raw = raster_reallocarray(NULL, bh * bw, wel);
+    if (!ys || !xs || !raw) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory reading weights %s",
+                         name);
+        goto out;
+    }
+    if ((rc = raster_region_cells(v, ids, nids, ys, xs)) != RASTER_OK)
+        goto out;
+    size_t start[2] = {box[0], box[1]}, count[2] = {bh, bw};
+    /* weights stored by region themselves are read through raster */
+    raster_var *rw = raster_var_by_varid(v->file, g, wv);
+    if (rw) {
+        if ((rc = raster_var_get(rw, start, count, NULL, raw)) != RASTER_OK)
+            goto out;
+    } else {
+        lazy_lock(v->file);
+        st = nc_get_vara(g, wv, start, count, raw);
+        lazy_unlock(v->file);
+    }
+    if (!rw && st != NC_NOERR) {
+        rc = raster_fail_nc(RASTER_ENETCDF, st, "reading weights %s: %s",
+                            name, nc_strerror(st));
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t k = (ys[i] - box[0]) * bw + (xs[i] - box[1]);
+        stats_to_double(raw + k * wel, t, wel, fill, &w[i], 1);
+    }
+out:
+    raster_free(ys);
+    raster_free(xs);
+    raster_free(raw);
+    return rc;
+}
+
+int raster_region_statistics(raster_var *v, const int32_t *ids,
+                             size_t nids, const size_t *ostart,
+                             const size_t *ocount, const char *weights,
+                             raster_stats *out)
+{
+    if (!var_ok(v) || !ids || !out ||
+        (var_nouter(v) > 0 && (!ostart || !ocount)))
+        return raster_fail(RASTER_EINVAL, "NULL argument");
+    int no = var_nouter(v);
+    size_t plane, planes = 1;
+    int rc = raster_region_size(v, ids, nids, RASTER_LAYOUT_PACKED, &plane);
+    if (rc)
+        return rc;
+    for (int i = 0; i < no; i++)
+        if (raster_mul_overflows(planes, ocount[i], &planes))
+            return raster_fail(RASTER_EOVERFLOW, "%s: too many records",
+                               v->name);
+    size_t rec_bytes;
+    if (raster_mul_overflows(plane, v->elem, &rec_bytes))
+        return raster_fail(RASTER_EOVERFLOW, "%s: region too large",
+                           v->name);
+    /* a block: up to `blk` records along the last outer dimension */
+    size_t last = no > 0 ? ocount[no - 1] : 1;
+    size_t blk = rec_bytes ? stats_block_bytes / rec_bytes : last;
+    if (blk < 1)
+        blk = 1;
+    if (blk > last)
+        blk = last;
+    unsigned char *done = NULL;
+    unsigned char *buf = raster_reallocarray(NULL, blk * plane, v->elem);
+    double *x = raster_reallocarray(NULL, plane ? plane : 1, sizeof *x);
+    double *w = weights ? raster_reallocarray(NULL, plane ? plane : 1,
+                                              sizeof *w)
+                        : NULL;
+    if (!buf || !x || (weights && !w)) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory for statistics of "
+                         "%s", v->name);
+        goto out;
+    }
+    done = raster_calloc(planes ? planes : 1, 1);
+    if (!done) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory for statistics of "
+                         "%s", v->name);
+        goto out;
+    }
+    /* stored statistics first; with weights only when kept with the same
+     * weights (their CRC32C); any doubt leaves a record to the data */
+    size_t left = planes;
+    if (stats_use_stored && no > 0 && planes > 0) {
+        uint32_t wcrc = 0;
+        double *grid = NULL;
+        int usable = !weights || statstore_weights(v, weights, &grid,
+                                                   &wcrc) == RASTER_OK;
+        raster_free(grid);
+        if (usable &&
+            (rc = statstore_get(v, ids, nids, ostart, ocount, weights, wcrc,
+                                out, done)) != RASTER_OK)
+            goto out;
+        for (size_t i = 0; i < planes; i++)
+            left -= done[i];
+    }
+    if (left > 0 && weights &&
+        (rc = read_weights(v, ids, nids, weights, plane, w)) != RASTER_OK)
+        goto out;
+    size_t os[RASTER_MAX_DIMS] = {0}, oc[RASTER_MAX_DIMS] = {0};
+    size_t idx[RASTER_MAX_DIMS] = {0}; /* offset in the box, outer dims */
+    size_t k0 = 0;
+    while (k0 < planes && left > 0) {
+        for (int i = 0; i < no; i++) {
+            os[i] = ostart[i] + idx[i];
+            oc[i] = 1;
+        }
+        size_t k = 1;
+        if (no > 0) {
+            k = ocount[no - 1] - idx[no - 1];
+            if (k > blk)
+                k = blk;
+            oc[no - 1] = k;
+        }
+        size_t todo = 0;
+        for (size_t r = 0; r < k; r++)
+            todo += !done[k0 + r];
+        if (todo > 0 &&
+            (rc = raster_region_read(v, ids, nids, os, oc,
+                                     RASTER_LAYOUT_PACKED, buf)) !=
+                RASTER_OK)
+            goto out;
+        for (size_t r = 0; r < k && todo > 0; r++) {
+            if (done[k0 + r])
+                continue;
+            stats_to_double(buf + r * rec_bytes, v->xtype, v->elem, v->fill,
+                            x, plane);
+            if ((rc = stats_cells(x, w, NULL, plane, 1, &out[k0 + r])) !=
+                RASTER_OK)
+                goto out;
+        }
+        left -= todo;
+        k0 += k;
+        /* advance the index, last outer dimension by k */
+        for (int i = no - 1; i >= 0; i--) {
+            idx[i] += i == no - 1 ? k : 1;
+            if (idx[i] < ocount[i])
+                break;
+            idx[i] = 0;
+        }
+    }
+    /* a box with a zero count reads nothing but is still checked */
+    if (planes == 0) {
+        size_t c0[RASTER_MAX_DIMS] = {0};
+        rc = raster_region_read(v, ids, nids, ostart, c0,
+                                RASTER_LAYOUT_PACKED, buf);
+    }
+out:
+    raster_free(buf);
+    raster_free(x);
+    raster_free(w);
+    raster_free(done);
+    return rc;
+}

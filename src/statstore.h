@@ -1,0 +1,83 @@
+/*
+ * statstore.h - statistics kept in the file (docs/FORMAT.md, "Stored
+ * statistics"): the `stats` dataset of a storage group, kept by writes,
+ * marked stale by partial ones and recomputed at close; the float64
+ * reductions they and raster_region_statistics share.
+ */
+#ifndef RASTER_STATSTORE_H
+#define RASTER_STATSTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "var.h"
+
+/* The dataset: double stats(outer..., stats_region, stats_field). */
+#define STATS_VAR "stats"
+#define STATS_REGION_DIM "stats_region"
+#define STATS_FIELD_DIM "stats_field"
+#define STATS_WEIGHTS_ATT "weights" /* text: the weight variable's name */
+#define STATS_VOID_ATT "void"       /* int: written by a writer keeping none */
+#define STATS_COLUMNS "state count sum sumsq m2 min max wcount wsum wtotal " \
+                      "wm2 weights_crc32c"
+enum {
+    SF_STATE, SF_COUNT, SF_SUM, SF_SUMSQ, SF_M2, SF_MIN, SF_MAX, SF_WCOUNT,
+    SF_WSUM, SF_WTOTAL, SF_WM2, SF_WCRC, STATS_FIELDS
+};
+/* SF_STATE: fresh, stale, or anything else (netCDF's default fill value:
+ * never computed) */
+#define STATS_FRESH 1
+#define STATS_STALE 2
+
+/* Converts n values of type xtype to double, NaN where a value is `fill`
+ * (floating types compared as values, others byte for byte). */
+void stats_to_double(const void *src, int xtype, size_t elem,
+                     const unsigned char *fill, double *dst, size_t n);
+
+/* The statistics of n values x[] (NaN: not valid) with weights w[] (NULL:
+ * none; NaN: not valid) per region: cell i belongs to region reg[i]
+ * (NULL: all to region 0; negative: to none); out[0..nreg).
+ * RASTER_OK or RASTER_ENOMEM. */
+int stats_cells(const double *x, const double *w, const int32_t *reg,
+                size_t n, size_t nreg, raster_stats *out);
+
+/* After a write of the box start/count/stride with `data` (the values
+ * stored, in v's type, row-major over count): whole records get fresh
+ * statistics, records a partial write touches are marked stale for the
+ * regions it touched. Nothing when v keeps no statistics. */
+int statstore_written(raster_var *v, const size_t *start, const size_t *count,
+                      const ptrdiff_t *stride, const void *data);
+
+/* Marks v's statistics void (attribute STATS_VOID_ATT; readers then
+ * ignore them) before a writer that cannot keep them writes: a parallel
+ * one. Collective there, as every attribute write. */
+int statstore_void(raster_var *v);
+
+/* Recomputes, from the stores, the statistics a partial write of this
+ * session left stale (raster_close of a writable file). */
+int statstore_flush(raster_var *v);
+
+/* The weight variable `name` over v's grid as doubles (NaN: its fill
+ * value or NaN), malloc'd in *w (ny * nx), and their CRC32C in *crc.
+ * RASTER_ENOTFOUND, RASTER_EINVAL (not 2-D over the grid, not numeric),
+ * RASTER_ENETCDF. */
+int statstore_weights(raster_var *v, const char *name, double **w,
+                      uint32_t *crc);
+
+/* Finds the weight variable `name` from v's group upwards: its group *g,
+ * id *wv, type *t, value size *wel and fill value (fill[8]), checked to be
+ * 2-D over v's grid and numeric. The caller holds the file's lazy_lock.
+ * RASTER_ENOTFOUND, RASTER_EINVAL, RASTER_ENETCDF. */
+int statstore_weights_var(raster_var *v, const char *name, int *g, int *wv,
+                          nc_type *t, size_t *wel, unsigned char *fill);
+
+/* Fills, from the stored statistics, out[i] for every record i of the box
+ * whose regions ids all have fresh ones (with weights: computed with the
+ * same weights, CRC `wcrc`), merged over the regions, and sets done[i];
+ * other records are left alone. */
+int statstore_get(raster_var *v, const int32_t *ids, size_t nids,
+                  const size_t *ostart, const size_t *ocount,
+                  const char *weights, uint32_t wcrc, raster_stats *out,
+                  unsigned char *done);
+
+#endif

@@ -1,0 +1,752 @@
+/*
+ * test_stats.c - regional statistics (raster_region_statistics) against
+ * an independent computation from the same values in a plain netCDF-4
+ * file: every numeric type, fill values (written and never written), NaN,
+ * weights with their own fill and NaN, whole-record writes, a partial
+ * write, an overwrite, an append; one record per block and many; two
+ * outer dimensions; the error paths.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <pthread.h>
+#include <netcdf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <hdf5.h>
+
+#include "raster.h"
+#include "stats.h"
+#include "statstore.h"
+#include "testutil.h"
+
+#define NT 4 /* records along t (unlimited; the last one appended) */
+#define NZ 3
+#define NY 7
+#define NX 9
+#define NCELL (NT * NZ * NY * NX)
+
+static const int types[] = {NC_BYTE, NC_UBYTE, NC_SHORT, NC_USHORT,
+                            NC_INT, NC_UINT, NC_INT64, NC_UINT64,
+                            NC_FLOAT, NC_DOUBLE};
+
+static int32_t mask[NY * NX];
+
+static void make_mask(void)
+{
+    for (size_t y = 0; y < NY; y++)
+        for (size_t x = 0; x < NX; x++)
+            mask[y * NX + x] = (int32_t)(x < 3 ? 1 : (x + y) % 2 ? 2 : 3);
+}
+
+/* A value of type t at flat index i, exact in double; NaN now and then
+ * for floating types. Large offsets make the sum of squares lose what a
+ * two-pass spread keeps. */
+static double value(int t, size_t i)
+{
+    double r = (double)rng_below(1000);
+    switch (t) {
+    case NC_BYTE: return r / 10 - 50;
+    case NC_UBYTE: return r / 5;
+    case NC_SHORT: return r * 30 - 15000;
+    case NC_USHORT: return r * 60;
+    case NC_INT: return r * 2e6 - 1e9;
+    case NC_UINT: return r * 4e6;
+    case NC_INT64: return r * 1e12 - 3e14;
+    case NC_UINT64: return r * 1e15;
+    case NC_FLOAT: return i % 17 == 5 ? NAN : r / 8 + 250;
+    default: return i % 13 == 2 ? NAN : 1e6 + r / 1024;
+    }
+}
+
+/* The same box written to the raster variable and the plain one. */
+static void put_both(raster_var *v, int pid, int pv, const size_t *start,
+                     const size_t *count, const double *vals)
+{
+    RS(raster_var_put_typed(v, start, count, NULL, NULL, vals, NC_DOUBLE));
+    NC(nc_put_vara_double(pid, pv, start, count, vals));
+}
+
+/* Writes raster file `rpath` and plain file `ppath` alike: variable "v"
+ * of type t over (t, z, y, x), weights "area" over (y, x). Records 0-1
+ * whole, record 2 partly, a few cells overwritten with the fill value
+ * and other values, record 3 appended whole. */
+static int keep_weights; /* write_files names "area" the stats' weights */
+static int write_format; /* write_files' format version; 0: the default */
+
+static void write_files(const char *rpath, const char *ppath, int t)
+{
+    raster_file *f;
+    raster_var *v;
+    raster_mask *m;
+    RS(raster_mask_wrap(mask, NY, NX, &m));
+    RS(raster_create(rpath, &f));
+    if (write_format)
+        RS(raster_file_set_format(f, write_format));
+    int r = raster_file_ncid(f), p, d[4], pd[4], pv, ra, pa;
+    NC(nc_create(ppath, NC_NETCDF4 | NC_CLOBBER, &p));
+    const char *names[4] = {"t", "z", "y", "x"};
+    size_t lens[4] = {NC_UNLIMITED, NZ, NY, NX};
+    for (int i = 0; i < 4; i++) {
+        NC(nc_def_dim(r, names[i], lens[i], &d[i]));
+        NC(nc_def_dim(p, names[i], lens[i], &pd[i]));
+    }
+    NC(nc_def_var(r, "area", NC_DOUBLE, 2, d + 2, &ra));
+    NC(nc_def_var(p, "area", NC_DOUBLE, 2, pd + 2, &pa));
+    RS(raster_def_var(f, r, "v", t, 4, d, NULL, m, &v));
+    NC(nc_def_var(p, "v", t, 4, pd, &pv));
+    if (keep_weights)
+        RS(raster_var_set_stats_weights(v, "area"));
+    raster_mask_free(m);
+    if (t == NC_SHORT) { /* a fill value of the writer's choice */
+        short fv = -15000 + 30 * 7;
+        RS(raster_var_put_att(v, "_FillValue", NC_SHORT, 1, &fv));
+        NC(nc_put_att_short(p, pv, "_FillValue", NC_SHORT, 1, &fv));
+    }
+    double area[NY * NX];
+    for (size_t i = 0; i < NY * NX; i++)
+        area[i] = i == 4 ? NC_FILL_DOUBLE : i == 20 ? NAN
+                                          : 1 + (double)(i % 5) / 4;
+    NC(nc_put_var_double(r, ra, area));
+    NC(nc_put_var_double(p, pa, area));
+
+    static double vals[NCELL];
+    for (size_t i = 0; i < NCELL; i++)
+        vals[i] = value(t, i);
+    size_t rec = NZ * NY * NX;
+    for (size_t k = 0; k < 2; k++) /* whole records */
+        put_both(v, p, pv, (size_t[]){k, 0, 0, 0},
+                 (size_t[]){1, NZ, NY, NX}, vals + k * rec);
+    /* record 2: a box of cells only, the rest never written */
+    size_t s2[4] = {2, 1, 2, 1}, c2[4] = {1, 2, 4, 6};
+    put_both(v, p, pv, s2, c2, vals + 2 * rec);
+    /* overwrites: other values into record 0, the fill value itself into
+     * record 1 */
+    put_both(v, p, pv, (size_t[]){0, 1, 3, 0}, (size_t[]){1, 1, 2, 5},
+             vals + 3 * rec);
+    unsigned char fill[8];
+    int nofill;
+    NC(nc_inq_var_fill(p, pv, &nofill, fill));
+    size_t s1[4] = {1, 2, 5, 1}, one[4] = {1, 1, 1, 1};
+    RS(raster_var_put(v, s1, one, NULL, fill));
+    NC(nc_put_vara(p, pv, s1, one, fill));
+    RS(raster_close(f));
+    NC(nc_close(p));
+    /* record 3 appended after a reopen */
+    RS(raster_open(rpath, RASTER_WRITE, &f));
+    RS(raster_var_find(f, "v", &v));
+    NC(nc_open(ppath, NC_WRITE, &p));
+    NC(nc_inq_varid(p, "v", &pv));
+    put_both(v, p, pv, (size_t[]){3, 0, 0, 0}, (size_t[]){1, NZ, NY, NX},
+             vals + 3 * rec);
+    RS(raster_close(f));
+    NC(nc_close(p));
+}
+
+/* The expected statistics of regions ids (membership flags by id 0..3) at
+ * each outer index, from the plain file: long double sums, two passes. */
+static void expect(const char *ppath, int t, const int *want, int weighted,
+                   raster_stats *out)
+{
+    int p, pv, pa;
+    NC(nc_open(ppath, NC_NOWRITE, &p));
+    NC(nc_inq_varid(p, "v", &pv));
+    NC(nc_inq_varid(p, "area", &pa));
+    static double x[NCELL];
+    static unsigned char raw[NCELL * 8];
+    double area[NY * NX];
+    NC(nc_get_var_double(p, pv, x));
+    NC(nc_get_var(p, pv, raw));
+    NC(nc_get_var_double(p, pa, area));
+    unsigned char fill[8];
+    int nofill;
+    NC(nc_inq_var_fill(p, pv, &nofill, fill));
+    size_t el;
+    NC(nc_inq_type(p, t, NULL, &el));
+    NC(nc_close(p));
+    for (size_t o = 0; o < NT * NZ; o++) {
+        long double s = 0, sq = 0, ws = 0, wt = 0;
+        uint64_t n = 0, wn = 0;
+        double lo = INFINITY, hi = -INFINITY;
+        for (int pass = 0; pass < 2; pass++) {
+            long double m2 = 0, wm2 = 0;
+            double mean = n ? (double)(s / n) : 0;
+            double wmean = wt != 0 ? (double)(ws / wt) : 0;
+            for (size_t c = 0; c < NY * NX; c++) {
+                size_t i = o * NY * NX + c;
+                if (!want[mask[c]] || isnan(x[i]) ||
+                    memcmp(raw + i * el, fill, el) == 0)
+                    continue;
+                int wok = weighted && !isnan(area[c]) &&
+                          area[c] != NC_FILL_DOUBLE;
+                if (pass == 0) {
+                    n++;
+                    s += x[i];
+                    sq += (long double)x[i] * x[i];
+                    lo = x[i] < lo ? x[i] : lo;
+                    hi = x[i] > hi ? x[i] : hi;
+                    if (wok) {
+                        wn++;
+                        ws += (long double)area[c] * x[i];
+                        wt += area[c];
+                    }
+                } else {
+                    m2 += ((long double)x[i] - mean) * (x[i] - mean);
+                    if (wok)
+                        wm2 += area[c] * ((long double)x[i] - wmean) *
+                               (x[i] - wmean);
+                }
+            }
+            if (pass == 1) {
+                out[o] = (raster_stats){.count = n, .sum = (double)s,
+                    .sumsq = (double)sq, .m2 = (double)m2,
+                    .min = n ? lo : NAN, .max = n ? hi : NAN,
+                    .wcount = wn, .wsum = (double)ws, .wtotal = (double)wt,
+                    .wm2 = (double)wm2};
+            }
+        }
+    }
+}
+
+static void near(double got, double want, double scale, const char *what,
+                 size_t o)
+{
+    if (isnan(want) && isnan(got))
+        return;
+    double tol = 1e-9 * (fabs(want) > scale ? fabs(want) : scale);
+    if (!(fabs(got - want) <= tol))
+        fail_msg("%s at outer index %zu: got %.17g, want %.17g", what, o,
+                 got, want);
+}
+
+static void same(const raster_stats *got, const raster_stats *want,
+                 size_t n)
+{
+    for (size_t o = 0; o < n; o++) {
+        const raster_stats *g = &got[o], *w = &want[o];
+        assert_int_equal(g->count, w->count);
+        assert_int_equal(g->wcount, w->wcount);
+        /* near-zero sums of signed data: relative to the data's scale */
+        double scale = fabs(w->max) > fabs(w->min) ? fabs(w->max)
+                                                   : fabs(w->min);
+        if (isnan(scale))
+            scale = 0;
+        near(g->sum, w->sum, scale, "sum", o);
+        near(g->sumsq, w->sumsq, scale * scale, "sumsq", o);
+        near(g->m2, w->m2, 0, "m2", o);
+        near(g->min, w->min, 0, "min", o);
+        near(g->max, w->max, 0, "max", o);
+        near(g->wsum, w->wsum, scale, "wsum", o);
+        near(g->wtotal, w->wtotal, 0, "wtotal", o);
+        near(g->wm2, w->wm2, 0, "wm2", o);
+    }
+}
+
+/* The stats dataset itself (docs/FORMAT.md): every record and region
+ * fresh after close, equal to the expectation region by region, weighted
+ * fields kept exactly when keep_weights. */
+static void check_stored(const char *rpath, const char *ppath, int t)
+{
+    int nc, g, sv;
+    NC(nc_open(rpath, NC_NOWRITE, &nc));
+    g = raster_storage_grp(nc, "v");
+    NC(nc_inq_varid(g, "stats", &sv));
+    static double rows[NT][NZ][3][12];
+    NC(nc_get_var_double(g, sv, &rows[0][0][0][0]));
+    char wname[16] = "";
+    size_t wl = 0;
+    if (nc_inq_attlen(g, sv, "weights", &wl) == NC_NOERR)
+        NC(nc_get_att_text(g, sv, "weights", wname));
+    assert_string_equal(wname, keep_weights ? "area" : "");
+    NC(nc_close(nc));
+    raster_stats want[NT * NZ];
+    for (int r = 1; r <= 3; r++) {
+        int in[4] = {0};
+        in[r] = 1;
+        expect(ppath, t, in, 1, want);
+        for (size_t o = 0; o < NT * NZ; o++) {
+            const double *f = rows[o / NZ][o % NZ][r - 1];
+            if (o == 2 * NZ) { /* record (2, 0): never written */
+                assert_true(f[0] == NC_FILL_DOUBLE);
+                continue;
+            }
+            assert_true(f[0] == 1); /* fresh */
+            raster_stats got = {.count = (uint64_t)f[1], .sum = f[2],
+                                .sumsq = f[3], .m2 = f[4], .min = f[5],
+                                .max = f[6], .wcount = (uint64_t)f[7],
+                                .wsum = f[8], .wtotal = f[9], .wm2 = f[10]};
+            if (got.count == 0)
+                got.min = got.max = NAN;
+            raster_stats w = want[o];
+            if (!keep_weights) {
+                assert_true(f[11] == -1);
+                w.wcount = 0;
+                w.wsum = w.wtotal = w.wm2 = 0;
+            } else {
+                assert_true(f[11] >= 0);
+            }
+            same(&got, &w, 1);
+        }
+    }
+}
+
+static void check_type(int t)
+{
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "r.nc");
+    tmpdir_path(ppath, sizeof ppath, "p.nc");
+    rng_seed(1000 + (uint64_t)t);
+    write_files(rpath, ppath, t);
+    raster_file *f;
+    raster_var *v;
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    static const int32_t sets[][3] = {{1}, {2}, {3}, {3, 1}, {1, 2, 3}};
+    static const size_t nset[] = {1, 1, 1, 2, 3};
+    size_t os[2] = {0, 0}, oc[2] = {NT, NZ};
+    raster_stats got[NT * NZ], want[NT * NZ];
+    for (size_t s = 0; s < sizeof nset / sizeof *nset; s++) {
+        int in[4] = {0};
+        for (size_t k = 0; k < nset[s]; k++)
+            in[sets[s][k]] = 1;
+        for (int weighted = 0; weighted < 2; weighted++) {
+            expect(ppath, t, in, weighted, want);
+            for (int small = 0; small < 4; small++) {
+                /* 1 byte: every record a block of its own; from the
+                 * stored statistics and from the data */
+                stats_block_bytes = small % 2 ? 1 : (size_t)8 << 20;
+                stats_use_stored = small < 2;
+                memset(got, 0xa5, sizeof got);
+                RS(raster_region_statistics(v, sets[s], nset[s], os, oc,
+                                            weighted ? "area" : NULL, got));
+                same(got, want, NT * NZ);
+            }
+            /* a sub-box: the same numbers at their places */
+            size_t bs[2] = {1, 1}, bc[2] = {2, 2};
+            raster_stats sub[4];
+            RS(raster_region_statistics(v, sets[s], nset[s], bs, bc,
+                                        weighted ? "area" : NULL, sub));
+            for (size_t i = 0; i < 2; i++)
+                for (size_t j = 0; j < 2; j++)
+                    same(&sub[i * 2 + j], &want[(1 + i) * NZ + 1 + j], 1);
+        }
+    }
+    stats_block_bytes = (size_t)8 << 20;
+    stats_use_stored = 1;
+    RS(raster_close(f));
+    check_stored(rpath, ppath, t);
+}
+
+static void test_types(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        check_type(types[i]);
+}
+
+/* The same with the weights kept in the stored statistics. */
+static void test_types_weighted(void **state)
+{
+    (void)state;
+    keep_weights = 1;
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++)
+        check_type(types[i]);
+    keep_weights = 0;
+}
+
+/* Merging the regions' statistics gives those of their union; derived
+ * values follow numpy (population std). */
+static void test_merge_and_values(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "m.nc");
+    tmpdir_path(ppath, sizeof ppath, "mp.nc");
+    rng_seed(7);
+    write_files(rpath, ppath, NC_DOUBLE);
+    raster_file *f;
+    raster_var *v;
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    size_t os[2] = {0, 0}, oc[2] = {NT, NZ};
+    raster_stats a[NT * NZ], b[NT * NZ], u[NT * NZ];
+    RS(raster_region_statistics(v, (int32_t[]){1}, 1, os, oc, "area", a));
+    RS(raster_region_statistics(v, (int32_t[]){2}, 1, os, oc, "area", b));
+    RS(raster_region_statistics(v, (int32_t[]){1, 2}, 2, os, oc, "area",
+                                u));
+    for (size_t o = 0; o < NT * NZ; o++)
+        raster_stats_merge(&a[o], &b[o]);
+    same(a, u, NT * NZ);
+    /* values: mean 2, population std 1 of {1, 3}; nothing: NaN, sum 0 */
+    raster_stats s = {.count = 2, .sum = 4, .sumsq = 10, .m2 = 2, .min = 1,
+                      .max = 3, .wcount = 2, .wsum = 7, .wtotal = 3,
+                      .wm2 = 8.0 / 3};
+    assert_true(raster_stats_value(&s, RASTER_STAT_MEAN, 0) == 2);
+    assert_true(raster_stats_value(&s, RASTER_STAT_STD, 0) == 1);
+    assert_true(raster_stats_value(&s, RASTER_STAT_COUNT, 1) == 2);
+    assert_true(raster_stats_value(&s, RASTER_STAT_SUM, 1) == 7);
+    near(raster_stats_value(&s, RASTER_STAT_MEAN, 1), 7.0 / 3, 0, "wmean",
+         0);
+    near(raster_stats_value(&s, RASTER_STAT_STD, 1), sqrt(8.0 / 9), 0,
+         "wstd", 0);
+    raster_stats none = {.min = NAN, .max = NAN};
+    assert_true(isnan(raster_stats_value(&none, RASTER_STAT_MEAN, 0)));
+    assert_true(isnan(raster_stats_value(&none, RASTER_STAT_MIN, 0)));
+    assert_true(isnan(raster_stats_value(&none, RASTER_STAT_STD, 1)));
+    assert_true(raster_stats_value(&none, RASTER_STAT_SUM, 0) == 0);
+    assert_true(isnan(raster_stats_value(&s, 99, 0)));
+    RS(raster_close(f));
+}
+
+/* Statistics of region 1 at every record, from the stored ones or not. */
+static void region1(raster_var *v, int stored, const char *w,
+                    raster_stats *out)
+{
+    size_t os[2] = {0, 0}, oc[2] = {NT, NZ};
+    stats_use_stored = stored;
+    RS(raster_region_statistics(v, (int32_t[]){1}, 1, os, oc, w, out));
+    stats_use_stored = 1;
+}
+
+/* Reads take the stored statistics (a value planted in them is what they
+ * return), unless the weights changed since they were kept. */
+static void test_stored_used(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "u.nc");
+    tmpdir_path(ppath, sizeof ppath, "up.nc");
+    rng_seed(3);
+    keep_weights = 1;
+    write_files(rpath, ppath, NC_DOUBLE);
+    keep_weights = 0;
+    int nc, g, sv;
+    NC(nc_open(rpath, NC_WRITE, &nc));
+    g = raster_storage_grp(nc, "v");
+    NC(nc_inq_varid(g, "stats", &sv));
+    double planted = 12345.5;
+    NC(nc_put_var1_double(g, sv, (size_t[]){1, 1, 0, 2}, &planted));
+    NC(nc_close(nc));
+    raster_file *f;
+    raster_var *v;
+    raster_stats a[NT * NZ], b[NT * NZ], c[NT * NZ];
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    region1(v, 1, NULL, a);
+    region1(v, 0, NULL, b);
+    assert_true(a[NZ + 1].sum == planted);
+    assert_true(b[NZ + 1].sum != planted);
+    a[NZ + 1].sum = b[NZ + 1].sum;
+    same(a, b, NT * NZ);
+    region1(v, 1, "area", a);
+    region1(v, 0, "area", b);
+    assert_true(a[NZ + 1].sum == planted);
+    a[NZ + 1].sum = b[NZ + 1].sum;
+    same(a, b, NT * NZ);
+    RS(raster_close(f));
+    /* other weights than those kept: computed from the data */
+    NC(nc_open(rpath, NC_WRITE, &nc));
+    int av;
+    NC(nc_inq_varid(nc, "area", &av));
+    double w0 = 40;
+    NC(nc_put_var1_double(nc, av, (size_t[]){0, 0}, &w0));
+    NC(nc_close(nc));
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    region1(v, 1, "area", a);
+    region1(v, 0, "area", b);
+    same(a, b, NT * NZ);
+    region1(v, 1, NULL, c); /* the unweighted ones still stored */
+    assert_true(c[NZ + 1].sum == planted);
+    RS(raster_close(f));
+}
+
+/* A writable session: a partial write makes the record's statistics
+ * stale (reads compute them from the data until close), a whole write
+ * fresh again; close recomputes what is stale. */
+static void test_session(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "w.nc");
+    tmpdir_path(ppath, sizeof ppath, "wp.nc");
+    rng_seed(4);
+    keep_weights = 1;
+    write_files(rpath, ppath, NC_FLOAT);
+    keep_weights = 0;
+    raster_file *f;
+    raster_var *v;
+    raster_stats a[NT * NZ], b[NT * NZ], want[NT * NZ];
+    RS(raster_open(rpath, RASTER_WRITE, &f));
+    RS(raster_var_find(f, "v", &v));
+    int p, pv;
+    NC(nc_open(ppath, NC_WRITE, &p));
+    NC(nc_inq_varid(p, "v", &pv));
+    double vals[NY * NX];
+    for (size_t i = 0; i < NY * NX; i++)
+        vals[i] = (double)i * 3 - 50;
+    /* a column through regions 1 only, of record (0, 0) */
+    put_both(v, p, pv, (size_t[]){0, 0, 0, 1}, (size_t[]){1, 1, NY, 1},
+             vals);
+    NC(nc_sync(p));
+    int in[4] = {0, 1, 0, 0};
+    expect(ppath, NC_FLOAT, in, 1, want);
+    region1(v, 1, "area", a);
+    region1(v, 0, "area", b);
+    same(a, want, NT * NZ);
+    same(b, want, NT * NZ);
+    /* record (1, 2) partly, then whole */
+    put_both(v, p, pv, (size_t[]){1, 2, 3, 0}, (size_t[]){1, 1, 1, 2},
+             vals);
+    put_both(v, p, pv, (size_t[]){1, 2, 0, 0}, (size_t[]){1, 1, NY, NX},
+             vals);
+    NC(nc_sync(p));
+    expect(ppath, NC_FLOAT, in, 1, want);
+    region1(v, 1, "area", a);
+    same(a, want, NT * NZ);
+    RS(raster_close(f));
+    NC(nc_close(p));
+    keep_weights = 1;
+    check_stored(rpath, ppath, NC_FLOAT);
+    keep_weights = 0;
+}
+
+/* A stats dataset of another shape or type is not used: the statistics
+ * come from the data. */
+static void test_stats_damaged(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "d.nc");
+    tmpdir_path(ppath, sizeof ppath, "dp.nc");
+    rng_seed(5);
+    write_files(rpath, ppath, NC_INT);
+    raster_stats want[NT * NZ], got[NT * NZ];
+    int in[4] = {0, 1, 0, 0};
+    expect(ppath, NC_INT, in, 1, want);
+    for (int how = 0; how < 2; how++) {
+        /* replaced through HDF5 (netCDF renames no such variable) by a
+         * dataset of another shape, then of another type */
+        hid_t h = H5Fopen(rpath, H5F_ACC_RDWR, H5P_DEFAULT);
+        assert_true(h >= 0);
+        assert_true(H5Ldelete(h, "/raster_v/stats", H5P_DEFAULT) >= 0);
+        hsize_t dims[4] = {NT, NZ, 3, 12};
+        hid_t sp = H5Screate_simple(how == 0 ? 1 : 4, dims, NULL);
+        hid_t ds = H5Dcreate2(h, "/raster_v/stats",
+                              how == 0 ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT,
+                              sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        assert_true(sp >= 0 && ds >= 0);
+        int fresh[NT * NZ * 3 * 12];
+        for (size_t i = 0; i < NT * NZ * 3 * 12; i++)
+            fresh[i] = 1; /* "fresh", with nonsense values */
+        if (how == 1)
+            assert_true(H5Dwrite(ds, H5T_NATIVE_INT, H5S_ALL, H5S_ALL,
+                                 H5P_DEFAULT, fresh) >= 0);
+        H5Dclose(ds);
+        H5Sclose(sp);
+        H5Fclose(h);
+        raster_file *f;
+        raster_var *v;
+        RS(raster_open(rpath, RASTER_READ, &f));
+        RS(raster_var_find(f, "v", &v));
+        region1(v, 1, "area", got);
+        same(got, want, NT * NZ);
+        size_t fr, st;
+        assert_int_equal(raster_var_stats_info(v, 1, NULL, &fr, &st),
+                         RASTER_ENOTFOUND);
+        RS(raster_close(f));
+    }
+}
+
+/* Statistics voided (as a parallel writer does before it writes) are
+ * ignored: computed from the data. */
+static void test_void(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "v.nc");
+    tmpdir_path(ppath, sizeof ppath, "vp.nc");
+    rng_seed(8);
+    keep_weights = 1;
+    write_files(rpath, ppath, NC_DOUBLE);
+    keep_weights = 0;
+    int nc, g, sv;
+    NC(nc_open(rpath, NC_WRITE, &nc)); /* a value the data does not have */
+    g = raster_storage_grp(nc, "v");
+    NC(nc_inq_varid(g, "stats", &sv));
+    double planted = -1;
+    NC(nc_put_var1_double(g, sv, (size_t[]){0, 0, 0, 2}, &planted));
+    NC(nc_close(nc));
+    raster_file *f;
+    raster_var *v;
+    RS(raster_open(rpath, RASTER_WRITE, &f));
+    RS(raster_var_find(f, "v", &v));
+    RS(statstore_void(v));
+    RS(raster_close(f));
+    raster_stats want[NT * NZ], got[NT * NZ];
+    int in[4] = {0, 1, 0, 0};
+    expect(ppath, NC_DOUBLE, in, 1, want);
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    region1(v, 1, "area", got);
+    same(got, want, NT * NZ);
+    size_t fr, st;
+    assert_int_equal(raster_var_stats_info(v, 1, NULL, &fr, &st),
+                     RASTER_ENOTFOUND);
+    RS(raster_close(f));
+}
+
+/* One handle read from several threads at once (raster.h): each gets
+ * what a lone caller gets, stored or from the data, weighted or not. */
+typedef struct job {
+    raster_var *v;
+    int k;
+    raster_stats out[NT * NZ];
+    int rc;
+} job;
+
+static void *thread_stats(void *arg)
+{
+    job *j = arg;
+    size_t os[2] = {0, 0}, oc[2] = {NT, NZ};
+    int32_t ids[2] = {1, 3};
+    for (int rep = 0; rep < 20 && j->rc == RASTER_OK; rep++)
+        j->rc = raster_region_statistics(j->v, ids, 1 + (size_t)(j->k % 2),
+                                         os, oc, j->k / 2 ? "area" : NULL,
+                                         j->out);
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "t.nc");
+    tmpdir_path(ppath, sizeof ppath, "tp.nc");
+    rng_seed(10);
+    keep_weights = 1;
+    write_files(rpath, ppath, NC_FLOAT);
+    keep_weights = 0;
+    raster_file *f;
+    RS(raster_open(rpath, RASTER_READ, &f));
+    static job jobs[8];
+    pthread_t th[8];
+    for (int k = 0; k < 8; k++) {
+        jobs[k] = (job){.k = k % 4};
+        RS(raster_var_find(f, "v", &jobs[k].v));
+        assert_int_equal(pthread_create(&th[k], NULL, thread_stats,
+                                        &jobs[k]), 0);
+    }
+    for (int k = 0; k < 8; k++)
+        assert_int_equal(pthread_join(th[k], NULL), 0);
+    raster_stats want[NT * NZ];
+    for (int k = 0; k < 8; k++) {
+        int in[4] = {0, 1, 0, jobs[k].k % 2};
+        RS(jobs[k].rc);
+        expect(ppath, NC_FLOAT, in, 1, want);
+        if (jobs[k].k / 2 == 0)
+            for (size_t o = 0; o < NT * NZ; o++) {
+                want[o].wcount = 0;
+                want[o].wsum = want[o].wtotal = want[o].wm2 = 0;
+            }
+        same(jobs[k].out, want, NT * NZ);
+    }
+    RS(raster_close(f));
+}
+
+/* Format 2 keeps no statistics: computed from the data; weights for
+ * them refused. */
+static void test_format2(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "f2.nc");
+    tmpdir_path(ppath, sizeof ppath, "f2p.nc");
+    rng_seed(6);
+    write_format = 2;
+    write_files(rpath, ppath, NC_SHORT);
+    write_format = 0;
+    raster_stats want[NT * NZ], got[NT * NZ];
+    int in[4] = {0, 1, 0, 0};
+    expect(ppath, NC_SHORT, in, 1, want);
+    raster_file *f;
+    raster_var *v;
+    RS(raster_open(rpath, RASTER_WRITE, &f));
+    RS(raster_var_find(f, "v", &v));
+    region1(v, 1, "area", got);
+    same(got, want, NT * NZ);
+    size_t fr, st;
+    assert_int_equal(raster_var_stats_info(v, 1, NULL, &fr, &st),
+                     RASTER_ENOTFOUND);
+    assert_int_equal(raster_var_set_stats_weights(v, "area"),
+                     RASTER_EUNSUPPORTED);
+    assert_int_equal(raster_var_set_stats_weights(v, NULL), RASTER_EINVAL);
+    RS(raster_close(f));
+}
+
+static void test_errors(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512];
+    tmpdir_path(rpath, sizeof rpath, "e.nc");
+    tmpdir_path(ppath, sizeof ppath, "ep.nc");
+    rng_seed(9);
+    write_files(rpath, ppath, NC_INT);
+    raster_file *f;
+    raster_var *v;
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    int32_t one = 1, none = 42;
+    size_t os[2] = {0, 0}, oc[2] = {NT, NZ}, past[2] = {NT + 1, 1};
+    raster_stats out[NT * NZ];
+    assert_int_equal(raster_region_statistics(NULL, &one, 1, os, oc, NULL,
+                                              out), RASTER_EINVAL);
+    assert_int_equal(raster_region_statistics(v, &one, 1, os, oc, NULL,
+                                              NULL), RASTER_EINVAL);
+    assert_int_equal(raster_region_statistics(v, &one, 1, NULL, oc, NULL,
+                                              out), RASTER_EINVAL);
+    assert_int_equal(raster_region_statistics(v, &one, 0, os, oc, NULL,
+                                              out), RASTER_EINVAL);
+    assert_int_equal(raster_region_statistics(v, &none, 1, os, oc, NULL,
+                                              out), RASTER_ENOTFOUND);
+    assert_int_equal(raster_region_statistics(v, &one, 1, os, past, NULL,
+                                              out), RASTER_EINVAL);
+    assert_int_equal(raster_region_statistics(v, &one, 1, os, oc, "nope",
+                                              out), RASTER_ENOTFOUND);
+    /* weights not over the grid: v itself has four dimensions */
+    assert_int_equal(raster_region_statistics(v, &one, 1, os, oc, "t", out),
+                     RASTER_ENOTFOUND);
+    assert_int_equal(raster_region_statistics(v, &one, 1, os, oc, "v", out),
+                     RASTER_EINVAL);
+    RS(raster_close(f));
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    make_mask();
+    return tmpdir_create("stats");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_types),
+        cmocka_unit_test(test_types_weighted),
+        cmocka_unit_test(test_merge_and_values),
+        cmocka_unit_test(test_stored_used),
+        cmocka_unit_test(test_session),
+        cmocka_unit_test(test_stats_damaged),
+        cmocka_unit_test(test_format2),
+        cmocka_unit_test(test_void),
+        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_errors),
+    };
+    return cmocka_run_group_tests(tests, setup, tmpdir_remove);
+}
