@@ -18,6 +18,7 @@ packages=(meson ninja-build pkg-config gcc libc6-dev
           netcdf-bin python3 python3-numpy python3-netcdf4
           python3-venv                # the wheel test's virtual environment
           ferret-datasets             # real ocean and air data (real_files test)
+          hdf5-filter-plugin          # bzip2, lz4 HDF5 filters (compress_shim)
           libudunits2-0               # the CF checker (cfunits) of test_cf_extract
           clang valgrind              # fuzz target, valgrind test
           openmpi-bin libopenmpi-dev libnetcdf-mpi-dev libhdf5-openmpi-dev)

@@ -139,4 +139,30 @@ else
     echo "note: no python3 with netCDF4: the quantize case is left out"
 fi
 
+# ---- a filter from an HDF5 plugin: bzip2 (307), Debian's hdf5-filter-plugin --
+# nccopy -F puts it on TEMP; under the shim every store of TEMP carries it,
+# and the file reads (values, ncdump -s settings) as the plain one does
+plugins=
+for d in /usr/lib/*/hdf5/serial/plugins /usr/lib/hdf5/plugins; do
+    [ -f "$d/libh5bz2.so" ] && { plugins=$d; break; }
+done
+if [ -n "$plugins" ]; then
+    export HDF5_PLUGIN_PATH="$plugins"
+    on_disk "$NCCOPY" -F 'TEMP,307,9' "$tmp/plain.nc" "$tmp/bz_plain.nc" ||
+        fail "nccopy -F TEMP,307,9"
+    RASTER_MASK="$tmp/plain.nc:REGION_MASK" expect 0 "nccopy -F bzip2 under the shim" \
+        under "$NCCOPY" -F 'TEMP,307,9' "$tmp/plain.nc" "$tmp/bz.nc"
+    set -- $(stores "$tmp/bz.nc" 'FILTER_ID 307')
+    if [ "$1" -gt 1 ] && [ "$2" = "$1" ]; then ok; else
+        fail "bzip2: $2 of $1 stores carry filter 307"; fi
+    on_disk "$NCDUMP" -s "$tmp/bz_plain.nc" | tail -n +2 > "$tmp/d_plain"
+    under "$NCDUMP" -s "$tmp/bz.nc" | tail -n +2 > "$tmp/d_shim"
+    same "$tmp/d_plain" "$tmp/d_shim" "bzip2: ncdump -s differs from plain"
+    a=$(size "$tmp/bz_plain.nc") b=$(size "$tmp/bz.nc")
+    [ "$b" -le $((a + a / 10)) ] && ok || fail "bzip2: raster $b bytes, plain $a"
+    unset HDF5_PLUGIN_PATH
+else
+    echo "note: no HDF5 bzip2 plugin (Debian: hdf5-filter-plugin): left out"
+fi
+
 report compress
