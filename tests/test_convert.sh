@@ -653,6 +653,23 @@ expect 1 "no data variable" "$rc" --mask "$tmp/wmask.nc:REGION_MASK" \
 grep -q 'no data variable' "$tmp/err" || fail "no data variable: message"
 no_output "$tmp/bad.nc" "no data variable"
 
+# ---- stderr to a pipe nobody reads -----------------------------------------
+# `rasterconvert ... 2>&1 | head -1` ends it by SIGPIPE when it writes its
+# progress or summary: its temporary output must go with it
+mkdir "$tmp/pipe"
+cat > "$tmp/pipe.py" <<'PY'
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)  # every write to w fails: SIGPIPE (restored to its default)
+p = subprocess.run(sys.argv[1:], stderr=w, stdout=subprocess.DEVNULL,
+                   restore_signals=True)
+print(p.returncode)
+PY
+got=$(RASTER_PROGRESS_DELAY=0 "$PY" "$tmp/pipe.py" "$rc" --mask \
+      "$tmp/wmask.nc:REGION_MASK" --vars T2 "$tmp/wrf.nc" "$tmp/pipe/out.nc")
+[ "$got" = "-13" ] && ok || fail "stderr to a closed pipe: exit $got, not SIGPIPE"
+no_output "$tmp/pipe/out.nc" "killed by SIGPIPE"
+
 # ---- never overwrite the input ----------------------------------------------
 # OUT naming IN (itself, through a symbolic or a hard link), or the mask
 # file: refused before anything is written, input bytes unchanged

@@ -108,9 +108,13 @@ int copy_out_begin(copy_out *o, const char *final)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    /* SIGPIPE too: a tool whose stderr goes to a pipe that closed (`| head`)
+     * dies writing its progress, and left its temporary file behind */
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        if (sigaction(sigs[i], &sa, NULL) != 0)
+            fprintf(stderr, "%s: warning: a signal may leave %s behind: %s\n",
+                    prog, o->tmp, strerror(errno));
     return 0;
 }
 
