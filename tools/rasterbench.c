@@ -842,7 +842,8 @@ static void usage(FILE *f)
 "                 sets, or the five largest regions\n"
 "  --reps N       timed repetitions (default 5; warm runs read once first)\n"
 "  --warm/--cold  only page-cache-hot, or only evicted (POSIX_FADV_DONTNEED\n"
-"                 before each repetition), runs; default both\n"
+"                 before each repetition), runs; default both. Cold runs\n"
+"                 alternate the methods, one repetition each\n"
 "  --no-shim      skip the shim cases; --no-write skips the write only\n"
 "  --only-write   only the record-by-record write (plain vs shim, warm)\n"
 "  --compressed   the compressed case (the default; generated data only);\n"
@@ -854,6 +855,41 @@ static void usage(FILE *f)
 "\n"
 "Exit status: 0 ok, 1 bad input or a failed measurement, 2 bad usage.\n",
         f);
+}
+
+/* Runs jobs[0..n) (same reps) into r[]. Warm: each method's repetitions
+ * in one worker. Cold: the methods take turns, one repetition each (floor,
+ * raster, floor, raster, ...), so that a disk that slows or speeds up
+ * within a minute (the cold floor moved 130-920 ms for the same bytes in
+ * one hour here) weighs on every method alike; medians of those. */
+static int run_methods(const bench_job *jobs, int n, int cold,
+                       bench_result *r, const char *label)
+{
+    int reps = jobs[0].reps;
+    for (int k = 0; k < n; k++)
+        memset(&r[k], 0, sizeof r[k]);
+    for (int rep = 0; rep < (cold ? reps : 1); rep++)
+        for (int k = 0; k < n; k++) {
+            bench_job j = jobs[k];
+            bench_result one;
+            if (cold)
+                j.reps = 1;
+            if (run_worker(&j, NULL, NULL, &one) != 0) {
+                fprintf(stderr, PROG ": %s: the %s read failed\n", label,
+                        method_name[j.method]);
+                return -1;
+            }
+            if (!cold) {
+                r[k] = one;
+                continue;
+            }
+            r[k].seconds[rep] = one.seconds[0];
+            r[k].rchar = one.rchar;
+            r[k].ok = one.ok;
+            if (one.peak_kb > r[k].peak_kb)
+                r[k].peak_kb = one.peak_kb;
+        }
+    return 0;
 }
 
 static int measure_regions(const options *o, raster_var *v,
@@ -883,30 +919,28 @@ static int measure_regions(const options *o, raster_var *v,
             bench_result r[4];
             static const bench_method methods[4] = {
                 BENCH_NETCDF, BENCH_RASTER, BENCH_FLOOR, BENCH_RASTER_MALLOC};
-            for (int k = 0; k < 4 && status == 0; k++) {
+            bench_job jobs[4];
+            for (int k = 0; k < 4; k++) {
                 bench_method m = methods[k];
-                bench_job j = {.method = m,
-                               .file = m == BENCH_NETCDF ? o->plain
-                                       : m == BENCH_FLOOR ? floor_path
-                                                          : o->raster,
-                               .var = o->var, .mask_file = mask_file,
-                               .mask_var = mask_var, .nids = c->nids,
-                               .cells = c->cells, .elem = elem,
-                               .reps = o->reps, .cold = cold};
-                memcpy(j.ids, c->ids, sizeof j.ids);
-                memcpy(j.box, c->box, sizeof j.box);
-                if (run_worker(&j, NULL, NULL, &r[k]) != 0) {
-                    fprintf(stderr, PROG ": %s: the %s read failed\n",
-                            c->label, method_name[m]);
-                    status = -1;
-                    break;
-                }
-                add_record(c->label, method_name[m], cache,
+                jobs[k] = (bench_job){.method = m,
+                                      .file = m == BENCH_NETCDF ? o->plain
+                                              : m == BENCH_FLOOR ? floor_path
+                                                                 : o->raster,
+                                      .var = o->var, .mask_file = mask_file,
+                                      .mask_var = mask_var, .nids = c->nids,
+                                      .cells = c->cells, .elem = elem,
+                                      .reps = o->reps, .cold = cold};
+                memcpy(jobs[k].ids, c->ids, sizeof jobs[k].ids);
+                memcpy(jobs[k].box, c->box, sizeof jobs[k].box);
+            }
+            if (run_methods(jobs, 4, cold, r, c->label) != 0) {
+                status = -1;
+                break;
+            }
+            for (int k = 0; k < 4; k++)
+                add_record(c->label, method_name[methods[k]], cache,
                            c->multi ? "multi" : "single", &r[k], o->reps,
                            region_bytes);
-            }
-            if (status)
-                break;
             double t[4];
             for (int k = 0; k < 4; k++)
                 t[k] = bench_median(r[k].seconds, o->reps);
@@ -924,7 +958,6 @@ static int measure_regions(const options *o, raster_var *v,
     return status;
 }
 
-/* plain (no shim) against shim (LD_PRELOAD) for one READ or WRITE job. */
 /* j's hyperslab narrowed to the thin column band: o->thin columns in the
  * middle of the grid, all rows. */
 static void thin_band(bench_job *j, const options *o, size_t nx)
@@ -934,6 +967,7 @@ static void thin_band(bench_job *j, const options *o, size_t nx)
     j->hyper[3] = w;
 }
 
+/* plain (no shim) against shim (LD_PRELOAD) for one READ or WRITE job. */
 static int measure_pair(const options *o, const char *label,
                         const char *cache, bench_job j, const char *shim_file,
                         char *const *shim_env)
@@ -1059,28 +1093,28 @@ static int measure_compressed(const options *o, const region_case *cases,
                 BENCH_NETCDF, BENCH_RASTER, BENCH_INFLATE_FLOOR};
             bench_result r[3];
             int nm = cold ? 2 : 3; /* the floor reads no file */
+            bench_job jobs[3];
             for (int m = 0; m < nm; m++) {
-                bench_job j = {.method = methods[m],
-                               .file = m == 0 ? zplain : zraster,
-                               .var = o->var, .mask_file = mask_file,
-                               .mask_var = mask_var, .nids = c->nids,
-                               .cells = c->cells, .elem = elem,
-                               .reps = o->reps, .cold = cold};
-                memcpy(j.ids, c->ids, sizeof j.ids);
-                memcpy(j.box, c->box, sizeof j.box);
-                if (run_worker(&j, NULL, NULL, &r[m]) != 0) {
-                    fprintf(stderr, PROG ": %s, deflated: the %s read "
-                            "failed\n", c->label, method_name[methods[m]]);
-                    status = -1;
-                    break;
-                }
-                static const char *const zname[3] = {
-                    "netcdf_deflated", "raster_deflated", "inflate_floor"};
+                jobs[m] = (bench_job){.method = methods[m],
+                                      .file = m == 0 ? zplain : zraster,
+                                      .var = o->var, .mask_file = mask_file,
+                                      .mask_var = mask_var, .nids = c->nids,
+                                      .cells = c->cells, .elem = elem,
+                                      .reps = o->reps, .cold = cold};
+                memcpy(jobs[m].ids, c->ids, sizeof jobs[m].ids);
+                memcpy(jobs[m].box, c->box, sizeof jobs[m].box);
+            }
+            char what[96];
+            snprintf(what, sizeof what, "%.80s, deflated", c->label);
+            if (run_methods(jobs, nm, cold, r, what) != 0) {
+                status = -1;
+                break;
+            }
+            static const char *const zname[3] = {
+                "netcdf_deflated", "raster_deflated", "inflate_floor"};
+            for (int m = 0; m < nm; m++)
                 add_record(c->label, zname[m], cache, "compressed", &r[m],
                            o->reps, region_bytes);
-            }
-            if (status)
-                break;
             double t0 = bench_median(r[0].seconds, o->reps),
                    t1 = bench_median(r[1].seconds, o->reps);
             printf("%-24.24s %5s %9zu %8.4f %8.4f ", c->label, cache,
