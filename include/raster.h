@@ -887,7 +887,9 @@ typedef struct raster_stats {
  *  CRC32C of its values); the others from the values, read in one
  *  streaming pass over the regions, a few records at a time (at most 8
  *  MiB of values, or one record), never the whole box at once; the
- *  weights are read once, over the regions' bounding box.
+ *  weights are read once, over the regions' bounding box. With the
+ *  environment variable RASTER_STATS=values every record comes from the
+ *  values (to check stored statistics against the data).
  *  @return RASTER_OK, RASTER_EINVAL (NULL argument, box out of range,
  *  weights not over the grid or not numeric), RASTER_ENOTFOUND (a region
  *  or the weight variable), RASTER_ENOMEM, RASTER_EOVERFLOW, and the

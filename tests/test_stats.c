@@ -464,6 +464,13 @@ static void test_stored_used(void **state)
     same(a, b, NT * NZ);
     region1(v, 1, NULL, c); /* the unweighted ones still stored */
     assert_true(c[NZ + 1].sum == planted);
+    /* RASTER_STATS=values: the stored ones ignored, the data's taken */
+    setenv("RASTER_STATS", "values", 1);
+    region1(v, 1, NULL, c);
+    unsetenv("RASTER_STATS");
+    region1(v, 0, NULL, b);
+    assert_true(c[NZ + 1].sum != planted);
+    same(c, b, NT * NZ);
     RS(raster_close(f));
 }
 
