@@ -59,6 +59,19 @@ with Dataset(path) as ds:
         lo, hi = ranges[n]
         assert lo <= vals.min() and vals.max() <= hi, (n, vals.min(), vals.max())
         assert vals.std() > 0, n + ": constant field"
+    # cesm: TAREA, every cell's area on the sphere: positive, larger near
+    # the equator than near the poles, the grid's band of the sphere
+    if "z_t" in ds.dimensions:
+        a = ds["TAREA"][:]
+        assert a.shape == land.shape and (a > 0).all(), "TAREA"
+        lat = ds[ds["TAREA"].coordinates.split()[1]][:]
+        lat2 = np.broadcast_to(lat[:, None] if lat.ndim == 1 else lat, a.shape)
+        eq, pole = np.abs(lat2).argmin(), np.abs(lat2).argmax()
+        assert a.flat[eq] > a.flat[pole], "TAREA: poles as large as the equator"
+        band = (np.sin(np.radians(min(90, lat2.max()))) -
+                np.sin(np.radians(max(-90, lat2.min())))) / 2
+        frac = a.sum() / (4 * np.pi * 6.371e8 ** 2)
+        assert abs(frac - band) < 0.05, ("TAREA sum", frac, band)
 PY
 }
 

@@ -40,7 +40,8 @@ static void usage(FILE *f)
 "`rasterconvert --mask OUT.nc:REGION_MASK` can use the file's own mask.\n"
 "\n"
 "  --kind cesm       CESM POP-like ocean history file: TEMP (and SALT)\n"
-"                    (time, z_t, nlat, nlon) float; time unlimited; z_t in cm\n"
+"                    (time, z_t, nlat, nlon) float; time unlimited; z_t in cm;\n"
+"                    TAREA (nlat, nlon), each cell's area in cm^2\n"
 "  --kind wrf        WRF-like surface output: T2 (and Q2, PSFC)\n"
 "                    (Time, south_north, west_east) float; Time unlimited,\n"
 "                    hourly records; XTIME and Times\n"
@@ -1159,6 +1160,22 @@ static int define_coords(gen *g, int *varids)
     return 0;
 }
 
+/* cesm: TAREA(nlat, nlon), double, POP's name, units and long name. */
+static int define_area(gen *g, int *varid)
+{
+    int dims[2] = {g->dim[g->rank - 2], g->dim[g->rank - 1]};
+    int st = nc_def_var(g->nc, "TAREA", NC_DOUBLE, 2, dims, varid);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "defining TAREA");
+    char coords[2 * NC_MAX_NAME + 2];
+    snprintf(coords, sizeof coords, "%s %s", g->lon->name, g->lat->name);
+    if (put_text(g->nc, *varid, "long_name", "area of T cells") != 0 ||
+        put_text(g->nc, *varid, "units", "centimeter^2") != 0 ||
+        put_text(g->nc, *varid, "coordinates", coords) != 0)
+        return -1;
+    return 0;
+}
+
 static int define_fields(gen *g)
 {
     int nc = g->nc, cesm = g->o->kind == KIND_CESM;
@@ -1422,6 +1439,43 @@ static int write_fields(gen *g, copy_progress *p)
     return rc;
 }
 
+/* The latitude of cell (y, x), from the 1-D or 2-D latitude. */
+static double lat_at(const gen *g, size_t y, size_t x)
+{
+    const coord *c = g->lat;
+    return c->ndims == 1 ? c->data[y] : c->data[y * g->nx + x];
+}
+
+/* cesm: TAREA, each cell's area on a sphere of the Earth's radius (cm^2,
+ * as POP writes it), from the latitudes of the cell's row and its
+ * neighbours and an even longitude step (360 / nx degrees): the weights
+ * a regional mean takes (raster_region_statistics, rasterbench). */
+static double *cell_areas(const gen *g)
+{
+    const double r = 6.371e8, d2r = M_PI / 180.0;
+    double *a = malloc(g->ny * g->nx * sizeof *a);
+    if (!a)
+        return NULL;
+    double dlon = 2.0 * M_PI / (double)g->nx;
+    for (size_t y = 0; y < g->ny; y++)
+        for (size_t x = 0; x < g->nx; x++) {
+            double phi = lat_at(g, y, x);
+            /* the cell's edges halfway to its neighbours (mirrored at the
+             * grid's first and last rows) */
+            double lo = y > 0 ? lat_at(g, y - 1, x)
+                              : 2 * phi - (g->ny > 1 ? lat_at(g, 1, x) : phi - 1);
+            double hi = y + 1 < g->ny ? lat_at(g, y + 1, x)
+                                      : 2 * phi - (g->ny > 1 ? lat_at(g, y - 1, x) : phi + 1);
+            double s = (phi + lo) / 2, n = (phi + hi) / 2;
+            if (s > 90) s = 90;
+            if (s < -90) s = -90;
+            if (n > 90) n = 90;
+            if (n < -90) n = -90;
+            a[y * g->nx + x] = r * r * dlon * fabs(sin(n * d2r) - sin(s * d2r));
+        }
+    return a;
+}
+
 static int write_file(gen *g, const char *path)
 {
     const char *const *dn = dim_names[g->o->kind];
@@ -1443,9 +1497,10 @@ static int write_file(gen *g, const char *path)
     st = nc_def_dim(g->nc, dn[cesm ? 3 : 2], g->nx, &g->dim[g->rank - 1]);
     if (st != NC_NOERR)
         return copy_ncerr(st, "defining %s", dn[cesm ? 3 : 2]);
-    int tvar, zvar, svar, mvar, cvars[MAX_COORDS];
+    int tvar, zvar, svar, mvar, avar = -1, cvars[MAX_COORDS];
     if (define_time(g, &tvar, &zvar, &svar) != 0 ||
         define_coords(g, cvars) != 0 || define_mask(g, &mvar) != 0 ||
+        (cesm && define_area(g, &avar) != 0) ||
         define_fields(g) != 0 || put_globals(g) != 0)
         return -1;
     st = nc_enddef(g->nc);
@@ -1461,6 +1516,15 @@ static int write_file(gen *g, const char *path)
     st = nc_put_var_int(g->nc, mvar, g->ids);
     if (st != NC_NOERR)
         return copy_ncerr(st, "writing REGION_MASK");
+    if (avar >= 0) {
+        double *area = cell_areas(g);
+        if (!area)
+            return copy_err("out of memory");
+        st = nc_put_var_double(g->nc, avar, area);
+        free(area);
+        if (st != NC_NOERR)
+            return copy_ncerr(st, "writing TAREA");
+    }
     copy_progress prog;
     copy_progress_init(&prog, (unsigned long long)var_bytes(g) *
                                   g->o->nvars);
