@@ -65,6 +65,11 @@ if shim:
                 assert get(case, m, cache)["median_s"] > 0
     get("record-by-record write", "plain", "warm")
     get("record-by-record write", "shim", "warm")
+# the regional mean series, from the kept statistics and from the values
+for case in singles:
+    for m in ("stats_stored", "stats_values"):
+        x = get(case, m, "warm")
+        assert x["kind"] == "stats" and x["median_s"] > 0, x
 s = d["summary"]
 keys = ["single_speedup_geomean", "multi_speedup_geomean", "floor_ratio_max",
         "cold_speedup_geomean", "cold_floor_ratio_max",
@@ -137,8 +142,9 @@ grep -q -e generating -e compressing -e converting "$tmp/out" &&
     fail "generated again" || ok
 grep -q '^Atlantic ' "$tmp/out" && ok || fail "no Atlantic line"
 grep -q '^regions, deflated' "$tmp/out" && ok || fail "no compressed case"
-[ "$(grep -c '^Atlantic  *warm' "$tmp/out")" = 2 ] && ok ||
-    fail "not one Atlantic line plain, one deflated"
+[ "$(grep -c '^Atlantic  *warm' "$tmp/out")" = 3 ] && ok ||
+    fail "not one Atlantic line plain, one of means, one deflated"
+grep -q '^regional mean series' "$tmp/out" && ok || fail "no regional means"
 
 # --no-compressed skips the compressed case; --only-compressed runs it alone
 expect 0 "--no-compressed" "$rb" --dir "$tmp/cache" --mask "$mask" \

@@ -23,6 +23,9 @@ typedef enum bench_method {
     BENCH_INFLATE_FLOOR, /* the region's compressed chunks (read untimed
                           * from the raster file), inflated and unshuffled
                           * from memory on raster's read threads */
+    BENCH_STATS,      /* raster file: the regions' mean over the grid at
+                       * every outer index (raster_region_statistics,
+                       * weighted by TAREA when the file has it) */
     BENCH_NMETHODS
 } bench_method;
 

@@ -81,7 +81,7 @@ static size_t nresults;
 
 static const char *method_name[BENCH_NMETHODS] = {
     "netcdf", "raster", "floor", "read", "write", "raster_malloc",
-    "inflate_floor"};
+    "inflate_floor", "stats"};
 
 static void join_sizes(char *buf, size_t len, const size_t *v, size_t n)
 {
@@ -302,8 +302,22 @@ static int convert_once(const char *plain, const char *raster,
     snprintf(tool, sizeof tool, "%s/rasterconvert", exe_dir);
     snprintf(maskspec, sizeof maskspec, "%s:REGION_MASK", plain);
     snprintf(tmp, sizeof tmp, "%s.tmp", raster);
-    char *argv[] = {tool, "--mask", maskspec, "--vars", (char *)var,
-                    (char *)plain, tmp, NULL};
+    /* the statistics weighted by the cells' areas when the data has them
+     * (rastergen's TAREA): the regional means users take */
+    int nc, tv, area = 0;
+    if (nc_open(plain, NC_NOWRITE, &nc) == NC_NOERR) {
+        area = nc_inq_varid(nc, "TAREA", &tv) == NC_NOERR;
+        nc_close(nc);
+    }
+    char *argv[10] = {tool, "--mask", maskspec, "--vars", (char *)var};
+    int n = 5;
+    if (area) {
+        argv[n++] = "--weights";
+        argv[n++] = "TAREA";
+    }
+    argv[n++] = (char *)plain;
+    argv[n++] = tmp;
+    argv[n] = NULL;
     if (run_tool(argv) != 0 || rename(tmp, raster) != 0) {
         fprintf(stderr, PROG ": converting %s failed\n", plain);
         unlink(tmp);
@@ -958,6 +972,48 @@ static int measure_regions(const options *o, raster_var *v,
     return status;
 }
 
+/* The regional mean series (every outer index) of each single-region
+ * case, warm: from the statistics the raster file keeps, and from the
+ * values (RASTER_STATS=values), beside the region read it replaces. */
+static int measure_stats(const options *o, const region_case *cases,
+                         int ncases, size_t records, size_t elem)
+{
+    static char values_env[] = "RASTER_STATS=values";
+    char *env[] = {values_env, NULL};
+    printf("\n%-24s %5s %9s %9s %9s %9s\n", "regional mean series",
+           "cache", "cells", "stored_s", "values_s", "read_s");
+    for (int k = 0; k < ncases; k++) {
+        const region_case *c = &cases[k];
+        if (c->multi)
+            continue;
+        bench_job j = {.method = BENCH_STATS, .file = o->raster,
+                       .var = o->var, .nids = c->nids, .cells = c->cells,
+                       .elem = elem, .reps = o->reps};
+        memcpy(j.ids, c->ids, sizeof j.ids);
+        bench_result r[2];
+        for (int m = 0; m < 2; m++)
+            if (run_worker(&j, NULL, m ? env : NULL, &r[m]) != 0) {
+                fprintf(stderr, PROG ": %s: the regional mean (%s) "
+                        "failed\n", c->label, m ? "values" : "stored");
+                return -1;
+            }
+        size_t region_bytes = records * c->cells * elem;
+        add_record(c->label, "stats_stored", "warm", "stats", &r[0],
+                   o->reps, region_bytes);
+        add_record(c->label, "stats_values", "warm", "stats", &r[1],
+                   o->reps, region_bytes);
+        const record *rd = find(c->label, "raster", "warm");
+        printf("%-24.24s %5s %9zu %9.4f %9.4f %9.4f\n", c->label, "warm",
+               c->cells, bench_median(r[0].seconds, o->reps),
+               bench_median(r[1].seconds, o->reps),
+               rd ? rd->median : NAN);
+    }
+    printf("(stored: from the statistics the file keeps; values: "
+           "RASTER_STATS=values,\n one pass over the region; read: "
+           "raster_region_read of the region)\n");
+    return 0;
+}
+
 /* j's hyperslab narrowed to the thin column band: o->thin columns in the
  * middle of the grid, all rows. */
 static void thin_band(bench_job *j, const options *o, size_t nx)
@@ -1333,8 +1389,9 @@ int main(int argc, char **argv)
                records, ny, nx, (double)(records * ny * nx * elem) / 1e9,
                o.reps);
         if (!o.only_write && !o.only_compressed &&
-            measure_regions(&o, v, cases, ncases, records, elem, shape,
-                            mask_file, mask_var) != 0)
+            (measure_regions(&o, v, cases, ncases, records, elem, shape,
+                             mask_file, mask_var) != 0 ||
+             (o.warm && measure_stats(&o, cases, ncases, records, elem))))
             status = CLI_EINPUT;
     }
     raster_close(f);
