@@ -103,6 +103,7 @@ void var_free(raster_var *v)
     raster_free(v->stats_weights);
     raster_free(v->stats_cellreg);
     raster_free(v->stats_w);
+    raster_free(v->stats_wcrcs);
     raster_free(v->stats_stale);
     raster_free(v->store_grp);
     raster_free(v->store_var);

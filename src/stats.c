@@ -14,6 +14,7 @@
 #include "alloc.h"
 #include "error.h"
 #include "ncbind.h"
+#include "regions.h"
 #include "stats.h"
 #include "statstore.h"
 #include "var.h"
@@ -91,6 +92,37 @@ out:
     return rc;
 }
 
+/* The weight checksum of each region of ids (statstore_region_crc), in
+ * *crcs by region position: each region's weights read alone (its
+ * bounding box), so that taking a small region's kept statistics reads
+ * its weights, not the grid's. */
+static int region_weight_crcs(raster_var *v, const int32_t *ids,
+                              size_t nids, const char *name, uint32_t **crcs)
+{
+    *crcs = raster_calloc(v->nregions ? v->nregions : 1, sizeof **crcs);
+    if (!*crcs)
+        return raster_fail(RASTER_ENOMEM, "out of memory");
+    int rc = RASTER_OK;
+    for (size_t i = 0; i < nids && rc == RASTER_OK; i++) {
+        long pos = regions_pos(v, ids[i]);
+        size_t n = 0;
+        if (pos < 0)
+            return raster_fail(RASTER_ENOTFOUND, "%s has no region %d",
+                               v->name, (int)ids[i]);
+        if ((rc = raster_region_size(v, &ids[i], 1, RASTER_LAYOUT_PACKED,
+                                     &n)) != RASTER_OK)
+            break;
+        double *w = raster_reallocarray(NULL, n ? n : 1, sizeof *w);
+        if (!w)
+            return raster_fail(RASTER_ENOMEM, "out of memory reading "
+                               "weights %s", name);
+        if ((rc = read_weights(v, &ids[i], 1, name, n, w)) == RASTER_OK)
+            (*crcs)[pos] = statstore_region_crc(w, n);
+        raster_free(w);
+    }
+    return rc;
+}
+
 int raster_region_statistics(raster_var *v, const int32_t *ids,
                              size_t nids, const size_t *ostart,
                              const size_t *ocount, const char *weights,
@@ -140,14 +172,15 @@ int raster_region_statistics(raster_var *v, const int32_t *ids,
      * weights (their CRC32C); any doubt leaves a record to the data */
     size_t left = planes;
     if (stored_allowed() && no > 0 && planes > 0) {
-        uint32_t wcrc = 0;
-        double *grid = NULL;
-        int usable = !weights || statstore_weights(v, weights, &grid,
-                                                   &wcrc) == RASTER_OK;
-        raster_free(grid);
-        if (usable &&
-            (rc = statstore_get(v, ids, nids, ostart, ocount, weights, wcrc,
-                                out, done)) != RASTER_OK)
+        uint32_t *wcrc = NULL;
+        int usable = !weights ||
+                     region_weight_crcs(v, ids, nids, weights, &wcrc) ==
+                         RASTER_OK;
+        if (usable)
+            rc = statstore_get(v, ids, nids, ostart, ocount, weights, wcrc,
+                               out, done);
+        raster_free(wcrc);
+        if (rc != RASTER_OK)
             goto out;
         for (size_t i = 0; i < planes; i++)
             left -= done[i];

@@ -422,6 +422,39 @@ int statstore_weights(raster_var *v, const char *name, double **w,
 
 /* ---- writers ----------------------------------------------------------- */
 
+/* Each region's weight checksum (v->stats_wcrcs): CRC32C of the doubles
+ * of v->stats_w at the region's cells in grid order (its runs), which is
+ * the order raster_region_cells gives them, so that a reader checks one
+ * region's weights by reading that region's alone (statstore_region_crc),
+ * not the grid. */
+static int region_crcs(raster_var *v)
+{
+    raster_free(v->stats_wcrcs);
+    v->stats_wcrcs = raster_reallocarray(NULL, v->nregions ? v->nregions : 1,
+                                         sizeof *v->stats_wcrcs);
+    if (!v->stats_wcrcs)
+        return raster_fail(RASTER_ENOMEM, "out of memory for the "
+                           "statistics of %s", v->name);
+    for (size_t r = 0; r < v->nregions; r++) {
+        const region_run *u;
+        size_t n;
+        int rc = regions_runs(v, r, &u, &n);
+        if (rc)
+            return rc;
+        uint32_t c = 0;
+        for (size_t i = 0; i < n; i++)
+            c = crc32c(c, v->stats_w + u[i].y * v->nx + u[i].x,
+                       u[i].len * sizeof *v->stats_w);
+        v->stats_wcrcs[r] = c;
+    }
+    return RASTER_OK;
+}
+
+uint32_t statstore_region_crc(const double *w, size_t n)
+{
+    return crc32c(0, w, n * sizeof *w);
+}
+
 /* A writer's region position of every grid cell, and its weights. */
 static int writer_state(raster_var *v)
 {
@@ -443,10 +476,15 @@ static int writer_state(raster_var *v)
         /* weights that cannot be read (not written yet, misnamed) leave
          * the weighted fields unkept: queries compute them from data */
         v->stats_wread = -1;
+        uint32_t whole;
         if (v->stats_weights &&
-            statstore_weights(v, v->stats_weights, &v->stats_w,
-                              &v->stats_wcrc) == RASTER_OK)
+            statstore_weights(v, v->stats_weights, &v->stats_w, &whole) ==
+                RASTER_OK) {
+            int rc = region_crcs(v);
+            if (rc)
+                return rc;
             v->stats_wread = 1;
+        }
     }
     return RASTER_OK;
 }
@@ -518,7 +556,7 @@ static int whole_records(raster_var *v, const size_t *start,
                               v->stats_cellreg, ncell, nreg, s)) != RASTER_OK)
             goto out;
         for (size_t r = 0; r < nreg; r++)
-            encode(&s[r], weighted, v->stats_wcrc,
+            encode(&s[r], weighted, weighted ? v->stats_wcrcs[r] : 0,
                    rows + k * row + r * STATS_FIELDS);
     }
     size_t st[RASTER_MAX_DIMS + 2], ct[RASTER_MAX_DIMS + 2];
@@ -726,7 +764,7 @@ int statstore_flush(raster_var *v)
             double row[STATS_FIELDS];
             if (rc)
                 break;
-            encode(&one, weighted, v->stats_wcrc, row);
+            encode(&one, weighted, weighted ? v->stats_wcrcs[r] : 0, row);
             st[no] = r;
             st[no + 1] = 0;
             ct[no] = 1;
@@ -749,7 +787,7 @@ out:
 
 int statstore_get(raster_var *v, const int32_t *ids, size_t nids,
                   const size_t *ostart, const size_t *ocount,
-                  const char *weights, uint32_t wcrc, raster_stats *out,
+                  const char *weights, const uint32_t *wcrc, raster_stats *out,
                   unsigned char *done)
 {
     int rc = lookup(v);
@@ -814,7 +852,7 @@ int statstore_get(raster_var *v, const int32_t *ids, size_t nids,
                     continue;
                 const double *f = rw + r * STATS_FIELDS;
                 fresh = f[SF_STATE] == STATS_FRESH &&
-                        (!weights || f[SF_WCRC] == (double)wcrc);
+                        (!weights || f[SF_WCRC] == (double)wcrc[r]);
                 decode(f, &one);
                 if (!weights) { /* as the data path leaves them */
                     one.wcount = 0;

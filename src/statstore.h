@@ -73,11 +73,17 @@ int statstore_weights_var(raster_var *v, const char *name, int *g, int *wv,
 
 /* Fills, from the stored statistics, out[i] for every record i of the box
  * whose regions ids all have fresh ones (with weights: computed with the
- * same weights, CRC `wcrc`), merged over the regions, and sets done[i];
+ * same weights, wcrc[r] the region at position r's weight checksum now,
+ * statstore_region_crc), merged over the regions, and sets done[i];
  * other records are left alone. */
 int statstore_get(raster_var *v, const int32_t *ids, size_t nids,
                   const size_t *ostart, const size_t *ocount,
-                  const char *weights, uint32_t wcrc, raster_stats *out,
-                  unsigned char *done);
+                  const char *weights, const uint32_t *wcrc,
+                  raster_stats *out, unsigned char *done);
+
+/* The checksum the statistics keep of a region's weights: CRC32C of its
+ * n cells' weights w (doubles, NaN for the weights' fill) in the order
+ * raster_region_cells gives the cells. */
+uint32_t statstore_region_crc(const double *w, size_t n);
 
 #endif

@@ -160,7 +160,7 @@ struct raster_var {
     char *stats_weights;
     int32_t *stats_cellreg;
     double *stats_w;
-    uint32_t stats_wcrc;
+    uint32_t *stats_wcrcs; /* per region: CRC32C of its cells' weights */
     int stats_wread;
     size_t *stats_stale;
     size_t nstale, cap_stale;
