@@ -8,6 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+static const char *prog_name = "raster";
+
+void cli_set_prog(const char *name) { prog_name = name; }
+
+const char *cli_prog(void) { return prog_name; }
+
 int cli_split_spec(const char *spec, char **file, char **var)
 {
     const char *colon = strrchr(spec, ':');

@@ -11,6 +11,10 @@
 
 #include "raster.h"
 
+/* Names the program in the tools' messages ("rasterconvert: ..."). */
+void cli_set_prog(const char *prog);
+const char *cli_prog(void);
+
 /* Exit codes shared by every tool. */
 #define CLI_OK 0
 #define CLI_EINPUT 1 /* bad input or I/O error */

@@ -18,16 +18,10 @@
 
 #include <netcdf_filter.h>
 
-static const char *prog = "raster";
-
-void copy_set_prog(const char *name) { prog = name; }
-
-const char *copy_prog(void) { return prog; }
-
 int copy_err(const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "%s: ", prog);
+    fprintf(stderr, "%s: ", cli_prog());
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -38,7 +32,7 @@ int copy_err(const char *fmt, ...)
 int copy_ncerr(int status, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "%s: ", prog);
+    fprintf(stderr, "%s: ", cli_prog());
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
@@ -114,7 +108,7 @@ int copy_out_begin(copy_out *o, const char *final)
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
         if (sigaction(sigs[i], &sa, NULL) != 0)
             fprintf(stderr, "%s: warning: a signal may leave %s behind: %s\n",
-                    prog, o->tmp, strerror(errno));
+                    cli_prog(), o->tmp, strerror(errno));
     return 0;
 }
 

@@ -6,7 +6,7 @@
  * Not part of libraster's API.
  *
  * Every function that can fail prints one message on stderr, prefixed with
- * the program name set by copy_set_prog(), and returns -1; 0 on success.
+ * the program name set by cli_set_prog(), and returns -1; 0 on success.
  */
 #ifndef RASTER_COPY_H
 #define RASTER_COPY_H
@@ -14,15 +14,12 @@
 #include <netcdf.h>
 #include <stddef.h>
 
+#include "cli.h"
 #include "progress.h"
 #include "raster.h"
 
 /* Default bound of the data buffer of one copy step. */
 #define COPY_BLOCK_BYTES ((size_t)64 << 20)
-
-/* Names the program in messages ("rasterconvert: ..."). */
-void copy_set_prog(const char *prog);
-const char *copy_prog(void);
 
 /* Prints "PROG: message\n" on stderr; returns -1. */
 int copy_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

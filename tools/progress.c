@@ -1,13 +1,15 @@
 /*
  * progress.c - progress bar, progress lines and summary (progress.h).
  */
+#include "progress.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "copy.h"
+#include "cli.h"
 
 static int quiet;
 static double t_start;
@@ -51,7 +53,7 @@ static void draw_bar(copy_progress *p)
     bar[40] = '\0';
     progress_human(p->done, a, sizeof a);
     progress_human(p->total, b, sizeof b);
-    fprintf(stderr, "\r%s: [%s] %3d%% %s of %s ", copy_prog(), bar,
+    fprintf(stderr, "\r%s: [%s] %3d%% %s of %s ", cli_prog(), bar,
             (int)(frac * 100), a, b);
     fflush(stderr);
     p->shown = 1;
@@ -62,7 +64,7 @@ static void put_line(copy_progress *p, double t)
     char a[32], b[32];
     progress_human(p->done, a, sizeof a);
     progress_human(p->total, b, sizeof b);
-    fprintf(stderr, "%s: %d%% done, %s of %s, %.1f s\n", copy_prog(),
+    fprintf(stderr, "%s: %d%% done, %s of %s, %.1f s\n", cli_prog(),
             (int)(fraction(p) * 100), a, b, t - p->t0);
     p->shown = 1;
     p->last = t;
@@ -129,7 +131,7 @@ void progress_summary(const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "%s: ", copy_prog());
+    fprintf(stderr, "%s: ", cli_prog());
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fprintf(stderr, ", %.1f s\n", now() - t_start);

@@ -1191,7 +1191,7 @@ int main(int argc, char **argv)
 {
     options o = {.budget = default_budget(), .deflate = -1, .qmode = -1,
                  .argc = argc};
-    copy_set_prog("rasterconvert");
+    cli_set_prog("rasterconvert");
     progress_start();
     cli_shim_settings_off();
     /* getopt_long reorders argv: the history line keeps it as typed */

@@ -1601,7 +1601,7 @@ static double now(void)
 int main(int argc, char **argv)
 {
     options o = {.kind = -1, .size = -1, .seed = 1};
-    copy_set_prog(PROG);
+    cli_set_prog(PROG);
     cli_shim_settings_off();
     int status = parse_args(argc, argv, &o);
     if (status != CLI_OK) {

@@ -683,7 +683,7 @@ int main(int argc, char **argv)
 {
     options o = {.budget = COPY_BLOCK_BYTES, .layout = RASTER_LAYOUT_PACKED,
                  .argc = argc, .stat = -1};
-    copy_set_prog("rasterget");
+    cli_set_prog("rasterget");
     progress_start();
     cli_shim_settings_off();
     /* at most one --region per argument; the command line as typed for the

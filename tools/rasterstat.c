@@ -933,7 +933,7 @@ static int report_file(options *o, int32_t *ids)
 int main(int argc, char **argv)
 {
     options o = {0};
-    copy_set_prog("rasterstat");
+    cli_set_prog("rasterstat");
     /* at most one --region per argument */
     o.regions = calloc((size_t)argc, sizeof *o.regions);
     int32_t *ids = calloc((size_t)argc, sizeof *ids);
