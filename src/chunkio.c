@@ -1570,6 +1570,138 @@ done:
     return rc;
 }
 
+/* ---- small writes straight to HDF5 -------------------------------------- */
+
+/* Small writes (issue 25): a write of at most SMALL_BYTES, into records
+ * that every store it touches holds already, goes to HDF5 as one H5Dwrite
+ * per store (its pieces one selection, so the holes between them need no
+ * read first) on dataset ids kept open per store. Through netCDF each span
+ * cost a transfer property list, a scan of every dataset on the record
+ * dimension for its length, and where pieces left holes a read: about ten
+ * times a plain netCDF call of the same size. A write that extends a store
+ * stays with netCDF, which then knows the record count (as direct.c's).
+ * HDF5 shares one dataset, and its chunk cache, between netCDF's handle
+ * and raster's, so either sees the other's writes. */
+#define SMALL_BYTES ((size_t)64 << 10)
+#define SMALL_PIECES 512
+
+static atomic_size_t small_writes;
+
+size_t chunkio_small_writes(void) { return atomic_load(&small_writes); }
+
+/* *done = 1 when written here; 0 (nothing written) to go the usual way. */
+static int write_small(raster_var *v, const piece *p, size_t n,
+                       const size_t *ostart, const size_t *ocount,
+                       const ptrdiff_t *ostride, const unsigned char *buf,
+                       size_t plane_cells, int *done)
+{
+    int no = var_nouter(v), rc = RASTER_OK;
+    size_t planes = 1, cells = 0, bytes;
+    *done = 0;
+    if (v->file->par || v->file->lean || n == 0 || n > SMALL_PIECES)
+        return RASTER_OK;
+    for (int i = 0; i < no; i++) {
+        if (ostride && ostride[i] != 1)
+            return RASTER_OK;
+        planes *= ocount[i]; /* a buffer this size exists */
+    }
+    for (size_t k = 0; k < n; k++)
+        cells += p[k].len;
+    if (raster_mul_overflows(cells * v->elem, planes, &bytes) ||
+        bytes > SMALL_BYTES || bytes == 0)
+        return RASTER_OK;
+    hid_t mtype = (hid_t)fileio_mem_type(v->xtype);
+    if (mtype < 0 || fileio_h5(v->file) < 0)
+        return RASTER_OK;
+    size_t nst = 0;
+    for (size_t k = 0; k < n; k++)
+        nst += k == 0 || p[k].store != p[k - 1].store;
+    hid_t *space = raster_reallocarray(NULL, nst, sizeof *space);
+    unsigned char *tmp = raster_malloc(bytes);
+    if (!space || !tmp) {
+        raster_free(space);
+        raster_free(tmp);
+        return raster_fail(RASTER_ENOMEM, "out of memory writing %s",
+                           v->name);
+    }
+    for (size_t i = 0; i < nst; i++)
+        space[i] = -1;
+    H5E_auto2_t efunc;
+    void *edata;
+    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures are handled here */
+    /* first every store's dataset, holding the box's records already */
+    int fits = 1;
+    for (size_t a = 0, i = 0; a < n && fits; i++) {
+        size_t b = a + 1;
+        while (b < n && p[b].store == p[a].store)
+            b++;
+        hid_t did = (hid_t)fileio_store_kept(v, p[a].store);
+        hsize_t dims[RASTER_MAX_DIMS + 1];
+        space[i] = did >= 0 ? H5Dget_space(did) : -1;
+        fits = space[i] >= 0 &&
+               H5Sget_simple_extent_ndims(space[i]) == no + 1 &&
+               H5Sget_simple_extent_dims(space[i], dims, NULL) == no + 1 &&
+               dims[no] == v->store_cells[p[a].store];
+        for (int d = 0; d < no && fits; d++)
+            fits = ostart[d] + ocount[d] <= dims[d];
+        a = b;
+    }
+    /* then one H5Dwrite per store: its pieces in the order HDF5 walks the
+     * selection (outer indices, then cells ascending: sort_pieces) */
+    for (size_t a = 0, i = 0; a < n && fits && rc == RASTER_OK; i++) {
+        size_t b = a + 1;
+        while (b < n && p[b].store == p[a].store)
+            b++;
+        hsize_t start[RASTER_MAX_DIMS + 1], count[RASTER_MAX_DIMS + 1],
+            block[RASTER_MAX_DIMS + 1];
+        for (int d = 0; d < no; d++) {
+            start[d] = ostart[d];
+            count[d] = 1;
+            block[d] = ocount[d];
+        }
+        count[no] = 1;
+        size_t m = 0;
+        int ok = 1;
+        for (size_t k = a; k < b && ok; k++) {
+            start[no] = p[k].soff;
+            block[no] = p[k].len;
+            ok = H5Sselect_hyperslab(space[i], k == a ? H5S_SELECT_SET
+                                                      : H5S_SELECT_OR,
+                                     start, NULL, count, block) >= 0;
+        }
+        for (size_t pl = 0; pl < planes; pl++)
+            for (size_t k = a; k < b; k++) {
+                memcpy(tmp + m * v->elem,
+                       buf + (pl * plane_cells + p[k].uoff) * v->elem,
+                       p[k].len * v->elem);
+                m += p[k].len;
+            }
+        hsize_t hm = m;
+        hid_t ms = ok ? H5Screate_simple(1, &hm, NULL) : -1;
+        if (ms < 0 ||
+            H5Dwrite((hid_t)v->store_did[p[a].store], mtype, ms, space[i],
+                     H5P_DEFAULT, tmp) < 0)
+            rc = raster_fail_nc(RASTER_ENETCDF, NC_EHDFERR,
+                                "writing %s: HDF5 could not write a store",
+                                v->name);
+        if (ms >= 0)
+            H5Sclose(ms);
+        a = b;
+    }
+    for (size_t i = 0; i < nst; i++)
+        if (space[i] >= 0)
+            H5Sclose(space[i]);
+    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    raster_free(space);
+    raster_free(tmp);
+    if (fits && rc == RASTER_OK) {
+        atomic_fetch_add(&small_writes, 1);
+        *done = 1;
+    }
+    return rc;
+}
+
 int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
                  const size_t *ostart, const size_t *ocount,
                  const ptrdiff_t *ostride, void *buf, size_t plane_cells,
@@ -1607,6 +1739,15 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     if (rc) {
         raster_free(split);
         return rc;
+    }
+    if (write) {
+        int done;
+        rc = write_small(v, pieces, npieces, ostart, ocount, ostride, buf,
+                         plane_cells, &done);
+        if (rc || done) {
+            raster_free(split);
+            return rc;
+        }
     }
     /* whole store chunks straight to the file; the rest through netCDF */
     if (write) {
@@ -1651,7 +1792,8 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
                          v->name);
         goto done;
     }
-    rc = var_outer_shape(v, x.full);
+    /* a write: the records that may exist, without asking netCDF */
+    rc = write ? var_write_shape(v, x.full) : var_outer_shape(v, x.full);
     if (rc)
         goto done;
     if (!write &&

@@ -52,4 +52,8 @@ size_t chunkio_chunks_inflated(void);
  * calls; write_cuts keeps whole writes from doing so): for tests. */
 size_t chunkio_split_chunk_writes(void);
 
+/* Small writes since the process started that went to HDF5 straight, one
+ * H5Dwrite per store (the tests' proof that the path served them). */
+size_t chunkio_small_writes(void);
+
 #endif

@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "error.h"
 #include "mask.h"
 #include "unfilter.h"
@@ -77,6 +78,30 @@ int64_t fileio_var_dataset(raster_var *v, const char *rel)
                                     rel) >= sizeof path)
         return -1;
     return H5Dopen2(fid, path, H5P_DEFAULT);
+}
+
+void fileio_close_stores(raster_var *v)
+{
+    for (size_t s = 0; v->store_did && s <= v->nregions; s++)
+        if (v->store_did[s] >= 0)
+            H5Dclose((hid_t)v->store_did[s]);
+    raster_free(v->store_did);
+    v->store_did = NULL;
+}
+
+int64_t fileio_store_kept(raster_var *v, size_t s)
+{
+    if (!v->store_did) {
+        v->store_did = raster_reallocarray(NULL, v->nregions + 1,
+                                           sizeof *v->store_did);
+        if (!v->store_did)
+            return -1;
+        for (size_t k = 0; k <= v->nregions; k++)
+            v->store_did[k] = -1;
+    }
+    if (v->store_did[s] < 0)
+        v->store_did[s] = fileio_store(v, s);
+    return v->store_did[s];
 }
 
 int64_t fileio_store(raster_var *v, size_t s)
@@ -207,6 +232,8 @@ int fileio_att(int64_t obj, const char *name, int xtype, void *buf,
 
 void fileio_close(raster_file *f)
 {
+    for (raster_var *v = f->vars; v; v = v->next)
+        fileio_close_stores(v);
     if (f->fd >= 0)
         close(f->fd);
     f->fd = -1;

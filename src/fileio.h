@@ -34,6 +34,13 @@ int64_t fileio_h5(raster_file *f);
  * HDF5's printing off. */
 int64_t fileio_store(raster_var *v, size_t s);
 
+/* Store s of v's dataset like fileio_store, but kept open in v (one open
+ * per store and handle, not per call); the caller does not close it.
+ * fileio_close_stores (by fileio_close, before raster's HDF5 handle
+ * closes) closes them. -1 when it cannot be opened (or out of memory). */
+int64_t fileio_store_kept(raster_var *v, size_t s);
+void fileio_close_stores(raster_var *v);
+
 /* Dataset `rel` of v's group ("mask", "region_3/data") (hid_t) through
  * fileio_h5, by netCDF ids or, in a lean file, by path; or -1. The
  * caller closes it. */

@@ -120,6 +120,9 @@ struct raster_var {
     int *store_var;
     size_t *store_cells;
     store_addr *addr;          /* per store, set when a read-only file loads */
+    int64_t *store_did;        /* per store, its dataset (hid_t) kept open
+                                  for small writes (chunkio.c), or -1;
+                                  closed by fileio_close */
     struct tile_index *tiles;  /* hyperslab reads of a read-only file
                                   (tiles.h); NULL until first needed */
     /* the stored mask for pread (maskio.c): 0 not looked at, 1 usable,
@@ -129,6 +132,15 @@ struct raster_var {
      * for an unlimited dimension netCDF scans every variable using it */
     int outer_known;
     size_t outer[RASTER_MAX_DIMS];
+    /* a writable file's shape for writes (var_write_shape), looked up
+     * once: fixed lengths never change, and along an unlimited dimension
+     * the records netCDF counted then, raised by raster's own writes
+     * (var_wrote) - no store reaches past it. Each nc_inq_dimlen of an
+     * unlimited dimension makes netCDF measure every dataset on it,
+     * raster's stores included: most of a small write's cost before. */
+    int wshape_known;
+    size_t wshape[RASTER_MAX_DIMS];
+    unsigned char wunlim[RASTER_MAX_DIMS];
     int64_t mask_base;
     size_t mask_elem;
     /* a variable of a file opened without netCDF (src/lean.c): the HDF5
