@@ -1573,9 +1573,9 @@ done:
 /* ---- small writes straight to HDF5 -------------------------------------- */
 
 /* Small writes (issue 25): a write of at most SMALL_BYTES, into records
- * that every store it touches holds already, goes to HDF5 as one H5Dwrite
- * per store (its pieces one selection, so the holes between them need no
- * read first) on dataset ids kept open per store. Through netCDF each span
+ * that every store it touches holds already, goes to HDF5 straight, one
+ * H5Dwrite per run of adjacent pieces (no read first for the holes
+ * between them), on dataset ids kept open per store. Through netCDF each span
  * cost a transfer property list, a scan of every dataset on the record
  * dimension for its length, and where pieces left holes a read: about ten
  * times a plain netCDF call of the same size. A write that extends a store
@@ -1661,32 +1661,39 @@ static int write_small(raster_var *v, const piece *p, size_t n,
             block[d] = ocount[d];
         }
         count[no] = 1;
-        size_t m = 0;
-        int ok = 1;
-        for (size_t k = a; k < b && ok; k++) {
+        /* the store's pieces as blocks: pieces adjacent in the store
+         * (cut at a chunk edge, or runs of two regions of a mixed tile)
+         * one block each; HDF5 maps a selection of several blocks to
+         * chunks cell by cell, of one block at once, so the blocks are
+         * written one by one */
+        for (size_t k = a; k < b && rc == RASTER_OK;) {
+            size_t e = k + 1;
+            while (e < b && p[e].soff == p[e - 1].soff + p[e - 1].len)
+                e++;
+            size_t m = 0;
+            for (size_t pl = 0; pl < planes; pl++)
+                for (size_t q = k; q < e; q++) {
+                    memcpy(tmp + m * v->elem,
+                           buf + (pl * plane_cells + p[q].uoff) * v->elem,
+                           p[q].len * v->elem);
+                    m += p[q].len;
+                }
             start[no] = p[k].soff;
-            block[no] = p[k].len;
-            ok = H5Sselect_hyperslab(space[i], k == a ? H5S_SELECT_SET
-                                                      : H5S_SELECT_OR,
-                                     start, NULL, count, block) >= 0;
+            block[no] = (hsize_t)(p[e - 1].soff + p[e - 1].len - p[k].soff);
+            hsize_t hm = m;
+            hid_t ms = H5Screate_simple(1, &hm, NULL);
+            if (ms < 0 ||
+                H5Sselect_hyperslab(space[i], H5S_SELECT_SET, start, NULL,
+                                    count, block) < 0 ||
+                H5Dwrite((hid_t)v->store_did[p[a].store], mtype, ms,
+                         space[i], H5P_DEFAULT, tmp) < 0)
+                rc = raster_fail_nc(RASTER_ENETCDF, NC_EHDFERR,
+                                    "writing %s: HDF5 could not write a "
+                                    "store", v->name);
+            if (ms >= 0)
+                H5Sclose(ms);
+            k = e;
         }
-        for (size_t pl = 0; pl < planes; pl++)
-            for (size_t k = a; k < b; k++) {
-                memcpy(tmp + m * v->elem,
-                       buf + (pl * plane_cells + p[k].uoff) * v->elem,
-                       p[k].len * v->elem);
-                m += p[k].len;
-            }
-        hsize_t hm = m;
-        hid_t ms = ok ? H5Screate_simple(1, &hm, NULL) : -1;
-        if (ms < 0 ||
-            H5Dwrite((hid_t)v->store_did[p[a].store], mtype, ms, space[i],
-                     H5P_DEFAULT, tmp) < 0)
-            rc = raster_fail_nc(RASTER_ENETCDF, NC_EHDFERR,
-                                "writing %s: HDF5 could not write a store",
-                                v->name);
-        if (ms >= 0)
-            H5Sclose(ms);
         a = b;
     }
     for (size_t i = 0; i < nst; i++)
