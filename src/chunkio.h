@@ -56,4 +56,13 @@ size_t chunkio_split_chunk_writes(void);
  * H5Dwrite per store (the tests' proof that the path served them). */
 size_t chunkio_small_writes(void);
 
+/* Writes the small writes v holds back (chunkio.c) to its stores: before
+ * any other transfer of v, at raster_flush and raster_close. Held-back
+ * values are dropped on an error (as HDF5 drops a chunk it cannot
+ * write), which is returned. */
+int chunkio_flush(raster_var *v);
+
+/* Frees what v holds back, unwritten (var_free). */
+void chunkio_pend_free(raster_var *v);
+
 #endif

@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "chunkio.h"
 #include "fileio.h"
 #include "regions.h"
 #include "tiles.h"
@@ -137,6 +138,8 @@ void var_free(raster_var *v)
 {
     if (!v)
         return;
+    chunkio_pend_free(v);
+    raster_free(v->store_ncw);
     fileio_close_stores(v);
     raster_free(v->h5path);
     for (size_t s = 0; v->addr && s <= v->nregions; s++) {

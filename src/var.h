@@ -120,6 +120,12 @@ struct raster_var {
     int *store_var;
     size_t *store_cells;
     store_addr *addr;          /* per store, set when a read-only file loads */
+    unsigned char *store_ncw;  /* per store: 1 once raster wrote it through
+                                  netCDF in this handle (netCDF then knows
+                                  it written: a late _FillValue is refused;
+                                  chunkio.c's small writes wait for it) */
+    struct pend_write *pend;   /* small writes held back (chunkio.c),
+                                  written by chunkio_flush; NULL when none */
     int64_t *store_did;        /* per store, its dataset (hid_t) kept open
                                   for small writes (chunkio.c), or -1;
                                   closed by fileio_close */

@@ -488,8 +488,26 @@ static void test_small_writes(void **state)
             size_t s[4] = {0, 1, y, x}, c[4] = {1, 1, 1, NX - x < 160 ? NX - x : 160};
             put_both(&p, 2 + (int)(y % 5), s, c);
         }
-    /* every one of them straight to HDF5: the records exist */
-    assert_int_equal(chunkio_small_writes() - before, calls);
+    /* all straight to HDF5 (the records exist) but the first into each
+     * store netCDF has not written yet (record 0 went direct): five */
+    size_t got = chunkio_small_writes() - before;
+    assert_true(got < calls && calls - got <= 5);
+    /* held back: a read sees them; the same cells written twice keep the
+     * later values, in either order of cells */
+    double one[160], back[160];
+    size_t os[4] = {0, 1, 120, 0}, oc[4] = {1, 1, 1, 160};
+    RS(raster_var_get(p.rv, os, oc, NULL, back));
+    for (int i = 0; i < 160; i++)
+        assert_true(back[i] == value(2 + 120 % 5, 0, 1, 120, (size_t)i));
+    for (int pass = 0; pass < 2; pass++) {
+        size_t ws[4] = {0, 1, 121, pass ? 0 : 40}, wc[4] = {1, 1, 1, 120};
+        for (int i = 0; i < 120; i++)
+            one[i] = 1000.0 * (pass + 1) + i;
+        RS(raster_var_put(p.rv, ws, wc, NULL, one));
+        NC(nc_put_vara_double(p.pid, p.pvar, ws, wc, one));
+    }
+    RS(raster_flush(p.rf));
+    RS(raster_flush(p.rf)); /* nothing left: a no-op */
     /* record 2 (record 1 left as fill): the first write into each store
      * extends it through netCDF, later ones go straight */
     before = chunkio_small_writes();
