@@ -1603,21 +1603,6 @@ size_t chunkio_small_writes(void) { return atomic_load(&small_writes); }
  * first, in the order given. */
 #define PEND_BYTES ((size_t)4 << 20)
 
-typedef struct pent {
-    uint64_t outer;  /* the plane: outer indices row-major (holdable) */
-    uint64_t soff;
-    uint64_t voff;   /* first value in pend_write.vals, in cells */
-    size_t seq;      /* arrival order */
-    uint32_t store, len;
-} pent;
-
-struct pend_write {
-    pent *e;
-    size_t n, cap;
-    unsigned char *vals;
-    size_t cells, vcap; /* vals holds cells values, room for vcap bytes */
-};
-
 /* 1 when v's planes can be numbered by one index: only its first outer
  * dimension may be unlimited (the others' lengths are fixed). */
 static int holdable(raster_var *v)
@@ -1772,20 +1757,11 @@ int chunkio_flush(raster_var *v)
     }
     /* the buffers go once written: a writer that stops writing small
      * pieces keeps no 4 MiB per variable */
-    chunkio_pend_free(v);
+    var_pend_free(v);
     lazy_unlock(v->file);
     return rc;
 }
 
-void chunkio_pend_free(raster_var *v)
-{
-    if (!v->pend)
-        return;
-    raster_free(v->pend->e);
-    raster_free(v->pend->vals);
-    raster_free(v->pend);
-    v->pend = NULL;
-}
 
 /* *done = 1 when written here; 0 (nothing written) to go the usual way. */
 static int write_small(raster_var *v, const piece *p, size_t n,

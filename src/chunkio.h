@@ -62,7 +62,4 @@ size_t chunkio_small_writes(void);
  * write), which is returned. */
 int chunkio_flush(raster_var *v);
 
-/* Frees what v holds back, unwritten (var_free). */
-void chunkio_pend_free(raster_var *v);
-
 #endif

@@ -7,7 +7,6 @@
 
 #include "alloc.h"
 #include "error.h"
-#include "chunkio.h"
 #include "fileio.h"
 #include "regions.h"
 #include "tiles.h"
@@ -134,11 +133,21 @@ void var_list_free(raster_var **list)
     }
 }
 
+void var_pend_free(raster_var *v)
+{
+    if (!v->pend)
+        return;
+    raster_free(v->pend->e);
+    raster_free(v->pend->vals);
+    raster_free(v->pend);
+    v->pend = NULL;
+}
+
 void var_free(raster_var *v)
 {
     if (!v)
         return;
-    chunkio_pend_free(v);
+    var_pend_free(v);
     raster_free(v->store_ncw);
     fileio_close_stores(v);
     raster_free(v->h5path);

@@ -86,6 +86,22 @@ typedef struct region_info {
 #define VAR_MAGIC 0x52535456u  /* "RSTV" */
 #define DEAD_MAGIC 0xdeadbeefu
 
+/* A small write held back (chunkio.c, pend_add): len cells of store
+ * `store` from cell soff, in plane `outer` (outer indices row-major), its
+ * values from cell voff of pend_write.vals; seq: arrival order. */
+typedef struct pent {
+    uint64_t outer, soff, voff;
+    size_t seq;
+    uint32_t store, len;
+} pent;
+
+typedef struct pend_write {
+    pent *e;
+    size_t n, cap;
+    unsigned char *vals;
+    size_t cells, vcap; /* vals holds cells values, room for vcap bytes */
+} pend_write;
+
 struct raster_var {
     uint32_t magic;            /* VAR_MAGIC while usable */
     raster_file *file;
@@ -124,7 +140,7 @@ struct raster_var {
                                   netCDF in this handle (netCDF then knows
                                   it written: a late _FillValue is refused;
                                   chunkio.c's small writes wait for it) */
-    struct pend_write *pend;   /* small writes held back (chunkio.c),
+    pend_write *pend;          /* small writes held back (chunkio.c),
                                   written by chunkio_flush; NULL when none */
     int64_t *store_did;        /* per store, its dataset (hid_t) kept open
                                   for small writes (chunkio.c), or -1;
