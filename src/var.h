@@ -212,6 +212,8 @@ struct raster_file {
     int ident_known;
     int64_t ident[FILE_IDENT_FIELDS];
     int write_format; /* format version of variables defined from now on */
+    struct span_cache *scache; /* read-only files: staged spans of thin
+                                  reads kept (chunkio.c), or NULL */
     int64_t h5;       /* HDF5 id of the file for the fast path's byte
                          offsets (hid_t), -1 until first needed */
     /* idle inflater states (unfilter.h) of reads of deflated stores,
