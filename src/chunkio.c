@@ -477,7 +477,7 @@ typedef struct xfer {
     off_t (*ann)[2];      /* byte ranges to announce: offset, length */
     size_t nann, ann_cap;
     size_t full[RASTER_MAX_DIMS]; /* outer shape, for the fast path */
-    struct span_cache *cache; /* staged spans kept (a thin read), or NULL */
+    int cache; /* a thin read: staged spans kept (fileio_keep) */
 } xfer;
 
 static unsigned char *plane_ptr(const xfer *x, size_t plane, uint64_t cell)
@@ -527,132 +527,6 @@ static off_t store_offset(const xfer *x, const store_addr *a, size_t cells,
            (off_t)((inner * a->ckc + cell % a->ckc) * elem);
 }
 
-/* ---- the span cache ------------------------------------------------------ */
-
-/* A read-only file keeps the staged spans of its thin reads (output of at
- * most SCACHE_READ bytes; a span of at most SCACHE_SPAN): a band a cell or
- * a few wide pays a pread per tile span and plane, each copying the whole
- * span (about 100 times the values a one-column band needs), every time it
- * is read, where netCDF's chunk cache keeps the chunks in the process
- * after the first read. Up to SCACHE_BYTES per file, emptied whole when
- * full. Region reads (large) never use it: their peak memory stays the
- * region's bytes. */
-#define SCACHE_BYTES ((size_t)32 << 20)
-#define SCACHE_SLOTS 8192 /* a power of two; filled at most half */
-#define SCACHE_SPAN ((size_t)64 << 10)
-#define SCACHE_READ ((size_t)8 << 20)
-
-typedef struct scache_slot {
-    off_t off;
-    size_t len;
-    unsigned char *buf; /* NULL: empty */
-} scache_slot;
-
-struct span_cache {
-    pthread_mutex_t mu;
-    size_t bytes, n;
-    scache_slot slot[SCACHE_SLOTS];
-};
-
-static atomic_size_t cache_hits;
-
-size_t chunkio_cache_hits(void) { return atomic_load(&cache_hits); }
-
-static void scache_empty(struct span_cache *c)
-{
-    for (size_t i = 0; i < SCACHE_SLOTS; i++) {
-        raster_free(c->slot[i].buf);
-        c->slot[i].buf = NULL;
-    }
-    c->bytes = c->n = 0;
-}
-
-void chunkio_cache_free(raster_file *f)
-{
-    if (!f->scache)
-        return;
-    scache_empty(f->scache);
-    pthread_mutex_destroy(&f->scache->mu);
-    raster_free(f->scache);
-    f->scache = NULL;
-}
-
-/* f's cache in *out, made on first use. */
-static int scache_of(raster_file *f, struct span_cache **out)
-{
-    int rc = RASTER_OK;
-    lazy_lock(f);
-    if (!f->scache) {
-        struct span_cache *c = raster_calloc(1, sizeof *c);
-        if (c && pthread_mutex_init(&c->mu, NULL) != 0) {
-            raster_free(c);
-            c = NULL;
-        }
-        f->scache = c;
-        if (!c)
-            rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s",
-                             f->path ? f->path : "a file");
-    }
-    *out = f->scache;
-    lazy_unlock(f);
-    return rc;
-}
-
-/* The slot for (off, len): the one holding it, or the empty one where it
- * would go. Under c->mu. */
-static scache_slot *scache_find(struct span_cache *c, off_t off, size_t len)
-{
-    uint64_t h = ((uint64_t)off * 0x9E3779B97F4A7C15u) >> 51; /* 13 bits */
-    for (size_t i = 0;; i++) {
-        scache_slot *s = &c->slot[(h + i) & (SCACHE_SLOTS - 1)];
-        if (!s->buf || (s->off == off && s->len == len))
-            return s;
-    }
-}
-
-/* Span bytes [off, off+len) kept in c, with c->mu held until
- * scache_release; NULL (not held) when not kept. */
-static const unsigned char *scache_get(struct span_cache *c, off_t off,
-                                       size_t len)
-{
-    pthread_mutex_lock(&c->mu);
-    scache_slot *s = scache_find(c, off, len);
-    if (!s->buf) {
-        pthread_mutex_unlock(&c->mu);
-        return NULL;
-    }
-    atomic_fetch_add(&cache_hits, 1);
-    return s->buf;
-}
-
-static void scache_release(struct span_cache *c)
-{
-    pthread_mutex_unlock(&c->mu);
-}
-
-/* Keeps a copy of span bytes [off, off+len) read into stage. */
-static int scache_put(struct span_cache *c, off_t off, size_t len,
-                      const unsigned char *stage)
-{
-    unsigned char *copy = raster_malloc(len);
-    if (!copy)
-        return raster_fail(RASTER_ENOMEM, "out of memory keeping a span");
-    memcpy(copy, stage, len);
-    pthread_mutex_lock(&c->mu);
-    if (c->bytes + len > SCACHE_BYTES || c->n + 1 > SCACHE_SLOTS / 2)
-        scache_empty(c);
-    scache_slot *s = scache_find(c, off, len);
-    if (s->buf) { /* another thread kept it meanwhile */
-        raster_free(copy);
-    } else {
-        *s = (scache_slot){off, len, copy};
-        c->bytes += len;
-        c->n++;
-    }
-    pthread_mutex_unlock(&c->mu);
-    return RASTER_OK;
-}
-
 /* memcpy, with the single values of a thin band's pieces (a cell each)
  * copied inline: a call per 4-byte value cost a quarter of such a read. */
 static inline void copy_cells(unsigned char *dst, const unsigned char *src,
@@ -681,15 +555,15 @@ static int read_staged(xfer *x, const span *s, size_t plane, off_t off)
         uint64_t hi = lo + cap < s->hi ? lo + cap : s->hi;
         size_t len = (size_t)(hi - lo) * elem;
         off_t at = off + (off_t)((lo - s->lo) * elem);
-        int kept = x->cache && len <= SCACHE_SPAN;
-        const unsigned char *src = kept ? scache_get(x->cache, at, len)
+        int kept = x->cache && len <= FILEIO_KEPT_SPAN;
+        const unsigned char *src = kept ? fileio_kept(v->file, at, len)
                                         : NULL;
         int held = src != NULL;
         if (!held) {
             int rc = fileio_pread(v->file->fd, x->stage, len, at, v->name);
             if (rc)
                 return rc;
-            if (kept && (rc = scache_put(x->cache, at, len, x->stage)))
+            if (kept && (rc = fileio_keep(v->file, at, len, x->stage)))
                 return rc;
             src = x->stage;
         }
@@ -703,7 +577,7 @@ static int read_staged(xfer *x, const span *s, size_t plane, off_t off)
                 break; /* the rest of this piece comes with the next read */
         }
         if (held)
-            scache_release(x->cache);
+            fileio_kept_release(v->file);
         lo = hi;
     }
     return RASTER_OK;
@@ -2131,11 +2005,14 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     x.stage = write ? NULL : raster_malloc(STAGE_BYTES);
     if (!write && !v->file->writable) { /* a thin read keeps its spans */
         size_t bytes = plane_cells * v->elem;
-        for (int i = 0; i < no && bytes <= SCACHE_READ; i++)
+        for (int i = 0; i < no && bytes <= FILEIO_KEPT_READ; i++)
             if (raster_mul_overflows(bytes, ocount[i], &bytes))
                 bytes = SIZE_MAX;
-        if (bytes <= SCACHE_READ && (rc = scache_of(v->file, &x.cache)))
-            goto done;
+        if (bytes <= FILEIO_KEPT_READ) {
+            if ((rc = fileio_cache_on(v->file)))
+                goto done;
+            x.cache = 1;
+        }
     }
     if (!x.junk || (!write && !x.stage)) {
         rc = raster_fail(RASTER_ENOMEM, "out of memory moving data of %s",

@@ -56,13 +56,6 @@ size_t chunkio_split_chunk_writes(void);
  * H5Dwrite per store (the tests' proof that the path served them). */
 size_t chunkio_small_writes(void);
 
-/* Staged spans served from the span cache since the process started
- * (the tests' proof that the cache served a read). */
-size_t chunkio_cache_hits(void);
-
-/* Frees f's span cache (file_free). */
-void chunkio_cache_free(raster_file *f);
-
 /* Writes the small writes v holds back (chunkio.c) to its stores: before
  * any other transfer of v, at raster_flush and raster_close. Held-back
  * values are dropped on an error (as HDF5 drops a chunk it cannot

@@ -133,7 +133,7 @@ static void file_free(raster_file *f)
 #endif
     var_list_free(&f->vars);
     fileio_close(f);
-    chunkio_cache_free(f);
+    fileio_cache_free(f);
     file_locks_destroy(f);
     raster_free(f->path);
     f->magic = DEAD_MAGIC;

@@ -4,6 +4,9 @@
 #include "fileio.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <netcdf.h>
 #include <stdio.h>
 #include <string.h>
@@ -474,4 +477,141 @@ int fileio_mask_rows(const raster_var *v, size_t y0, size_t ny, size_t x0,
     return read_block(v, "mask", mask_stored_types, MASK_STORED_NTYPES,
                       H5T_NATIVE_INT,
                       v->nx, y0, ny, x0, nx, buf);
+}
+
+/* ---- the span cache ------------------------------------------------------ */
+
+/* A read-only file keeps what its thin reads pread (chunkio.c's staged
+ * spans, maskio.c's mask rows): a band a cell or a few wide pays a pread
+ * per tile span and plane, each copying the whole span (about 100 times
+ * the values a one-column band needs), and mask rows for its mixed tiles,
+ * every time it is read, where netCDF's chunk cache keeps the chunks in
+ * the process after the first read. Up to FILEIO_KEPT_BYTES per file,
+ * emptied whole when full; region reads (large) never turn it on. */
+#define KEPT_BYTES ((size_t)32 << 20)
+#define KEPT_SLOTS 8192 /* a power of two; filled at most half */
+
+typedef struct kept_slot {
+    off_t off;
+    size_t len;
+    unsigned char *buf; /* NULL: empty */
+} kept_slot;
+
+struct span_cache {
+    pthread_mutex_t mu;
+    size_t bytes, n;
+    kept_slot slot[KEPT_SLOTS];
+};
+
+static atomic_size_t kept_hits;
+
+size_t fileio_kept_hits(void) { return atomic_load(&kept_hits); }
+
+static void kept_empty(struct span_cache *c)
+{
+    for (size_t i = 0; i < KEPT_SLOTS; i++) {
+        raster_free(c->slot[i].buf);
+        c->slot[i].buf = NULL;
+    }
+    c->bytes = c->n = 0;
+}
+
+void fileio_cache_free(raster_file *f)
+{
+    if (!f->scache)
+        return;
+    kept_empty(f->scache);
+    pthread_mutex_destroy(&f->scache->mu);
+    raster_free(f->scache);
+    f->scache = NULL;
+}
+
+int fileio_cache_on(raster_file *f)
+{
+    int rc = RASTER_OK;
+    lazy_lock(f);
+    if (!f->scache) {
+        struct span_cache *c = raster_calloc(1, sizeof *c);
+        if (c && pthread_mutex_init(&c->mu, NULL) != 0) {
+            raster_free(c);
+            c = NULL;
+        }
+        f->scache = c;
+        if (!c)
+            rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                             f->path ? f->path : "a file");
+    }
+    lazy_unlock(f);
+    return rc;
+}
+
+/* The slot for (off, len): the one holding it, or the empty one where it
+ * would go. Under c->mu. */
+static kept_slot *kept_find(struct span_cache *c, off_t off, size_t len)
+{
+    uint64_t h = ((uint64_t)off * 0x9E3779B97F4A7C15u) >> 51; /* 13 bits */
+    for (size_t i = 0;; i++) {
+        kept_slot *s = &c->slot[(h + i) & (KEPT_SLOTS - 1)];
+        if (!s->buf || (s->off == off && s->len == len))
+            return s;
+    }
+}
+
+const unsigned char *fileio_kept(raster_file *f, off_t off, size_t len)
+{
+    struct span_cache *c = f->scache;
+    if (!c)
+        return NULL;
+    pthread_mutex_lock(&c->mu);
+    kept_slot *s = kept_find(c, off, len);
+    if (!s->buf) {
+        pthread_mutex_unlock(&c->mu);
+        return NULL;
+    }
+    atomic_fetch_add(&kept_hits, 1);
+    return s->buf;
+}
+
+void fileio_kept_release(raster_file *f)
+{
+    pthread_mutex_unlock(&f->scache->mu);
+}
+
+int fileio_keep(raster_file *f, off_t off, size_t len,
+                const unsigned char *bytes)
+{
+    struct span_cache *c = f->scache;
+    if (!c || len > FILEIO_KEPT_SPAN)
+        return RASTER_OK;
+    unsigned char *copy = raster_malloc(len);
+    if (!copy)
+        return raster_fail(RASTER_ENOMEM, "out of memory keeping a span");
+    memcpy(copy, bytes, len);
+    pthread_mutex_lock(&c->mu);
+    if (c->bytes + len > KEPT_BYTES || c->n + 1 > KEPT_SLOTS / 2)
+        kept_empty(c);
+    kept_slot *s = kept_find(c, off, len);
+    if (s->buf) { /* another thread kept it meanwhile */
+        raster_free(copy);
+    } else {
+        *s = (kept_slot){off, len, copy};
+        c->bytes += len;
+        c->n++;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return RASTER_OK;
+}
+
+int fileio_pread_kept(raster_file *f, unsigned char *buf, size_t len,
+                      off_t off, const char *name)
+{
+    const unsigned char *k = len <= FILEIO_KEPT_SPAN ? fileio_kept(f, off, len)
+                                                     : NULL;
+    if (k) {
+        memcpy(buf, k, len);
+        fileio_kept_release(f);
+        return RASTER_OK;
+    }
+    int rc = fileio_pread(f->fd, buf, len, off, name);
+    return rc ? rc : fileio_keep(f, off, len, buf);
 }

@@ -123,4 +123,28 @@ int fileio_extent(hid_t d, hsize_t *dims, hsize_t *maxdims);
 /* 1 when HDF5 type `type` (hid_t) holds one of the netCDF types[0..n). */
 int fileio_holds_any(hid_t type, const int *types, size_t n);
 
+/* The span cache of a read-only file (fileio.c): what thin reads pread,
+ * kept in the process. fileio_cache_on makes it (a thin read starts;
+ * RASTER_ENOMEM); without it the calls below keep nothing. */
+#define FILEIO_KEPT_SPAN ((size_t)64 << 10) /* longest read kept */
+#define FILEIO_KEPT_READ ((size_t)8 << 20)  /* largest read that keeps */
+int fileio_cache_on(raster_file *f);
+void fileio_cache_free(raster_file *f);
+
+/* Bytes [off, off+len) of f kept, with the cache locked until
+ * fileio_kept_release; NULL (unlocked) when not kept. */
+const unsigned char *fileio_kept(raster_file *f, off_t off, size_t len);
+void fileio_kept_release(raster_file *f);
+
+/* Keeps a copy of bytes [off, off+len) of f (read into `bytes`). */
+int fileio_keep(raster_file *f, off_t off, size_t len,
+                const unsigned char *bytes);
+
+/* fileio_pread of f's fd through the cache. */
+int fileio_pread_kept(raster_file *f, unsigned char *buf, size_t len,
+                      off_t off, const char *name);
+
+/* Reads served from the cache since the process started (tests). */
+size_t fileio_kept_hits(void);
+
 #endif

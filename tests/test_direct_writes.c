@@ -15,7 +15,7 @@
  * netCDF's HDF5 status), a read-only file. Records written in one call
  * lie side by side in each store, and read back right from disk. Small
  * writes (160 values) go to HDF5 straight (chunkio_small_writes()); thin
- * reads of the file reopened keep their spans (chunkio_cache_hits()).
+ * reads of the file reopened keep their spans (fileio_kept_hits()).
  */
 #include <hdf5.h>
 #include <signal.h>
@@ -550,7 +550,7 @@ static void test_small_writes(void **state)
     assert_true(a && b);
     for (size_t x = 0; x < NX; x += 7) {
         size_t bs[4] = {0, 0, 0, x}, bc[4] = {3, NZ, NY, 1};
-        size_t hits = chunkio_cache_hits();
+        size_t hits = fileio_kept_hits();
         for (int again = 0; again < (x < 50 ? 2 : 1); again++) {
             RS(raster_var_get(p.rv, bs, bc, NULL, a));
             NC(nc_get_vara_double(p.pid, p.pvar, bs, bc, b));
@@ -560,7 +560,7 @@ static void test_small_writes(void **state)
                              i, a[i], b[i]);
         }
         if (x < 50)
-            assert_true(chunkio_cache_hits() > hits);
+            assert_true(fileio_kept_hits() > hits);
     }
     free(a);
     free(b);
