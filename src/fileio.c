@@ -489,7 +489,8 @@ int fileio_mask_rows(const raster_var *v, size_t y0, size_t ny, size_t x0,
  * the process after the first read. Up to FILEIO_KEPT_BYTES per file,
  * emptied whole when full; region reads (large) never turn it on. */
 #define KEPT_BYTES ((size_t)32 << 20)
-#define KEPT_SLOTS 8192 /* a power of two; filled at most half */
+#define KEPT_SLOTS0 64    /* slots at first (a power of two), doubled */
+#define KEPT_SLOTS 8192   /* up to this; filled at most half */
 
 typedef struct kept_slot {
     off_t off;
@@ -499,8 +500,8 @@ typedef struct kept_slot {
 
 struct span_cache {
     pthread_mutex_t mu;
-    size_t bytes, n;
-    kept_slot slot[KEPT_SLOTS];
+    size_t bytes, n, cap; /* cap slots, a power of two */
+    kept_slot *slot;
 };
 
 static atomic_size_t kept_hits;
@@ -509,7 +510,7 @@ size_t fileio_kept_hits(void) { return atomic_load(&kept_hits); }
 
 static void kept_empty(struct span_cache *c)
 {
-    for (size_t i = 0; i < KEPT_SLOTS; i++) {
+    for (size_t i = 0; i < c->cap; i++) {
         raster_free(c->slot[i].buf);
         c->slot[i].buf = NULL;
     }
@@ -522,6 +523,7 @@ void fileio_cache_free(raster_file *f)
         return;
     kept_empty(f->scache);
     pthread_mutex_destroy(&f->scache->mu);
+    raster_free(f->scache->slot);
     raster_free(f->scache);
     f->scache = NULL;
 }
@@ -532,10 +534,17 @@ int fileio_cache_on(raster_file *f)
     lazy_lock(f);
     if (!f->scache) {
         struct span_cache *c = raster_calloc(1, sizeof *c);
-        if (c && pthread_mutex_init(&c->mu, NULL) != 0) {
+        if (c && !(c->slot = raster_calloc(KEPT_SLOTS0, sizeof *c->slot))) {
             raster_free(c);
             c = NULL;
         }
+        if (c && pthread_mutex_init(&c->mu, NULL) != 0) {
+            raster_free(c->slot);
+            raster_free(c);
+            c = NULL;
+        }
+        if (c)
+            c->cap = KEPT_SLOTS0;
         f->scache = c;
         if (!c)
             rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s",
@@ -549,12 +558,30 @@ int fileio_cache_on(raster_file *f)
  * would go. Under c->mu. */
 static kept_slot *kept_find(struct span_cache *c, off_t off, size_t len)
 {
-    uint64_t h = ((uint64_t)off * 0x9E3779B97F4A7C15u) >> 51; /* 13 bits */
+    uint64_t h = (uint64_t)off * 0x9E3779B97F4A7C15u;
+    h ^= h >> 29;
     for (size_t i = 0;; i++) {
-        kept_slot *s = &c->slot[(h + i) & (KEPT_SLOTS - 1)];
+        kept_slot *s = &c->slot[(h + i) & (c->cap - 1)];
         if (!s->buf || (s->off == off && s->len == len))
             return s;
     }
+}
+
+/* Doubles c's slots, every kept span moved over. Under c->mu. */
+static int kept_grow(struct span_cache *c)
+{
+    kept_slot *old = c->slot;
+    size_t ocap = c->cap;
+    kept_slot *slot = raster_calloc(2 * ocap, sizeof *slot);
+    if (!slot)
+        return raster_fail(RASTER_ENOMEM, "out of memory keeping a span");
+    c->slot = slot;
+    c->cap = 2 * ocap;
+    for (size_t i = 0; i < ocap; i++)
+        if (old[i].buf)
+            *kept_find(c, old[i].off, old[i].len) = old[i];
+    raster_free(old);
+    return RASTER_OK;
 }
 
 const unsigned char *fileio_kept(raster_file *f, off_t off, size_t len)
@@ -588,7 +615,10 @@ int fileio_keep(raster_file *f, off_t off, size_t len,
         return raster_fail(RASTER_ENOMEM, "out of memory keeping a span");
     memcpy(copy, bytes, len);
     pthread_mutex_lock(&c->mu);
-    if (c->bytes + len > KEPT_BYTES || c->n + 1 > KEPT_SLOTS / 2)
+    int rc = RASTER_OK;
+    if (c->n + 1 > c->cap / 2 && c->cap < KEPT_SLOTS)
+        rc = kept_grow(c);
+    if (c->bytes + len > KEPT_BYTES || c->n + 1 > c->cap / 2)
         kept_empty(c);
     kept_slot *s = kept_find(c, off, len);
     if (s->buf) { /* another thread kept it meanwhile */
@@ -599,7 +629,7 @@ int fileio_keep(raster_file *f, off_t off, size_t len,
         c->n++;
     }
     pthread_mutex_unlock(&c->mu);
-    return RASTER_OK;
+    return rc;
 }
 
 int fileio_pread_kept(raster_file *f, unsigned char *buf, size_t len,
