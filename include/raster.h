@@ -391,6 +391,18 @@ RASTER_API int raster_attach(int ncid, int writable, raster_file **out);
  *  Valid until that file is closed. */
 RASTER_API raster_file *raster_file_for_ncid(int ncid);
 
+/*! raster_flush() :
+ *  Writes the small writes raster holds back for `file` (writes of a few
+ *  values into records that exist are gathered, up to 4 MiB per variable,
+ *  and written together; any other transfer of the variable and
+ *  raster_close() write them first) into HDF5, as netCDF's own data sits
+ *  in HDF5's chunk cache until nc_sync: the preload shim calls it at
+ *  nc_sync. @return RASTER_OK, RASTER_EINVAL for a handle that is not
+ *  open, or RASTER_ENETCDF (raster_nc_status() NC_EHDFERR) when HDF5
+ *  could not take them (they are then dropped, as HDF5 drops a chunk it
+ *  cannot write). */
+RASTER_API int raster_flush(raster_file *file);
+
 /*! raster_close() :
  *  Writes what is pending (mask, index tables, completeness markers, last),
  *  closes the file if raster opened it and frees every handle of it. NULL is

@@ -208,8 +208,14 @@ SHIM_API int nc_close(int ncid)
 
 SHIM_API int nc_abort(int ncid)
 {
-    if (shim_on() && files_find(ncid))
+    shim_file *sf = shim_on() ? files_find(ncid) : NULL;
+    if (sf) {
+        /* HDF5 writes its cached chunks at the close nc_abort makes of a
+         * netCDF-4 file in data mode: raster's held-back writes too */
+        if (files_raster(sf))
+            raster_flush(files_raster(sf));
         files_forget(ncid);
+    }
     return CALL_REAL(nc_abort, (ncid));
 }
 
@@ -238,7 +244,14 @@ SHIM_API int nc__enddef(int ncid, size_t h_minfree, size_t v_align,
 SHIM_API int nc_sync(int ncid)
 {
     adopt_all(ncid);
-    return CALL_REAL(nc_sync, (ncid));
+    /* raster's held-back small writes into HDF5 before netCDF flushes */
+    shim_file *sf = shim_on() ? files_find(ncid) : NULL;
+    int st = NC_NOERR;
+    if (sf && files_raster(sf) &&
+        raster_flush(files_raster(sf)) != RASTER_OK)
+        st = raster_nc_status();
+    int real = CALL_REAL(nc_sync, (ncid));
+    return real != NC_NOERR ? real : st;
 }
 
 /* ---- names and dimension ids the program sees --------------------------- */

@@ -52,4 +52,14 @@ size_t chunkio_chunks_inflated(void);
  * calls; write_cuts keeps whole writes from doing so): for tests. */
 size_t chunkio_split_chunk_writes(void);
 
+/* Small writes since the process started that went to HDF5 straight, one
+ * H5Dwrite per store (the tests' proof that the path served them). */
+size_t chunkio_small_writes(void);
+
+/* Writes the small writes v holds back (chunkio.c) to its stores: before
+ * any other transfer of v, at raster_flush and raster_close. Held-back
+ * values are dropped on an error (as HDF5 drops a chunk it cannot
+ * write), which is returned. */
+int chunkio_flush(raster_var *v);
+
 #endif

@@ -134,6 +134,7 @@ static void file_free(raster_file *f)
 #endif
     var_list_free(&f->vars);
     fileio_close(f);
+    fileio_cache_free(f);
     file_locks_destroy(f);
     raster_free(f->path);
     f->magic = DEAD_MAGIC;
@@ -326,9 +327,16 @@ int raster_close(raster_file *f)
         return raster_fail(RASTER_EINVAL, "raster_close: not an open raster "
                            "file (closed already?)");
     int rc = RASTER_OK;
+    /* held-back small writes first; an error is the close's */
+    for (raster_var *v = f->vars; v; v = v->next) {
+        int r = chunkio_flush(v);
+        rc = rc == RASTER_OK ? r : rc;
+    }
 #ifdef RASTER_MPI
-    if (f->par) /* collective: tables, and the same flags on every rank */
-        rc = par_before_close(f);
+    if (f->par) { /* collective: tables, the same flags on every rank */
+        int r = par_before_close(f);
+        rc = rc == RASTER_OK ? r : rc;
+    }
 #endif
     for (raster_var *v = f->vars; v; v = v->next) {
         if (!v->materialized && rc == RASTER_OK)
@@ -362,6 +370,19 @@ int raster_close(raster_file *f)
                                 f->path ? f->path : "file", nc_strerror(st));
     }
     file_free(f);
+    return rc;
+}
+
+int raster_flush(raster_file *f)
+{
+    if (!file_ok(f))
+        return raster_fail(RASTER_EINVAL, "raster_flush: not an open raster "
+                           "file");
+    int rc = RASTER_OK;
+    for (raster_var *v = f->vars; v; v = v->next) {
+        int r = chunkio_flush(v);
+        rc = rc == RASTER_OK ? r : rc;
+    }
     return rc;
 }
 

@@ -4,12 +4,16 @@
 #include "fileio.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <netcdf.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "error.h"
 #include "mask.h"
 #include "unfilter.h"
@@ -77,6 +81,30 @@ int64_t fileio_var_dataset(raster_var *v, const char *rel)
                                     rel) >= sizeof path)
         return -1;
     return H5Dopen2(fid, path, H5P_DEFAULT);
+}
+
+void fileio_close_stores(raster_var *v)
+{
+    for (size_t s = 0; v->store_did && s <= v->nregions; s++)
+        if (v->store_did[s] >= 0)
+            H5Dclose((hid_t)v->store_did[s]);
+    raster_free(v->store_did);
+    v->store_did = NULL;
+}
+
+int64_t fileio_store_kept(raster_var *v, size_t s)
+{
+    if (!v->store_did) {
+        v->store_did = raster_reallocarray(NULL, v->nregions + 1,
+                                           sizeof *v->store_did);
+        if (!v->store_did)
+            return -1;
+        for (size_t k = 0; k <= v->nregions; k++)
+            v->store_did[k] = -1;
+    }
+    if (v->store_did[s] < 0)
+        v->store_did[s] = fileio_store(v, s);
+    return v->store_did[s];
 }
 
 int64_t fileio_store(raster_var *v, size_t s)
@@ -207,6 +235,8 @@ int fileio_att(int64_t obj, const char *name, int xtype, void *buf,
 
 void fileio_close(raster_file *f)
 {
+    for (raster_var *v = f->vars; v; v = v->next)
+        fileio_close_stores(v);
     if (f->fd >= 0)
         close(f->fd);
     f->fd = -1;
@@ -447,4 +477,171 @@ int fileio_mask_rows(const raster_var *v, size_t y0, size_t ny, size_t x0,
     return read_block(v, "mask", mask_stored_types, MASK_STORED_NTYPES,
                       H5T_NATIVE_INT,
                       v->nx, y0, ny, x0, nx, buf);
+}
+
+/* ---- the span cache ------------------------------------------------------ */
+
+/* A read-only file keeps what its thin reads pread (chunkio.c's staged
+ * spans, maskio.c's mask rows): a band a cell or a few wide pays a pread
+ * per tile span and plane, each copying the whole span (about 100 times
+ * the values a one-column band needs), and mask rows for its mixed tiles,
+ * every time it is read, where netCDF's chunk cache keeps the chunks in
+ * the process after the first read. Up to FILEIO_KEPT_BYTES per file,
+ * emptied whole when full; region reads (large) never turn it on. */
+#define KEPT_BYTES ((size_t)32 << 20)
+#define KEPT_SLOTS0 64    /* slots at first (a power of two), doubled */
+#define KEPT_SLOTS 8192   /* up to this; filled at most half */
+
+typedef struct kept_slot {
+    off_t off;
+    size_t len;
+    unsigned char *buf; /* NULL: empty */
+} kept_slot;
+
+struct span_cache {
+    pthread_mutex_t mu;
+    size_t bytes, n, cap; /* cap slots, a power of two */
+    kept_slot *slot;
+};
+
+static atomic_size_t kept_hits;
+
+size_t fileio_kept_hits(void) { return atomic_load(&kept_hits); }
+
+static void kept_empty(struct span_cache *c)
+{
+    for (size_t i = 0; i < c->cap; i++) {
+        raster_free(c->slot[i].buf);
+        c->slot[i].buf = NULL;
+    }
+    c->bytes = c->n = 0;
+}
+
+void fileio_cache_free(raster_file *f)
+{
+    if (!f->scache)
+        return;
+    kept_empty(f->scache);
+    pthread_mutex_destroy(&f->scache->mu);
+    raster_free(f->scache->slot);
+    raster_free(f->scache);
+    f->scache = NULL;
+}
+
+int fileio_cache_on(raster_file *f)
+{
+    int rc = RASTER_OK;
+    lazy_lock(f);
+    if (!f->scache) {
+        struct span_cache *c = raster_calloc(1, sizeof *c);
+        if (c && !(c->slot = raster_calloc(KEPT_SLOTS0, sizeof *c->slot))) {
+            raster_free(c);
+            c = NULL;
+        }
+        if (c && pthread_mutex_init(&c->mu, NULL) != 0) {
+            raster_free(c->slot);
+            raster_free(c);
+            c = NULL;
+        }
+        if (c)
+            c->cap = KEPT_SLOTS0;
+        f->scache = c;
+        if (!c)
+            rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                             f->path ? f->path : "a file");
+    }
+    lazy_unlock(f);
+    return rc;
+}
+
+/* The slot for (off, len): the one holding it, or the empty one where it
+ * would go. Under c->mu. */
+static kept_slot *kept_find(struct span_cache *c, off_t off, size_t len)
+{
+    uint64_t h = (uint64_t)off * 0x9E3779B97F4A7C15u;
+    h ^= h >> 29;
+    for (size_t i = 0;; i++) {
+        kept_slot *s = &c->slot[(h + i) & (c->cap - 1)];
+        if (!s->buf || (s->off == off && s->len == len))
+            return s;
+    }
+}
+
+/* Doubles c's slots, every kept span moved over. Under c->mu. */
+static int kept_grow(struct span_cache *c)
+{
+    kept_slot *old = c->slot;
+    size_t ocap = c->cap;
+    kept_slot *slot = raster_calloc(2 * ocap, sizeof *slot);
+    if (!slot)
+        return raster_fail(RASTER_ENOMEM, "out of memory keeping a span");
+    c->slot = slot;
+    c->cap = 2 * ocap;
+    for (size_t i = 0; i < ocap; i++)
+        if (old[i].buf)
+            *kept_find(c, old[i].off, old[i].len) = old[i];
+    raster_free(old);
+    return RASTER_OK;
+}
+
+const unsigned char *fileio_kept(raster_file *f, off_t off, size_t len)
+{
+    struct span_cache *c = f->scache;
+    if (!c)
+        return NULL;
+    pthread_mutex_lock(&c->mu);
+    kept_slot *s = kept_find(c, off, len);
+    if (!s->buf) {
+        pthread_mutex_unlock(&c->mu);
+        return NULL;
+    }
+    atomic_fetch_add(&kept_hits, 1);
+    return s->buf;
+}
+
+void fileio_kept_release(raster_file *f)
+{
+    pthread_mutex_unlock(&f->scache->mu);
+}
+
+int fileio_keep(raster_file *f, off_t off, size_t len,
+                const unsigned char *bytes)
+{
+    struct span_cache *c = f->scache;
+    if (!c || len > FILEIO_KEPT_SPAN)
+        return RASTER_OK;
+    unsigned char *copy = raster_malloc(len);
+    if (!copy)
+        return raster_fail(RASTER_ENOMEM, "out of memory keeping a span");
+    memcpy(copy, bytes, len);
+    pthread_mutex_lock(&c->mu);
+    int rc = RASTER_OK;
+    if (c->n + 1 > c->cap / 2 && c->cap < KEPT_SLOTS)
+        rc = kept_grow(c);
+    if (c->bytes + len > KEPT_BYTES || c->n + 1 > c->cap / 2)
+        kept_empty(c);
+    kept_slot *s = kept_find(c, off, len);
+    if (s->buf) { /* another thread kept it meanwhile */
+        raster_free(copy);
+    } else {
+        *s = (kept_slot){off, len, copy};
+        c->bytes += len;
+        c->n++;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return rc;
+}
+
+int fileio_pread_kept(raster_file *f, unsigned char *buf, size_t len,
+                      off_t off, const char *name)
+{
+    const unsigned char *k = len <= FILEIO_KEPT_SPAN ? fileio_kept(f, off, len)
+                                                     : NULL;
+    if (k) {
+        memcpy(buf, k, len);
+        fileio_kept_release(f);
+        return RASTER_OK;
+    }
+    int rc = fileio_pread(f->fd, buf, len, off, name);
+    return rc ? rc : fileio_keep(f, off, len, buf);
 }

@@ -34,6 +34,13 @@ int64_t fileio_h5(raster_file *f);
  * HDF5's printing off. */
 int64_t fileio_store(raster_var *v, size_t s);
 
+/* Store s of v's dataset like fileio_store, but kept open in v (one open
+ * per store and handle, not per call); the caller does not close it.
+ * fileio_close_stores (by fileio_close, before raster's HDF5 handle
+ * closes) closes them. -1 when it cannot be opened (or out of memory). */
+int64_t fileio_store_kept(raster_var *v, size_t s);
+void fileio_close_stores(raster_var *v);
+
 /* Dataset `rel` of v's group ("mask", "region_3/data") (hid_t) through
  * fileio_h5, by netCDF ids or, in a lean file, by path; or -1. The
  * caller closes it. */
@@ -115,5 +122,29 @@ int fileio_extent(hid_t d, hsize_t *dims, hsize_t *maxdims);
 
 /* 1 when HDF5 type `type` (hid_t) holds one of the netCDF types[0..n). */
 int fileio_holds_any(hid_t type, const int *types, size_t n);
+
+/* The span cache of a read-only file (fileio.c): what thin reads pread,
+ * kept in the process. fileio_cache_on makes it (a thin read starts;
+ * RASTER_ENOMEM); without it the calls below keep nothing. */
+#define FILEIO_KEPT_SPAN ((size_t)64 << 10) /* longest read kept */
+#define FILEIO_KEPT_READ ((size_t)8 << 20)  /* largest read that keeps */
+int fileio_cache_on(raster_file *f);
+void fileio_cache_free(raster_file *f);
+
+/* Bytes [off, off+len) of f kept, with the cache locked until
+ * fileio_kept_release; NULL (unlocked) when not kept. */
+const unsigned char *fileio_kept(raster_file *f, off_t off, size_t len);
+void fileio_kept_release(raster_file *f);
+
+/* Keeps a copy of bytes [off, off+len) of f (read into `bytes`). */
+int fileio_keep(raster_file *f, off_t off, size_t len,
+                const unsigned char *bytes);
+
+/* fileio_pread of f's fd through the cache. */
+int fileio_pread_kept(raster_file *f, unsigned char *buf, size_t len,
+                      off_t off, const char *name);
+
+/* Reads served from the cache since the process started (tests). */
+size_t fileio_kept_hits(void);
 
 #endif

@@ -280,6 +280,8 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
         rc = statstore_written(v, start, count, stride, data);
     raster_free(p);
     raster_free(quantized);
+    if (rc == RASTER_OK && write)
+        var_wrote(v, start, count, stride);
     /* and while it was read */
     if (rc == RASTER_OK && !write)
         rc = file_unchanged(v->file);
@@ -301,6 +303,8 @@ int raster_var_get(raster_var *v, const size_t *start, const size_t *count,
 /* 1 when dimension d of v is unlimited. */
 static int dim_unlimited(const raster_var *v, int d)
 {
+    if (v->file->writable)
+        return var_write_unlimited((raster_var *)v, d); /* cached */
     return var_dim_unlimited(v, d);
 }
 
@@ -447,7 +451,9 @@ static int typed_io(raster_var *v, const size_t *start, const size_t *count,
                               v->name, memtype);
     size_t shape[RASTER_MAX_DIMS], cnt[RASTER_MAX_DIMS];
     ptrdiff_t str[RASTER_MAX_DIMS];
-    if ((rc = raster_var_dims(v, NULL, shape, NULL)))
+    /* a write with a count needs no record count (var.h: wshape) */
+    if ((rc = write && count ? var_write_shape(v, shape)
+                             : raster_var_dims(v, NULL, shape, NULL)))
         return rc;
     int zero = 0, clipped = 0;
     for (int d = 0; d < nd; d++) {

@@ -130,9 +130,8 @@ int maskio_rows(raster_var *v, size_t y0, size_t ny, size_t x0, size_t nx,
         size_t k = ny - y < per ? ny - y : per;
         off_t off = (off_t)v->mask_base + (off_t)(((y0 + y) * v->nx + x0) *
                                                   elem);
-        rc = fileio_pread(v->file->fd, tmp,
-                               ((k - 1) * v->nx + nx) * elem, off,
-                               "the stored mask");
+        rc = fileio_pread_kept(v->file, tmp, ((k - 1) * v->nx + nx) * elem,
+                               off, "the stored mask");
         for (size_t i = 0; i < k && rc == RASTER_OK; i++)
             widen(buf + (y + i) * nx, tmp + i * row, nx, elem);
     }

@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "fileio.h"
 #include "regions.h"
 #include "tiles.h"
 #include "state.h"
@@ -47,6 +48,56 @@ static int outer_from_netcdf(const raster_var *v, size_t *shape)
     return RASTER_OK;
 }
 
+static int write_shape_load(raster_var *v)
+{
+    int no = var_nouter(v), rc = RASTER_OK;
+    lazy_lock(v->file);
+    if (!v->wshape_known) {
+        rc = outer_from_netcdf(v, v->wshape);
+        for (int i = 0; i < no && rc == RASTER_OK; i++)
+            v->wunlim[i] = (unsigned char)var_dim_unlimited(v, i);
+        v->wshape[no] = v->ny;
+        v->wshape[no + 1] = v->nx;
+        v->wshape_known = rc == RASTER_OK;
+    }
+    lazy_unlock(v->file);
+    return rc;
+}
+
+int var_write_shape(raster_var *v, size_t *shape)
+{
+    int rc = v->wshape_known ? RASTER_OK : write_shape_load(v);
+    if (rc == RASTER_OK) {
+        lazy_lock(v->file);
+        memcpy(shape, v->wshape, (size_t)v->ndims * sizeof *shape);
+        lazy_unlock(v->file);
+    }
+    return rc;
+}
+
+int var_write_unlimited(raster_var *v, int d)
+{
+    if (!v->wshape_known && write_shape_load(v) != RASTER_OK)
+        return 0;
+    return d < var_nouter(v) && v->wunlim[d];
+}
+
+void var_wrote(raster_var *v, const size_t *start, const size_t *count,
+               const ptrdiff_t *stride)
+{
+    if (!v->wshape_known)
+        return;
+    lazy_lock(v->file);
+    for (int i = 0; i < var_nouter(v); i++) {
+        size_t end = count[i] == 0 ? 0
+                     : start[i] + (count[i] - 1) * (size_t)(stride ? stride[i]
+                                                                   : 1) + 1;
+        if (v->wunlim[i] && end > v->wshape[i])
+            v->wshape[i] = end;
+    }
+    lazy_unlock(v->file);
+}
+
 int var_outer_shape(const raster_var *v, size_t *shape)
 {
     size_t n = (size_t)var_nouter(v) * sizeof *shape;
@@ -82,10 +133,23 @@ void var_list_free(raster_var **list)
     }
 }
 
+void var_pend_free(raster_var *v)
+{
+    if (!v->pend)
+        return;
+    raster_free(v->pend->e);
+    raster_free(v->pend->vals);
+    raster_free(v->pend);
+    v->pend = NULL;
+}
+
 void var_free(raster_var *v)
 {
     if (!v)
         return;
+    var_pend_free(v);
+    raster_free(v->store_ncw);
+    fileio_close_stores(v);
     raster_free(v->h5path);
     for (size_t s = 0; v->addr && s <= v->nregions; s++) {
         raster_free(v->addr[s].addr);

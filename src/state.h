@@ -6,6 +6,8 @@
 #ifndef RASTER_STATE_H
 #define RASTER_STATE_H
 
+#include <stddef.h>
+
 #include "var.h"
 
 /* Initialises f's locks (file_new; 0 or an errno). */
@@ -18,8 +20,26 @@ int var_dim_unlimited(const raster_var *v, int d);
 /* Outer dimension lengths of v right now (unlimited ones grow). */
 int var_outer_shape(const raster_var *v, size_t *shape);
 
+/* A writable file: v's whole shape for a write (the grid too): fixed
+ * lengths, and along unlimited dimensions at least the records any store
+ * of v holds (see var.h); looked up once. */
+int var_write_shape(raster_var *v, size_t *shape);
+
+/* 1 when v's dimension d is unlimited, in a writable file (cached with
+ * var_write_shape; 0 on a failed lookup). */
+int var_write_unlimited(raster_var *v, int d);
+
+/* After a write of the box start/count/stride (stride may be NULL):
+ * records up to its end exist. */
+void var_wrote(raster_var *v, const size_t *start, const size_t *count,
+               const ptrdiff_t *stride);
+
 /* 1 when dimension `dimid`, seen from group `grpid`, is unlimited. */
 int var_nc_dim_unlimited(int grpid, int dimid);
+
+/* Frees the small writes v holds back, unwritten (chunkio.c's flush has
+ * written them; var_free drops them). */
+void var_pend_free(raster_var *v);
 
 void var_free(raster_var *v);
 

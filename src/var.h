@@ -86,6 +86,22 @@ typedef struct region_info {
 #define VAR_MAGIC 0x52535456u  /* "RSTV" */
 #define DEAD_MAGIC 0xdeadbeefu
 
+/* A small write held back (chunkio.c, pend_add): len cells of store
+ * `store` from cell soff, in plane `outer` (outer indices row-major), its
+ * values from cell voff of pend_write.vals; seq: arrival order. */
+typedef struct pent {
+    uint64_t outer, soff, voff;
+    size_t seq;
+    uint32_t store, len;
+} pent;
+
+typedef struct pend_write {
+    pent *e;
+    size_t n, cap;
+    unsigned char *vals;
+    size_t cells, vcap; /* vals holds cells values, room for vcap bytes */
+} pend_write;
+
 struct raster_var {
     uint32_t magic;            /* VAR_MAGIC while usable */
     raster_file *file;
@@ -120,6 +136,15 @@ struct raster_var {
     int *store_var;
     size_t *store_cells;
     store_addr *addr;          /* per store, set when a read-only file loads */
+    unsigned char *store_ncw;  /* per store: 1 once raster wrote it through
+                                  netCDF in this handle (netCDF then knows
+                                  it written: a late _FillValue is refused;
+                                  chunkio.c's small writes wait for it) */
+    pend_write *pend;          /* small writes held back (chunkio.c),
+                                  written by chunkio_flush; NULL when none */
+    int64_t *store_did;        /* per store, its dataset (hid_t) kept open
+                                  for small writes (chunkio.c), or -1;
+                                  closed by fileio_close */
     struct tile_index *tiles;  /* hyperslab reads of a read-only file
                                   (tiles.h); NULL until first needed */
     /* the stored mask for pread (maskio.c): 0 not looked at, 1 usable,
@@ -129,6 +154,15 @@ struct raster_var {
      * for an unlimited dimension netCDF scans every variable using it */
     int outer_known;
     size_t outer[RASTER_MAX_DIMS];
+    /* a writable file's shape for writes (var_write_shape), looked up
+     * once: fixed lengths never change, and along an unlimited dimension
+     * the records netCDF counted then, raised by raster's own writes
+     * (var_wrote) - no store reaches past it. Each nc_inq_dimlen of an
+     * unlimited dimension makes netCDF measure every dataset on it,
+     * raster's stores included: most of a small write's cost before. */
+    int wshape_known;
+    size_t wshape[RASTER_MAX_DIMS];
+    unsigned char wunlim[RASTER_MAX_DIMS];
     int64_t mask_base;
     size_t mask_elem;
     /* a variable of a file opened without netCDF (src/lean.c): the HDF5
@@ -192,6 +226,8 @@ struct raster_file {
     int ident_known;
     int64_t ident[FILE_IDENT_FIELDS];
     int write_format; /* format version of variables defined from now on */
+    struct span_cache *scache; /* read-only files: staged spans of thin
+                                  reads kept (chunkio.c), or NULL */
     int64_t h5;       /* HDF5 id of the file for the fast path's byte
                          offsets (hid_t), -1 until first needed */
     /* idle inflater states (unfilter.h) of reads of deflated stores,

@@ -347,7 +347,10 @@ int var_check_box(const raster_var *v, const size_t *start,
                      const size_t *count, const ptrdiff_t *stride, int write)
 {
     size_t shape[RASTER_MAX_DIMS];
-    int rc = raster_var_dims(v, NULL, shape, NULL);
+    /* a write needs no record count (see var.h: wshape) */
+    raster_var *w = (raster_var *)v; /* only its cached shape is written */
+    int rc = write ? var_write_shape(w, shape)
+                   : raster_var_dims(v, NULL, shape, NULL);
     if (rc)
         return rc;
     shape[v->ndims - 2] = v->ny;
@@ -360,8 +363,7 @@ int var_check_box(const raster_var *v, const size_t *start,
     for (int i = 0; i < v->ndims; i++) {
         ptrdiff_t step = stride ? stride[i] : 1;
         size_t limit = shape[i];
-        if (write && i < v->ndims - 2 &&
-            var_nc_dim_unlimited(v->grpid, v->dimids[i]))
+        if (write && var_write_unlimited(w, i))
             limit = MAX_RECORD_INDEX;
         if (start[i] > limit || (start[i] == limit && count[i] > 0))
             return raster_fail_nc(

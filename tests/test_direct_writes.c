@@ -13,7 +13,9 @@
  * whether the direct path ran. Each runs with 1 and 2 threads. Error
  * paths: failed allocations, a file size limit (the write fails with
  * netCDF's HDF5 status), a read-only file. Records written in one call
- * lie side by side in each store, and read back right from disk.
+ * lie side by side in each store, and read back right from disk. Small
+ * writes (160 values) go to HDF5 straight (chunkio_small_writes()); thin
+ * reads of the file reopened keep their spans (fileio_kept_hits()).
  */
 #include <hdf5.h>
 #include <signal.h>
@@ -466,6 +468,108 @@ static void test_direct_region_stretch(void **state)
     compared_and_removed(&p);
 }
 
+/* Small writes (issue 25; chunkio.c write_small): many writes of 160
+ * values, as an I/O layer cuts rows, go to HDF5 straight where the records
+ * exist and through netCDF where they extend a store; strided ones and
+ * typed ones too. The raster variable then reads exactly as the plain one,
+ * element by element, in the open file (netCDF's reads see HDF5's writes)
+ * and reopened (the pread fast path); and the variable's record count,
+ * cached for writes, follows them. */
+static void test_small_writes(void **state)
+{
+    (void)state;
+    pair p;
+    pair_create(&p, "small");
+    size_t s0[4] = {0, 0, 0, 0}, c0[4] = {1, NZ, NY, NX};
+    put_both(&p, 1, s0, c0); /* record 0 in every store */
+    size_t before = chunkio_small_writes(), calls = 0;
+    /* record 0, level 1, rows 100-139: half-rows and a row's rest */
+    for (size_t y = 100; y < 140; y++)
+        for (size_t x = 0; x < NX; x += 160, calls++) {
+            size_t s[4] = {0, 1, y, x}, c[4] = {1, 1, 1, NX - x < 160 ? NX - x : 160};
+            put_both(&p, 2 + (int)(y % 5), s, c);
+        }
+    /* all straight to HDF5 (the records exist) but the first into each
+     * store netCDF has not written yet (record 0 went direct): five */
+    size_t got = chunkio_small_writes() - before;
+    assert_true(got < calls && calls - got <= 5);
+    /* held back: a read sees them; the same cells written twice keep the
+     * later values, in either order of cells */
+    double one[160], back[160];
+    size_t os[4] = {0, 1, 120, 0}, oc[4] = {1, 1, 1, 160};
+    RS(raster_var_get(p.rv, os, oc, NULL, back));
+    for (int i = 0; i < 160; i++)
+        assert_true(back[i] == value(2 + 120 % 5, 0, 1, 120, (size_t)i));
+    for (int pass = 0; pass < 2; pass++) {
+        size_t ws[4] = {0, 1, 121, pass ? 0 : 40}, wc[4] = {1, 1, 1, 120};
+        for (int i = 0; i < 120; i++)
+            one[i] = 1000.0 * (pass + 1) + i;
+        RS(raster_var_put(p.rv, ws, wc, NULL, one));
+        NC(nc_put_vara_double(p.pid, p.pvar, ws, wc, one));
+    }
+    RS(raster_flush(p.rf));
+    RS(raster_flush(p.rf)); /* nothing left: a no-op */
+    /* record 2 (record 1 left as fill): the first write into each store
+     * extends it through netCDF, later ones go straight */
+    before = chunkio_small_writes();
+    for (size_t y = 700; y < 720; y++)
+        for (size_t x = 0; x < NX; x += 160) {
+            size_t s[4] = {2, 0, y, x}, c[4] = {1, 1, 1, NX - x < 160 ? NX - x : 160};
+            put_both(&p, 7, s, c);
+        }
+    size_t straight = chunkio_small_writes() - before;
+    assert_true(straight > 0 && straight < 20 * 7);
+    /* two levels at once, a small box across tiles */
+    size_t s2[4] = {2, 1, 300, 810}, c2[4] = {1, 2, 3, 40};
+    put_both(&p, 8, s2, c2);
+    /* strided along x (not this path) and typed (float values) */
+    double vals[80];
+    for (int i = 0; i < 80; i++)
+        vals[i] = value(9, 0, 2, 50, (size_t)i);
+    size_t ss[4] = {0, 2, 50, 3}, sc[4] = {1, 1, 1, 80};
+    ptrdiff_t sd[4] = {1, 1, 1, 3};
+    RS(raster_var_put_typed(p.rv, ss, sc, sd, NULL, vals, NC_DOUBLE));
+    NC(nc_put_vars_double(p.pid, p.pvar, ss, sc, sd, vals));
+    float fv[160];
+    for (int i = 0; i < 160; i++)
+        fv[i] = (float)(i * 0.5);
+    size_t fs[4] = {2, 2, 5, 900}, fc[4] = {1, 1, 1, 160};
+    RS(raster_var_put_typed(p.rv, fs, fc, NULL, NULL, fv, NC_FLOAT));
+    NC(nc_put_vara_float(p.pid, p.pvar, fs, fc, fv));
+    size_t shape[4];
+    RS(raster_var_dims(p.rv, NULL, shape, NULL));
+    assert_int_equal(shape[0], 3);
+    compare(p.rv, p.pid, p.pvar);
+    RS(raster_close(p.rf));
+    NC(nc_close(p.pid));
+    /* reopened read-only: thin bands read twice, the second time from the
+     * span cache (chunkio.c), and columns enough to empty it, all as the
+     * plain file reads */
+    reopen_compared(&p);
+    double *a = malloc(3 * NZ * NY * sizeof *a), *b = malloc(3 * NZ * NY * sizeof *b);
+    assert_true(a && b);
+    for (size_t x = 0; x < NX; x += 7) {
+        size_t bs[4] = {0, 0, 0, x}, bc[4] = {3, NZ, NY, 1};
+        size_t hits = fileio_kept_hits();
+        for (int again = 0; again < (x < 50 ? 2 : 1); again++) {
+            RS(raster_var_get(p.rv, bs, bc, NULL, a));
+            NC(nc_get_vara_double(p.pid, p.pvar, bs, bc, b));
+            for (size_t i = 0; i < 3 * NZ * NY; i++)
+                if (a[i] != b[i])
+                    fail_msg("column %zu value %zu: raster %g, netCDF %g", x,
+                             i, a[i], b[i]);
+        }
+        if (x < 50)
+            assert_true(fileio_kept_hits() > hits);
+    }
+    free(a);
+    free(b);
+    RS(raster_close(p.rf));
+    NC(nc_close(p.pid));
+    unlink(p.rpath);
+    unlink(p.ppath);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -481,6 +585,7 @@ int main(void)
         cmocka_unit_test(test_direct_file_limit),
         cmocka_unit_test(test_direct_records_side_by_side),
         cmocka_unit_test(test_direct_region_stretch),
+        cmocka_unit_test(test_small_writes),
     };
     return cmocka_run_group_tests(tests, setup, tmpdir_remove);
 }

@@ -58,27 +58,40 @@ for case in singles | multis:
 # the Atlantic straddles the seam: its bounding box is the whole width
 a = get("Atlantic", "netcdf", "warm")
 assert a["bytes_read"] > 3 * get("Atlantic", "raster", "warm")["bytes_read"]
+s = d["summary"]
 if shim:
     for case in ("full variable", "thin column band"):
         for cache in ("warm", "cold"):
             for m in ("plain", "shim"):
                 assert get(case, m, cache)["median_s"] > 0
-    get("record-by-record write", "plain", "warm")
-    get("record-by-record write", "shim", "warm")
+    for case in ("record-by-record write", "small writes", "open and close",
+                 "point series", "thin band, file open"):
+        for m in ("plain", "shim"):
+            assert get(case, m, "warm")["median_s"] > 0, case
+        assert abs(get(case, "plain", "warm")["median_s"] /
+                   get(case, "shim", "warm")["median_s"] /
+                   s[{"small writes": "small_write_ratio",
+                      "open and close": "open_ratio",
+                      "point series": "point_series_ratio",
+                      "thin band, file open": "thin_hyperslab_open_ratio",
+                      "record-by-record write": "write_ratio"}[case]]
+                   - 1) < 2e-2, case
 # the regional mean series, from the kept statistics and from the values
 for case in singles:
     for m in ("stats_stored", "stats_values"):
         x = get(case, m, "warm")
         assert x["kind"] == "stats" and x["median_s"] > 0, x
-s = d["summary"]
 keys = ["single_speedup_geomean", "multi_speedup_geomean", "floor_ratio_max",
         "cold_speedup_geomean", "cold_floor_ratio_max",
         "packed_mem_ratio_max", "full_read_ratio", "thin_hyperslab_ratio",
-        "write_ratio", "compressed_size_ratio", "compressed_speedup_geomean",
-        "compressed_floor_ratio_max", "compressed_full_read_ratio",
+        "open_ratio", "thin_hyperslab_open_ratio", "point_series_ratio",
+        "small_write_ratio", "write_ratio", "compressed_size_ratio",
+        "compressed_speedup_geomean", "compressed_floor_ratio_max", "compressed_full_read_ratio",
         "compressed_thin_ratio"]
 assert sorted(s) == sorted(keys), sorted(s)
 shim_keys = ("full_read_ratio", "thin_hyperslab_ratio", "write_ratio",
+             "open_ratio", "thin_hyperslab_open_ratio", "point_series_ratio",
+             "small_write_ratio",
              "compressed_full_read_ratio", "compressed_thin_ratio")
 for k in keys:
     if shim or k not in shim_keys:
@@ -166,6 +179,8 @@ if [ "$preload" != none ]; then
         --size tiny --reps 1 $shim --only-write
     grep -q '^record-by-record write ' "$tmp/out" && ok ||
         fail "--only-write: no write line"
+    grep -q '^small writes ' "$tmp/out" && ok ||
+        fail "--only-write: no small writes line"
     grep -q -e '^Atlantic ' -e '^full variable ' "$tmp/out" &&
         fail "--only-write ran other cases" || ok
 fi

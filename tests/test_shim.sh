@@ -208,6 +208,50 @@ for name in ("TEMP", "SALT"):
     assert np.array_equal(a[name][1, ::2, 7:200:5, 3].data, b[name][1, ::2, 7:200:5, 3].data)
     assert b[name].ncattrs() == a[name].ncattrs()
 PY
+    # many small writes (half rows, as an I/O layer cuts them) under the
+    # shim: element by element as without it (issue 25)
+    cat > "$tmp/small.py" <<'PY'
+import sys
+import numpy as np
+from netCDF4 import Dataset
+src = Dataset(sys.argv[1])
+mask = src["REGION_MASK"][:].data
+ny, nx = mask.shape
+d = Dataset(sys.argv[2], "w")
+d.createDimension("time", None)
+d.createDimension("z_t", 2)
+d.createDimension("nlat", ny)
+d.createDimension("nlon", nx)
+v = d.createVariable("TEMP", "f4", ("time", "z_t", "nlat", "nlon"),
+                     chunksizes=(1, 1, 50, 50), fill_value=np.float32(-1e30))
+for t in (0, 2):  # record 1 left as fill
+    for z in range(2):
+        for y in range(ny):
+            for x in range(0, nx, 160):
+                w = min(160, nx - x)
+                v[t, z, y, x:x + w] = (t * 1000 + z * 100 + y * 0.01 +
+                                       np.arange(x, x + w) * 1e-4)
+v[1, 1, 10, 7:300:3] = np.arange(98, dtype="f4")  # strided
+d.close()
+PY
+    /usr/bin/python3 "$tmp/small.py" "$basins" "$tmp/small_plain.nc" &&
+        RASTER_MASK="$basins:REGION_MASK" under /usr/bin/python3 \
+            "$tmp/small.py" "$basins" "$tmp/small_raster.nc" && ok ||
+        fail "small writes under the shim"
+    [ "$(groups "$tmp/small_raster.nc")" = "raster_TEMP " ] && ok ||
+        fail "small writes: not stored by region: $(groups "$tmp/small_raster.nc")"
+    under /usr/bin/python3 - "$tmp/small_plain.nc" "$tmp/small_raster.nc" <<'PY' && ok || fail "small writes read back"
+import sys
+import numpy as np
+from netCDF4 import Dataset
+a, b = Dataset(sys.argv[1])["TEMP"], Dataset(sys.argv[2])["TEMP"]
+a.set_auto_maskandscale(False)
+b.set_auto_maskandscale(False)
+x, y = a[:], b[:]
+assert x.shape == y.shape == (3, 2) + x.shape[2:], (x.shape, y.shape)
+bad = np.argwhere(x != y)
+assert len(bad) == 0, (len(bad), bad[:5])
+PY
 fi
 
 report shim

@@ -549,6 +549,13 @@ int raster_close(raster_file *file)
     return RASTER_OK;
 }
 
+int raster_flush(raster_file *file)
+{
+    assert_ptr_equal(file, FAKE_RF);
+    record("raster_flush", -1, -1);
+    return RASTER_OK;
+}
+
 int raster_abandon(raster_file *file)
 {
     assert_ptr_equal(file, FAKE_RF);

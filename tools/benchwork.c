@@ -664,30 +664,70 @@ static int stats_once(const bench_job *j)
 
 /* ---- read: a hyperslab through netCDF (or the shim) ---------------------- */
 
-static int read_once(const bench_job *j)
+/* The hyperslab of READ on an open file (count[] holds the outer lengths,
+ * n their product). */
+static int read_band(const bench_job *j, int ncid, int varid, int nd,
+                     size_t *count, size_t n)
 {
-    int ncid = -1, varid, nd, rc = -1;
-    size_t start[8] = {0}, count[8], n = 1;
-    void *out = NULL;
-    if (open_outer(j, &ncid, &varid, &nd, count, &n) != 0)
-        goto fail;
+    size_t start[8] = {0};
     start[nd - 2] = j->hyper[0];
     start[nd - 1] = j->hyper[1];
     count[nd - 2] = j->hyper[2];
     count[nd - 1] = j->hyper[3];
     n *= j->hyper[2] * j->hyper[3];
-    out = malloc(n * j->elem + 1);
+    void *out = malloc(n * j->elem + 1);
     if (!out)
-        goto fail;
-    if (nc_failed(nc_get_vara(ncid, varid, start, count, out),
-                  "nc_get_vara(hyperslab)"))
-        goto fail;
-    rc = 0;
-fail:
+        return -1;
+    int rc = nc_failed(nc_get_vara(ncid, varid, start, count, out),
+                       "nc_get_vara(hyperslab)") ? -1 : 0;
     free(out);
+    return rc;
+}
+
+static int read_once(const bench_job *j)
+{
+    int ncid = -1, varid, nd, rc = -1;
+    size_t count[8], n = 1;
+    if (open_outer(j, &ncid, &varid, &nd, count, &n) == 0)
+        rc = read_band(j, ncid, varid, nd, count, n);
     if (ncid >= 0)
         nc_close(ncid);
     return rc;
+}
+
+/* ---- small calls: open and close; a point's series ---------------------- */
+
+static int open_once(const bench_job *j)
+{
+    for (int i = 0; i < BENCH_CALLS; i++) {
+        int ncid;
+        if (nc_failed(nc_open(j->file, NC_NOWRITE, &ncid), "nc_open") ||
+            nc_failed(nc_close(ncid), "nc_close"))
+            return -1;
+    }
+    return 0;
+}
+
+/* Every outer index at grid point (hyper[0], hyper[1]): open, read, close
+ * (the series of one station across many files). */
+static int point_once(const bench_job *j)
+{
+    unsigned char out[4096];
+    for (int i = 0; i < BENCH_CALLS; i++) {
+        int ncid = -1, varid, nd;
+        size_t start[8] = {0}, count[8], n = 1;
+        if (open_outer(j, &ncid, &varid, &nd, count, &n) != 0)
+            return -1;
+        start[nd - 2] = j->hyper[0];
+        start[nd - 1] = j->hyper[1];
+        count[nd - 2] = count[nd - 1] = 1;
+        int bad = n * j->elem > sizeof out ||
+                  nc_failed(nc_get_vara(ncid, varid, start, count, out),
+                            "nc_get_vara(point)");
+        if (nc_failed(nc_close(ncid), "nc_close") || bad)
+            return -1;
+    }
+    return 0;
 }
 
 /* ---- write: record by record (one time record, all levels, per call) ---- */
@@ -757,6 +797,66 @@ fail:
     return rc;
 }
 
+/* BENCH_SMALL_CALLS calls of BENCH_SMALL_VALUES values each (a row cut in
+ * pieces, the last of a row shorter when the width is no multiple), plane
+ * by plane, record by record, as an I/O layer writing each process's part
+ * of the rows does. Creating the file and closing it are timed too. */
+static int small_write_once(const bench_job *j, const int32_t *mask,
+                            float *buf, double *seconds)
+{
+    int ncid = -1, dims[4], varid, rc = -1;
+    double t0 = now(), untimed = 0;
+    static const char *const names[4] = {"time", "z_t", "nlat", "nlon"};
+    size_t ny = j->shape[2], nx = j->shape[3], calls = 0;
+    if (nc_failed(nc_create(j->file, NC_NETCDF4 | NC_CLOBBER, &ncid),
+                  "nc_create(data file)"))
+        goto fail;
+    for (int i = 0; i < 4; i++)
+        if (nc_failed(nc_def_dim(ncid, names[i],
+                                 i == 0 ? NC_UNLIMITED : j->shape[i],
+                                 &dims[i]),
+                      "nc_def_dim"))
+            goto fail;
+    float fill = NC_FILL_FLOAT;
+    if (nc_failed(nc_def_var(ncid, j->var, NC_FLOAT, 4, dims, &varid),
+                  "nc_def_var(variable)") ||
+        nc_failed(nc_def_var_chunking(ncid, varid, NC_CHUNKED, j->chunk),
+                  "nc_def_var_chunking(variable)") ||
+        nc_failed(nc_put_att_float(ncid, varid, "_FillValue", NC_FLOAT, 1,
+                                   &fill),
+                  "nc_put_att_float(_FillValue)") ||
+        nc_failed(nc_enddef(ncid), "nc_enddef(data file)"))
+        goto fail;
+    for (size_t t = 0; t < j->shape[0] && calls < BENCH_SMALL_CALLS; t++)
+        for (size_t z = 0; z < j->shape[1] && calls < BENCH_SMALL_CALLS;
+             z++) {
+            double u0 = now();
+            make_field(buf, mask, ny, nx, t, z);
+            untimed += now() - u0;
+            for (size_t y = 0; y < ny && calls < BENCH_SMALL_CALLS; y++)
+                for (size_t x = 0; x < nx && calls < BENCH_SMALL_CALLS;
+                     x += BENCH_SMALL_VALUES, calls++) {
+                    size_t w = nx - x < BENCH_SMALL_VALUES
+                                   ? nx - x : BENCH_SMALL_VALUES;
+                    size_t start[4] = {t, z, y, x}, count[4] = {1, 1, 1, w};
+                    if (nc_failed(nc_put_vara_float(ncid, varid, start,
+                                                    count, buf + y * nx + x),
+                                  "nc_put_vara_float(row piece)"))
+                        goto fail;
+                }
+        }
+    int st = nc_close(ncid);
+    ncid = -1;
+    if (nc_failed(st, "nc_close(data file)"))
+        goto fail;
+    rc = 0;
+fail:
+    if (ncid >= 0)
+        nc_close(ncid);
+    *seconds = now() - t0 - untimed;
+    return rc;
+}
+
 /* ---- the repetitions ------------------------------------------------------ */
 
 int bench_run(const bench_job *j, bench_result *res)
@@ -771,7 +871,8 @@ int bench_run(const bench_job *j, bench_result *res)
         ok = 0;
     if (j->method == BENCH_INFLATE_FLOOR && zfloor_prepare(j, &zf) != 0)
         ok = 0;
-    if (ok && j->method == BENCH_WRITE) {
+    int writes = j->method == BENCH_WRITE || j->method == BENCH_SMALL_WRITE;
+    if (ok && writes) {
         size_t cells = j->shape[2] * j->shape[3];
         int ncid, varid;
         mask = malloc(cells * sizeof *mask);
@@ -784,10 +885,16 @@ int bench_run(const bench_job *j, bench_result *res)
             nc_close(ncid);
         }
     }
+    /* READ_OPEN: the file opened once, untimed */
+    int ncid = -1, varid = -1, nd = 0;
+    size_t outer[8], planes = 1;
+    if (ok && j->method == BENCH_READ_OPEN &&
+        open_outer(j, &ncid, &varid, &nd, outer, &planes) != 0)
+        ok = 0;
     /* warm runs read once untimed first; writes need no warming */
-    int first = j->cold || j->method == BENCH_WRITE ? 0 : -1;
+    int first = j->cold || writes ? 0 : -1;
     for (int i = first; i < j->reps && ok; i++) {
-        if (j->cold && j->method != BENCH_WRITE)
+        if (j->cold && !writes)
             bench_evict(j->file);
         long long before = rchar();
         double t0 = now(), dt = 0;
@@ -800,17 +907,29 @@ int bench_run(const bench_job *j, bench_result *res)
         case BENCH_READ: st = read_once(j); break;
         case BENCH_INFLATE_FLOOR: st = zfloor_once(&zf); break;
         case BENCH_STATS: st = stats_once(j); break;
+        case BENCH_OPEN: st = open_once(j); break;
+        case BENCH_POINT: st = point_once(j); break;
+        case BENCH_READ_OPEN:
+            st = read_band(j, ncid, varid, nd, outer, planes);
+            break;
+        case BENCH_SMALL_WRITE:
+            st = small_write_once(j, mask, field, &dt);
+            break;
         default: st = write_once(j, mask, field, &dt); break;
         }
-        if (j->method != BENCH_WRITE)
+        if (!writes)
             dt = now() - t0;
+        if (j->method == BENCH_OPEN || j->method == BENCH_POINT)
+            dt /= BENCH_CALLS;
         ok = st == 0;
         if (i >= 0)
             res->seconds[i] = dt;
         res->rchar = rchar() - before;
-        if (j->method == BENCH_WRITE)
+        if (writes)
             unlink(j->file);
     }
+    if (ncid >= 0 && nc_failed(nc_close(ncid), "nc_close(data file)"))
+        ok = 0;
     free(ns.mask);
     if (j->method == BENCH_INFLATE_FLOOR) { /* what it inflates, read before */
         res->rchar = 0;

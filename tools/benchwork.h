@@ -12,6 +12,11 @@
 
 #define BENCH_MAX_IDS 16
 #define BENCH_MAX_REPS 101
+/* OPEN, POINT: operations per timed repetition (a seconds[] entry is the
+ * mean of one operation; one open takes well under a millisecond) */
+#define BENCH_CALLS 20
+#define BENCH_SMALL_CALLS 20000
+#define BENCH_SMALL_VALUES 160
 
 typedef enum bench_method {
     BENCH_NETCDF,     /* plain file: nc_get_vara of the box, mask applied */
@@ -26,6 +31,14 @@ typedef enum bench_method {
     BENCH_STATS,      /* raster file: the regions' mean over the grid at
                        * every outer index (raster_region_statistics,
                        * weighted by TAREA when the file has it) */
+    BENCH_OPEN,       /* nc_open + nc_close, BENCH_CALLS times per rep */
+    BENCH_POINT,      /* open, nc_get_vara of every outer index at one grid
+                       * point (hyper[0], hyper[1]), close; BENCH_CALLS
+                       * times per rep */
+    BENCH_READ_OPEN,  /* READ's hyperslab, the file opened once untimed */
+    BENCH_SMALL_WRITE,/* BENCH_SMALL_CALLS nc_put_vara_float of
+                       * BENCH_SMALL_VALUES values (a row piece each) into
+                       * a new file of WRITE's shape, create to close */
     BENCH_NMETHODS
 } bench_method;
 

@@ -8,7 +8,9 @@
  *   shim cases    a whole-variable read, a thin column band and a
  *                 record-by-record write, each by an ordinary netCDF call
  *                 sequence, once on the plain file and once through the
- *                 preload shim on the raster file;
+ *                 preload shim on the raster file; and the small calls:
+ *                 open and close, the band read on an open file, a point's
+ *                 series (open, read, close), 20,000 writes of 160 values;
  *   compressed    the same data deflated (level 1 + shuffle, as CESM
  *                 writes): file sizes, the five basins' region reads
  *                 (netcdf, raster, and the floor: inflating exactly the
@@ -81,7 +83,7 @@ static size_t nresults;
 
 static const char *method_name[BENCH_NMETHODS] = {
     "netcdf", "raster", "floor", "read", "write", "raster_malloc",
-    "inflate_floor", "stats"};
+    "inflate_floor", "stats", "open", "point", "read_open", "small_write"};
 
 static void join_sizes(char *buf, size_t len, const size_t *v, size_t n)
 {
@@ -594,7 +596,11 @@ static const record *find(const char *kase, const char *method,
     X(mem_max, "packed_mem_ratio_max", 1.1, 0)                               \
     X(full, "full_read_ratio", 1.0, 1)                                       \
     X(thin, "thin_hyperslab_ratio", 1.0, 1)                                  \
+    X(open, "open_ratio", 0.8, 1)                                            \
+    X(thin_open, "thin_hyperslab_open_ratio", 1.5, 1)                        \
+    X(point, "point_series_ratio", 0.8, 1)                                   \
     X(write, "write_ratio", 1.0, 1)                                          \
+    X(small_write, "small_write_ratio", 0.7, 1)                              \
     X(zsize, "compressed_size_ratio", 1.1, 0)                                \
     X(zspeed, "compressed_speedup_geomean", 6, 1)                            \
     X(zfloor_max, "compressed_floor_ratio_max", 1.5, 0)                      \
@@ -631,6 +637,11 @@ static char zplain[PATH_MAX + 64], zraster[PATH_MAX + 64];
 static long long zplain_bytes, zraster_bytes;
 
 #define ZCASE_FULL "full variable, deflated"
+/* the small calls through the shim (issue 25) */
+#define CASE_OPEN "open and close"
+#define CASE_THIN_OPEN "thin band, file open"
+#define CASE_POINT "point series"
+#define CASE_SMALL_WRITE "small writes"
 #define ZCASE_THIN "thin band, deflated"
 
 static double ratio_of(const char *kase, const char *a, const char *b,
@@ -693,6 +704,10 @@ static summary summarize(void)
     s.full = ratio_of("full variable", "plain", "shim", "warm");
     s.thin = ratio_of("thin column band", "plain", "shim", "warm");
     s.write = ratio_of("record-by-record write", "plain", "shim", "warm");
+    s.open = ratio_of(CASE_OPEN, "plain", "shim", "warm");
+    s.thin_open = ratio_of(CASE_THIN_OPEN, "plain", "shim", "warm");
+    s.point = ratio_of(CASE_POINT, "plain", "shim", "warm");
+    s.small_write = ratio_of(CASE_SMALL_WRITE, "plain", "shim", "warm");
     if (zn)
         s.zspeed = exp(zsum / zn);
     if (zplain_bytes > 0 && zraster_bytes > 0)
@@ -832,6 +847,10 @@ static void usage(FILE *f)
 "  full variable, thin column band (W columns, all rows), record-by-record\n"
 "                write: the same netCDF calls on the plain file and through\n"
 "                the preload shim on the raster file\n"
+"  small calls   (warm) open and close; the thin band read on an open file;\n"
+"                a point's series (open, every record and level at one\n"
+"                ocean cell, close); 20,000 nc_put_vara_float of 160\n"
+"                values each (pieces of rows), plain against the shim\n"
 "  compressed    the generated data deflated (nccopy -d 1 -s, as CESM\n"
 "                writes) and converted (filters kept): file sizes; the\n"
 "                single-region cases by netcdf and raster, against the\n"
@@ -859,7 +878,7 @@ static void usage(FILE *f)
 "                 before each repetition), runs; default both. Cold runs\n"
 "                 alternate the methods, one repetition each\n"
 "  --no-shim      skip the shim cases; --no-write skips the write only\n"
-"  --only-write   only the record-by-record write (plain vs shim, warm)\n"
+"  --only-write   only the writes (record by record, small; plain vs shim)\n"
 "  --compressed   the compressed case (the default; generated data only);\n"
 "  --no-compressed  skips it; --only-compressed runs it alone\n"
 "  --preload SO   the shim (default: found beside the tools)\n"
@@ -1051,6 +1070,46 @@ static int measure_pair(const options *o, const char *label,
     return 0;
 }
 
+/* The point of the point series: the cell of a region (mask id not 0)
+ * nearest the middle of the grid along its middle column, else the first
+ * one; in yx[0], yx[1]. 0, or -1 with a message. */
+static int ocean_point(const char *mask_file, const char *mask_var,
+                       size_t ny, size_t nx, size_t *yx)
+{
+    int ncid, varid, st;
+    int32_t *m = malloc(ny * nx * sizeof *m);
+    if (!m || (st = nc_open(mask_file, NC_NOWRITE, &ncid)) != NC_NOERR) {
+        fprintf(stderr, PROG ": reading the mask: %s\n",
+                m ? nc_strerror(st) : "out of memory");
+        free(m);
+        return -1;
+    }
+    if ((st = nc_inq_varid(ncid, mask_var, &varid)) == NC_NOERR)
+        st = nc_get_var_int(ncid, varid, m);
+    nc_close(ncid);
+    int rc = -1;
+    for (size_t d = 0; st == NC_NOERR && d <= ny / 2 && rc; d++)
+        for (int s = -1; s <= 1 && rc; s += 2) {
+            size_t y = s < 0 ? ny / 2 - d : ny / 2 + d;
+            if (y < ny && m[y * nx + nx / 2] != 0) {
+                yx[0] = y;
+                yx[1] = nx / 2;
+                rc = 0;
+            }
+        }
+    for (size_t c = 0; st == NC_NOERR && rc && c < ny * nx; c++)
+        if (m[c] != 0) {
+            yx[0] = c / nx;
+            yx[1] = c % nx;
+            rc = 0;
+        }
+    if (rc)
+        fprintf(stderr, PROG ": reading the mask: %s\n",
+                st ? nc_strerror(st) : "no cell of any region");
+    free(m);
+    return rc;
+}
+
 static int measure_shim(const options *o, size_t ny, size_t nx, size_t elem,
                         const size_t *shape, int nd, const char *mask_spec,
                         const char *mask_file, const char *mask_var)
@@ -1076,6 +1135,22 @@ static int measure_shim(const options *o, size_t ny, size_t nx, size_t elem,
         if (status == 0)
             status = measure_pair(o, "thin column band", cache, j, o->raster,
                                   NULL);
+        if (cold || status)
+            continue;
+        /* the small calls, warm */
+        bench_job b = j;
+        b.method = BENCH_READ_OPEN;
+        status = measure_pair(o, CASE_THIN_OPEN, cache, b, o->raster, NULL);
+        b.method = BENCH_OPEN;
+        if (status == 0)
+            status = measure_pair(o, CASE_OPEN, cache, b, o->raster, NULL);
+        b.method = BENCH_POINT;
+        b.hyper[0] = ny / 2;
+        b.hyper[1] = nx / 2;
+        if (status == 0 && (!mask_file || !mask_var ||
+                            ocean_point(mask_file, mask_var, ny, nx,
+                                        b.hyper) == 0))
+            status = measure_pair(o, CASE_POINT, cache, b, o->raster, NULL);
     }
     if (status == 0 && o->write && o->warm && nd == 4) {
         static char env_mask[PATH_MAX + 64], env_vars[NC_MAX_NAME + 16];
@@ -1103,6 +1178,10 @@ static int measure_shim(const options *o, size_t ny, size_t nx, size_t elem,
         nc_close(ncid);
         status = measure_pair(o, "record-by-record write", "warm", j,
                               shim_out, env);
+        j.method = BENCH_SMALL_WRITE;
+        if (status == 0)
+            status = measure_pair(o, CASE_SMALL_WRITE, "warm", j, shim_out,
+                                  env);
     }
     printf("(ratio = plain time / shim time; MB: peak RSS)\n");
     return status;
