@@ -10,8 +10,13 @@ what a user would otherwise use (docs/PERFORMANCE.md, "Peers"):
   xarray_netcdf4_mean, xarray_h5netcdf_mean
       ds[VAR].where(mask == r).mean(the two grid dims)
   ncregions, ncregions_mean
-      ncregions.region(RASTER, VAR, r) (packed, decoded), and
+      ncregions.region(RASTER, VAR, r) (packed, decoded: an xarray
+      DataArray with its cell coordinates), and
       ncregions.reduce(RASTER, VAR, r, how="mean")
+  ncregions_read
+      ncregions.File(RASTER)[VAR].read_region(r): the packed raw values
+      as numpy, what raster_region_read gives a C program (rasterbench's
+      raster method), so the cost of the Python layer alone
   adios2_records
       the variable in an ADIOS2 BP5 file written as a model writes it (one
       step per record of the first dimension, one block per step), read
@@ -54,9 +59,9 @@ import time
 
 PACKAGES = ["numpy", "xarray", "dask", "netCDF4", "h5netcdf", "h5py", "adios2",
             "meson-python", "meson", "ninja"]
-READS = ["xarray_netcdf4", "xarray_h5netcdf", "ncregions", "adios2_records",
-         "adios2_tiles", "xarray_netcdf4_mean", "xarray_h5netcdf_mean",
-         "ncregions_mean"]
+READS = ["xarray_netcdf4", "xarray_h5netcdf", "ncregions", "ncregions_read",
+         "adios2_records", "adios2_tiles", "xarray_netcdf4_mean",
+         "xarray_h5netcdf_mean", "ncregions_mean"]
 SKIP = 77
 
 
@@ -103,6 +108,15 @@ def fill_of(plain, var):
     return None
 
 
+def fill_of_raster(ncregions, path, var):
+    with ncregions.File(path) as f:
+        attrs = f[var].attrs
+    for k in ("_FillValue", "missing_value"):
+        if k in attrs:
+            return float(attrs[k])
+    return None
+
+
 def worker(a):
     import numpy as np
     rid = a.id
@@ -132,6 +146,12 @@ def worker(a):
             def once():
                 return ncregions.reduce(a.raster, a.var, rid,
                                         how="mean").values
+        elif method == "ncregions_read":
+            fill = fill_of_raster(ncregions, a.raster, a.var)
+
+            def once():
+                with ncregions.File(a.raster) as f:
+                    return f[a.var].read_region(rid)
         else:
             def once():
                 return ncregions.region(a.raster, a.var, rid).values
@@ -205,6 +225,7 @@ def worker(a):
     out = once()  # warm-up: the page cache and the imports' first uses
     times = []
     for _ in range(a.reps):
+        out = None  # the last result freed first, as a program would
         before = rchar()
         t0 = time.perf_counter()
         out = once()
