@@ -104,13 +104,16 @@ PY
     section "From Python: the Atlantic's mean temperature, ncregions against xarray's way"
     # a venv the tests or rasterbench --peers made (numpy, xarray, netCDF4
     # from PyPI): the checkout's ncregions installed into it (incremental)
-    pyv=
-    for v in "$build/python-venv" "$build/peers-venv"; do
-        if [ -f "$v/.ready" ]; then pyv=$v; break; fi
-    done
+    # (each venv's package build directory as its maker keeps it)
+    pyv= pyb=
+    if [ -f "$build/python-venv/.ready" ]; then
+        pyv=$build/python-venv pyb=$build/python-build
+    elif [ -f "$build/peers-venv/.ready" ]; then
+        pyv=$build/peers-venv pyb=$build/peers-venv/ncregions-build
+    fi
     if [ -n "$pyv" ] && "$pyv/bin/python" -m pip install --quiet \
             --disable-pip-version-check --no-deps --no-build-isolation \
-            -Cbuild-dir="$pyv/ncregions-build" "$top" \
+            -Cbuild-dir="$pyb" "$top" \
             > "$out/pip.log" 2>&1; then
         "$pyv/bin/python" - "$out/cesm_plain.nc" "$out/cesm_raster.nc" <<'PY'
 import sys, time
