@@ -90,12 +90,18 @@ def read_mask(spec, var_dims=None):
 
 
 def valid_sum(x, fill):
+    """The float64 sum of x's values that are neither NaN nor `fill`, in
+    blocks: the check must not add to the worker's peak memory."""
     import numpy as np
-    x = np.asarray(x, np.float64)
-    ok = ~np.isnan(x)
-    if fill is not None:
-        ok &= x != float(fill)
-    return float(x[ok].sum())
+    flat = np.asarray(x).reshape(-1)
+    total = 0.0
+    for i in range(0, flat.size, 1 << 20):
+        b = flat[i:i + (1 << 20)].astype(np.float64)
+        ok = ~np.isnan(b)
+        if fill is not None:
+            ok &= b != float(fill)
+        total += float(b[ok].sum())
+    return total
 
 
 def fill_of(plain, var):

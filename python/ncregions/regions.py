@@ -28,6 +28,22 @@ Regions = Union[int, str, Sequence[Union[int, str]]]
 _HOWS = ("mean", "sum", "min", "max", "std")
 
 
+def _warm_xarray() -> None:
+    """xarray imports optional array modules (cupy, pint, sparse...) on
+    first need; a failed import's traceback keeps the frames it ran under,
+    and so the first region() call's whole result, alive for the life of
+    the process. Done here, at import, those frames hold nothing large."""
+    v = xr.Variable(("cell",), np.zeros(1, np.float32))
+    c = {"cell_y": xr.Variable("cell", np.zeros(1, np.intp))}
+    _ = xr.Dataset({"v": v}, coords=c)["v"].values
+    t = xr.Variable(("t",), np.zeros(1), attrs={
+        "units": "days since 0001-01-01", "calendar": "noleap"})
+    _ = xr.conventions.decode_cf_variable("t", t).values
+
+
+_warm_xarray()
+
+
 def _source(source, var: Optional[str]) -> Tuple[File, str, bool]:
     """(File, variable name, whether we opened the File) for a path, a
     File, or a Dataset/DataArray opened by engine="ncregions"."""
@@ -257,7 +273,9 @@ def region(source, var: Optional[str] = None, regions: Regions = (),
                 cv = f[c]
                 coords[c] = _decode(c, [gy, gx], cv.read(
                     [y0, x0], [y1 - y0, x1 - x0]), cv.attrs, decode)
-        da = xr.DataArray(data, coords=coords, name=name)
+        # through a Dataset: DataArray(coords=...) deep-copies every
+        # coordinate (cell_y, cell_x, region: region-sized arrays)
+        da = xr.Dataset({name: data}, coords=coords)[name]
         da.attrs.pop("coordinates", None)  # they are coordinates now
         da.attrs["regions"] = ids
         da.attrs["bbox"] = list(box)  # y0, x0, y1, x1, half-open
