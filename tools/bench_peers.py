@@ -16,7 +16,10 @@ what a user would otherwise use (docs/PERFORMANCE.md, "Peers"):
   ncregions_read
       ncregions.File(RASTER)[VAR].read_region(r): the packed raw values
       as numpy, what raster_region_read gives a C program (rasterbench's
-      raster method), so the cost of the Python layer alone
+      raster method), so the cost of the Python layer alone; with
+      --rasterbench it runs in rounds alternating with that C method's
+      worker (recorded as raster_paired), so that the two are timed at
+      the same moment of a busy machine
   adios2_records
       the variable in an ADIOS2 BP5 file written as a model writes it (one
       step per record of the first dimension, one block per step), read
@@ -79,7 +82,7 @@ def rchar():
     return -1
 
 
-def read_mask(spec, var_dims=None):
+def read_mask(spec):
     """The mask FILE:VAR as a numpy array (netCDF4, untimed)."""
     import netCDF4
     path, name = spec.rsplit(":", 1)
@@ -188,7 +191,6 @@ def worker(a):
                 return box[..., inside]
         else:
             t = meta["tile"]
-            nty = -(-shape[-2] // t[0])
             ntx = -(-shape[-1] // t[1])
             # the tiles (block ids: row-major, per step) holding the region
             tiles = []
@@ -197,7 +199,6 @@ def worker(a):
                     sy, sx = ty * t[0], tx * t[1]
                     if (mask[sy:sy + t[0], sx:sx + t[1]] == rid).any():
                         tiles.append((ty * ntx + tx, sy, sx))
-            assert nty > 0
 
             def once():
                 name = f"r{time.monotonic_ns()}"
@@ -356,17 +357,27 @@ def ensure_venv(venv, source, log):
 
 def run_worker(py, argv):
     """(rchar, check, times, peak_bytes) of one worker process."""
-    p = subprocess.Popen([py, os.path.abspath(__file__)] + argv,
-                         stdout=subprocess.PIPE)
+    return run_process([py, os.path.abspath(__file__)] + argv, True)
+
+
+def run_process(cmd, with_check):
+    """Runs a worker (this script's, or rasterbench's C worker: "ok RCHAR
+    T..." without the check) and parses its line; peak RSS from wait4."""
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE)
     out = p.stdout.read().decode()
     p.stdout.close()
     _, status, ru = os.wait4(p.pid, 0)
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode != 0 or not out.startswith("ok "):
-        raise RuntimeError(f"worker {argv[1]} failed ({p.returncode})")
+    rc = os.waitstatus_to_exitcode(status)
+    if rc != 0 or not out.startswith("ok "):
+        raise RuntimeError(f"worker {' '.join(cmd[1:4])} failed ({rc})")
     f = out.split()
+    if not with_check:
+        f.insert(2, "nan")
     return (int(f[1]), float(f[2]), [float(t) for t in f[3:]],
             ru.ru_maxrss * 1024)
+
+
+ROUNDS = 3  # ncregions_read against the C worker, alternating
 
 
 def median(v):
@@ -424,7 +435,26 @@ def driver(a):
             if m.startswith("adios2_"):
                 argv += ["--bp", bps[m.split("_")[1]]]
             try:
-                got, check, times, peak = run_worker(py, argv)
+                if m == "ncregions_read" and a.rasterbench:
+                    # rasterbench's own raster method (C), by turns
+                    cw = [a.rasterbench, "--worker", "1", a.raster, a.var,
+                          "-", "-", str(rid), "0,0,0,0", "0", "0,0,0,0",
+                          "0,0,0,0", "0,0,0,0", str(a.elem), str(a.reps),
+                          "0"]
+                    ctimes, times = [], []
+                    for _ in range(ROUNDS):
+                        cgot, _, ct, cpeak = run_process(cw, False)
+                        ctimes += ct
+                        got, check, pt, peak = run_worker(py, argv)
+                        times += pt
+                    lines.append(["record", label, "raster_paired", "peer",
+                                  f"{median(ctimes):.6f}", str(cgot),
+                                  str(cpeak), str(rbytes), "0", "nan"])
+                    print(f"{label:24} {'raster_paired':22} "
+                          f"{median(ctimes):9.4f} {cgot:12} "
+                          f"{cpeak / 1e6:8.1f}", flush=True)
+                else:
+                    got, check, times, peak = run_worker(py, argv)
             except RuntimeError as e:
                 say(f"{label}: {e}")
                 return 1
@@ -455,6 +485,10 @@ def main():
     p.add_argument("--tile", default="100,100",
                    help="ADIOS2 best case: tile rows,columns")
     p.add_argument("--methods", default=",".join(READS))
+    p.add_argument("--rasterbench", help="rasterbench, whose C raster "
+                   "worker ncregions_read alternates with")
+    p.add_argument("--elem", type=int, default=4,
+                   help="bytes per value (the C worker's)")
     # internal: a worker, or an ADIOS2 file's writer
     p.add_argument("--worker")
     p.add_argument("--id", type=int)

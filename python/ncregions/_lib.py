@@ -97,6 +97,7 @@ nc_inq_dimids = _fn("nc_inq_dimids", c_int, c_int, POINTER(c_int),
 nc_inq_unlimdims = _fn("nc_inq_unlimdims", c_int, c_int, POINTER(c_int),
                        POINTER(c_int))
 nc_inq_dim = _fn("nc_inq_dim", c_int, c_int, c_int, c_char_p, c_size_p)
+nc_inq_varid = _fn("nc_inq_varid", c_int, c_int, c_char_p, POINTER(c_int))
 nc_inq_varids = _fn("nc_inq_varids", c_int, c_int, POINTER(c_int),
                     POINTER(c_int))
 nc_inq_var = _fn("nc_inq_var", c_int, c_int, c_int, c_char_p, POINTER(c_int),
