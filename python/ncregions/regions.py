@@ -111,7 +111,9 @@ def _mask_fills(values: np.ndarray, attrs: Mapping) -> None:
     def one(i):
         blk = flat[i:i + _BLOCK]
         for f in fills:
-            np.putmask(blk, blk == f, np.nan)
+            hit = blk == f
+            if hit.any():  # most blocks of a region hold none
+                np.putmask(blk, hit, np.nan)
     blocks = range(0, flat.size, _BLOCK)
     if len(blocks) > 1:
         list(_pool().map(one, blocks))
