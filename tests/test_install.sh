@@ -159,6 +159,9 @@ for t in rasterstat rasterget rasterconvert rastergen rasterbench; do
     [ -f "$dest$DATADIR/bash-completion/completions/$t" ] && ok ||
         fail "$t: no bash completion installed"
 done
+# rasterbench --peers finds its companion in the prefix's share/raster
+[ -f "$dest$DATADIR/raster/bench_peers.py" ] && ok ||
+    fail "bench_peers.py not installed in share/raster"
 # complete_words WORD...: what the installed completion offers for the last
 # word of the command line WORD...
 complete_words() {

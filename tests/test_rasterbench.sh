@@ -86,15 +86,21 @@ keys = ["single_speedup_geomean", "multi_speedup_geomean", "floor_ratio_max",
         "packed_mem_ratio_max", "full_read_ratio", "thin_hyperslab_ratio",
         "open_ratio", "thin_hyperslab_open_ratio", "point_series_ratio",
         "small_write_ratio", "write_ratio", "compressed_size_ratio",
-        "compressed_speedup_geomean", "compressed_floor_ratio_max", "compressed_full_read_ratio",
-        "compressed_thin_ratio"]
+        "compressed_speedup_geomean", "compressed_floor_ratio_max",
+        "compressed_full_read_ratio", "compressed_thin_ratio",
+        "python_mean_speedup_geomean", "python_mem_ratio_max",
+        "python_overhead_ratio_max", "adios2_speedup_geomean",
+        "xarray_speedup_geomean"]
+peer_keys = keys[-5:]
 assert sorted(s) == sorted(keys), sorted(s)
 shim_keys = ("full_read_ratio", "thin_hyperslab_ratio", "write_ratio",
              "open_ratio", "thin_hyperslab_open_ratio", "point_series_ratio",
              "small_write_ratio",
              "compressed_full_read_ratio", "compressed_thin_ratio")
 for k in keys:
-    if shim or k not in shim_keys:
+    if k in peer_keys:  # not without --peers
+        assert s[k] is None, (k, s[k])
+    elif shim or k not in shim_keys:
         assert isinstance(s[k], (int, float)) and s[k] > 0, (k, s[k])
     else:
         assert s[k] is None, (k, s[k])
@@ -217,6 +223,107 @@ a, b = rb(got, "Atlantic"), rb(ref, "Atlantic")
 assert a == b and len(a) == 2, (a, b)
 PY
 ls "$rasterf".mask > /dev/null 2>&1 && fail "mask scratch file left" || ok
+
+# --peers: xarray, ncregions and ADIOS2 on two basins (each method a
+# Python process: the five would take a minute), from a venv made once
+# (RASTER_PEERS_VENV, kept in the build tree) from PyPI; no PyPI (or no
+# venv module): the run says so and the fields are not measured. Plain
+# build only (the preload path stands for it, as above).
+if [ "$preload" != none ]; then
+    venv=${RASTER_PEERS_VENV:-$tmp/peers-venv}
+    expect 0 "--peers" "$rb" --dir "$tmp/cache" --mask "$mask" --size tiny \
+        --reps 1 --warm --no-shim --no-compressed --peers \
+        --peers-venv "$venv" --case Atlantic_Ocean --case Arctic_Ocean \
+        --json "$tmp/peers.json"
+    if grep -q '^(peers skipped' "$tmp/out"; then
+        echo "SKIP (part): --peers could not make its venv:"
+        grep '^bench_peers' "$tmp/err" | tail -3
+        "$PY" - "$tmp/peers.json" <<'PY' && ok || fail "skipped peers: JSON"
+import json, sys
+s = json.load(open(sys.argv[1]))["summary"]
+for k in ("python_mean_speedup_geomean", "python_mem_ratio_max",
+          "python_overhead_ratio_max", "adios2_speedup_geomean",
+          "xarray_speedup_geomean"):
+    assert s[k] is None, (k, s[k])
+PY
+    else
+        grep -q 'python_overhead_ratio_max .* \(met\|MISSED\)' "$tmp/out" &&
+            ok || fail "--peers: no python_overhead_ratio_max line"
+        "$PY" - "$tmp/peers.json" <<'PY' && ok || fail "--peers: JSON"
+import json, math, sys
+d = json.load(open(sys.argv[1]))
+cases, s = d["cases"], d["summary"]
+basins = ["Atlantic", "Arctic"]
+reads = ["xarray_netcdf4", "xarray_h5netcdf", "ncregions", "ncregions_read",
+         "adios2_records", "adios2_tiles"]
+means = ["xarray_netcdf4_mean", "xarray_h5netcdf_mean", "ncregions_mean"]
+def get(case, method):
+    hits = [c for c in cases if c["case"] == case and c["method"] == method
+            and c["cache"] == "warm"]
+    assert len(hits) == 1, (case, method, len(hits))
+    return hits[0]
+var_bytes = d["dataset"]["bytes"]
+for b in basins:  # raster's own C worker, by turns with ncregions_read
+    p = get(b, "raster_paired")
+    assert p["median_s"] > 0 and p["region_bytes"] == get(b, "raster")[
+        "region_bytes"] and "check" not in p, p
+for b in basins:
+    raster = get(b, "raster")
+    rb = raster["region_bytes"]
+    for m in reads + means:
+        x = get(b, m)
+        assert x["median_s"] > 0 and x["peak_rss"] > 0, x
+        assert x["region_bytes"] == rb, (x, rb)
+        assert x["kind"] == ("peer_mean" if m in means else "peer"), x
+    # every method returned the same values: the sums of what they read
+    # agree (float64 sums of the same float32 values, in other orders)
+    ref = get(b, "ncregions_read")["check"]
+    assert ref != 0
+    for m in reads:
+        c = get(b, m)["check"]
+        assert abs(c - ref) <= 1e-9 * abs(ref), (b, m, c, ref)
+    ref = get(b, "ncregions_mean")["check"]
+    for m in means:
+        c = get(b, m)["check"]
+        assert abs(c - ref) <= 1e-5 * abs(ref), (b, m, c, ref)
+    # ncregions reads about the region's bytes; xarray's mean the whole
+    # variable; ADIOS2's tiles no more than its bounding box
+    for m in ("ncregions", "ncregions_read", "ncregions_mean"):
+        x = get(b, m)["bytes_read"]
+        assert rb <= x < rb + 8 * 1024 * 1024, (b, m, x, rb)
+    for m in ("xarray_netcdf4_mean", "xarray_h5netcdf_mean"):
+        assert get(b, m)["bytes_read"] >= var_bytes, (b, m)
+    assert get(b, "adios2_tiles")["bytes_read"] <= \
+        get(b, "adios2_records")["bytes_read"], b
+for layout in ("records", "tiles"):
+    w = [c for c in cases if c["method"] == "adios2_write_" + layout]
+    assert len(w) == 1 and w[0]["kind"] == "peer_write", w
+    assert w[0]["median_s"] > 0 and w[0]["file_bytes"] >= var_bytes, w
+# the summary is these records' ratios
+def ratio(b, m, n):
+    return get(b, m)["median_s"] / get(b, n)["median_s"]
+def geo(v):
+    return math.exp(sum(map(math.log, v)) / len(v))
+want = {
+    "python_mean_speedup_geomean": geo([ratio(b, "xarray_netcdf4_mean",
+                                              "ncregions_mean")
+                                        for b in basins]),
+    "adios2_speedup_geomean": geo([ratio(b, "adios2_records", "raster")
+                                   for b in basins]),
+    "xarray_speedup_geomean": geo([ratio(b, "xarray_netcdf4", "raster")
+                                   for b in basins]),
+    # against the C worker timed by turns with it
+    "python_overhead_ratio_max": max(ratio(b, "ncregions_read",
+                                           "raster_paired") for b in basins),
+    "python_mem_ratio_max": max(get(b, "ncregions")["peak_rss"] /
+                                (get(b, "raster")["region_bytes"] +
+                                 100 * 1048576) for b in basins)}
+for k, v in want.items():
+    assert s[k] is not None and abs(s[k] / v - 1) < 2e-2, (k, s[k], v)
+PY
+    fi
+fi
+expect 2 "--peers --only-write" "$rb" --peers --only-write
 
 # bad input and bad usage
 expect 1 "unknown region" "$rb" --dir "$tmp/cache" --mask "$mask" \

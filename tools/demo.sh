@@ -5,7 +5,9 @@
 # small CESM-like dataset (rastergen) copied by nccopy under the shim (the
 # raster file reads back identical) and its mesh drawn; each basin read by
 # netCDF (bounding box + mask) and by raster: speed-up and peak memory; one
-# basin checked value by value; the plain file restored.
+# basin checked value by value; from Python (when a venv is there), one
+# basin's regional mean by ncregions against xarray's where().mean(); the
+# plain file restored.
 set -euo pipefail
 build=$1
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -99,6 +101,61 @@ with Dataset(sys.argv[1]) as a, Dataset(sys.argv[2]) as b:
           f"records; equal to TEMP[..., mask == 6] of the plain file: {same}")
     sys.exit(0 if same else 1)
 PY
+    section "From Python: the Atlantic's mean temperature, ncregions against xarray's way"
+    # a venv the tests or rasterbench --peers made (numpy, xarray, netCDF4
+    # from PyPI): the checkout's ncregions installed into it (incremental)
+    # (each venv's package build directory as its maker keeps it)
+    pyv= pyb=
+    if [ -f "$build/python-venv/.ready" ]; then
+        pyv=$build/python-venv pyb=$build/python-build
+    elif [ -f "$build/peers-venv/.ready" ]; then
+        pyv=$build/peers-venv pyb=$build/peers-venv/ncregions-build
+    fi
+    if [ -n "$pyv" ] && "$pyv/bin/python" -m pip install --quiet \
+            --disable-pip-version-check --no-deps --no-build-isolation \
+            -Cbuild-dir="$pyb" "$top" \
+            > "$out/pip.log" 2>&1; then
+        "$pyv/bin/python" - "$out/cesm_plain.nc" "$out/cesm_raster.nc" <<'PY'
+import sys, time
+import numpy as np
+import xarray as xr
+import ncregions
+
+plain, rast = sys.argv[1:3]
+def timed(fn, reps=5):
+    fn()  # warm: the page cache, the imports' first use
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        out = fn()
+        ts.append(time.perf_counter() - t)
+    return out, sorted(ts)[reps // 2]
+
+def by_ncregions():
+    return ncregions.reduce(rast, "TEMP", "Atlantic Ocean", how="mean")
+
+def by_xarray():
+    with xr.open_dataset(plain) as ds:
+        return ds.TEMP.where(ds.REGION_MASK == 6).mean(("nlat", "nlon")).load()
+
+got, t1 = timed(by_ncregions)
+want, t2 = timed(by_xarray)
+print('ncregions.reduce(rast, "TEMP", "Atlantic Ocean", how="mean"):')
+print(f"  {t1 * 1e3:7.1f} ms; surface, first record: "
+      f"{float(got[0, 0]):.4f} {got.attrs.get('units', '')}")
+print("xarray: ds.TEMP.where(ds.REGION_MASK == 6).mean((\"nlat\", \"nlon\")):")
+print(f"  {t2 * 1e3:7.1f} ms  ({t2 / t1:.1f}x ncregions' time)")
+diff = float(np.max(np.abs(got.values - want.values) / np.abs(want.values)))
+print(f"same means (largest relative difference {diff:.1e}; xarray sums "
+      f"float32 in float32)")
+sys.exit(0 if diff < 1e-5 else 1)
+PY
+        echo "(warm, median of 5; the whole-size comparison: rasterbench --peers)"
+    else
+        echo "Python route skipped: no venv yet (./run.sh test makes" \
+            "build/python-venv; or: pip install $top, docs/PYTHON.md)"
+    fi
+
     "$build/tools/rasterconvert" --restore "$out/cesm_raster.nc" \
         "$out/cesm_restored.nc"
     # the restored file's history has a line more (the restore's)

@@ -49,12 +49,14 @@ static char exe_path[PATH_MAX], exe_dir[PATH_MAX];
 typedef struct options {
     const char *plain, *raster, *var, *json, *dir, *mask, *size, *chunk;
     const char *preload;
+    const char *peers_venv, *peers_source; /* --peers: bench_peers.py's */
     char *cases[MAX_CASES];
     int ncases, reps, warm, cold, shim, write;
     int only_write; /* --only-write: the record-by-record write alone */
     int compressed; /* the compressed case (generated data only) */
     int only_compressed; /* --only-compressed: that case alone */
     int generated;  /* the data is rasterbench's own (prepare_dataset) */
+    int peers;      /* --peers: xarray, ncregions, ADIOS2 (bench_peers.py) */
     size_t thin;
 } options;
 
@@ -69,11 +71,13 @@ typedef struct region_case {
 /* One measured line of the report. */
 typedef struct record {
     char kase[128];
-    const char *method, *cache, *kind; /* kind: single, multi, full, ... */
+    char method[32], cache[8], kind[16]; /* kind: single, multi, full, ... */
     double median;
     long long bytes;
     long peak;
     size_t region_bytes;
+    long long file_bytes; /* peers' writers: the file's size (else 0) */
+    double check;         /* peers: the sum of the values read (else NaN) */
 } record;
 
 static record results[MAX_RESULTS];
@@ -328,22 +332,29 @@ static int convert_once(const char *plain, const char *raster,
     return 0;
 }
 
-static int prepare_dataset(options *o, char *plain, char *raster, size_t len)
+/* o->dir, defaulted: $RASTER_BENCH_DIR, $XDG_CACHE_HOME/raster/bench or
+ * ~/.cache/raster/bench. */
+static void default_dir(options *o)
 {
     static char cache[PATH_MAX];
-    if (!o->dir) {
-        const char *env = getenv("RASTER_BENCH_DIR");
-        const char *xdg = getenv("XDG_CACHE_HOME");
-        const char *home = getenv("HOME");
-        if (env && *env)
-            snprintf(cache, sizeof cache, "%s", env);
-        else if (xdg && *xdg)
-            snprintf(cache, sizeof cache, "%s/raster/bench", xdg);
-        else
-            snprintf(cache, sizeof cache, "%s/.cache/raster/bench",
-                     home ? home : "/tmp");
-        o->dir = cache;
-    }
+    if (o->dir)
+        return;
+    const char *env = getenv("RASTER_BENCH_DIR");
+    const char *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    if (env && *env)
+        snprintf(cache, sizeof cache, "%s", env);
+    else if (xdg && *xdg)
+        snprintf(cache, sizeof cache, "%s/raster/bench", xdg);
+    else
+        snprintf(cache, sizeof cache, "%s/.cache/raster/bench",
+                 home ? home : "/tmp");
+    o->dir = cache;
+}
+
+static int prepare_dataset(options *o, char *plain, char *raster, size_t len)
+{
+    default_dir(o);
     if (!o->mask && !(o->mask = default_mask())) {
         fprintf(stderr, PROG ": the bundled mask was not found; give "
                 "--mask FILE:VAR\n");
@@ -563,13 +574,15 @@ static void add_record(const char *kase, const char *method,
         return;
     record *x = &results[nresults++];
     snprintf(x->kase, sizeof x->kase, "%s", kase);
-    x->method = method;
-    x->cache = cache;
-    x->kind = kind;
+    snprintf(x->method, sizeof x->method, "%s", method);
+    snprintf(x->cache, sizeof x->cache, "%s", cache);
+    snprintf(x->kind, sizeof x->kind, "%s", kind);
     x->median = bench_median(r->seconds, reps);
     x->bytes = r->rchar;
     x->peak = r->peak_kb * 1024L;
     x->region_bytes = region_bytes;
+    x->file_bytes = 0;
+    x->check = NAN;
 }
 
 static const record *find(const char *kase, const char *method,
@@ -605,7 +618,12 @@ static const record *find(const char *kase, const char *method,
     X(zspeed, "compressed_speedup_geomean", 6, 1)                            \
     X(zfloor_max, "compressed_floor_ratio_max", 1.5, 0)                      \
     X(zfull, "compressed_full_read_ratio", 1.0, 1)                           \
-    X(zthin, "compressed_thin_ratio", 1.0, 1)
+    X(zthin, "compressed_thin_ratio", 1.0, 1)                                \
+    X(py_mean, "python_mean_speedup_geomean", 30, 1)                         \
+    X(py_mem_max, "python_mem_ratio_max", 1.2, 0)                            \
+    X(py_over_max, "python_overhead_ratio_max", 1.15, 0)                     \
+    X(adios2, "adios2_speedup_geomean", 10, 1)                               \
+    X(xarray, "xarray_speedup_geomean", 20, 1)
 
 typedef struct summary {
 #define SUMMARY_MEMBER(m, name, target, at_least) double m;
@@ -649,6 +667,54 @@ static double ratio_of(const char *kase, const char *a, const char *b,
 {
     const record *x = find(kase, a, cache), *y = find(kase, b, cache);
     return x && y && y->median > 0 ? x->median / y->median : NAN;
+}
+
+/* The geometric mean over the single-region cases of the ratio of method
+ * a's warm median to method b's (NaN when no case has both). */
+static double geomean_of(const char *a, const char *b)
+{
+    double sum = 0;
+    int n = 0;
+    for (size_t i = 0; i < nresults; i++) {
+        const record *x = &results[i];
+        if (strcmp(x->method, a) != 0 || strcmp(x->cache, "warm") != 0)
+            continue;
+        double r = ratio_of(x->kase, a, b, "warm");
+        if (!isnan(r) && r > 0) {
+            sum += log(r);
+            n++;
+        }
+    }
+    return n ? exp(sum / n) : NAN;
+}
+
+/* The peers' fields (bench_peers.py's records; NaN when not run). The
+ * Python layer is held to the C API's region read of the same case
+ * (ncregions_read: the same raw packed values, as numpy), and region()
+ * (decoded, with its coordinates) to region size plus 100 MiB of
+ * interpreter and libraries. */
+static void summarize_peers(summary *s)
+{
+    s->py_mean = geomean_of("xarray_netcdf4_mean", "ncregions_mean");
+    s->adios2 = geomean_of("adios2_records", "raster");
+    s->xarray = geomean_of("xarray_netcdf4", "raster");
+    for (size_t i = 0; i < nresults; i++) {
+        const record *x = &results[i];
+        if (strcmp(x->method, "ncregions") != 0)
+            continue;
+        /* against the C worker timed by turns with it (raster_paired),
+         * else against the region case's raster record */
+        double over = ratio_of(x->kase, "ncregions_read", "raster_paired",
+                               "warm");
+        if (isnan(over))
+            over = ratio_of(x->kase, "ncregions_read", "raster", "warm");
+        if (!isnan(over) && (isnan(s->py_over_max) || over > s->py_over_max))
+            s->py_over_max = over;
+        double mem = (double)x->peak /
+                     ((double)x->region_bytes + 100.0 * 1048576.0);
+        if (isnan(s->py_mem_max) || mem > s->py_mem_max)
+            s->py_mem_max = mem;
+    }
 }
 
 static summary summarize(void)
@@ -714,6 +780,7 @@ static summary summarize(void)
         s.zsize = (double)zraster_bytes / (double)zplain_bytes;
     s.zfull = ratio_of(ZCASE_FULL, "plain", "shim", "warm");
     s.zthin = ratio_of(ZCASE_THIN, "plain", "shim", "warm");
+    summarize_peers(&s);
     return s;
 }
 
@@ -779,8 +846,15 @@ static int write_json(const options *o, const summary *s, const size_t *shape,
         cli_json_string(f, x->kase);
         fprintf(f, ",\"kind\":\"%s\",\"method\":\"%s\",\"cache\":\"%s\","
                 "\"median_s\":%.6f,\"bytes_read\":%lld,\"peak_rss\":%ld,"
-                "\"region_bytes\":%zu}", x->kind, x->method, x->cache,
+                "\"region_bytes\":%zu", x->kind, x->method, x->cache,
                 x->median, x->bytes, x->peak, x->region_bytes);
+        if (x->file_bytes > 0)
+            fprintf(f, ",\"file_bytes\":%lld", x->file_bytes);
+        if (!isnan(x->check)) {
+            fputs(",\"check\":", f);
+            fprintf(f, "%.17g", x->check);
+        }
+        fputc('}', f);
     }
     fputs("],\"summary\":{", f);
     summary_row rows[SUMMARY_MAX];
@@ -835,6 +909,7 @@ static void usage(FILE *f)
 "                   [--case R[+R...]]... [--reps N] [--warm|--cold]\n"
 "                   [--no-shim] [--no-write] [--only-write] [--thin W]\n"
 "                   [--no-compressed|--only-compressed] [--json FILE]\n"
+"                   [--peers [--peers-venv DIR] [--peers-source DIR]]\n"
 "       rasterbench --plain PLAIN.nc --raster RASTER.nc --var V [options]\n"
 "       mpirun -np N rasterbench --mpi ARGS   (rasterbench_mpi, docs/PARALLEL.md)\n"
 "\n"
@@ -883,6 +958,18 @@ static void usage(FILE *f)
 "  --no-compressed  skips it; --only-compressed runs it alone\n"
 "  --preload SO   the shim (default: found beside the tools)\n"
 "  --thin W       width of the thin column band (default 1)\n"
+"  --peers        also the peers, warm, on the single-region cases\n"
+"                 (bench_peers.py): xarray + netCDF4 and + h5netcdf\n"
+"                 (where(mask == r, drop=True).load(), where().mean()),\n"
+"                 ncregions (region(), reduce(how=\"mean\")), ADIOS2 BP5\n"
+"                 (one block per record: bounding box + mask; one block\n"
+"                 per tile: the region's blocks) and the ADIOS2 writers'\n"
+"                 cost. Needs a venv made once from PyPI (skipped when it\n"
+"                 cannot be made)\n"
+"  --peers-venv DIR   that venv (default $RASTER_PEERS_VENV, else\n"
+"                 DIR/peers-venv of --dir)\n"
+"  --peers-source DIR the raster checkout whose ncregions it installs\n"
+"                 (default $RASTER_SOURCE, else the one built from)\n"
 "  --json FILE    also write the results and the summary as JSON\n"
 "  --help, --version\n"
 "\n"
@@ -1283,6 +1370,198 @@ static int measure_compressed(const options *o, const region_case *cases,
     return status;
 }
 
+/* ---- peers ---------------------------------------------------------------- */
+
+/* bench_peers.py: beside the tools (a build tree's tools/ holds a copy),
+ * or in an installed prefix's share/raster. */
+static const char *peers_script(void)
+{
+    static char path[PATH_MAX + 64];
+    static const char *const where[] = {"%s/bench_peers.py",
+                                        "%s/../share/raster/bench_peers.py"};
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, where[i], exe_dir);
+        if (file_exists(path))
+            return path;
+    }
+    return NULL;
+}
+
+/* The checkout bench_peers.py pip-installs ncregions from: --peers-source,
+ * else $RASTER_SOURCE, else the one this rasterbench was built from when
+ * it is still there; NULL: none (the ncregions methods are skipped). */
+static const char *peers_source(const options *o)
+{
+    static char path[PATH_MAX + 32];
+    const char *env = getenv("RASTER_SOURCE");
+    const char *cand[] = {o->peers_source, env && *env ? env : NULL,
+#ifdef RASTER_SOURCE_ROOT
+                          RASTER_SOURCE_ROOT,
+#endif
+                          NULL};
+    for (size_t i = 0; i < sizeof cand / sizeof *cand; i++) {
+        if (!cand[i])
+            continue;
+        snprintf(path, sizeof path, "%s/pyproject.toml", cand[i]);
+        if (file_exists(path))
+            return cand[i];
+    }
+    return NULL;
+}
+
+/* Reads bench_peers.py's records ("record CASE METHOD KIND MEDIAN RCHAR
+ * PEAK REGION_BYTES FILE_BYTES CHECK", tab-separated) into results[]. */
+static int read_peer_records(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[1024];
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        char *field[10], *save = NULL;
+        int n = 0;
+        line[strcspn(line, "\n")] = '\0';
+        for (char *t = strtok_r(line, "\t", &save); t && n < 10;
+             t = strtok_r(NULL, "\t", &save))
+            field[n++] = t;
+        if (n != 10 || strcmp(field[0], "record") != 0 ||
+            nresults == MAX_RESULTS) {
+            rc = -1;
+            break;
+        }
+        bench_result r = {.rchar = strtoll(field[5], NULL, 10),
+                          .peak_kb = strtol(field[6], NULL, 10) / 1024};
+        r.seconds[0] = strtod(field[4], NULL);
+        add_record(field[1], field[2], "warm", field[3], &r, 1,
+                   (size_t)strtoull(field[7], NULL, 10));
+        results[nresults - 1].peak = strtol(field[6], NULL, 10);
+        results[nresults - 1].file_bytes = strtoll(field[8], NULL, 10);
+        results[nresults - 1].check = strtod(field[9], NULL);
+    }
+    fclose(f);
+    return rc;
+}
+
+/* --peers: the single-region cases read by xarray (netCDF4, h5netcdf),
+ * ncregions and ADIOS2, each in its own process, warm (bench_peers.py
+ * under its own venv, made once from PyPI). Not being able to make that
+ * venv (no network, no venv module) skips them: their summary fields say
+ * "not measured". */
+static int measure_peers(options *o, const region_case *cases, int ncases,
+                         size_t records, size_t elem, const char *mask_spec)
+{
+    const char *script = peers_script();
+    if (!script) {
+        fprintf(stderr, PROG ": --peers: bench_peers.py not found beside "
+                "%s\n", exe_path);
+        return -1;
+    }
+    static char venv[PATH_MAX + 32];
+    char out[] = "/tmp/rasterbench-peers-XXXXXX";
+    const char *env = getenv("RASTER_PEERS_VENV");
+    if (o->peers_venv)
+        snprintf(venv, sizeof venv, "%s", o->peers_venv);
+    else if (env && *env)
+        snprintf(venv, sizeof venv, "%s", env);
+    else {
+        default_dir(o);
+        if (make_dir(o->dir) != 0) {
+            fprintf(stderr, PROG ": cannot create %s: %s\n", o->dir,
+                    strerror(errno));
+            return -1;
+        }
+        snprintf(venv, sizeof venv, "%s/peers-venv", o->dir);
+    }
+    int fd = mkstemp(out);
+    if (fd < 0) {
+        fprintf(stderr, PROG ": --peers: %s\n", strerror(errno));
+        return -1;
+    }
+    close(fd);
+    const char *py = getenv("PYTHON");
+    char reps[16], elems[16], ids[MAX_CASES][16], bytes[MAX_CASES][32];
+    char *argv[32 + 4 * MAX_CASES];
+    int k = 0;
+    argv[k++] = (char *)(py && *py ? py : "python3");
+    argv[k++] = (char *)script;
+    argv[k++] = "--plain";
+    argv[k++] = (char *)o->plain;
+    argv[k++] = "--raster";
+    argv[k++] = (char *)o->raster;
+    argv[k++] = "--var";
+    argv[k++] = (char *)o->var;
+    argv[k++] = "--mask";
+    argv[k++] = (char *)mask_spec;
+    snprintf(reps, sizeof reps, "%d", o->reps);
+    argv[k++] = "--reps";
+    argv[k++] = reps;
+    argv[k++] = "--venv";
+    argv[k++] = venv;
+    argv[k++] = "--out";
+    argv[k++] = out;
+    /* its ncregions_read alternates with this program's raster worker */
+    snprintf(elems, sizeof elems, "%zu", elem);
+    argv[k++] = "--rasterbench";
+    argv[k++] = exe_path;
+    argv[k++] = "--elem";
+    argv[k++] = elems;
+    const char *src = peers_source(o);
+    if (src) {
+        argv[k++] = "--source";
+        argv[k++] = (char *)src;
+    }
+    int nsingle = 0;
+    for (int i = 0; i < ncases; i++) {
+        if (cases[i].multi)
+            continue;
+        snprintf(ids[i], sizeof ids[i], "%d", (int)cases[i].ids[0]);
+        snprintf(bytes[i], sizeof bytes[i], "%zu",
+                 records * cases[i].cells * elem);
+        argv[k++] = "--case";
+        argv[k++] = ids[i];
+        argv[k++] = (char *)cases[i].label;
+        argv[k++] = bytes[i];
+        nsingle++;
+    }
+    argv[k] = NULL;
+    printf("\n");
+    if (nsingle == 0) {
+        printf("(peers skipped: they read single regions; no --case is "
+               "one)\n");
+        unlink(out);
+        return 0;
+    }
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        unsetenv("LD_PRELOAD");
+        execvp(argv[0], argv);
+        fprintf(stderr, PROG ": cannot run %s: %s\n", argv[0],
+                strerror(errno));
+        _exit(127);
+    }
+    int status, rc = -1;
+    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status)) {
+        if (WEXITSTATUS(status) == 77) {
+            printf("(peers skipped: bench_peers.py could not make its venv; "
+                   "see above)\n");
+            rc = 0;
+        } else if (WEXITSTATUS(status) == 0) {
+            rc = read_peer_records(out);
+            if (rc != 0)
+                fprintf(stderr, PROG ": --peers: bad records in %s\n", out);
+        }
+    }
+    if (rc != 0)
+        fprintf(stderr, PROG ": --peers: bench_peers.py failed\n");
+    else
+        printf("(peers: warm, median of %d; bytes: rchar of the last "
+               "repetition; check: sum of the values read)\n", o->reps);
+    unlink(out);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--worker") == 0)
@@ -1328,6 +1607,9 @@ int main(int argc, char **argv)
         {"compressed", no_argument, NULL, 'Z'},
         {"no-compressed", no_argument, NULL, 'z'},
         {"only-compressed", no_argument, NULL, 'o'},
+        {"peers", no_argument, NULL, 'e'},
+        {"peers-venv", required_argument, NULL, 'E'},
+        {"peers-source", required_argument, NULL, 'u'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -1363,6 +1645,9 @@ int main(int argc, char **argv)
         case 'Z': o.compressed = 1; break;
         case 'z': o.compressed = 0; break;
         case 'o': o.only_compressed = o.compressed = 1; break;
+        case 'e': o.peers = 1; break;
+        case 'E': o.peers_venv = optarg; break;
+        case 'u': o.peers_source = optarg; break;
         case 't':
             if (cli_parse_sizes(optarg, &o.thin, 1, &(size_t){0}) != 0) {
                 fprintf(stderr, PROG ": --thin wants a positive width\n");
@@ -1386,6 +1671,11 @@ int main(int argc, char **argv)
     if (o.only_compressed && (o.only_write || o.plain)) {
         fprintf(stderr, PROG ": --only-compressed measures the generated "
                 "data's compressed case: not with --only-write or --plain\n");
+        return CLI_EUSAGE;
+    }
+    if (o.peers && (o.only_write || o.only_compressed)) {
+        fprintf(stderr, PROG ": --peers is measured beside the region "
+                "cases: not with --only-write or --only-compressed\n");
         return CLI_EUSAGE;
     }
     if (o.only_write && (!o.shim || !o.write || cold_only)) {
@@ -1473,6 +1763,11 @@ int main(int argc, char **argv)
              (o.warm && measure_stats(&o, cases, ncases, records, elem))))
             status = CLI_EINPUT;
     }
+    /* after the region cases: the Python route is held to their raster
+     * reads of the same regions */
+    if (status == CLI_OK && o.peers &&
+        measure_peers(&o, cases, ncases, records, elem, mask_spec) != 0)
+        status = CLI_EINPUT;
     raster_close(f);
     if (status == CLI_OK && o.shim && !o.only_compressed &&
         measure_shim(&o, ny, nx, elem, shape, nd, mask_spec, mask_file,

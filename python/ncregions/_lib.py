@@ -80,6 +80,10 @@ raster_region_cells = _fn("raster_region_cells", c_int, c_void_p, c_int32_p,
                           c_size_t, c_size_p, c_size_p)
 raster_region_read = _fn("raster_region_read", c_int, c_void_p, c_int32_p,
                          c_size_t, c_size_p, c_size_p, c_int, c_void_p)
+raster_region_alloc = _fn("raster_region_alloc", c_int, c_void_p, c_int32_p,
+                          c_size_t, c_size_p, c_int, POINTER(c_void_p),
+                          c_size_p)
+raster_region_free = _fn("raster_region_free", None, c_void_p, c_size_t)
 raster_var_mask = _fn("raster_var_mask", c_void_p, c_void_p)
 raster_mask_region_name = _fn("raster_mask_region_name", c_char_p, c_void_p,
                               c_int32)
@@ -93,6 +97,7 @@ nc_inq_dimids = _fn("nc_inq_dimids", c_int, c_int, POINTER(c_int),
 nc_inq_unlimdims = _fn("nc_inq_unlimdims", c_int, c_int, POINTER(c_int),
                        POINTER(c_int))
 nc_inq_dim = _fn("nc_inq_dim", c_int, c_int, c_int, c_char_p, c_size_p)
+nc_inq_varid = _fn("nc_inq_varid", c_int, c_int, c_char_p, POINTER(c_int))
 nc_inq_varids = _fn("nc_inq_varids", c_int, c_int, POINTER(c_int),
                     POINTER(c_int))
 nc_inq_var = _fn("nc_inq_var", c_int, c_int, c_int, c_char_p, POINTER(c_int),

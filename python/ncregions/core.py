@@ -4,6 +4,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import weakref
 from ctypes import byref, c_int, c_int32, c_size_t, c_void_p
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
@@ -112,6 +113,7 @@ class File:
         self._h: Optional[int] = h.value
         self._ncid: Optional[int] = None
         self._vars: Optional[Dict[str, "Variable"]] = None
+        self._byname: Dict[str, "Variable"] = {}
         self._lock = threading.Lock()
 
     # -- life cycle ---------------------------------------------------------
@@ -233,14 +235,27 @@ class File:
                 nccheck(L.nc_inq_varids(ncid, byref(n), None), "variables")
                 ids = (c_int * max(1, n.value))()
                 nccheck(L.nc_inq_varids(ncid, byref(n), ids), "variables")
-                self._vars = {}
+                vars_ = {}
                 for i in range(n.value):
                     v = Variable(self, ids[i])
-                    self._vars[v.name] = v
+                    # one object per variable: the one __getitem__ gave
+                    vars_[v.name] = self._byname.get(v.name, v)
+                self._vars = vars_
         self.handle
         return self._vars
 
     def __getitem__(self, name: str) -> "Variable":
+        h = self.handle  # raises once closed
+        if self._vars is None:
+            # a raster variable by name: no netCDF open (see Variable)
+            hit = self._byname.get(name)
+            if hit is not None:
+                return hit
+            rv = c_void_p()
+            if L.raster_var_find(h, name.encode(), byref(rv)) == 0:
+                v = Variable(self, None, rv.value, name)
+                self._byname[name] = v
+                return v
         try:
             return self.variables[name]
         except KeyError:
@@ -264,26 +279,61 @@ class Variable:
     a numpy array of the variable's type, fill values as stored.
     """
 
-    def __init__(self, file: File, varid: int):
+    def __init__(self, file: File, varid: Optional[int], rv: int = 0,
+                 name: str = ""):
+        # varid None: raster variable `rv` found by name (File.__getitem__),
+        # its netCDF side (attributes, dimension names) read on first need:
+        # a region read then never opens the file through netCDF, as a C
+        # program's raster_var_find + raster_region_read does not
         self.file = file
-        self.varid = varid
+        self._varid = varid
+        self._attrs: Optional[Dict[str, object]] = None
+        self._dims: Optional[Tuple[str, ...]] = None
+        if varid is None:
+            self._rv = rv
+            self.name = name
+            self.xtype = L.raster_var_type(rv)
+            return
         ncid = file.ncid
         buf = ctypes.create_string_buffer(L.NC_MAX_NAME + 1)
+        with NC_LOCK:
+            self._rv = L.raster_var_by_varid(file.handle, ncid, varid)
+        self._inquire(buf)
+        self.name = _name(buf.raw)
+
+    def _inquire(self, buf=None) -> None:
+        """The netCDF side: type, attribute count, dimensions."""
+        ncid = self.file.ncid
         xtype, ndims, natts = c_int(), c_int(), c_int()
         with NC_LOCK:
-            nccheck(L.nc_inq_var(ncid, varid, buf, byref(xtype), byref(ndims),
-                                 None, byref(natts)), "variable")
-            dimids = (c_int * max(1, ndims.value))()
-            nccheck(L.nc_inq_var(ncid, varid, None, None, None, dimids, None),
+            if self._varid is None:
+                vid = c_int()
+                nccheck(L.nc_inq_varid(ncid, self.name.encode(), byref(vid)),
+                        self.name)
+                self._varid = vid.value
+            nccheck(L.nc_inq_var(ncid, self._varid, buf, byref(xtype),
+                                 byref(ndims), None, byref(natts)),
                     "variable")
-            self._rv = L.raster_var_by_varid(file.handle, ncid, varid)
-        self.name = _name(buf.raw)
+            dimids = (c_int * max(1, ndims.value))()
+            nccheck(L.nc_inq_var(ncid, self._varid, None, None, None, dimids,
+                                 None), "variable")
         self.xtype = xtype.value
         self._natts = natts.value
         self._dimids = [dimids[i] for i in range(ndims.value)]
-        self.dimensions: Tuple[str, ...] = tuple(
-            file.dim_name(d) for d in self._dimids)
-        self._attrs: Optional[Dict[str, object]] = None
+        self._dims = tuple(self.file.dim_name(d) for d in self._dimids)
+
+    @property
+    def varid(self) -> int:
+        """netCDF id of the variable (its placeholder, for raster's)."""
+        if self._varid is None or self._dims is None:
+            self._inquire()
+        return self._varid
+
+    @property
+    def dimensions(self) -> Tuple[str, ...]:
+        if self._dims is None:
+            self._inquire()
+        return self._dims
 
     def __repr__(self) -> str:
         kind = "raster" if self.is_raster else "plain"
@@ -312,20 +362,29 @@ class Variable:
 
     @property
     def shape(self) -> Tuple[int, ...]:
+        if self._rv:  # raster's own, without netCDF
+            n = L.raster_var_ndims(self.handle)
+            shape = (c_size_t * max(1, n))()
+            check(L.raster_var_dims(self.handle, None, shape, None),
+                  f"{self.name}: shape")
+            return tuple(shape[:n])
         dims = self.file.dimensions
         return tuple(dims[d] for d in self.dimensions)
 
     @property
     def ndim(self) -> int:
-        return len(self._dimids)
+        if self._rv:
+            return L.raster_var_ndims(self.handle)
+        return len(self.dimensions)
 
     @property
     def attrs(self) -> Dict[str, object]:
         """The variable's attributes, raw (raster's note left out)."""
         if self._attrs is None:
+            vid = self.varid  # the netCDF side first (it takes the lock)
             with NC_LOCK:
-                self._attrs = _read_attrs(self.file.ncid, self.varid,
-                                          self._natts, skip=("raster_note",))
+                self._attrs = _read_attrs(self.file.ncid, vid, self._natts,
+                                          skip=("raster_note",))
         return dict(self._attrs)
 
     def chunks(self) -> Optional[Tuple[int, ...]]:
@@ -444,7 +503,28 @@ class Variable:
             self.handle, L.ids_array(ids), len(ids),
             ys.ctypes.data_as(L.c_size_p), xs.ctypes.data_as(L.c_size_p)),
             f"{self.name}: regions {list(ids)}")
-        return ys.astype(np.intp), xs.astype(np.intp)
+        # size_t and intp have one size: views, not copies
+        return ys.view(np.intp), xs.view(np.intp)
+
+    def _region_buffer(self, ids, ocount, lay: int, shape) -> np.ndarray:
+        """An array of `shape` over raster_region_alloc()'s buffer (large
+        ones mapped with huge-page advice: a fresh np.empty costs a page
+        fault per 4 KiB on first write, which made the read several times
+        slower than the C API's), freed when the array and its views go."""
+        ptr, nbytes = c_void_p(), c_size_t()
+        check(L.raster_region_alloc(self.handle, L.ids_array(ids), len(ids),
+                                    L.sizes(ocount), lay, byref(ptr),
+                                    byref(nbytes)),
+              f"{self.name}: a buffer for regions {list(ids)}")
+        want = int(np.prod(shape)) * self.dtype.itemsize
+        if nbytes.value < want:  # not the size read_region computed
+            L.raster_region_free(ptr, nbytes.value)
+            raise RasterError(RASTER_EINVAL, f"{self.name}: region buffer "
+                              f"of {nbytes.value} bytes for {want}")
+        mem = (ctypes.c_char * nbytes.value).from_address(ptr.value)
+        weakref.finalize(mem, L.raster_region_free, ptr.value, nbytes.value)
+        return np.frombuffer(mem, self.dtype, int(np.prod(shape))).reshape(
+            shape)
 
     def read_region(self, regions, layout: str = "packed",
                     outer: Optional[Sequence[Key]] = None) -> np.ndarray:
@@ -486,9 +566,12 @@ class Variable:
             plane = (y1 - y0, x1 - x0)
         else:
             plane = self.shape[-2:]
-        out = np.empty(tuple(oct_) + plane, self.dtype)
-        if out.size:
+        shape = tuple(oct_) + plane
+        if int(np.prod(shape)) == 0:
+            out = np.empty(shape, self.dtype)
+        else:
             L.quiet_thread()
+            out = self._region_buffer(ids, oct_, lay, shape)
             check(L.raster_region_read(
                 self.handle, L.ids_array(ids), len(ids), L.sizes(ost),
                 L.sizes(oct_), lay, out.ctypes.data_as(c_void_p)),

@@ -28,6 +28,22 @@ Regions = Union[int, str, Sequence[Union[int, str]]]
 _HOWS = ("mean", "sum", "min", "max", "std")
 
 
+def _warm_xarray() -> None:
+    """xarray imports optional array modules (cupy, pint, sparse...) on
+    first need; a failed import's traceback keeps the frames it ran under,
+    and so the first region() call's whole result, alive for the life of
+    the process. Done here, at import, those frames hold nothing large."""
+    v = xr.Variable(("cell",), np.zeros(1, np.float32))
+    c = {"cell_y": xr.Variable("cell", np.zeros(1, np.intp))}
+    _ = xr.Dataset({"v": v}, coords=c)["v"].values
+    t = xr.Variable(("t",), np.zeros(1), attrs={
+        "units": "days since 0001-01-01", "calendar": "noleap"})
+    _ = xr.conventions.decode_cf_variable("t", t).values
+
+
+_warm_xarray()
+
+
 def _source(source, var: Optional[str]) -> Tuple[File, str, bool]:
     """(File, variable name, whether we opened the File) for a path, a
     File, or a Dataset/DataArray opened by engine="ncregions"."""
@@ -54,8 +70,66 @@ def _source(source, var: Optional[str]) -> Tuple[File, str, bool]:
     return f, var, own
 
 
+# attributes that make xarray's CF decoding more than fill values to NaN
+_CODED = ("scale_factor", "add_offset", "_Unsigned", "dtype")
+_FILLS = ("_FillValue", "missing_value")
+_BLOCK = 1 << 20  # values per block of in-place work: temporaries stay small
+_POOL = None
+
+
+def _pool():
+    """Threads for the blocks of large decodes and reductions (raster's
+    own reads use threads too); made on first use."""
+    global _POOL
+    if _POOL is None:
+        from concurrent.futures import ThreadPoolExecutor
+        _POOL = ThreadPoolExecutor(max(1, min(8, os.cpu_count() or 1)),
+                                   thread_name_prefix="ncregions")
+    return _POOL
+
+
+def _fill_values(dtype: np.dtype, attrs: Mapping) -> List:
+    """The fill values (_FillValue, missing_value) of raw values of
+    `dtype`, NaN aside."""
+    fills = set()
+    for k in _FILLS:
+        if k in attrs:
+            for f in np.ravel(np.asarray(attrs[k], dtype)):
+                if not (dtype.kind == "f" and np.isnan(f)):
+                    fills.add(f.item())
+    return sorted(fills)
+
+
+def _mask_fills(values: np.ndarray, attrs: Mapping) -> None:
+    """Sets the fill values (_FillValue, missing_value) of float `values`
+    to NaN in place, block by block."""
+    fills = _fill_values(values.dtype, attrs)
+    if not fills or values.size == 0:
+        return
+    flat = values.reshape(-1)
+
+    def one(i):
+        blk = flat[i:i + _BLOCK]
+        for f in fills:
+            hit = blk == f
+            if hit.any():  # most blocks of a region hold none
+                np.putmask(blk, hit, np.nan)
+    blocks = range(0, flat.size, _BLOCK)
+    if len(blocks) > 1:
+        list(_pool().map(one, blocks))
+    elif blocks:
+        one(0)
+
+
 def _decode(name: str, dims, values: np.ndarray, attrs: Mapping,
             decode: bool) -> xr.Variable:
+    if decode and values.dtype.kind == "f" and values.flags.writeable and \
+            values.flags.c_contiguous and not any(k in attrs for k in _CODED):
+        # what xarray's decoding does to such data (fills to NaN, the fill
+        # attributes dropped), in place: no copy of a region-sized array
+        _mask_fills(values, attrs)
+        return xr.Variable(dims, values, attrs={
+            k: a for k, a in attrs.items() if k not in _FILLS})
     v = xr.Variable(dims, values, attrs=dict(attrs))
     if not decode:
         return v
@@ -167,6 +241,10 @@ def region(source, var: Optional[str] = None, regions: Regions = (),
         coords = _outer_coords(f, v, outer)
         ys, xs = v.region_cells(ids)
         box = v.region_bbox(ids)
+        if len(ids) == 1:
+            rids = np.full(ys.size, ids[0], np.int32)
+        else:
+            rids = _region_ids_of_cells(v, ids, ys, xs, box)
         y0, x0, y1, x1 = box
         gy, gx = v.dimensions[-2:]
         cnames = _coord_names(f, v)
@@ -174,8 +252,7 @@ def region(source, var: Optional[str] = None, regions: Regions = (),
             data = _decode(name, odims + ["cell"], raw, v.attrs, decode)
             coords["cell_y"] = xr.Variable("cell", ys)
             coords["cell_x"] = xr.Variable("cell", xs)
-            coords["region"] = xr.Variable(
-                "cell", _region_ids_of_cells(v, ids, ys, xs, box))
+            coords["region"] = xr.Variable("cell", rids)
             for c in cnames:
                 cv = f[c]
                 sub = cv.read([y0, x0], [y1 - y0, x1 - x0])
@@ -198,7 +275,9 @@ def region(source, var: Optional[str] = None, regions: Regions = (),
                 cv = f[c]
                 coords[c] = _decode(c, [gy, gx], cv.read(
                     [y0, x0], [y1 - y0, x1 - x0]), cv.attrs, decode)
-        da = xr.DataArray(data, coords=coords, name=name)
+        # through a Dataset: DataArray(coords=...) deep-copies every
+        # coordinate (cell_y, cell_x, region: region-sized arrays)
+        da = xr.Dataset({name: data}, coords=coords)[name]
         da.attrs.pop("coordinates", None)  # they are coordinates now
         da.attrs["regions"] = ids
         da.attrs["bbox"] = list(box)  # y0, x0, y1, x1, half-open
@@ -260,6 +339,62 @@ def _reduce_cells(x: np.ndarray, w: Optional[np.ndarray], how: str):
         return np.sqrt((dev * dev * wv).sum(axis=-1) / n)
 
 
+def _sum_mean(x: np.ndarray, how: str, fills) -> np.ndarray:
+    """Unweighted sum or mean of x's last axis skipping NaN and the raw
+    fill values `fills`, accumulated in float64 without a float64 copy of
+    x (the common case, and the one that must cost little more than the
+    read): the plain sums first (a NaN among the values makes its row's
+    sum NaN), a masked sum only for the rows that have NaN or fills."""
+    # einsum sums float32 into float64 faster than add.reduce's buffered
+    # cast (the same sums)
+    s = np.asarray(np.einsum("...i->...", x, dtype=np.float64), np.float64)
+    redo = np.isnan(s)
+    for f in fills:
+        redo |= (x == f).any(axis=-1)
+    n = np.full(s.shape, x.shape[-1], np.float64)
+    if redo.any():
+        sub = x[redo]
+        bad = np.isnan(sub)
+        for f in fills:
+            bad |= sub == f
+        s[redo] = np.add.reduce(sub, axis=-1, dtype=np.float64, where=~bad)
+        n[redo] = sub.shape[-1] - np.count_nonzero(bad, axis=-1)
+    if how == "sum":
+        return s
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return s / n
+
+
+def _reduce_blocks(x: np.ndarray, w: Optional[np.ndarray], how: str,
+                   fills=()):
+    """_reduce_cells (or _sum_mean when it applies: `fills` are then x's
+    raw fill values) over blocks of x's leading rows, on _pool's threads
+    for large x (numpy's loops release the GIL): temporaries stay about
+    _BLOCK values per thread, not several float64 copies of x."""
+    fast = w is None and how in ("sum", "mean") and x.dtype.kind == "f"
+
+    def one(blk):
+        return _sum_mean(blk, how, fills) if fast else \
+            _reduce_cells(_masked(blk, fills), w, how)
+    if x.ndim < 2 or x.size <= _BLOCK:
+        return one(x)
+    rows = x.reshape(-1, x.shape[-1])
+    step = max(1, _BLOCK // max(1, x.shape[-1]))
+    blocks = [rows[i:i + step] for i in range(0, rows.shape[0], step)]
+    out = np.concatenate(list(_pool().map(one, blocks)))
+    return out.reshape(x.shape[:-1])
+
+
+def _masked(x: np.ndarray, fills) -> np.ndarray:
+    """x with its raw fill values as NaN (a float copy when any)."""
+    if not fills:
+        return x
+    x = x.astype(np.float64)
+    for f in fills:
+        x[x == f] = np.nan
+    return x
+
+
 def reduce(source, var: Optional[str] = None, regions: Regions = (),
            how: str = "mean", weights: Union[None, str, np.ndarray] = None,
            isel: Optional[Mapping[str, Union[int, slice]]] = None
@@ -297,12 +432,23 @@ def reduce(source, var: Optional[str] = None, regions: Regions = (),
         coords = _outer_coords(f, v, outer)
         results = []
         for rid in ids:
-            ys, xs = v.region_cells([rid])
-            w = _weights_of_cells(f, v, weights, ys, xs,
-                                  v.region_bbox([rid]))
+            w = None
+            if weights is not None:
+                ys, xs = v.region_cells([rid])
+                w = _weights_of_cells(f, v, weights, ys, xs,
+                                      v.region_bbox([rid]))
             raw = v.read_region([rid], "packed", outer)
-            x = _decode(name, odims + ["cell"], raw, v.attrs, True).values
-            results.append(_reduce_cells(x, w, how))
+            if raw.dtype.kind == "f" and \
+                    not any(k in v.attrs for k in _CODED):
+                # fill values skipped where they lie: no decoding pass
+                results.append(_reduce_blocks(
+                    raw, w, how, _fill_values(raw.dtype, v.attrs)))
+            else:
+                x = _decode(name, odims + ["cell"], raw, v.attrs,
+                            True).values
+                results.append(_reduce_blocks(x, w, how))
+                del x
+            del raw
         attrs = {k: a for k, a in v.attrs.items()
                  if k in ("units", "long_name", "standard_name")}
         attrs["cell_methods"] = f"cell: {how}" + (

@@ -197,6 +197,26 @@ def test_every_region_packed_and_bbox(files, name):
             assert box.attrs["bbox"] == [y0, x0, y1, x1]
 
 
+def test_region_read_without_netcdf(files):
+    """File[name] and read_region need raster alone (as the C API's
+    raster_var_find + raster_region_read): the file is not opened through
+    netCDF until attributes or dimension names are asked, and then the
+    variable is the one variables lists."""
+    plain, rast = files
+    raw, attrs = raw_plain(plain, "TEMP")
+    with netCDF4.Dataset(plain) as d:
+        mask = d["REGION_MASK"][:].data
+    with ncregions.File(rast) as f:
+        v = f["TEMP"]
+        eq(v.read_region("Atlantic Ocean"), raw[..., mask == 1])
+        assert v.shape == raw.shape and v.ndim == raw.ndim
+        assert f._ncid is None
+        assert v.attrs["_FillValue"] == attrs["_FillValue"]
+        assert f._ncid is not None
+        assert v.dimensions == ("time", "z_t", "nlat", "nlon")
+        assert f.variables["TEMP"] is v
+
+
 def test_several_regions_and_names(files):
     plain, rast = files
     want, mask, _, _ = plain_arrays(plain, "TEMP")
