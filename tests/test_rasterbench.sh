@@ -90,8 +90,9 @@ keys = ["single_speedup_geomean", "multi_speedup_geomean", "floor_ratio_max",
         "compressed_full_read_ratio", "compressed_thin_ratio",
         "python_mean_speedup_geomean", "python_mem_ratio_max",
         "python_overhead_ratio_max", "adios2_speedup_geomean",
-        "xarray_speedup_geomean"]
-peer_keys = keys[-5:]
+        "xarray_speedup_geomean", "stats_mean_speedup_geomean",
+        "data_mean_speedup_geomean"]
+peer_keys = keys[-7:]
 assert sorted(s) == sorted(keys), sorted(s)
 shim_keys = ("full_read_ratio", "thin_hyperslab_ratio", "write_ratio",
              "open_ratio", "thin_hyperslab_open_ratio", "point_series_ratio",
@@ -243,7 +244,8 @@ import json, sys
 s = json.load(open(sys.argv[1]))["summary"]
 for k in ("python_mean_speedup_geomean", "python_mem_ratio_max",
           "python_overhead_ratio_max", "adios2_speedup_geomean",
-          "xarray_speedup_geomean"):
+          "xarray_speedup_geomean", "stats_mean_speedup_geomean",
+          "data_mean_speedup_geomean"):
     assert s[k] is None, (k, s[k])
 PY
     else
@@ -318,6 +320,16 @@ want = {
     "python_mem_ratio_max": max(get(b, "ncregions")["peak_rss"] /
                                 (get(b, "raster")["region_bytes"] +
                                  100 * 1048576) for b in basins)}
+# issue #26: xarray's area-weighted mean series against raster's, kept
+# and from the values
+for b in basins:
+    x = get(b, "xarray_netcdf4_wmean")
+    assert x["kind"] == "peer_mean" and x["median_s"] > 0, x
+    assert math.isfinite(x["check"]), x
+want["stats_mean_speedup_geomean"] = geo(
+    [ratio(b, "xarray_netcdf4_wmean", "stats_stored") for b in basins])
+want["data_mean_speedup_geomean"] = geo(
+    [ratio(b, "xarray_netcdf4_wmean", "stats_values") for b in basins])
 for k, v in want.items():
     assert s[k] is not None and abs(s[k] / v - 1) < 2e-2, (k, s[k], v)
 PY

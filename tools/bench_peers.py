@@ -64,7 +64,7 @@ PACKAGES = ["numpy", "xarray", "dask", "netCDF4", "h5netcdf", "h5py", "adios2",
             "meson-python", "meson", "ninja"]
 READS = ["xarray_netcdf4", "xarray_h5netcdf", "ncregions", "ncregions_read",
          "adios2_records", "adios2_tiles", "xarray_netcdf4_mean",
-         "xarray_h5netcdf_mean", "ncregions_mean"]
+         "xarray_h5netcdf_mean", "ncregions_mean", "xarray_netcdf4_wmean"]
 SKIP = 77
 
 
@@ -141,7 +141,15 @@ def worker(a):
             dims = ds[a.var].dims[-2:]
         mask = xr.DataArray(read_mask(a.mask), dims=dims)
         inside = mask == rid
-        if method.endswith("_mean"):
+        if method.endswith("_wmean"):
+            # the area-weighted regional mean series (issue #26's peer):
+            # TAREA as the weights, NaN outside the region and on land
+            def once():
+                with xr.open_dataset(a.plain, engine=engine) as ds:
+                    w = ds["TAREA"].fillna(0)
+                    return (ds[a.var].where(inside).weighted(w)
+                            .mean(dims).values)
+        elif method.endswith("_mean"):
             def once():
                 with xr.open_dataset(a.plain, engine=engine) as ds:
                     return ds[a.var].where(inside).mean(dims).values
@@ -395,6 +403,14 @@ def driver(a):
     if py is None:
         return SKIP
     methods = [m for m in READS if m in a.methods.split(",")]
+    if "xarray_netcdf4_wmean" in methods:
+        from_plain = subprocess.run(
+            [py, "-c", "import netCDF4, sys; "
+             "sys.exit('TAREA' not in netCDF4.Dataset(sys.argv[1]).variables)",
+             a.plain])
+        if from_plain.returncode != 0:
+            say("xarray_netcdf4_wmean skipped: no TAREA in the plain file")
+            methods.remove("xarray_netcdf4_wmean")
     if not source:
         say("ncregions methods skipped: no checkout to install it from "
             "(give --peers-source)")
@@ -459,7 +475,8 @@ def driver(a):
                 say(f"{label}: {e}")
                 return 1
             t = median(times)
-            kind = "peer_mean" if m.endswith("_mean") else "peer"
+            kind = ("peer_mean" if m.endswith("_mean") or
+                    m.endswith("_wmean") else "peer")
             lines.append(["record", label, m, kind, f"{t:.6f}", str(got),
                           str(peak), str(rbytes), "0", repr(check)])
             print(f"{label:24} {m:22} {t:9.4f} {got:12} {peak / 1e6:8.1f} "

@@ -623,7 +623,9 @@ static const record *find(const char *kase, const char *method,
     X(py_mem_max, "python_mem_ratio_max", 1.2, 0)                            \
     X(py_over_max, "python_overhead_ratio_max", 1.15, 0)                     \
     X(adios2, "adios2_speedup_geomean", 10, 1)                               \
-    X(xarray, "xarray_speedup_geomean", 20, 1)
+    X(xarray, "xarray_speedup_geomean", 20, 1)                               \
+    X(stats_mean, "stats_mean_speedup_geomean", 100, 1)                      \
+    X(data_mean, "data_mean_speedup_geomean", 8, 1)
 
 typedef struct summary {
 #define SUMMARY_MEMBER(m, name, target, at_least) double m;
@@ -698,6 +700,10 @@ static void summarize_peers(summary *s)
     s->py_mean = geomean_of("xarray_netcdf4_mean", "ncregions_mean");
     s->adios2 = geomean_of("adios2_records", "raster");
     s->xarray = geomean_of("xarray_netcdf4", "raster");
+    /* the area-weighted mean series (issue #26): xarray's where().weighted()
+     * .mean() against raster_region_statistics, kept and from the values */
+    s->stats_mean = geomean_of("xarray_netcdf4_wmean", "stats_stored");
+    s->data_mean = geomean_of("xarray_netcdf4_wmean", "stats_values");
     for (size_t i = 0; i < nresults; i++) {
         const record *x = &results[i];
         if (strcmp(x->method, "ncregions") != 0)
