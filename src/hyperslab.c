@@ -273,11 +273,17 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
                      count[no] * count[no + 1]);
     else
 #endif
-    rc = chunkio_xfer(v, p, n, start, count, stride, data,
-                      count[no] * count[no + 1], write);
-    /* the statistics the file keeps, from the values as stored */
-    if (rc == RASTER_OK && write && !v->file->par)
-        rc = statstore_written(v, start, count, stride, data);
+    {
+        /* the statistics the file keeps (a parallel file keeps none),
+         * from the values as stored: computed beside the write */
+        statstore_job *job = NULL;
+        if (write)
+            rc = statstore_begin(v, start, count, stride, data, &job);
+        if (rc == RASTER_OK)
+            rc = chunkio_xfer(v, p, n, start, count, stride, data,
+                              count[no] * count[no + 1], write);
+        rc = statstore_end(job, rc);
+    }
     raster_free(p);
     raster_free(quantized);
     if (rc == RASTER_OK && write)

@@ -166,6 +166,8 @@ void var_free(raster_var *v)
     raster_free(v->sum_runs);
     raster_free(v->stats_weights);
     raster_free(v->stats_cellreg);
+    raster_free(v->stats_runs);
+    raster_free(v->stats_last_hit);
     raster_free(v->stats_w);
     raster_free(v->stats_wcrcs);
     raster_free(v->stats_stale);

@@ -41,12 +41,33 @@ void stats_to_double(const void *src, int xtype, size_t elem,
 int stats_cells(const double *x, const double *w, const int32_t *reg,
                 size_t n, size_t nreg, raster_stats *out);
 
-/* After a write of the box start/count/stride with `data` (the values
- * stored, in v's type, row-major over count): whole records get fresh
- * statistics, records a partial write touches are marked stale for the
- * regions it touched. Nothing when v keeps no statistics. */
-int statstore_written(raster_var *v, const size_t *start, const size_t *count,
-                      const ptrdiff_t *stride, const void *data);
+/* A run of consecutive grid cells (row-major) of one region: cells
+ * [start, start + len) of region position reg. */
+typedef struct stats_run {
+    size_t start;
+    uint32_t len;
+    int32_t reg;
+} stats_run;
+
+/* stats_cells over n raw values of netCDF type xtype (elem bytes each, the
+ * fill value `fill` left out as NaN is), converted a slice at a time,
+ * over the cells of runs[0..nruns) (their regions). */
+int stats_cells_raw(const void *raw, int xtype, size_t elem,
+                    const unsigned char *fill, const double *w,
+                    const stats_run *runs, size_t nruns, size_t nreg,
+                    raster_stats *out);
+
+/* The statistics of a write of box start/count/stride of `data` (v's
+ * type, as stored): statstore_begin before the write starts computing a
+ * whole record's rows beside it (*job NULL: nothing to keep), and
+ * statstore_end after it stores them (or marks a partial write's records
+ * stale) when write_rc is RASTER_OK, and frees the job; it returns
+ * write_rc, else its own status. */
+typedef struct statstore_job statstore_job;
+int statstore_begin(raster_var *v, const size_t *start, const size_t *count,
+                    const ptrdiff_t *stride, const void *data,
+                    statstore_job **job);
+int statstore_end(statstore_job *job, int write_rc);
 
 /* Marks v's statistics void (attribute STATS_VOID_ATT; readers then
  * ignore them) before a writer that cannot keep them writes: a parallel

@@ -193,6 +193,13 @@ struct raster_var {
     int stats_looked, stats_var;
     char *stats_weights;
     int32_t *stats_cellreg;
+    struct stats_run *stats_runs; /* the grid's runs of one region */
+    /* the last record a partial write marked stale, and its regions
+     * marked: the next small writes into it need no netCDF call */
+    size_t stats_last[RASTER_MAX_DIMS];
+    unsigned char *stats_last_hit;
+    int stats_last_ok;
+    size_t stats_nruns;
     double *stats_w;
     uint32_t *stats_wcrcs; /* per region: CRC32C of its cells' weights */
     int stats_wread;

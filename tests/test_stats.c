@@ -517,6 +517,16 @@ static void test_session(void **state)
     expect(ppath, NC_FLOAT, in, 1, want);
     region1(v, 1, "area", a);
     same(a, want, NT * NZ);
+    /* and partly again, where the first partial write was: the whole
+     * write made its rows fresh, so this one must mark them stale anew
+     * (a writer that remembered the first marking would skip it) */
+    double other[2] = {1234.5, -321.25};
+    put_both(v, p, pv, (size_t[]){1, 2, 3, 0}, (size_t[]){1, 1, 1, 2},
+             other);
+    NC(nc_sync(p));
+    expect(ppath, NC_FLOAT, in, 1, want);
+    region1(v, 1, "area", a);
+    same(a, want, NT * NZ);
     RS(raster_close(f));
     NC(nc_close(p));
     keep_weights = 1;
