@@ -956,8 +956,8 @@ static void usage(FILE *f)
 "                 sets, or the five largest regions\n"
 "  --reps N       timed repetitions (default 5; warm runs read once first)\n"
 "  --warm/--cold  only page-cache-hot, or only evicted (POSIX_FADV_DONTNEED\n"
-"                 before each repetition), runs; default both. Cold runs\n"
-"                 alternate the methods, one repetition each\n"
+"                 before each repetition), runs; default both. The\n"
+"                 region cases alternate the methods, one repetition each\n"
 "  --no-shim      skip the shim cases; --no-write skips the write only\n"
 "  --only-write   only the writes (record by record, small; plain vs shim)\n"
 "  --compressed   the compressed case (the default; generated data only);\n"
@@ -983,31 +983,29 @@ static void usage(FILE *f)
         f);
 }
 
-/* Runs jobs[0..n) (same reps) into r[]. Warm: each method's repetitions
- * in one worker. Cold: the methods take turns, one repetition each (floor,
- * raster, floor, raster, ...), so that a disk that slows or speeds up
- * within a minute (the cold floor moved 130-920 ms for the same bytes in
- * one hour here) weighs on every method alike; medians of those. */
-static int run_methods(const bench_job *jobs, int n, int cold,
-                       bench_result *r, const char *label)
+/* Runs jobs[0..n) (same reps) into r[]: the methods take turns, one
+ * repetition each (floor, raster, floor, raster, ...), each in a worker
+ * of its own (a warm one reads once untimed first), so that what drifts
+ * within a minute weighs on every method alike: a disk that slows or
+ * speeds up (the cold floor moved 130-920 ms for the same bytes in one
+ * hour here), or the kernel's supply of huge pages for a fresh output
+ * (the warm inflate floor of one basin took 0.075 s in one run and 0.119
+ * s in the next). Medians of those. */
+static int run_methods(const bench_job *jobs, int n, bench_result *r,
+                       const char *label)
 {
     int reps = jobs[0].reps;
     for (int k = 0; k < n; k++)
         memset(&r[k], 0, sizeof r[k]);
-    for (int rep = 0; rep < (cold ? reps : 1); rep++)
+    for (int rep = 0; rep < reps; rep++)
         for (int k = 0; k < n; k++) {
             bench_job j = jobs[k];
             bench_result one;
-            if (cold)
-                j.reps = 1;
+            j.reps = 1;
             if (run_worker(&j, NULL, NULL, &one) != 0) {
                 fprintf(stderr, PROG ": %s: the %s read failed\n", label,
                         method_name[j.method]);
                 return -1;
-            }
-            if (!cold) {
-                r[k] = one;
-                continue;
             }
             r[k].seconds[rep] = one.seconds[0];
             r[k].rchar = one.rchar;
@@ -1059,7 +1057,7 @@ static int measure_regions(const options *o, raster_var *v,
                 memcpy(jobs[k].ids, c->ids, sizeof jobs[k].ids);
                 memcpy(jobs[k].box, c->box, sizeof jobs[k].box);
             }
-            if (run_methods(jobs, 4, cold, r, c->label) != 0) {
+            if (run_methods(jobs, 4, r, c->label) != 0) {
                 status = -1;
                 break;
             }
@@ -1334,7 +1332,7 @@ static int measure_compressed(const options *o, const region_case *cases,
             }
             char what[96];
             snprintf(what, sizeof what, "%.80s, deflated", c->label);
-            if (run_methods(jobs, nm, cold, r, what) != 0) {
+            if (run_methods(jobs, nm, r, what) != 0) {
                 status = -1;
                 break;
             }
