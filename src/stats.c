@@ -13,9 +13,11 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "integrity.h"
 #include "ncbind.h"
 #include "regions.h"
 #include "stats.h"
+#include "state.h"
 #include "statstore.h"
 #include "var.h"
 
@@ -92,10 +94,79 @@ out:
     return rc;
 }
 
-/* The weight checksum of each region of ids (statstore_region_crc), in
- * *crcs by region position: each region's weights read alone (its
- * bounding box), so that taking a small region's kept statistics reads
- * its weights, not the grid's. */
+/* The weight checksum of the region at position pos
+ * (statstore_region_crc): its runs' weights, read a band of rows of its
+ * bounding box at a time and converted a slice at a time, taken in
+ * order; no array of the region's cells. */
+#define WEIGHT_BAND_BYTES ((size_t)4 << 20)
+static int region_weight_crc(raster_var *v, size_t pos, const char *name,
+                             uint32_t *crc)
+{
+    int rc = file_netcdf(v->file), g = -1, wv = -1, st;
+    nc_type t = NC_NAT;
+    size_t wel = 0;
+    unsigned char fill[8];
+    *crc = 0;
+    if (rc)
+        return rc;
+    lazy_lock(v->file);
+    rc = statstore_weights_var(v, name, &g, &wv, &t, &wel, fill);
+    lazy_unlock(v->file);
+    const region_run *u;
+    size_t n;
+    if (rc || (rc = regions_runs(v, pos, &u, &n)) != RASTER_OK || n == 0)
+        return rc;
+    size_t x0 = SIZE_MAX, x1 = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* grid order, as the table is written: the bands below rely on
+         * it (a table out of order is not read at all) */
+        if (i > 0 && (u[i].y < u[i - 1].y ||
+                      (u[i].y == u[i - 1].y && u[i].x < u[i - 1].x)))
+            return raster_fail(RASTER_EFORMAT, "%s: the runs of a region are "
+                               "out of order", v->name);
+        x0 = u[i].x < x0 ? u[i].x : x0;
+        x1 = u[i].x + u[i].len > x1 ? u[i].x + u[i].len : x1;
+    }
+    size_t bw = x1 - x0, band = WEIGHT_BAND_BYTES / (bw * wel);
+    band = band ? band : 1;
+    unsigned char *raw = raster_reallocarray(NULL, band * bw, wel);
+    if (!raw)
+        return raster_fail(RASTER_ENOMEM, "out of memory reading weights "
+                           "%s", name);
+    raster_var *rw = raster_var_by_varid(v->file, g, wv);
+    double buf[1024];
+    uint32_t c = 0;
+    for (size_t i = 0; i < n && rc == RASTER_OK;) {
+        /* the rows [y0, y0 + rows) from run i's on */
+        size_t y0 = u[i].y, rows = u[n - 1].y + 1 - y0;
+        rows = rows < band ? rows : band;
+        size_t start[2] = {y0, x0}, count[2] = {rows, bw};
+        if (rw) {
+            rc = raster_var_get(rw, start, count, NULL, raw);
+        } else {
+            lazy_lock(v->file);
+            st = nc_get_vara(g, wv, start, count, raw);
+            lazy_unlock(v->file);
+            if (st != NC_NOERR)
+                rc = raster_fail_nc(RASTER_ENETCDF, st, "reading weights "
+                                    "%s: %s", name, nc_strerror(st));
+        }
+        for (; rc == RASTER_OK && i < n && u[i].y < y0 + rows; i++)
+            for (size_t k = 0; k < u[i].len; k += 1024) {
+                size_t m = u[i].len - k < 1024 ? u[i].len - k : 1024;
+                size_t at = (u[i].y - y0) * bw + (u[i].x - x0) + k;
+                stats_to_double(raw + at * wel, t, wel, fill, buf, m);
+                c = crc32c(c, buf, m * sizeof *buf);
+            }
+    }
+    raster_free(raw);
+    *crc = c;
+    return rc;
+}
+
+/* The weight checksum of each region of ids, in *crcs by region
+ * position, so that taking a small region's kept statistics reads its
+ * weights, not the grid's. */
 static int region_weight_crcs(raster_var *v, const int32_t *ids,
                               size_t nids, const char *name, uint32_t **crcs)
 {
@@ -105,20 +176,10 @@ static int region_weight_crcs(raster_var *v, const int32_t *ids,
     int rc = RASTER_OK;
     for (size_t i = 0; i < nids && rc == RASTER_OK; i++) {
         long pos = regions_pos(v, ids[i]);
-        size_t n = 0;
         if (pos < 0)
             return raster_fail(RASTER_ENOTFOUND, "%s has no region %d",
                                v->name, (int)ids[i]);
-        if ((rc = raster_region_size(v, &ids[i], 1, RASTER_LAYOUT_PACKED,
-                                     &n)) != RASTER_OK)
-            break;
-        double *w = raster_reallocarray(NULL, n ? n : 1, sizeof *w);
-        if (!w)
-            return raster_fail(RASTER_ENOMEM, "out of memory reading "
-                               "weights %s", name);
-        if ((rc = read_weights(v, &ids[i], 1, name, n, w)) == RASTER_OK)
-            (*crcs)[pos] = statstore_region_crc(w, n);
-        raster_free(w);
+        rc = region_weight_crc(v, (size_t)pos, name, &(*crcs)[pos]);
     }
     return rc;
 }
