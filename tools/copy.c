@@ -671,3 +671,63 @@ void copy_describe_compression(const raster_compression *z, char *buf,
         n += (size_t)snprintf(buf + n, len - n, "%s%s", i ? ", " : "",
                               parts[i]);
 }
+
+/* ---- coordinates -------------------------------------------------------- */
+
+/* The 1-D coordinate variable of dimension `dimid` seen from group `g`: a
+ * variable named after the dimension, over it alone, of an atomic type. */
+int copy_find_coord(int g, int dimid, int *cg, int *cv)
+{
+    char name[NC_MAX_NAME + 1];
+    if (nc_inq_dimname(g, dimid, name) != NC_NOERR)
+        return 0;
+    for (;;) {
+        int v, nd, d;
+        nc_type t;
+        if (nc_inq_varid(g, name, &v) == NC_NOERR &&
+            nc_inq_varndims(g, v, &nd) == NC_NOERR && nd == 1 &&
+            nc_inq_var(g, v, NULL, &t, NULL, &d, NULL) == NC_NOERR &&
+            d == dimid && t <= NC_MAX_ATOMIC_TYPE) {
+            *cg = g;
+            *cv = v;
+            return 1;
+        }
+        int parent;
+        if (nc_inq_grp_parent(g, &parent) != NC_NOERR)
+            return 0;
+        g = parent;
+    }
+}
+
+/* Defines and fills coordinate variable (cg, cv) sliced to [start,
+ * start+count) over output dimension odim. */
+int copy_coord_slice(int cg, int cv, size_t start, size_t count, int out,
+                     int odim)
+{
+    char name[NC_MAX_NAME + 1];
+    nc_type t;
+    size_t elem;
+    int ov, st;
+    if ((st = nc_inq_var(cg, cv, name, &t, NULL, NULL, NULL)) != NC_NOERR ||
+        (st = nc_inq_type(cg, t, NULL, &elem)) != NC_NOERR)
+        return copy_ncerr(st, "reading a coordinate variable");
+    if (nc_inq_varid(out, name, &ov) == NC_NOERR)
+        return 0; /* name taken (by the variable itself): skip */
+    if ((st = nc_def_var(out, name, t, 1, &odim, &ov)) != NC_NOERR)
+        return copy_ncerr(st, "defining coordinate %s", name);
+    if (copy_atts(cg, cv, out, ov, NULL) != 0)
+        return -1;
+    if (count == 0)
+        return 0;
+    void *buf = calloc(count, elem);
+    if (!buf)
+        return copy_err("out of memory");
+    st = nc_get_vara(cg, cv, &start, &count, buf);
+    if (st == NC_NOERR) {
+        st = nc_put_vara(out, ov, (size_t[]){0}, &count, buf);
+        if (t == NC_STRING)
+            nc_free_string(count, buf);
+    }
+    free(buf);
+    return st == NC_NOERR ? 0 : copy_ncerr(st, "copying coordinate %s", name);
+}

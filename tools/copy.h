@@ -156,4 +156,18 @@ unsigned long long copy_var_bytes(int grp, int var);
 int copy_var_data(int in, int invar, int out, int outvar, size_t budget,
                   copy_progress *p);
 
+/* ---- coordinates -------------------------------------------------------- */
+
+/* The 1-D coordinate variable of dimension `dimid` seen from group `g`
+ * (from g up through its ancestors): a variable named after the dimension,
+ * over it alone, of an atomic type. 1 and (*cg, *cv) when found, else 0. */
+int copy_find_coord(int g, int dimid, int *cg, int *cv);
+
+/* Defines in `out` coordinate variable (cg, cv) over out's dimension odim
+ * and fills it with its values [start, start+count) (netCDF-4 output: no
+ * define-mode switching); a name out already has is left alone. 0, or -1
+ * with a message. */
+int copy_coord_slice(int cg, int cv, size_t start, size_t count, int out,
+                     int odim);
+
 #endif

@@ -81,62 +81,6 @@ static const char *region_label(const stat_req *r, size_t i, char *buf,
     return buf;
 }
 
-/* The 1-D coordinate variable of dimension `dimid` seen from group `g`. */
-static int find_coord(int g, int dimid, int *cg, int *cv)
-{
-    char name[NC_MAX_NAME + 1];
-    if (nc_inq_dimname(g, dimid, name) != NC_NOERR)
-        return 0;
-    for (;;) {
-        int v, nd, d;
-        nc_type t;
-        if (nc_inq_varid(g, name, &v) == NC_NOERR &&
-            nc_inq_varndims(g, v, &nd) == NC_NOERR && nd == 1 &&
-            nc_inq_var(g, v, NULL, &t, NULL, &d, NULL) == NC_NOERR &&
-            d == dimid && t <= NC_MAX_ATOMIC_TYPE && t != NC_STRING) {
-            *cg = g;
-            *cv = v;
-            return 1;
-        }
-        int parent;
-        if (nc_inq_grp_parent(g, &parent) != NC_NOERR)
-            return 0;
-        g = parent;
-    }
-}
-
-/* Coordinate (cg, cv) sliced to [start, start+count) as out's (odim). */
-static int copy_coord(int cg, int cv, size_t start, size_t count, int out,
-                      int odim)
-{
-    char name[NC_MAX_NAME + 1];
-    nc_type t;
-    size_t elem;
-    int ov, st;
-    if ((st = nc_inq_var(cg, cv, name, &t, NULL, NULL, NULL)) != NC_NOERR ||
-        (st = nc_inq_type(cg, t, NULL, &elem)) != NC_NOERR)
-        return copy_ncerr(st, "reading a coordinate variable");
-    if (nc_inq_varid(out, name, &ov) == NC_NOERR)
-        return 0; /* the name is the variable's own */
-    if ((st = nc_def_var(out, name, t, 1, &odim, &ov)) != NC_NOERR)
-        return copy_ncerr(st, "defining coordinate %s", name);
-    if (copy_atts(cg, cv, out, ov, NULL) != 0)
-        return -1;
-    if (count == 0)
-        return 0;
-    void *buf = malloc(count * elem);
-    if (!buf)
-        return copy_err("out of memory");
-    if ((st = nc_enddef(out)) == NC_NOERR &&
-        (st = nc_get_vara(cg, cv, &start, &count, buf)) == NC_NOERR)
-        st = nc_put_vara(out, ov, (size_t[]){0}, &count, buf);
-    free(buf);
-    int st2 = nc_redef(out);
-    if (st == NC_NOERR)
-        st = st2;
-    return st == NC_NOERR ? 0 : copy_ncerr(st, "copying coordinate %s", name);
-}
-
 /* cell_methods: V's own, then "area: METHOD where REGIONS" (regions'
  * names, blanks as '_', joined by "_or_"), the weights in a CF
  * comment. */
@@ -239,8 +183,8 @@ int stat_write_nc(const stat_req *r, int out)
     free(ids);
     for (int i = 0; i < no; i++) {
         int cg, cv;
-        if (find_coord(parent, dimids[i], &cg, &cv) &&
-            copy_coord(cg, cv, r->ostart[i], r->ocount[i], out, odims[i]))
+        if (copy_find_coord(parent, dimids[i], &cg, &cv) &&
+            copy_coord_slice(cg, cv, r->ostart[i], r->ocount[i], out, odims[i]))
             return -1;
     }
     if (copy_atts(r->in_ncid, NC_GLOBAL, out,
