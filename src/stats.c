@@ -34,6 +34,48 @@ static int stored_allowed(void)
     return stats_use_stored && !(e && strcmp(e, "values") == 0);
 }
 
+/* A weight variable as found from v's group up (statstore_weights_var):
+ * where it is, its type, value size and fill value, and the raster
+ * variable it is when it is stored by region itself. */
+typedef struct weight_var {
+    int g, wv;
+    nc_type t;
+    size_t wel;
+    unsigned char fill[8];
+    raster_var *rw;
+} weight_var;
+
+static int weight_find(raster_var *v, const char *name, weight_var *w)
+{
+    int rc = file_netcdf(v->file);
+    if (rc)
+        return rc;
+    lazy_lock(v->file);
+    rc = statstore_weights_var(v, name, &w->g, &w->wv, &w->t, &w->wel,
+                               w->fill);
+    lazy_unlock(v->file);
+    w->rw = rc ? NULL : raster_var_by_varid(v->file, w->g, w->wv);
+    return rc;
+}
+
+/* The weights' box start/count (2-D) into raw: through raster when they
+ * are stored by region, else through netCDF under the file's lock (a
+ * handle may be read from several threads, raster.h; raster_var_get's
+ * threads take the lock themselves). */
+static int weight_box(raster_var *v, const weight_var *w, const char *name,
+                      const size_t *start, const size_t *count, void *raw)
+{
+    if (w->rw)
+        return raster_var_get(w->rw, start, count, NULL, raw);
+    lazy_lock(v->file);
+    int st = nc_get_vara(w->g, w->wv, start, count, raw);
+    lazy_unlock(v->file);
+    return st == NC_NOERR ? RASTER_OK
+                          : raster_fail_nc(RASTER_ENETCDF, st, "reading "
+                                           "weights %s: %s", name,
+                                           nc_strerror(st));
+}
+
 /* Reads weight variable `name` at the packed cells of the selected
  * regions (ys/xs of raster_region_cells), as doubles, NaN where its
  * value is its fill value or NaN. netCDF is called under the file's lock
@@ -42,17 +84,11 @@ static int stored_allowed(void)
 static int read_weights(raster_var *v, const int32_t *ids, size_t nids,
                         const char *name, size_t n, double *w)
 {
-    int rc = file_netcdf(v->file), g = -1, wv = -1, st = NC_NOERR;
-    nc_type t = NC_NAT;
-    size_t wel = 0;
-    unsigned char fill[8];
+    weight_var wv;
+    int rc = weight_find(v, name, &wv);
     if (rc)
         return rc;
-    lazy_lock(v->file);
-    rc = statstore_weights_var(v, name, &g, &wv, &t, &wel, fill);
-    lazy_unlock(v->file);
-    if (rc)
-        return rc;
+    size_t wel = wv.wel;
     size_t box[4];
     if ((rc = raster_region_bbox(v, ids, nids, box)) != RASTER_OK)
         return rc;
@@ -68,24 +104,11 @@ static int read_weights(raster_var *v, const int32_t *ids, size_t nids,
     if ((rc = raster_region_cells(v, ids, nids, ys, xs)) != RASTER_OK)
         goto out;
     size_t start[2] = {box[0], box[1]}, count[2] = {bh, bw};
-    /* weights stored by region themselves are read through raster */
-    raster_var *rw = raster_var_by_varid(v->file, g, wv);
-    if (rw) {
-        if ((rc = raster_var_get(rw, start, count, NULL, raw)) != RASTER_OK)
-            goto out;
-    } else {
-        lazy_lock(v->file);
-        st = nc_get_vara(g, wv, start, count, raw);
-        lazy_unlock(v->file);
-    }
-    if (!rw && st != NC_NOERR) {
-        rc = raster_fail_nc(RASTER_ENETCDF, st, "reading weights %s: %s",
-                            name, nc_strerror(st));
+    if ((rc = weight_box(v, &wv, name, start, count, raw)) != RASTER_OK)
         goto out;
-    }
     for (size_t i = 0; i < n; i++) {
         size_t k = (ys[i] - box[0]) * bw + (xs[i] - box[1]);
-        stats_to_double(raw + k * wel, t, wel, fill, &w[i], 1);
+        stats_to_double(raw + k * wel, wv.t, wel, wv.fill, &w[i], 1);
     }
 out:
     raster_free(ys);
@@ -102,20 +125,14 @@ out:
 static int region_weight_crc(raster_var *v, size_t pos, const char *name,
                              uint32_t *crc)
 {
-    int rc = file_netcdf(v->file), g = -1, wv = -1, st;
-    nc_type t = NC_NAT;
-    size_t wel = 0;
-    unsigned char fill[8];
+    weight_var wv;
     *crc = 0;
-    if (rc)
-        return rc;
-    lazy_lock(v->file);
-    rc = statstore_weights_var(v, name, &g, &wv, &t, &wel, fill);
-    lazy_unlock(v->file);
+    int rc = weight_find(v, name, &wv);
     const region_run *u;
     size_t n;
     if (rc || (rc = regions_runs(v, pos, &u, &n)) != RASTER_OK || n == 0)
         return rc;
+    size_t wel = wv.wel;
     size_t x0 = SIZE_MAX, x1 = 0;
     for (size_t i = 0; i < n; i++) {
         /* grid order, as the table is written: the bands below rely on
@@ -133,7 +150,6 @@ static int region_weight_crc(raster_var *v, size_t pos, const char *name,
     if (!raw)
         return raster_fail(RASTER_ENOMEM, "out of memory reading weights "
                            "%s", name);
-    raster_var *rw = raster_var_by_varid(v->file, g, wv);
     double buf[1024];
     uint32_t c = 0;
     for (size_t i = 0; i < n && rc == RASTER_OK;) {
@@ -141,21 +157,12 @@ static int region_weight_crc(raster_var *v, size_t pos, const char *name,
         size_t y0 = u[i].y, rows = u[n - 1].y + 1 - y0;
         rows = rows < band ? rows : band;
         size_t start[2] = {y0, x0}, count[2] = {rows, bw};
-        if (rw) {
-            rc = raster_var_get(rw, start, count, NULL, raw);
-        } else {
-            lazy_lock(v->file);
-            st = nc_get_vara(g, wv, start, count, raw);
-            lazy_unlock(v->file);
-            if (st != NC_NOERR)
-                rc = raster_fail_nc(RASTER_ENETCDF, st, "reading weights "
-                                    "%s: %s", name, nc_strerror(st));
-        }
+        rc = weight_box(v, &wv, name, start, count, raw);
         for (; rc == RASTER_OK && i < n && u[i].y < y0 + rows; i++)
             for (size_t k = 0; k < u[i].len; k += 1024) {
                 size_t m = u[i].len - k < 1024 ? u[i].len - k : 1024;
                 size_t at = (u[i].y - y0) * bw + (u[i].x - x0) + k;
-                stats_to_double(raw + at * wel, t, wel, fill, buf, m);
+                stats_to_double(raw + at * wel, wv.t, wel, wv.fill, buf, m);
                 c = crc32c(c, buf, m * sizeof *buf);
             }
     }
