@@ -582,6 +582,33 @@ static void test_adopt_refused(void **state)
 #define BY 200
 #define BX 200
 
+/* A new file `path` with d(t unlimited, y BY, x BX), double, of one
+ * region over the whole grid, base chunk shape `chunk`, its stores
+ * deflated at `level` (0: plain) with or without shuffle. */
+static raster_var *one_region_file(const char *path, const size_t *chunk,
+                                   int level, int shuffle, raster_file **rf)
+{
+    static int32_t one[BY * BX];
+    for (size_t i = 0; i < BY * BX; i++)
+        one[i] = 1;
+    RS(raster_create(path, rf));
+    int nc = raster_file_ncid(*rf), d[3];
+    NC(nc_def_dim(nc, "t", NC_UNLIMITED, &d[0]));
+    NC(nc_def_dim(nc, "y", BY, &d[1]));
+    NC(nc_def_dim(nc, "x", BX, &d[2]));
+    raster_mask *m;
+    RS(raster_mask_wrap(one, BY, BX, &m));
+    raster_var *v;
+    RS(raster_def_var(*rf, nc, "d", NC_DOUBLE, 3, d, chunk, m, &v));
+    raster_mask_free(m);
+    raster_compression c;
+    memset(&c, 0, sizeof c);
+    c.deflate_level = level;
+    c.shuffle = shuffle;
+    RS(raster_var_set_compression(v, &c));
+    return v;
+}
+
 /* Whole records of one big region: chunks of 320 KB, which direct.c
  * writes with H5Dwrite_chunk when plain; filtered, they must go through
  * netCDF (HDF5 deflates them), and read back equal. */
@@ -589,25 +616,9 @@ static void direct_case(int level, size_t *went)
 {
     char path[300];
     tmpdir_path(path, sizeof path, level ? "direct-d.nc" : "direct-p.nc");
-    static int32_t big[BY * BX];
-    for (size_t i = 0; i < BY * BX; i++)
-        big[i] = 1;
     raster_file *rf;
-    RS(raster_create(path, &rf));
-    int nc = raster_file_ncid(rf), d[3];
-    NC(nc_def_dim(nc, "t", NC_UNLIMITED, &d[0]));
-    NC(nc_def_dim(nc, "y", BY, &d[1]));
-    NC(nc_def_dim(nc, "x", BX, &d[2]));
-    raster_mask *m;
-    RS(raster_mask_wrap(big, BY, BX, &m));
-    raster_var *v;
     const size_t chunk[3] = {1, 50, 50};
-    RS(raster_def_var(rf, nc, "d", NC_DOUBLE, 3, d, chunk, m, &v));
-    raster_mask_free(m);
-    raster_compression c;
-    memset(&c, 0, sizeof c);
-    c.deflate_level = level;
-    RS(raster_var_set_compression(v, &c));
+    raster_var *v = one_region_file(path, chunk, level, 0, &rf);
     static double buf[2 * BY * BX], back[2 * BY * BX];
     for (size_t i = 0; i < 2 * BY * BX; i++)
         buf[i] = (double)(i % 977) * 0.25;
@@ -646,26 +657,9 @@ static void test_band_inflates_tiles(void **state)
     (void)state;
     char path[300];
     tmpdir_path(path, sizeof path, "band.nc");
-    static int32_t one[BY * BX];
-    for (size_t i = 0; i < BY * BX; i++)
-        one[i] = 1;
     raster_file *rf;
-    RS(raster_create(path, &rf));
-    int nc = raster_file_ncid(rf), d[3];
-    NC(nc_def_dim(nc, "t", NC_UNLIMITED, &d[0]));
-    NC(nc_def_dim(nc, "y", BY, &d[1]));
-    NC(nc_def_dim(nc, "x", BX, &d[2]));
-    raster_mask *m;
-    RS(raster_mask_wrap(one, BY, BX, &m));
-    raster_var *v;
     const size_t tile[3] = {2, 50, 50};
-    RS(raster_def_var(rf, nc, "d", NC_DOUBLE, 3, d, tile, m, &v));
-    raster_mask_free(m);
-    raster_compression c;
-    memset(&c, 0, sizeof c);
-    c.deflate_level = 1;
-    c.shuffle = 1;
-    RS(raster_var_set_compression(v, &c));
+    raster_var *v = one_region_file(path, tile, 1, 1, &rf);
     static double buf[2 * BY * BX];
     for (size_t i = 0; i < 2 * BY * BX; i++)
         buf[i] = (double)(i % 977) * 0.25;
