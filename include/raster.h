@@ -383,6 +383,31 @@ RASTER_API int raster_open(const char *path, int mode, raster_file **out);
  *  refused as in raster_open(). */
 RASTER_API int raster_attach(int ncid, int writable, raster_file **out);
 
+/*! raster_attach_view() :
+ *  Wraps a netCDF file the caller opened read-only (ncid) and whose open
+ *  did not see raster's storage groups (the preload shim hides them from
+ *  its read-only opens, which then cost what the plain file's does). The
+ *  raster variables are read through HDF5 alone as raster_open() reads
+ *  them, raster opens its own netCDF handle when a call first needs one,
+ *  and raster_var_by_varid() takes the caller's ids of the placeholders.
+ *  raster_close() leaves ncid open. $RASTER_NO_LEAN set: declined.
+ *  @return RASTER_OK and *out; RASTER_EFORMAT when the file cannot be read
+ *  this way (no raster variable, a placeholder that does not show its
+ *  stores' shape, any check the lean open makes), RASTER_EUNSUPPORTED for
+ *  an in-memory file, RASTER_ENETCDF, RASTER_ENOMEM. The caller then opens
+ *  the file whole and uses raster_attach(). */
+RASTER_API int raster_attach_view(int ncid, raster_file **out);
+
+/*! raster_is_storage_link() :
+ *  @return 1 when the hard link `name` of HDF5 group `loc` (a hid_t) leads
+ *  to one of raster's storage groups (or one a failed definition left,
+ *  which readers skip), 0 otherwise. Only links named as raster names its
+ *  groups (raster_*) are looked at: a storage group renamed since is not
+ *  recognised (raster_attach_view() refuses a handle that shows one). For
+ *  programs that walk a file through HDF5 and want only the program's own
+ *  objects; the shim hides storage from netCDF's read-only opens with it. */
+RASTER_API int raster_is_storage_link(int64_t loc, const char *name);
+
 /*! raster_file_for_ncid() :
  *  @return the raster_file attached (raster_attach(), which the preload shim
  *  uses at nc_open/nc_create) to the netCDF file that group `ncid` belongs

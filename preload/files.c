@@ -34,6 +34,7 @@ struct shim_file {
     int *hidden;        /* files_hidden_dims */
     size_t nhidden;
     int hidden_known;   /* 0: look again */
+    int view;           /* netCDF's handle does not show the storage */
     struct shim_file *next;
 };
 
@@ -43,13 +44,14 @@ struct shim_file {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static shim_file *files;
 
-int files_add(int ncid, raster_file *rf)
+int files_add(int ncid, raster_file *rf, int view)
 {
     shim_file *sf = calloc(1, sizeof *sf);
     if (!sf)
         return NC_ENOMEM;
     sf->root = ROOT_OF(ncid);
     sf->rf = rf;
+    sf->view = view;
     pthread_mutex_lock(&lock);
     sf->next = files;
     files = sf;
@@ -335,12 +337,43 @@ static int ascending(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A view's hidden ids: netCDF takes a dimension's id from the file
+ * (_Netcdf4Dimid), so the storage's dimensions, unseen, leave gaps among
+ * the ids of the dimensions it shows. The gaps up to the largest shown id
+ * are the ones to number around, as find_hidden's would be. */
+static int find_gaps(int root, int **ids, size_t *n)
+{
+    int *shown = NULL;
+    size_t count = 0, cap = 0;
+    int st = find_hidden(root, 1, &shown, &count, &cap);
+    if (st == NC_NOERR && count > 1)
+        qsort(shown, count, sizeof *shown, ascending);
+    size_t top = count ? (size_t)shown[count - 1] + 1 : 0;
+    int *gaps = st == NC_NOERR && top > count
+                    ? malloc((top - count) * sizeof *gaps)
+                    : NULL;
+    if (st == NC_NOERR && top > count && !gaps)
+        st = NC_ENOMEM;
+    size_t ng = 0, k = 0;
+    for (int id = 0; gaps && (size_t)id < top; id++) {
+        if (k < count && shown[k] == id)
+            k++;
+        else
+            gaps[ng++] = id;
+    }
+    free(shown);
+    *ids = gaps;
+    *n = st == NC_NOERR ? ng : 0;
+    return st;
+}
+
 int files_hidden_dims(shim_file *sf, const int **ids, size_t *n)
 {
     if (!sf->hidden_known) {
         int *found = NULL;
         size_t count = 0, cap = 0;
-        int st = find_hidden(sf->root, 0, &found, &count, &cap);
+        int st = sf->view ? find_gaps(sf->root, &found, &count)
+                          : find_hidden(sf->root, 0, &found, &count, &cap);
         if (st != NC_NOERR) {
             free(found);
             return st;

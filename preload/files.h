@@ -15,8 +15,9 @@
 
 typedef struct shim_file shim_file;
 
-/* Registers file `ncid` (a root id). `rf` is owned from now on. */
-int files_add(int ncid, raster_file *rf);
+/* Registers file `ncid` (a root id). `rf` is owned from now on. `view`:
+ * netCDF's handle does not show raster's storage (raster_attach_view). */
+int files_add(int ncid, raster_file *rf, int view);
 
 /* The state of the file holding group `ncid`, or NULL. */
 shim_file *files_find(int ncid);

@@ -23,6 +23,7 @@
 
 #include "config.h"
 #include "files.h"
+#include "hide.h"
 #include "ncapi.h"
 #include "raster.h"
 #include "real.h"
@@ -105,7 +106,7 @@ static int after_open(int status, int ncid, int writable, const char *path,
         raster_close(rf);
         return status;
     }
-    if (files_add(ncid, rf) != NC_NOERR) {
+    if (files_add(ncid, rf, 0) != NC_NOERR) {
         raster_close(rf);
         shim_log(LOG_WARN, "%s: out of memory; raster variables unavailable",
                  path);
@@ -129,9 +130,54 @@ SHIM_API int nc__create(const char *path, int cmode, size_t initialsz,
     return on && ncidp ? after_open(st, *ncidp, 1, path, 1) : st;
 }
 
+/* A read-only open of a file on disk, with raster's storage groups kept
+ * out of netCDF's view (hide.c): netCDF then opens what the plain file
+ * holds, at the plain file's cost, and raster reads the storage through
+ * HDF5 (raster_attach_view). A file raster cannot read that way is opened
+ * again whole, as any writable open is. The serial flavour only: a file
+ * written in parallel may keep its placeholder shorter than its data. */
+static int view_wanted(int mode)
+{
+#ifdef RASTER_MPI
+    (void)mode;
+    return 0;
+#else
+    return !(mode & (NC_WRITE | NC_DISKLESS | NC_INMEMORY)) &&
+           hide_install();
+#endif
+}
+
+static int open_real(const char *path, int mode, size_t *hint, int *ncidp)
+{
+    return hint ? CALL_REAL(nc__open, (path, mode, hint, ncidp))
+                : CALL_REAL(nc_open, (path, mode, ncidp));
+}
+
+static int open_view(const char *path, int mode, size_t *hint, int *ncidp)
+{
+    hide_begin();
+    int st = open_real(path, mode, hint, ncidp);
+    size_t hidden = hide_end();
+    if (st != NC_NOERR || hidden == 0) /* no storage: nothing for raster */
+        return st;
+    raster_file *rf;
+    int rc = raster_attach_view(*ncidp, &rf);
+    if (rc == RASTER_OK && files_add(*ncidp, rf, 1) == NC_NOERR)
+        return st;
+    if (rc == RASTER_OK)
+        raster_close(rf);
+    else
+        shim_log(LOG_DEBUG, "%s: opened whole: %s", path, raster_errmsg());
+    CALL_REAL(nc_close, (*ncidp));
+    st = open_real(path, mode, hint, ncidp);
+    return after_open(st, *ncidp, 0, path, 0);
+}
+
 SHIM_API int nc_open(const char *path, int mode, int *ncidp)
 {
     int on = shim_on(); /* first: registers raster's filter */
+    if (on && ncidp && view_wanted(mode))
+        return open_view(path, mode, NULL, ncidp);
     int st = CALL_REAL(nc_open, (path, mode, ncidp));
     return on && ncidp
                ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
@@ -142,6 +188,8 @@ SHIM_API int nc__open(const char *path, int mode, size_t *chunksizehintp,
                       int *ncidp)
 {
     int on = shim_on(); /* first: registers raster's filter */
+    if (on && ncidp && chunksizehintp && view_wanted(mode))
+        return open_view(path, mode, chunksizehintp, ncidp);
     int st = CALL_REAL(nc__open, (path, mode, chunksizehintp, ncidp));
     return on && ncidp
                ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)

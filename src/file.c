@@ -85,7 +85,7 @@ raster_file *raster_file_for_ncid(int ncid)
 {
     pthread_mutex_lock(&attached_lock);
     raster_file *f = attached;
-    while (f && (f->ncid & ~0xffff) != (ncid & ~0xffff))
+    while (f && (f->caller_ncid & ~0xffff) != (ncid & ~0xffff))
         f = f->next_attached;
     pthread_mutex_unlock(&attached_lock);
     return f;
@@ -153,6 +153,7 @@ static int file_new(int ncid, int own, int writable, const char *path,
     }
     f->magic = FILE_MAGIC;
     f->ncid = ncid;
+    f->caller_ncid = ncid;
     f->own_ncid = own;
     f->writable = writable;
     f->fd = -1;
@@ -290,6 +291,51 @@ int raster_attach(int ncid, int writable, raster_file **out)
     rc = file_load(f);
     if (rc) {
         file_free(f);
+        return rc;
+    }
+    pthread_mutex_lock(&attached_lock);
+    f->next_attached = attached;
+    attached = f;
+    pthread_mutex_unlock(&attached_lock);
+    *out = f;
+    return RASTER_OK;
+}
+
+int raster_attach_view(int ncid, raster_file **out)
+{
+    if (!out)
+        return raster_fail(RASTER_EINVAL, "output pointer is NULL");
+    *out = NULL;
+    if (getenv("RASTER_NO_LEAN"))
+        return raster_fail(RASTER_EUNSUPPORTED, "RASTER_NO_LEAN is set");
+    size_t len;
+    int fmt, mode = 0, st = nc_inq_format_extended(ncid, &fmt, &mode);
+    if (st == NC_NOERR && (mode & (NC_INMEMORY | NC_DISKLESS)))
+        return raster_fail(RASTER_EUNSUPPORTED, "a view needs a file on "
+                           "disk");
+    if (st == NC_NOERR)
+        st = nc_inq_path(ncid, &len, NULL);
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "attaching: %s",
+                              nc_strerror(st));
+    char *path = raster_malloc(len + 1);
+    if (!path)
+        return raster_fail(RASTER_ENOMEM, "out of memory attaching");
+    st = nc_inq_path(ncid, &len, path);
+    path[len] = '\0';
+    raster_file *f = NULL;
+    int rc = st != NC_NOERR
+                 ? raster_fail_nc(RASTER_ENETCDF, st, "attaching: %s",
+                                  nc_strerror(st))
+                 : file_new(-1, 1, 0, path, &f);
+    raster_free(path);
+    if (rc == RASTER_OK)
+        rc = lean_open(f);
+    if (rc == RASTER_OK)
+        rc = ncbind_view(f, ncid);
+    if (rc) {
+        if (f)
+            file_free(f);
         return rc;
     }
     pthread_mutex_lock(&attached_lock);
@@ -452,6 +498,12 @@ int raster_var_find(const raster_file *f, const char *name, raster_var **out)
 
 raster_var *raster_var_by_varid(const raster_file *f, int parent, int varid)
 {
+    if (file_ok(f) && f->view) { /* the caller's ids: no netCDF needed */
+        for (raster_var *v = f->vars; v; v = v->next)
+            if (v->view_parent == parent && v->view_varid == varid)
+                return v;
+        return NULL;
+    }
     if (!file_ok(f) || file_netcdf((raster_file *)f) != RASTER_OK)
         return NULL;
     for (raster_var *v = f ? f->vars : NULL; v; v = v->next)

@@ -310,6 +310,11 @@ static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
              fileio_extent(p, dims, maxdims) == d->ndims &&
              coords_are(p, d->dimids, d->ndims) &&
              H5Aexists(p, "_Netcdf4Dimid") == 0;
+    /* a placeholder written in parallel, or one another variable's later
+     * records outgrew, is shorter than the variable */
+    d->placeholder_fits = ok;
+    for (int i = 0; ok && i < d->ndims; i++)
+        d->placeholder_fits &= dims[i] == d->outer[i];
     /* its _FillValue when of its type and one value, as meta_load takes
      * it (refusing it unreadable); netCDF's default otherwise */
     convert_default_fill(d->xtype, d->fill);
@@ -596,4 +601,15 @@ int lean_open(raster_file *f)
     }
     H5Eset_auto2(H5E_DEFAULT, efunc, edata);
     return rc;
+}
+
+int raster_is_storage_link(int64_t loc, const char *name)
+{
+    /* raster names every group it makes raster_*: other links are not
+     * looked at (each look opens the object, a tenth of a plain open) */
+    if (!name || strncmp(name, "raster_", 7) != 0)
+        return 0;
+    /* an object without the attribute answers 0, a failure below 0 */
+    return H5Aexists_by_name((hid_t)loc, name, ATT_VERSION, H5P_DEFAULT) > 0 ||
+           H5Aexists_by_name((hid_t)loc, name, ATT_ABANDONED, H5P_DEFAULT) > 0;
 }

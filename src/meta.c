@@ -1698,6 +1698,7 @@ int meta_var_lean(raster_file *f, const meta_desc *d, raster_mask **mask,
     v->sums = d->sums;
     v->comp = d->comp;
     v->comp_fixed = 1;
+    v->placeholder_fits = d->placeholder_fits;
     v->mask = *mask;
     *mask = NULL;
     rc = regions_from_summary(v, summary, len);

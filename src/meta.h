@@ -80,6 +80,7 @@ typedef struct meta_desc {
     unsigned char fill[8];
     int sums;                  /* the tables carry checksums (integrity.h) */
     raster_compression comp;   /* the placeholder's (compress.h) */
+    int placeholder_fits;      /* its extent is the variable's shape */
 } meta_desc;
 
 /* A read-only variable of format 3 from its description, its mask (taken

@@ -128,3 +128,47 @@ int file_netcdf(raster_file *f)
     pthread_mutex_unlock(&f->lean_lock);
     return rc;
 }
+
+/* The caller's ids of v's placeholder in handle ncid, whose open must
+ * not have seen v's storage group, and which must show the placeholder as
+ * the stores hold the variable (the lean open compared its extent and
+ * dimension ids; netCDF takes both from the file). */
+static int view_ids(int ncid, raster_var *v)
+{
+    char parent[4096]; /* lean.c's longest path */
+    const char *slash = strrchr(v->h5path, '/');
+    size_t n = slash ? (size_t)(slash - v->h5path) : 0;
+    if (n >= sizeof parent)
+        return raster_fail(RASTER_EFORMAT, "%s: path too long", v->name);
+    memcpy(parent, v->h5path, n);
+    parent[n] = '\0';
+    int g = ncid, varid, seen;
+    if (!v->placeholder_fits)
+        return raster_fail(RASTER_EFORMAT, "%s: %s: the placeholder is not "
+                           "the variable's shape", v->file->path, v->name);
+    if (nc_inq_grp_full_ncid(ncid, v->h5path, &seen) == NC_NOERR)
+        return raster_fail(RASTER_EFORMAT, "%s: %s: the caller's handle "
+                           "shows the storage", v->file->path, v->name);
+    int st = n ? nc_inq_grp_full_ncid(ncid, parent, &g) : NC_NOERR;
+    if (st == NC_NOERR)
+        st = nc_inq_varid(g, v->name, &varid);
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_EFORMAT, st, "%s: %s: the caller's "
+                              "handle does not show it (%s)", v->file->path,
+                              v->name, nc_strerror(st));
+    v->view_parent = g;
+    v->view_varid = varid;
+    return RASTER_OK;
+}
+
+int ncbind_view(raster_file *f, int ncid)
+{
+    for (raster_var *v = f->vars; v; v = v->next) {
+        int rc = view_ids(ncid, v);
+        if (rc)
+            return rc;
+    }
+    f->view = 1;
+    f->caller_ncid = ncid;
+    return RASTER_OK;
+}

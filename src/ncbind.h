@@ -11,4 +11,11 @@
  * netCDF on a variable's ids goes through it first. */
 int file_netcdf(raster_file *f);
 
+/* Binds lean file f as a view of the caller's handle `ncid`, whose netCDF
+ * open did not see raster's storage groups (the shim's read-only opens):
+ * each variable's placeholder ids there (raster_var_by_varid compares
+ * them), after checking that the placeholder shows the stores' type,
+ * dimension ids and lengths. RASTER_EFORMAT when one does not. */
+int ncbind_view(raster_file *f, int ncid);
+
 #endif

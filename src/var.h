@@ -118,6 +118,11 @@ struct raster_var {
     int varid;                 /* its placeholder variable there: same name,
                                   type and dimensions, never written, and
                                   carrying the variable's attributes */
+    /* a file attached as a view (raster_attach_view): the placeholder's
+     * ids in the caller's handle, which lookups by varid compare */
+    int view_parent, view_varid;
+    int placeholder_fits; /* lean opens: the placeholder's extent is the
+                             variable's shape, as netCDF shows it */
     size_t ny, nx;             /* the grid */
     size_t nregions;
     region_info *regions;      /* ascending ids */
@@ -246,6 +251,9 @@ struct raster_file {
     char *path;
     raster_var *vars;
     struct raster_file *next_attached; /* registry of raster_attach() */
+    int caller_ncid;  /* the ncid raster_file_for_ncid() finds it by */
+    int view;         /* raster_attach_view(): the caller's handle does not
+                         see the storage; variables are found by view ids */
     struct raster_par *par; /* MPI state (parallel.c); NULL when serial */
     int tables_at_close; /* a parallel file: the mask and index tables are
                             written collectively, by every rank, at

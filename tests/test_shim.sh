@@ -254,4 +254,31 @@ assert len(bad) == 0, (len(bad), bad[:5])
 PY
 fi
 
+# ---- read-only opens: netCDF never sees the storage (views) ----------------
+# dimensions defined before and after a variable's storage, in the root and
+# a subgroup: a view numbers them as the plain file and a whole open do; a
+# placeholder another variable's record outgrew is opened whole instead
+if command -v /usr/bin/python3 > /dev/null && /usr/bin/python3 -c 'import netCDF4' 2>/dev/null; then
+    probe="$(dirname "$0")/view_probe.py"
+    /usr/bin/python3 "$probe" w "$tmp/view_plain.nc" "$basins" &&
+        RASTER_MASK="$basins:REGION_MASK" RASTER_VARS=T under /usr/bin/python3 \
+            "$probe" w "$tmp/view.nc" "$basins" || fail "view probe files"
+    /usr/bin/python3 "$probe" r "$tmp/view_plain.nc" > "$tmp/vp.txt" || fail "view probe, plain"
+    RASTER_LOG=debug under /usr/bin/python3 "$probe" r "$tmp/view.nc" > "$tmp/vv.txt" 2> "$tmp/vv.err" ||
+        fail "view probe under the shim"
+    RASTER_NO_LEAN=1 under /usr/bin/python3 "$probe" r "$tmp/view.nc" > "$tmp/vw.txt" ||
+        fail "view probe, whole open"
+    same "$tmp/vp.txt" "$tmp/vv.txt" "a view shows other dimensions or values than the plain file"
+    same "$tmp/vp.txt" "$tmp/vw.txt" "a whole open shows other dimensions or values than the plain file"
+    grep -q "opened whole" "$tmp/vv.err" && fail "the view was not taken: $(cat "$tmp/vv.err")" || ok
+    grep -q "bnds id 3 " "$tmp/vv.txt" && grep -q "/sub dim s id 4 " "$tmp/vv.txt" && ok ||
+        fail "view dimension ids: $(head -5 "$tmp/vv.txt")"
+    /usr/bin/python3 -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1],'a'); d['time_bnds'][2]=[2,3]; d.close()" "$tmp/view.nc"
+    RASTER_LOG=debug under /usr/bin/python3 "$probe" r "$tmp/view.nc" > "$tmp/vv.txt" 2> "$tmp/vv.err"
+    RASTER_NO_LEAN=1 under /usr/bin/python3 "$probe" r "$tmp/view.nc" > "$tmp/vw.txt" 2> /dev/null
+    same "$tmp/vw.txt" "$tmp/vv.txt" "a grown file reads otherwise than when opened whole"
+    grep -q "opened whole: .*placeholder is not the variable's shape" "$tmp/vv.err" && ok ||
+        fail "a grown placeholder taken as a view: $(cat "$tmp/vv.err")"
+fi
+
 report shim

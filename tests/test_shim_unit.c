@@ -88,6 +88,9 @@ static int attach_rc;   /* raster_attach's status */
 static size_t nvars = 1; /* raster_file_nvars */
 static int typed_rc;    /* raster_var_get_typed / put_typed */
 static int nc_status;   /* raster_nc_status */
+static int hide_on;     /* hide_install: opens may hide the storage */
+static size_t hidden_n; /* hide_end: storage groups the open skipped */
+static int view_rc;     /* raster_attach_view's status */
 
 static int setup(void **state)
 {
@@ -95,6 +98,8 @@ static int setup(void **state)
     ncalls = 0;
     forced = attach_rc = typed_rc = nc_status = 0;
     nvars = 1;
+    hide_on = view_rc = 0;
+    hidden_n = 0;
     return 0;
 }
 
@@ -535,6 +540,20 @@ int raster_attach(int ncid, int writable, raster_file **out)
     *out = FAKE_RF;
     return RASTER_OK;
 }
+
+int raster_attach_view(int ncid, raster_file **out)
+{
+    record("raster_attach_view", ncid, -1);
+    if (view_rc)
+        return view_rc;
+    *out = FAKE_RF;
+    return RASTER_OK;
+}
+
+/* hide.c, mocked: the hook on libnetcdf is the integration tests' */
+int hide_install(void) { return hide_on; }
+void hide_begin(void) { record("hide_begin", -1, -1); }
+size_t hide_end(void) { return hidden_n; }
 
 size_t raster_file_nvars(const raster_file *file)
 {
@@ -1205,6 +1224,54 @@ static void test_chunk_spec(void **state)
     assert_int_equal(nc_close(ncid), NC_NOERR);
 }
 
+/* A read-only open hides the storage from netCDF and attaches a view; a
+ * file without storage is left alone; a file the view cannot take is
+ * opened again whole; a writable open never hides. */
+static void test_view_open(void **state)
+{
+    (void)state;
+    hide_on = 1;
+    hidden_n = 2;
+    int ncid = open_raster();
+    assert_int_equal(count("hide_begin"), 1);
+    assert_int_equal(count("nc_open"), 1);
+    assert_int_equal(count("raster_attach_view"), 1);
+    assert_int_equal(last("raster_attach_view")->ncid, RFILE);
+    assert_int_equal(count("raster_attach"), 0);
+    size_t start[2] = {0, 0}, cnt[2] = {1, 1};
+    float f = 0;
+    assert_int_equal(nc_get_vara_float(ncid, RVAR, start, cnt, &f), NC_NOERR);
+    assert_int_equal(count("raster_var_get_typed"), 1); /* raster's read */
+    close_raster(ncid);
+
+    setup(NULL);
+    hide_on = 1; /* hidden_n 0: an ordinary file */
+    assert_int_equal(nc_open("plain.nc", NC_NOWRITE, &ncid), NC_NOERR);
+    assert_int_equal(count("raster_attach_view") + count("raster_attach"), 0);
+    assert_int_equal(nc_close(ncid), NC_NOERR);
+    assert_int_equal(count("raster_close"), 0);
+
+    setup(NULL);
+    hide_on = 1;
+    hidden_n = 1;
+    view_rc = RASTER_EFORMAT;
+    ncid = open_raster();
+    assert_int_equal(count("nc_open"), 2); /* the view, then whole */
+    assert_int_equal(count("nc_close"), 1);
+    assert_int_equal(count("raster_attach"), 1);
+    assert_int_equal(last("raster_attach")->i[0], 0);
+    close_raster(ncid);
+
+    setup(NULL);
+    hide_on = 1;
+    hidden_n = 1;
+    assert_int_equal(nc_open("raster.nc", NC_WRITE, &ncid), NC_NOERR);
+    assert_int_equal(count("hide_begin"), 0);
+    assert_int_equal(count("raster_attach"), 1);
+    assert_int_equal(last("raster_attach")->i[0], 1);
+    close_raster(ncid);
+}
+
 int main(void)
 {
     /* the shim's settings come from the environment: none here */
@@ -1216,6 +1283,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_plain_file_passes_through, setup),
         cmocka_unit_test_setup(test_netcdf4_without_raster_vars, setup),
+        cmocka_unit_test_setup(test_view_open, setup),
         cmocka_unit_test_setup(test_errors_propagate, setup),
         cmocka_unit_test_setup(test_filter_hidden, setup),
         cmocka_unit_test_setup(test_note_hidden, setup),
