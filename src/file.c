@@ -5,6 +5,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +138,7 @@ static void file_free(raster_file *f)
     fileio_cache_free(f);
     file_locks_destroy(f);
     raster_free(f->path);
+    raster_free(f->view_keys);
     f->magic = DEAD_MAGIC;
     raster_free(f);
 }
@@ -301,6 +303,59 @@ int raster_attach(int ncid, int writable, raster_file **out)
     return RASTER_OK;
 }
 
+/* The variables of a view checked at its open (lean_view_scan), loaded
+ * once, on the first call that needs them: through HDF5 (lean_open), or
+ * when that declines (a dimension renamed since, ...) through the file's
+ * own netCDF handle, as raster_open() would; RASTER_OK at once for any
+ * other file. A load that fails leaves the view without variables. */
+static int view_load_netcdf(raster_file *f);
+
+static int view_load(raster_file *f)
+{
+    if (!atomic_load(&f->view_pending))
+        return RASTER_OK;
+    int rc = RASTER_OK;
+    pthread_mutex_lock(&f->lean_lock);
+    if (atomic_load(&f->view_pending)) {
+        rc = lean_open(f);
+        if (rc && rc != RASTER_ENOMEM) /* lean declined: netCDF's way */
+            rc = view_load_netcdf(f);
+        if (rc == RASTER_OK)
+            rc = ncbind_view(f, f->caller_ncid, 1);
+        if (rc) {
+            char why[256];
+            snprintf(why, sizeof why, "%s", raster_errmsg());
+            var_list_free(&f->vars);
+            rc = raster_fail(rc, "%s: loading its raster variables: %s",
+                             f->path, why);
+        }
+        atomic_store(&f->view_pending, 0);
+    }
+    pthread_mutex_unlock(&f->lean_lock);
+    return rc;
+}
+
+static int view_load_netcdf(raster_file *f)
+{
+    int ncid, st = nc_open(f->path, NC_NOWRITE, &ncid);
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "opening %s: %s", f->path,
+                              nc_strerror(st));
+    f->ncid = ncid;
+    atomic_store(&f->lean, 0);
+    int rc = file_load(f);
+    if (rc == RASTER_OK && !f->vars)
+        rc = raster_fail(RASTER_EFORMAT, "%s holds no raster variable",
+                         f->path);
+    if (rc) {
+        var_list_free(&f->vars);
+        raster_nc_close(ncid);
+        f->ncid = -1;
+        atomic_store(&f->lean, 1);
+    }
+    return rc;
+}
+
 int raster_attach_view(int ncid, raster_file **out)
 {
     if (!out)
@@ -329,10 +384,21 @@ int raster_attach_view(int ncid, raster_file **out)
                                   nc_strerror(st))
                  : file_new(-1, 1, 0, path, &f);
     raster_free(path);
-    if (rc == RASTER_OK)
-        rc = lean_open(f);
-    if (rc == RASTER_OK)
-        rc = ncbind_view(f, ncid);
+    if (rc == RASTER_OK) {
+        /* checked now, loaded on first need; any doubt: loaded now, with
+         * the checks a lean open makes */
+        f->caller_ncid = ncid;
+        rc = lean_view_scan(f, ncid);
+        if (rc == RASTER_OK) {
+            f->view = 1;
+            atomic_store(&f->lean, 1); /* netCDF opened on first need */
+            atomic_store(&f->view_pending, 1);
+        } else if (rc != RASTER_ENOMEM) {
+            rc = lean_open(f);
+            if (rc == RASTER_OK)
+                rc = ncbind_view(f, ncid, 0);
+        }
+    }
     if (rc) {
         if (f)
             file_free(f);
@@ -361,8 +427,9 @@ static int fit_placeholder(raster_var *v)
             return raster_fail_nc(RASTER_ENETCDF, st, "%s: dimension %d: %s",
                                   v->name, i, nc_strerror(st));
     }
-    return placeholder_fit(fileio_dataset(v->file, v->parent, v->name),
-                           v->ndims, len, v->name);
+    int rc = placeholder_fit(fileio_dataset(v->file, v->parent, v->name),
+                             v->ndims, len, v->name);
+    return rc ? rc : meta_put_extent(v, len);
 }
 
 int raster_close(raster_file *f)
@@ -436,7 +503,10 @@ int raster_file_ncid(const raster_file *f)
 {
     if (!file_ok(f))
         return -1;
-    return file_netcdf((raster_file *)f) == RASTER_OK ? f->ncid : -1;
+    return view_load((raster_file *)f) == RASTER_OK &&
+                   file_netcdf((raster_file *)f) == RASTER_OK
+               ? f->ncid
+               : -1;
 }
 
 int raster_set_threads(int n)
@@ -466,14 +536,16 @@ int raster_file_set_format(raster_file *f, int version)
 size_t raster_file_nvars(const raster_file *f)
 {
     size_t n = 0;
-    for (raster_var *v = file_ok(f) ? f->vars : NULL; v; v = v->next)
+    for (raster_var *v = file_ok(f) && view_load((raster_file *)f) == RASTER_OK ? f->vars
+                                                                 : NULL;
+         v; v = v->next)
         n++;
     return n;
 }
 
 raster_var *raster_file_var(const raster_file *f, size_t i)
 {
-    raster_var *v = file_ok(f) ? f->vars : NULL;
+    raster_var *v = file_ok(f) && view_load((raster_file *)f) == RASTER_OK ? f->vars : NULL;
     while (v && i--)
         v = v->next;
     return v;
@@ -485,6 +557,9 @@ int raster_var_find(const raster_file *f, const char *name, raster_var **out)
         return raster_fail(RASTER_EINVAL, "NULL argument");
     if (!file_ok(f))
         return raster_fail(RASTER_EINVAL, "not an open raster file");
+    int rc = view_load((raster_file *)f);
+    if (rc)
+        return rc;
     for (raster_var *v = f->vars; v; v = v->next) {
         if (strcmp(v->name, name) == 0) {
             *out = v;
@@ -499,6 +574,15 @@ int raster_var_find(const raster_file *f, const char *name, raster_var **out)
 raster_var *raster_var_by_varid(const raster_file *f, int parent, int varid)
 {
     if (file_ok(f) && f->view) { /* the caller's ids: no netCDF needed */
+        if (atomic_load(&f->view_pending)) {
+            size_t i = 0;
+            while (i < f->nview && (f->view_keys[2 * i] != parent ||
+                                    f->view_keys[2 * i + 1] != varid))
+                i++;
+            /* only a placeholder's call loads the variables */
+            if (i == f->nview || view_load((raster_file *)f) != RASTER_OK)
+                return NULL;
+        }
         for (raster_var *v = f->vars; v; v = v->next)
             if (v->view_parent == parent && v->view_varid == varid)
                 return v;

@@ -186,8 +186,9 @@ static int unlimited_len(hid_t scale, hsize_t own, hsize_t *len)
 /* The dimension `name` with netCDF id `dimid` visible from group path
  * `grp` (it or an ancestor holds its scale): its length and whether it is
  * unlimited. */
-static int find_dim(hid_t fid, const char *grp, const char *name, int dimid,
-                    size_t *len, unsigned char *unlimited)
+static int find_dim(hid_t fid, int view_ncid, const char *grp,
+                    const char *name, int dimid, size_t *len,
+                    unsigned char *unlimited)
 {
     char path[PATH_BYTES];
     snprintf(path, sizeof path, "%s", grp);
@@ -205,7 +206,17 @@ static int find_dim(hid_t fid, const char *grp, const char *name, int dimid,
                 id == dimid && fileio_extent(d, dims, maxdims) == 1) {
                 hsize_t n = dims[0];
                 *unlimited = maxdims[0] == H5S_UNLIMITED;
-                rc = *unlimited ? unlimited_len(d, dims[0], &n) : RASTER_OK;
+                size_t vlen;
+                /* a checked view (lean_view_scan): the placeholder covers
+                 * the stores, so netCDF's answer there is the length */
+                if (*unlimited && view_ncid >= 0)
+                    rc = nc_inq_dimlen(view_ncid, dimid, &vlen) == NC_NOERR
+                             ? (n = vlen, RASTER_OK)
+                             : RASTER_EFORMAT;
+                else if (*unlimited)
+                    rc = unlimited_len(d, dims[0], &n);
+                else
+                    rc = RASTER_OK;
                 *len = (size_t)n;
             }
             if (d >= 0)
@@ -341,8 +352,8 @@ static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
 }
 
 /* The description attributes of group g (meta.c, load_description). */
-static int load_description(hid_t fid, hid_t g, const char *path,
-                            meta_desc *d, char *names)
+static int load_description(hid_t fid, int view_ncid, hid_t g,
+                            const char *path, meta_desc *d, char *names)
 {
     int version = 0, complete = 0;
     if (att_one(g, ATT_VERSION, NC_INT, &version) != 0 || version < 3 ||
@@ -374,8 +385,8 @@ static int load_description(hid_t fid, hid_t g, const char *path,
         n2 != (size_t)d->ndims)
         return raster_fail(RASTER_EFORMAT, "%s: unreadable description", path);
     for (int i = 0; i < d->ndims; i++) {
-        int rc = find_dim(fid, path, dimnames[i], d->dimids[i], &d->outer[i],
-                          &d->unlimited[i]);
+        int rc = find_dim(fid, view_ncid, path, dimnames[i], d->dimids[i],
+                          &d->outer[i], &d->unlimited[i]);
         if (rc == RASTER_ENOMEM)
             return rc;
         if (rc || ch[i] == 0 || ch[i] > SIZE_MAX)
@@ -415,7 +426,8 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
         rc = LEAN_FAIL("%s: no variable name or dimensions", path);
     d.name = name;
     if (rc == RASTER_OK)
-        rc = load_description(fid, g, path, &d, dims);
+        rc = load_description(fid, f->view ? f->caller_ncid : -1, g, path,
+                              &d, dims);
     if (rc == RASTER_OK)
         rc = load_placeholder(fid, parent, &d);
     if (rc == RASTER_OK)
@@ -561,7 +573,7 @@ static void start_netcdf(void) { netcdf_started = nc_initialize(); }
 
 int lean_open(raster_file *f)
 {
-    if (!f->path || f->writable || f->vars || f->h5 >= 0)
+    if (!f->path || f->writable || f->vars)
         return raster_fail(RASTER_EINVAL, "no file for a lean open");
     /* netCDF's own start first: it turns HDF5's error printing off, which
      * must not happen later inside a call that turned it off for a while
@@ -612,4 +624,152 @@ int raster_is_storage_link(int64_t loc, const char *name)
     /* an object without the attribute answers 0, a failure below 0 */
     return H5Aexists_by_name((hid_t)loc, name, ATT_VERSION, H5P_DEFAULT) > 0 ||
            H5Aexists_by_name((hid_t)loc, name, ATT_ABANDONED, H5P_DEFAULT) > 0;
+}
+
+/* ---- views: the storage checked now, the variables loaded on first need */
+
+typedef struct scan {
+    raster_file *f;
+    int grp;   /* the caller's netCDF group whose HDF5 group is walked */
+    int rc;
+} scan;
+
+static int add_key(raster_file *f, int grp, int varid)
+{
+    int *grown = raster_reallocarray(f->view_keys, 2 * (f->nview + 1),
+                                     sizeof *grown);
+    if (!grown)
+        return raster_fail(RASTER_ENOMEM, "out of memory opening %s",
+                           f->path);
+    f->view_keys = grown;
+    grown[2 * f->nview] = grp;
+    grown[2 * f->nview + 1] = varid;
+    f->nview++;
+    return RASTER_OK;
+}
+
+/* A storage group the caller's open did not see: complete, with the
+ * extent its last serial close recorded, and a placeholder of that extent
+ * (so that the caller's netCDF shows the variable's shape). */
+static int check_storage(scan *s, hid_t parent, hid_t g, const char *name)
+{
+    int complete = 0;
+    unsigned long long ext[RASTER_MAX_DIMS];
+    size_t n = 0, nlen = 0;
+    char *var = NULL;
+    int rc = att_one(g, ATT_COMPLETE, NC_INT, &complete) == 0 &&
+                     complete == 1 &&
+                     fileio_att(g, ATT_EXTENT, NC_UINT64, ext,
+                                RASTER_MAX_DIMS, &n) == 0 &&
+                     n >= 2
+                 ? att_text(g, ATT_VARIABLE, &var, &nlen)
+                 : LEAN_FAIL("%s: not complete, or no extent", name);
+    hid_t p = rc == RASTER_OK && strlen(var) == nlen &&
+                      is_kind(parent, var, H5O_TYPE_DATASET)
+                  ? H5Dopen2(parent, var, H5P_DEFAULT)
+                  : -1;
+    hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
+    int same = p >= 0 && fileio_extent(p, dims, maxdims) == (int)n;
+    for (size_t i = 0; same && i < n; i++)
+        same = dims[i] == ext[i];
+    if (p >= 0)
+        H5Dclose(p);
+    int varid;
+    if (rc == RASTER_OK &&
+        (!same || nc_inq_varid(s->grp, var, &varid) != NC_NOERR))
+        rc = LEAN_FAIL("%s: placeholder not of the recorded extent", name);
+    if (rc == RASTER_OK)
+        rc = add_key(s->f, s->grp, varid);
+    raster_free(var);
+    return rc;
+}
+
+static herr_t scan_link(hid_t g, const char *name, const H5L_info_t *info,
+                        void *arg)
+{
+    scan *s = arg;
+    if (info->type != H5L_TYPE_HARD || strncmp(name, "raster_", 7) != 0 ||
+        !is_kind(g, name, H5O_TYPE_GROUP))
+        return 0;
+    hid_t c = H5Gopen2(g, name, H5P_DEFAULT);
+    if (c < 0) {
+        s->rc = LEAN_FAIL("%s: unreadable group", name);
+        return -1;
+    }
+    if (H5Aexists(c, ATT_VERSION) > 0)
+        s->rc = check_storage(s, g, c, name);
+    H5Gclose(c);
+    return s->rc == RASTER_OK ? 0 : -1;
+}
+
+/* The storage groups beside the objects of the caller's group grp (and of
+ * the groups below it): every one raster names, checked; a group the
+ * caller's handle shows must not be raster's. */
+static int scan_group(raster_file *f, hid_t fid, int grp)
+{
+    size_t len;
+    char *path = NULL;
+    int ng = 0, rc = RASTER_OK;
+    if (nc_inq_grpname_full(grp, &len, NULL) != NC_NOERR ||
+        !(path = raster_malloc(len + 1)) ||
+        nc_inq_grpname_full(grp, NULL, path) != NC_NOERR ||
+        nc_inq_grps(grp, &ng, NULL) != NC_NOERR) {
+        raster_free(path);
+        return path ? LEAN_FAIL("%s: a group netCDF cannot name", f->path)
+                    : raster_fail(RASTER_ENOMEM, "out of memory opening %s",
+                                  f->path);
+    }
+    hid_t g = H5Gopen2(fid, path, H5P_DEFAULT);
+    raster_free(path);
+    scan s = {f, grp, RASTER_OK};
+    hsize_t at = 0;
+    if (g < 0 || (H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &at, scan_link,
+                             &s) < 0 &&
+                  s.rc == RASTER_OK))
+        s.rc = LEAN_FAIL("%s: unreadable group", f->path);
+    if (g >= 0)
+        H5Gclose(g);
+    int *kids = s.rc == RASTER_OK && ng > 0
+                    ? raster_reallocarray(NULL, (size_t)ng, sizeof *kids)
+                    : NULL;
+    if (s.rc == RASTER_OK && ng > 0 && !kids)
+        s.rc = raster_fail(RASTER_ENOMEM, "out of memory opening %s",
+                           f->path);
+    if (kids && nc_inq_grps(grp, NULL, kids) != NC_NOERR)
+        s.rc = LEAN_FAIL("%s: unreadable groups", f->path);
+    for (int i = 0; kids && s.rc == RASTER_OK && i < ng; i++) {
+        nc_type type;
+        size_t n;
+        if (nc_inq_att(kids[i], NC_GLOBAL, ATT_VERSION, &type, &n) ==
+            NC_NOERR)
+            s.rc = LEAN_FAIL("%s: a storage group the caller sees",
+                             f->path);
+        else
+            s.rc = scan_group(f, fid, kids[i]);
+    }
+    raster_free(kids);
+    rc = s.rc;
+    return rc;
+}
+
+int lean_view_scan(raster_file *f, int ncid)
+{
+    if (!f->path || f->writable || f->vars)
+        return raster_fail(RASTER_EINVAL, "no file for a view");
+    H5E_auto2_t efunc;
+    void *edata;
+    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures only decline */
+    hid_t fid = (hid_t)fileio_h5(f);
+    int rc = fid < 0 ? LEAN_FAIL("%s: not an HDF5 file", f->path)
+                     : scan_group(f, fid, ncid);
+    if (rc == RASTER_OK && f->nview == 0)
+        rc = LEAN_FAIL("%s holds no raster variable", f->path);
+    if (rc) {
+        raster_free(f->view_keys);
+        f->view_keys = NULL;
+        f->nview = 0;
+    }
+    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    return rc;
 }

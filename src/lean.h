@@ -25,4 +25,12 @@
  * other asks for the netCDF path (which gives the file's own errors). */
 int lean_open(raster_file *f);
 
+/* A view's open (raster_attach_view): the storage groups of f, whose
+ * caller's handle `ncid` shows none, are checked without loading them
+ * (complete, each placeholder of the extent recorded at the last serial
+ * close, ATT_EXTENT), and each placeholder's caller ids are kept in
+ * f->view_keys; lean_open() loads the variables on first need. Any doubt
+ * declines (RASTER_EFORMAT): the caller loads the file now instead. */
+int lean_view_scan(raster_file *f, int ncid);
+
 #endif

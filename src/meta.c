@@ -1381,8 +1381,29 @@ int meta_materialize(raster_var *v)
     return rc;
 }
 
+int meta_put_extent(raster_var *v, const size_t *shape)
+{
+    unsigned long long ext[RASTER_MAX_DIMS];
+    for (int i = 0; i < v->ndims; i++)
+        ext[i] = shape[i];
+    int st = nc_put_att_ulonglong(v->grpid, NC_GLOBAL, ATT_EXTENT, NC_UINT64,
+                                  (size_t)v->ndims, ext);
+    return st == NC_NOERR ? RASTER_OK
+                          : meta_ncfail(st, "writing the extent of", v->name);
+}
+
 int meta_mark_complete(raster_var *v, int complete)
 {
+    nc_type type;
+    size_t len;
+    /* records a writer adds may outgrow the placeholder (a parallel one
+     * never extends it): the extent holds only until the next close */
+    if (!complete &&
+        nc_inq_att(v->grpid, NC_GLOBAL, ATT_EXTENT, &type, &len) == NC_NOERR) {
+        int del = nc_del_att(v->grpid, NC_GLOBAL, ATT_EXTENT);
+        if (del != NC_NOERR)
+            return meta_ncfail(del, "removing the extent of", v->name);
+    }
     int st = put_int_att(v->grpid, NC_GLOBAL, ATT_COMPLETE, complete);
     return st == NC_NOERR ? RASTER_OK
                           : meta_ncfail(st, "writing the completeness marker of",

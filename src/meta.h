@@ -36,6 +36,9 @@ extern int meta_default_format;
 #define ATT_COMPLETE "raster_complete"
 #define ATT_VARIABLE "raster_variable"
 #define ATT_ABANDONED "raster_abandoned"
+/* the variable's shape at a serial writer's close, its placeholder fitted
+ * to it (FORMAT.md); removed when a writer marks the variable incomplete */
+#define ATT_EXTENT "raster_extent"
 
 /* Defines the group and stores of a raster variable `name` of group
  * `parent`, in format f->write_format, or with RASTER_FORMAT_AUTO in 3,
@@ -101,6 +104,10 @@ int meta_check_store(raster_var *v, size_t s);
  * the id recorded in the store (files with checksums, integrity.h) or in
  * its group. The Mixed_Chunks store, and format 2, pass. */
 int meta_store_region(const raster_var *v, size_t s, int varid);
+
+/* Records shape (v->ndims lengths) as the variable's extent at a serial
+ * close, after its placeholder was fitted to it (ATT_EXTENT). */
+int meta_put_extent(raster_var *v, const size_t *shape);
 
 /* Sets (1) or clears (0) the completeness marker. */
 int meta_mark_complete(raster_var *v, int complete);

@@ -117,14 +117,16 @@ static int bind_netcdf(raster_file *f)
     atomic_store_explicit(&f->lean, 0, memory_order_release);
     return RASTER_OK;
 }
+/* The variables of a view checked at its open (lean_view_scan), loaded
+ * once, on the first call that needs them; RASTER_OK at once otherwise.
+ * A load that fails leaves the view without variables. */
 int file_netcdf(raster_file *f)
 {
     if (!f || !atomic_load_explicit(&f->lean, memory_order_acquire))
         return RASTER_OK;
     pthread_mutex_lock(&f->lean_lock);
-    int rc = atomic_load_explicit(&f->lean, memory_order_relaxed)
-                 ? bind_netcdf(f)
-                 : RASTER_OK;
+    int rc = atomic_load_explicit(&f->lean, memory_order_relaxed) ? bind_netcdf(f)
+                                                              : RASTER_OK;
     pthread_mutex_unlock(&f->lean_lock);
     return rc;
 }
@@ -133,20 +135,34 @@ int file_netcdf(raster_file *f)
  * not have seen v's storage group, and which must show the placeholder as
  * the stores hold the variable (the lean open compared its extent and
  * dimension ids; netCDF takes both from the file). */
-static int view_ids(int ncid, raster_var *v)
+static int view_ids(int ncid, raster_var *v, int checked)
 {
     char parent[4096]; /* lean.c's longest path */
-    const char *slash = strrchr(v->h5path, '/');
-    size_t n = slash ? (size_t)(slash - v->h5path) : 0;
-    if (n >= sizeof parent)
-        return raster_fail(RASTER_EFORMAT, "%s: path too long", v->name);
-    memcpy(parent, v->h5path, n);
-    parent[n] = '\0';
+    size_t n = 0;
+    if (v->h5path) { /* loaded lean: its storage group's path */
+        const char *slash = strrchr(v->h5path, '/');
+        n = slash ? (size_t)(slash - v->h5path) : 0;
+        if (n >= sizeof parent)
+            return raster_fail(RASTER_EFORMAT, "%s: path too long", v->name);
+        memcpy(parent, v->h5path, n);
+        parent[n] = '\0';
+    } else { /* through netCDF: its group's */
+        int st = nc_inq_grpname_full(v->parent, &n, NULL);
+        if (st == NC_NOERR && n >= sizeof parent)
+            return raster_fail(RASTER_EFORMAT, "%s: path too long", v->name);
+        if (st == NC_NOERR)
+            st = nc_inq_grpname_full(v->parent, NULL, parent);
+        if (st != NC_NOERR)
+            return raster_fail_nc(RASTER_ENETCDF, st, "%s: %s", v->name,
+                                  nc_strerror(st));
+        n = strcmp(parent, "/") == 0 ? 0 : n;
+    }
     int g = ncid, varid, seen;
-    if (!v->placeholder_fits)
+    if (!checked && !v->placeholder_fits)
         return raster_fail(RASTER_EFORMAT, "%s: %s: the placeholder is not "
                            "the variable's shape", v->file->path, v->name);
-    if (nc_inq_grp_full_ncid(ncid, v->h5path, &seen) == NC_NOERR)
+    if (!checked && v->h5path &&
+        nc_inq_grp_full_ncid(ncid, v->h5path, &seen) == NC_NOERR)
         return raster_fail(RASTER_EFORMAT, "%s: %s: the caller's handle "
                            "shows the storage", v->file->path, v->name);
     int st = n ? nc_inq_grp_full_ncid(ncid, parent, &g) : NC_NOERR;
@@ -161,10 +177,10 @@ static int view_ids(int ncid, raster_var *v)
     return RASTER_OK;
 }
 
-int ncbind_view(raster_file *f, int ncid)
+int ncbind_view(raster_file *f, int ncid, int checked)
 {
     for (raster_var *v = f->vars; v; v = v->next) {
-        int rc = view_ids(ncid, v);
+        int rc = view_ids(ncid, v, checked);
         if (rc)
             return rc;
     }

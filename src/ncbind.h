@@ -15,7 +15,8 @@ int file_netcdf(raster_file *f);
  * open did not see raster's storage groups (the shim's read-only opens):
  * each variable's placeholder ids there (raster_var_by_varid compares
  * them), after checking that the placeholder shows the stores' type,
- * dimension ids and lengths. RASTER_EFORMAT when one does not. */
-int ncbind_view(raster_file *f, int ncid);
+ * dimension ids and lengths (`checked`: lean_view_scan() checked both
+ * already). RASTER_EFORMAT when one does not. */
+int ncbind_view(raster_file *f, int ncid, int checked);
 
 #endif

@@ -256,8 +256,10 @@ fi
 
 # ---- read-only opens: netCDF never sees the storage (views) ----------------
 # dimensions defined before and after a variable's storage, in the root and
-# a subgroup: a view numbers them as the plain file and a whole open do; a
-# placeholder another variable's record outgrew is opened whole instead
+# a subgroup: a view numbers them as the plain file and a whole open do,
+# also once another variable's record outgrew the placeholder; without the
+# extent its last close recorded (a parallel writer's file) the storage is
+# looked at, and a placeholder shorter than the stores is opened whole
 if command -v /usr/bin/python3 > /dev/null && /usr/bin/python3 -c 'import netCDF4' 2>/dev/null; then
     probe="$(dirname "$0")/view_probe.py"
     /usr/bin/python3 "$probe" w "$tmp/view_plain.nc" "$basins" &&
@@ -277,8 +279,12 @@ if command -v /usr/bin/python3 > /dev/null && /usr/bin/python3 -c 'import netCDF
     RASTER_LOG=debug under /usr/bin/python3 "$probe" r "$tmp/view.nc" > "$tmp/vv.txt" 2> "$tmp/vv.err"
     RASTER_NO_LEAN=1 under /usr/bin/python3 "$probe" r "$tmp/view.nc" > "$tmp/vw.txt" 2> /dev/null
     same "$tmp/vw.txt" "$tmp/vv.txt" "a grown file reads otherwise than when opened whole"
+    grep -q "opened whole" "$tmp/vv.err" && fail "a grown file not taken as a view: $(cat "$tmp/vv.err")" || ok
+    /usr/bin/python3 -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1],'a'); d['raster_T'].delncattr('raster_extent'); d.close()" "$tmp/view.nc"
+    RASTER_LOG=debug under /usr/bin/python3 "$probe" r "$tmp/view.nc" > "$tmp/vv.txt" 2> "$tmp/vv.err"
+    same "$tmp/vw.txt" "$tmp/vv.txt" "a file without its extent reads otherwise than when opened whole"
     grep -q "opened whole: .*placeholder is not the variable's shape" "$tmp/vv.err" && ok ||
-        fail "a grown placeholder taken as a view: $(cat "$tmp/vv.err")"
+        fail "a placeholder shorter than its variable taken as a view: $(cat "$tmp/vv.err")"
 fi
 
 report shim
