@@ -868,13 +868,19 @@ static void check_file_layout(scase *c)
     static const char *const atts[] = {
         "raster_format_version", "raster_variable", "raster_complete",
         "raster_type", "raster_dims", "raster_dimids", "raster_chunk",
-        "raster_regions", "raster_regions_columns", "raster_regions_crc32c"};
+        "raster_regions", "raster_regions_columns", "raster_regions_crc32c",
+        "raster_extent"};
     NC(nc_inq_natts(g, &natts));
-    assert_int_equal(natts, 10);
-    for (size_t i = 0; i < 10; i++) {
+    assert_int_equal(natts, 11);
+    for (size_t i = 0; i < 11; i++) {
         int id;
         NC(nc_inq_attid(g, NC_GLOBAL, atts[i], &id));
     }
+    /* the shape the close fitted the placeholder to (views trust it) */
+    unsigned long long rec[MAXD];
+    NC(nc_get_att_ulonglong(g, NC_GLOBAL, "raster_extent", rec));
+    for (int i = 0; i < c->ndims; i++)
+        assert_int_equal(rec[i], cur[i]);
     int ival, ids[MAXD];
     NC(nc_get_att_int(g, NC_GLOBAL, "raster_format_version", &ival));
     /* format 4 when the run is told to write it (TESTUTIL_FORMAT) */
