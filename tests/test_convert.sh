@@ -251,8 +251,10 @@ for path, names in [("", ["TEMP", "SSH"]), ("diag", ["HMXL"])]:
             "raster_format_version", "raster_variable", "raster_complete",
             "raster_type", "raster_dims", "raster_dimids", "raster_chunk",
             "raster_regions", "raster_regions_columns",
-            "raster_regions_crc32c"]), \
+            "raster_regions_crc32c", "raster_extent"]), \
             (n, s.ncattrs())  # no raster_varid any more
+        # the shape the close fitted the placeholder to
+        assert list(s.raster_extent) == list(p.shape), (n, s.raster_extent)
         # the regions' summary: what each region group's attributes say
         summ = np.asarray(s.raster_regions).reshape(-1, 8)
         assert len(summ) == len(s.groups) - 1, (n, summ)
