@@ -143,6 +143,22 @@ static void file_free(raster_file *f)
     raster_free(f);
 }
 
+/* Registers f, loaded with status rc, as attached to its caller's ncid
+ * and hands it out; a failed load frees it. */
+static int attached_add(int rc, raster_file *f, raster_file **out)
+{
+    if (rc) {
+        file_free(f);
+        return rc;
+    }
+    pthread_mutex_lock(&attached_lock);
+    f->next_attached = attached;
+    attached = f;
+    pthread_mutex_unlock(&attached_lock);
+    *out = f;
+    return RASTER_OK;
+}
+
 static int file_new(int ncid, int own, int writable, const char *path,
                     raster_file **out)
 {
@@ -290,17 +306,7 @@ int raster_attach(int ncid, int writable, raster_file **out)
     raster_free(path);
     if (rc)
         return rc;
-    rc = file_load(f);
-    if (rc) {
-        file_free(f);
-        return rc;
-    }
-    pthread_mutex_lock(&attached_lock);
-    f->next_attached = attached;
-    attached = f;
-    pthread_mutex_unlock(&attached_lock);
-    *out = f;
-    return RASTER_OK;
+    return attached_add(file_load(f), f, out);
 }
 
 /* The variables of a view checked at its open (lean_view_scan), loaded
@@ -399,17 +405,9 @@ int raster_attach_view(int ncid, raster_file **out)
                 rc = ncbind_view(f, ncid, 0);
         }
     }
-    if (rc) {
-        if (f)
-            file_free(f);
+    if (rc && !f)
         return rc;
-    }
-    pthread_mutex_lock(&attached_lock);
-    f->next_attached = attached;
-    attached = f;
-    pthread_mutex_unlock(&attached_lock);
-    *out = f;
-    return RASTER_OK;
+    return attached_add(rc, f, out);
 }
 
 /* The placeholder of v at v's extent, so that every part of it a reader
