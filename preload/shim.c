@@ -158,8 +158,10 @@ static int open_view(const char *path, int mode, size_t *hint, int *ncidp)
     hide_begin();
     int st = open_real(path, mode, hint, ncidp);
     size_t hidden = hide_end();
-    if (st != NC_NOERR || hidden == 0) /* no storage: nothing for raster */
+    if (st != NC_NOERR)
         return st;
+    if (hidden == 0) /* no storage raster named: looked for as ever */
+        return after_open(st, *ncidp, 0, path, 0);
     raster_file *rf;
     int rc = raster_attach_view(*ncidp, &rf);
     if (rc == RASTER_OK && files_add(*ncidp, rf, 1) == NC_NOERR)

@@ -275,6 +275,12 @@ if command -v /usr/bin/python3 > /dev/null && /usr/bin/python3 -c 'import netCDF
     grep -q "opened whole" "$tmp/vv.err" && fail "the view was not taken: $(cat "$tmp/vv.err")" || ok
     grep -q "bnds id 3 " "$tmp/vv.txt" && grep -q "/sub dim s id 4 " "$tmp/vv.txt" && ok ||
         fail "view dimension ids: $(head -5 "$tmp/vv.txt")"
+    # storage renamed without raster (no raster_* name to hide): found by
+    # its attributes, as ever
+    cp "$tmp/view.nc" "$tmp/view_ren.nc"
+    /usr/bin/python3 -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1],'a'); d.renameGroup('raster_T','store_of_T'); d.close()" "$tmp/view_ren.nc"
+    under /usr/bin/python3 "$probe" r "$tmp/view_ren.nc" > "$tmp/vr.txt" 2> /dev/null
+    same "$tmp/vp.txt" "$tmp/vr.txt" "a file whose storage was renamed reads otherwise than the plain file"
     /usr/bin/python3 -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1],'a'); d['time_bnds'][2]=[2,3]; d.close()" "$tmp/view.nc"
     RASTER_LOG=debug under /usr/bin/python3 "$probe" r "$tmp/view.nc" > "$tmp/vv.txt" 2> "$tmp/vv.err"
     RASTER_NO_LEAN=1 under /usr/bin/python3 "$probe" r "$tmp/view.nc" > "$tmp/vw.txt" 2> /dev/null
