@@ -229,8 +229,10 @@ static int file_load(raster_file *f)
         return rc;
     /* without an fd the netCDF path serves every read; the stores' byte
      * offsets are looked up when a read first touches a store */
-    if (!f->writable && f->path && f->vars) {
+    if (!f->writable && f->path && f->vars && f->fd < 0) {
         f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+        if (f->ident_known) /* a view's: the file it checked */
+            return file_unchanged(f);
         file_identity_record(f);
     }
     return RASTER_OK;
@@ -384,17 +386,27 @@ int raster_attach_view(int ncid, raster_file **out)
         return raster_fail(RASTER_ENOMEM, "out of memory attaching");
     st = nc_inq_path(ncid, &len, path);
     path[len] = '\0';
+    /* the variables load later: by a name a chdir does not change */
+    char *full = st == NC_NOERR ? realpath(path, NULL) : NULL;
     raster_file *f = NULL;
     int rc = st != NC_NOERR
                  ? raster_fail_nc(RASTER_ENETCDF, st, "attaching: %s",
                                   nc_strerror(st))
-                 : file_new(-1, 1, 0, path, &f);
+                 : file_new(-1, 1, 0, full ? full : path, &f);
+    free(full); /* realpath's, not raster_malloc's */
     raster_free(path);
     if (rc == RASTER_OK) {
         /* checked now, loaded on first need; any doubt: loaded now, with
          * the checks a lean open makes */
         f->caller_ncid = ncid;
         rc = lean_view_scan(f, ncid);
+        if (rc == RASTER_OK) { /* the file checked is the one read later */
+            f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
+            file_identity_record(f);
+            rc = f->fd >= 0 ? RASTER_OK
+                            : raster_fail(RASTER_EIO, "%s: cannot open",
+                                          f->path);
+        }
         if (rc == RASTER_OK) {
             f->view = 1;
             atomic_store(&f->lean, 1); /* netCDF opened on first need */

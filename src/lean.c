@@ -597,10 +597,12 @@ int lean_open(raster_file *f)
         H5Gclose(root);
     if (rc == RASTER_OK && !f->vars)
         rc = LEAN_FAIL("%s holds no raster variable", f->path);
-    if (rc == RASTER_OK) {
+    if (rc == RASTER_OK && f->fd < 0) {
         f->fd = open(f->path, O_RDONLY | O_CLOEXEC);
         if (f->fd < 0)
             rc = raster_fail(RASTER_EIO, "%s: cannot open", f->path);
+        else if (f->ident_known) /* a view's: the file it checked */
+            rc = file_unchanged(f);
         else
             file_identity_record(f);
     }

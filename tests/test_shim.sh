@@ -271,6 +271,9 @@ if command -v /usr/bin/python3 > /dev/null && /usr/bin/python3 -c 'import netCDF
     RASTER_NO_LEAN=1 under /usr/bin/python3 "$probe" r "$tmp/view.nc" > "$tmp/vw.txt" ||
         fail "view probe, whole open"
     same "$tmp/vp.txt" "$tmp/vv.txt" "a view shows other dimensions or values than the plain file"
+    (cd "$tmp" && under /usr/bin/python3 "$probe" r view.nc chdir) > "$tmp/vc.txt" ||
+        fail "view probe, relative path and chdir"
+    same "$tmp/vp.txt" "$tmp/vc.txt" "a view opened by a relative path reads otherwise after a chdir"
     same "$tmp/vp.txt" "$tmp/vw.txt" "a whole open shows other dimensions or values than the plain file"
     grep -q "opened whole" "$tmp/vv.err" && fail "the view was not taken: $(cat "$tmp/vv.err")" || ok
     grep -q "bnds id 3 " "$tmp/vv.txt" && grep -q "/sub dim s id 4 " "$tmp/vv.txt" && ok ||

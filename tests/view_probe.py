@@ -3,7 +3,10 @@ defined before and after a raster variable's storage, in the root group and
 in a subgroup, on the grid of MASK's REGION_MASK; run under the shim it
 is how test_shim.sh checks that a read-only open (a view) numbers the
 dimensions as a whole open and the plain file do.
-usage: view_probe.py w FILE MASK | view_probe.py r FILE"""
+usage: view_probe.py w FILE MASK | view_probe.py r FILE [chdir]
+(chdir: into / after the open, before any read: a view loads its
+variables at the first read, by the path it resolved at the open)"""
+import os
 import sys
 
 import netCDF4
@@ -46,6 +49,8 @@ if sys.argv[1] == "w":
     write(sys.argv[2], sys.argv[3])
 else:
     d = netCDF4.Dataset(sys.argv[2])
+    if sys.argv[3:] == ["chdir"]:
+        os.chdir("/")
     lines = []
     walk(d, lines)
     print("\n".join(lines))
