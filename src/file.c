@@ -387,7 +387,8 @@ int raster_attach_view(int ncid, raster_file **out)
     st = nc_inq_path(ncid, &len, path);
     path[len] = '\0';
     /* the variables load later: by a name a chdir does not change */
-    char *full = st == NC_NOERR ? realpath(path, NULL) : NULL;
+    char *full = st == NC_NOERR && path[0] != '/' ? realpath(path, NULL)
+                                                  : NULL;
     raster_file *f = NULL;
     int rc = st != NC_NOERR
                  ? raster_fail_nc(RASTER_ENETCDF, st, "attaching: %s",

@@ -666,9 +666,8 @@ static int check_storage(scan *s, hid_t parent, hid_t g, const char *name)
                      n >= 2
                  ? att_text(g, ATT_VARIABLE, &var, &nlen)
                  : LEAN_FAIL("%s: not complete, or no extent", name);
-    hid_t p = rc == RASTER_OK && strlen(var) == nlen &&
-                      is_kind(parent, var, H5O_TYPE_DATASET)
-                  ? H5Dopen2(parent, var, H5P_DEFAULT)
+    hid_t p = rc == RASTER_OK && strlen(var) == nlen
+                  ? H5Dopen2(parent, var, H5P_DEFAULT) /* errors are off */
                   : -1;
     hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
     int same = p >= 0 && fileio_extent(p, dims, maxdims) == (int)n;
