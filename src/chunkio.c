@@ -37,6 +37,7 @@
 #include "integrity.h"
 #include "meta.h"
 #include "ncbind.h"
+#include "parwrite.h"
 #include "state.h"
 #include "unfilter.h"
 
@@ -1627,6 +1628,8 @@ static int holdable(raster_var *v)
     return 1;
 }
 
+int chunkio_holdable(raster_var *v) { return holdable(v); }
+
 static uint64_t plane_index(const raster_var *v, const size_t *ostart)
 {
     uint64_t k = 0;
@@ -1696,6 +1699,12 @@ static int cmp_seq(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+int chunkio_hold(raster_var *v, const piece *p, size_t n,
+                 const size_t *ostart, const void *buf)
+{
+    return n ? pend_add(v, p, n, ostart, buf) : RASTER_OK;
+}
+
 /* Writes held-back entries e[0..n) as blocks of cells adjacent in their
  * store (none overlapping: merge set), or one by one. */
 static int pend_write_blocks(raster_var *v, const pent *e, size_t n,
@@ -1723,6 +1732,16 @@ static int pend_write_blocks(raster_var *v, const pent *e, size_t n,
             count[d] = block[d] = 1;
         start[no] = e[k].soff;
         block[no] = cells;
+#ifdef RASTER_MPI
+        if (v->file->par) { /* through netCDF, independently (parwrite.c) */
+            uint64_t at[RASTER_MAX_DIMS + 1];
+            for (int d = 0; d <= no; d++)
+                at[d] = start[d];
+            rc = par_put_held(v, e[k].store, at, cells, tmp);
+            k = j;
+            continue;
+        }
+#endif
         hid_t did = (hid_t)fileio_store_kept(v, e[k].store);
         hid_t fs = did >= 0 ? H5Dget_space(did) : -1;
         hid_t ms = H5Screate_simple(1, &hm, NULL);

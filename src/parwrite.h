@@ -38,6 +38,12 @@ int par_put(raster_var *v, piece *pieces, size_t npieces,
             const size_t *start, const size_t *count, const ptrdiff_t *stride,
             const void *data, size_t plane_cells);
 
+/* Writes `cells` held-back values (chunkio_flush) to store s of v from
+ * start (outer indices, then the first cell) with an independent netCDF
+ * call. */
+int par_put_held(raster_var *v, uint32_t s, const uint64_t *start,
+                 uint64_t cells, const void *data);
+
 /* 1 when a write of nothing must still reach par_put (the variable's
  * writes are collective, so the other ranks wait for this one). */
 int par_put_collective(const raster_var *v);
