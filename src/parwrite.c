@@ -46,6 +46,7 @@
 
 #include <limits.h>
 #include <netcdf_par.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -351,6 +352,10 @@ static int put_independent(plan *pl, size_t s, size_t skip_r, size_t skip_b)
     return RASTER_OK;
 }
 
+static atomic_size_t held_writes;
+
+size_t par_held_writes(void) { return atomic_load(&held_writes); }
+
 int par_put_held(raster_var *v, uint32_t s, const uint64_t *start,
                  uint64_t cells, const void *data)
 {
@@ -474,7 +479,10 @@ int par_put(raster_var *v, piece *pieces, size_t npieces,
         raster_free(vec);
         raster_free(writer);
         plan_free(&pl);
-        return chunkio_hold(v, pieces, npieces, start, data);
+        int hr = chunkio_hold(v, pieces, npieces, start, data);
+        if (hr == RASTER_OK)
+            atomic_fetch_add(&held_writes, 1);
+        return hr;
     }
     /* this rank's held writes go first; an error of theirs still leaves
      * this rank in the collective calls below */

@@ -44,6 +44,10 @@ int par_put(raster_var *v, piece *pieces, size_t npieces,
 int par_put_held(raster_var *v, uint32_t s, const uint64_t *start,
                  uint64_t cells, const void *data);
 
+/* Collective writes held back since the process started (the tests'
+ * proof that the path served them). */
+size_t par_held_writes(void);
+
 /* 1 when a write of nothing must still reach par_put (the variable's
  * writes are collective, so the other ranks wait for this one). */
 int par_put_collective(const raster_var *v);
