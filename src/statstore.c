@@ -236,14 +236,14 @@ static double fold_hi(double hi, double e0, double e1)
     return h0 > h1 ? h0 : h1;
 }
 
-/* x[i], x[i + 1] and x[BLOCK + i], x[BLOCK + i + 1] as four doubles: the
- * two lanes of two blocks */
+/* xa[i], xa[i + 1], xb[i], xb[i + 1] as four doubles: the two lanes of
+ * two blocks */
 __attribute__((target("avx2"))) static inline __m256d
-load_pair(const float *x, size_t i)
+load_pair(const float *xa, const float *xb, size_t i)
 {
-    double a, b; /* two floats each, x unaligned for doubles */
-    memcpy(&a, x + i, sizeof a);
-    memcpy(&b, x + BLOCK + i, sizeof b);
+    double a, b; /* two floats each, unaligned for doubles */
+    memcpy(&a, xa + i, sizeof a);
+    memcpy(&b, xb + i, sizeof b);
     return _mm256_cvtps_pd(_mm_castpd_ps(_mm_set_pd(b, a)));
 }
 
@@ -254,14 +254,17 @@ valid_lanes(__m256d v, __m256d fd)
                          _mm256_cmp_pd(v, fd, _CMP_NEQ_UQ));
 }
 
-/* Two whole blocks x[0, 2 * BLOCK) at once, 4 lanes of AVX2 = each
- * block's two scalar lanes of run_float: every lane makes exactly the
- * scalar lane's additions and products in its order (no FMA: the target
- * is avx2 alone), so the statistics are the same bits, at a third of the
- * time (two blocks' dependency chains interleaved, half the
- * instructions). */
+/* Two blocks of BLOCK values at once, xa for region accumulator ca
+ * first, then xb for cb (the same one when they follow each other in a
+ * run), 4 lanes of AVX2 = each block's two scalar lanes of run_float:
+ * every lane makes exactly the scalar lane's additions and products in
+ * its order (no FMA: the target is avx2 alone), so the statistics are
+ * the same bits, at a third of the time (two blocks' dependency chains
+ * interleaved, half the instructions). A shorter block comes padded with
+ * NaNs: left out, they add +0.0 to a lane, which changes no lane's sum
+ * (they start at +0.0, so none is ever -0.0). */
 __attribute__((target("avx2"))) static void
-run_pair(acc *c, const float *x, float fill, double *lo, double *hi)
+run_pair(acc *ca, const float *xa, acc *cb, const float *xb, float fill)
 {
     const __m256d fd = _mm256_set1_pd((double)fill);
     const __m256d pinf = _mm256_set1_pd(INFINITY);
@@ -269,7 +272,7 @@ run_pair(acc *c, const float *x, float fill, double *lo, double *hi)
     __m256d s = _mm256_setzero_pd(), q = _mm256_setzero_pd();
     __m256i cn = _mm256_setzero_si256();
     for (size_t i = 0; i < BLOCK; i += 2) {
-        __m256d v = load_pair(x, i), ok = valid_lanes(v, fd);
+        __m256d v = load_pair(xa, xb, i), ok = valid_lanes(v, fd);
         v = _mm256_and_pd(v, ok); /* left out: 0, as the scalar lane */
         cn = _mm256_sub_epi64(cn, _mm256_castpd_si256(ok));
         s = _mm256_add_pd(s, v);
@@ -280,13 +283,13 @@ run_pair(acc *c, const float *x, float fill, double *lo, double *hi)
     _mm256_storeu_pd(sv, s);
     _mm256_storeu_pd(qv, q);
     _mm256_storeu_si256((__m256i *)(void *)cv, cn);
-    uint64_t ca = cv[0] + cv[1], cb = cv[2] + cv[3];
+    uint64_t na = cv[0] + cv[1], nb = cv[2] + cv[3];
     double sa = sv[0] + sv[1], sb = sv[2] + sv[3];
-    double ma = ca ? sa / (double)ca : 0, mb = cb ? sb / (double)cb : 0;
+    double ma = na ? sa / (double)na : 0, mb = nb ? sb / (double)nb : 0;
     const __m256d mv = _mm256_set_pd(mb, mb, ma, ma);
     __m256d m = _mm256_setzero_pd(), vl = pinf, vh = ninf;
     for (size_t i = 0; i < BLOCK; i += 2) {
-        __m256d v = load_pair(x, i), ok = valid_lanes(v, fd);
+        __m256d v = load_pair(xa, xb, i), ok = valid_lanes(v, fd);
         __m256d d = _mm256_and_pd(_mm256_sub_pd(v, mv), ok);
         m = _mm256_add_pd(m, _mm256_mul_pd(d, d));
         /* min/max(a, b): a when a < b (a > b), else b, as the lanes */
@@ -297,14 +300,54 @@ run_pair(acc *c, const float *x, float fill, double *lo, double *hi)
     _mm256_storeu_pd(mq, m);
     _mm256_storeu_pd(lv, vl);
     _mm256_storeu_pd(hv, vh);
-    *lo = fold_lo(*lo, lv[0], lv[1]);
-    *hi = fold_hi(*hi, hv[0], hv[1]);
-    if (ca)
-        merge_block(c, ca, sa, qv[0] + qv[1], mq[0] + mq[1], ma);
-    *lo = fold_lo(*lo, lv[2], lv[3]);
-    *hi = fold_hi(*hi, hv[2], hv[3]);
-    if (cb)
-        merge_block(c, cb, sb, qv[2] + qv[3], mq[2] + mq[3], mb);
+    ca->lo = fold_lo(ca->lo, lv[0], lv[1]);
+    ca->hi = fold_hi(ca->hi, hv[0], hv[1]);
+    if (na)
+        merge_block(ca, na, sa, qv[0] + qv[1], mq[0] + mq[1], ma);
+    cb->lo = fold_lo(cb->lo, lv[2], lv[3]);
+    cb->hi = fold_hi(cb->hi, hv[2], hv[3]);
+    if (nb)
+        merge_block(cb, nb, sb, qv[2] + qv[3], mq[2] + mq[3], mb);
+}
+
+/* Float runs without weights, their blocks (as run_float cuts them) two
+ * at a time through run_pair, in order, whatever runs they belong to;
+ * a block shorter than BLOCK copied and padded with NaNs first. */
+__attribute__((target("avx2"))) static void
+pair_runs(acc *a, const float *x, float fill, const stats_run *runs,
+          size_t nruns)
+{
+    float pad[2][BLOCK];
+    const float *held = NULL;
+    acc *hacc = NULL;
+    for (size_t q = 0; q < nruns; q++) {
+        acc *c = &a[runs[q].reg];
+        size_t n = runs[q].len;
+        for (size_t b = 0; b < n; b += BLOCK) {
+            const float *blk = x + runs[q].start + b;
+            if (n - b < BLOCK) {
+                float *p = pad[held == pad[0]];
+                memcpy(p, blk, (n - b) * sizeof *p);
+                for (size_t i = n - b; i < BLOCK; i++)
+                    p[i] = NAN;
+                blk = p;
+            }
+            if (!held) {
+                held = blk;
+                hacc = c;
+            } else {
+                run_pair(hacc, held, c, blk, fill);
+                held = NULL;
+            }
+        }
+    }
+    if (held) { /* the last block alone, beside a block of nothing */
+        acc none = {.lo = INFINITY, .hi = -INFINITY};
+        float *p = pad[held == pad[0]];
+        for (size_t i = 0; i < BLOCK; i++)
+            p[i] = NAN;
+        run_pair(hacc, held, &none, p, fill);
+    }
 }
 
 /* 1 when this CPU has AVX2 (asked once) */
@@ -333,22 +376,12 @@ int statstore_paired(void)
 }
 
 /* run_all's unweighted path straight on float values (the fill value
- * left out): no slice of doubles written and read back. Two whole blocks
- * at a time go to run_pair where the CPU has AVX2 (the same bits). */
+ * left out): no slice of doubles written and read back. (pair_runs does
+ * the same two blocks at a time where the CPU has AVX2.) */
 static void run_float(acc *c, const float *x, float fill, size_t n)
 {
     double lo = c->lo, hi = c->hi;
-#ifdef PAIRED_BLOCKS
-    int paired = statstore_pair_blocks && have_avx2();
-#endif
     for (size_t b = 0; b < n; b += BLOCK) {
-#ifdef PAIRED_BLOCKS
-        if (paired && n - b >= 2 * BLOCK) {
-            run_pair(c, x + b, fill, &lo, &hi);
-            b += BLOCK;
-            continue;
-        }
-#endif
         size_t e = n - b < BLOCK ? n : b + BLOCK;
         double s0 = 0, s1 = 0, q0 = 0, q1 = 0, lo0 = lo, lo1 = lo,
                hi0 = hi, hi1 = hi;
@@ -419,6 +452,12 @@ static void each_run_raw(acc *a, const unsigned char *raw, int xtype,
     double buf[SLICE];
     float f;
     memcpy(&f, fill, xtype == NC_FLOAT ? sizeof f : 0);
+#ifdef PAIRED_BLOCKS
+    if (xtype == NC_FLOAT && !w && fn == run_all && statstore_paired()) {
+        pair_runs(a, (const float *)(const void *)raw, f, runs, nruns);
+        return;
+    }
+#endif
     for (size_t q = 0; q < nruns; q++) {
         size_t i = runs[q].start, j = i + runs[q].len;
         if (xtype == NC_FLOAT && !w && fn == run_all) {
