@@ -215,6 +215,8 @@ static void merge_block(acc *c, uint64_t cnt, double s, double q, double m,
     c->n += cnt;
 }
 
+static void run_float(acc *c, const float *x, float fill, size_t n);
+
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 #include <stdatomic.h>
@@ -285,6 +287,8 @@ run_pair(acc *ca, const float *xa, acc *cb, const float *xb, float fill)
     _mm256_storeu_si256((__m256i *)(void *)cv, cn);
     uint64_t na = cv[0] + cv[1], nb = cv[2] + cv[3];
     double sa = sv[0] + sv[1], sb = sv[2] + sv[3];
+    if (na == 0 && nb == 0)
+        return; /* all fill (land): no extremes, nothing to merge */
     double ma = na ? sa / (double)na : 0, mb = nb ? sb / (double)nb : 0;
     const __m256d mv = _mm256_set_pd(mb, mb, ma, ma);
     __m256d m = _mm256_setzero_pd(), vl = pinf, vh = ninf;
@@ -310,9 +314,16 @@ run_pair(acc *ca, const float *xa, acc *cb, const float *xb, float fill)
         merge_block(cb, nb, sb, qv[2] + qv[3], mq[2] + mq[3], mb);
 }
 
+/* Blocks shorter than this go the scalar way: padded, they would cost a
+ * whole block's work (coasts make many short runs). */
+#define PAD_MIN 48
+
 /* Float runs without weights, their blocks (as run_float cuts them) two
  * at a time through run_pair, in order, whatever runs they belong to;
- * a block shorter than BLOCK copied and padded with NaNs first. */
+ * a block shorter than BLOCK copied and padded with NaNs first, one
+ * shorter than PAD_MIN left to run_float (after the block held back for
+ * pairing when that is of the same region: each region takes its blocks
+ * in order). */
 __attribute__((target("avx2"))) static void
 pair_runs(acc *a, const float *x, float fill, const stats_run *runs,
           size_t nruns)
@@ -320,11 +331,20 @@ pair_runs(acc *a, const float *x, float fill, const stats_run *runs,
     float pad[2][BLOCK];
     const float *held = NULL;
     acc *hacc = NULL;
+    size_t hlen = 0;
     for (size_t q = 0; q < nruns; q++) {
         acc *c = &a[runs[q].reg];
         size_t n = runs[q].len;
         for (size_t b = 0; b < n; b += BLOCK) {
             const float *blk = x + runs[q].start + b;
+            if (n - b < PAD_MIN) {
+                if (held && hacc == c) {
+                    run_float(hacc, held, fill, hlen);
+                    held = NULL;
+                }
+                run_float(c, blk, fill, n - b);
+                continue;
+            }
             if (n - b < BLOCK) {
                 float *p = pad[held == pad[0]];
                 memcpy(p, blk, (n - b) * sizeof *p);
@@ -335,6 +355,7 @@ pair_runs(acc *a, const float *x, float fill, const stats_run *runs,
             if (!held) {
                 held = blk;
                 hacc = c;
+                hlen = n - b < BLOCK ? n - b : BLOCK;
             } else {
                 run_pair(hacc, held, c, blk, fill);
                 held = NULL;
