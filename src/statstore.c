@@ -849,8 +849,10 @@ static int writer_state(raster_var *v)
         if (!reg)
             return raster_fail(RASTER_ENOMEM, "out of memory for the "
                                "statistics of %s", v->name);
+        /* neighbours mostly share a region: one search per change */
         for (size_t i = 0; i < n; i++)
-            reg[i] = (int32_t)regions_pos(v, m[i]);
+            reg[i] = i > 0 && m[i] == m[i - 1]
+                         ? reg[i - 1] : (int32_t)regions_pos(v, m[i]);
         v->stats_cellreg = reg;
     }
     if (!v->stats_runs) { /* the grid's runs of one region, once */
