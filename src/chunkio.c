@@ -37,7 +37,6 @@
 #include "integrity.h"
 #include "meta.h"
 #include "ncbind.h"
-#include "parwrite.h"
 #include "state.h"
 #include "unfilter.h"
 
@@ -1732,16 +1731,23 @@ static int pend_write_blocks(raster_var *v, const pent *e, size_t n,
             count[d] = block[d] = 1;
         start[no] = e[k].soff;
         block[no] = cells;
-#ifdef RASTER_MPI
-        if (v->file->par) { /* through netCDF, independently (parwrite.c) */
-            uint64_t at[RASTER_MAX_DIMS + 1];
-            for (int d = 0; d <= no; d++)
-                at[d] = start[d];
-            rc = par_put_held(v, e[k].store, at, cells, tmp);
+        if (v->file->par) {
+            /* a parallel file's (parwrite.c holds them back): through
+             * netCDF, independently (a store's access is independent
+             * between parwrite.c's collective sequences) */
+            size_t ns[RASTER_MAX_DIMS + 1], nn[RASTER_MAX_DIMS + 1];
+            for (int d = 0; d <= no; d++) {
+                ns[d] = (size_t)start[d];
+                nn[d] = (size_t)block[d];
+            }
+            int st = nc_put_vara(v->store_grp[e[k].store],
+                                 v->store_var[e[k].store], ns, nn, tmp);
+            if (st != NC_NOERR)
+                rc = raster_fail_nc(RASTER_ENETCDF, st, "writing %s: %s",
+                                    v->name, nc_strerror(st));
             k = j;
             continue;
         }
-#endif
         hid_t did = (hid_t)fileio_store_kept(v, e[k].store);
         hid_t fs = did >= 0 ? H5Dget_space(did) : -1;
         hid_t ms = H5Screate_simple(1, &hm, NULL);

@@ -33,7 +33,7 @@
  *    RASTER_MPIIO=auto, or independent), every rank keeps its pieces
  *    (chunkio_hold) and makes no collective call; the held pieces are
  *    written by this rank alone, merged where they touch, with independent
- *    netCDF calls (par_put_held) before its next other write of the
+ *    netCDF calls (chunkio_flush) before its next other write of the
  *    variable, at raster_flush and at raster_close. The stores are never
  *    filtered here (a filtered variable stays plain netCDF in parallel:
  *    HDF5 writes filtered datasets only collectively), so independent
@@ -355,27 +355,6 @@ static int put_independent(plan *pl, size_t s, size_t skip_r, size_t skip_b)
 static atomic_size_t held_writes;
 
 size_t par_held_writes(void) { return atomic_load(&held_writes); }
-
-int par_put_held(raster_var *v, uint32_t s, const uint64_t *start,
-                 uint64_t cells, const void *data)
-{
-    int no = var_nouter(v);
-    size_t sstart[RASTER_MAX_DIMS + 1], scount[RASTER_MAX_DIMS + 1];
-    for (int d = 0; d < no; d++) {
-        sstart[d] = (size_t)start[d];
-        scount[d] = 1;
-    }
-    sstart[no] = (size_t)start[no];
-    scount[no] = (size_t)cells;
-    /* the stores' access is independent between collective sequences
-     * (par_put leaves them so) */
-    int st = nc_put_vara(v->store_grp[s], v->store_var[s], sstart, scount,
-                         data);
-    if (st != NC_NOERR)
-        return raster_fail_nc(RASTER_ENETCDF, st, "writing %s: %s", v->name,
-                              nc_strerror(st));
-    return RASTER_OK;
-}
 
 /* 1 when this rank's part of a collective write may be held back: one
  * plane (or nothing) of at most HOLD_BYTES, a variable chunkio can hold,

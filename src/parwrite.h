@@ -38,12 +38,6 @@ int par_put(raster_var *v, piece *pieces, size_t npieces,
             const size_t *start, const size_t *count, const ptrdiff_t *stride,
             const void *data, size_t plane_cells);
 
-/* Writes `cells` held-back values (chunkio_flush) to store s of v from
- * start (outer indices, then the first cell) with an independent netCDF
- * call. */
-int par_put_held(raster_var *v, uint32_t s, const uint64_t *start,
-                 uint64_t cells, const void *data);
-
 /* Collective writes held back since the process started (the tests'
  * proof that the path served them). */
 size_t par_held_writes(void);
