@@ -37,6 +37,9 @@
  * raster (raster_create / raster_create_par, raster_var_put_typed: the
  * calls the shim makes), alternating, medians of the loop plus close;
  * pio_write_ratio = plain / raster seconds, the lower of the two types.
+ * Through the MPI shim itself: --netcdf-only makes only the netCDF calls
+ * (run it once without the shim with --json, then under the shim with
+ * --baseline that JSON: pio_write_ratio = plain / shim).
  *
  * usage:
  *   rasterbench_mpi --raster FILE --var V --case R[+R..] [--case ..]
@@ -46,6 +49,7 @@
  *                   [--ndepth K] [--reps N] [--json FILE]
  *   rasterbench_mpi --pio --mask FILE:VAR --dir DIR [--ntime T]
  *                   [--ndepth K] [--reps N] [--json FILE]
+ *                   [--netcdf-only [--baseline JSON]]
  *                   (--ndepth defaults to 30 here: 23,040 regions per
  *                   record at 384 rows)
  * Regions are ids or names from the mask's flag_meanings. Exit 0 (ok),
@@ -69,9 +73,9 @@
 static int rank, nranks;
 
 typedef struct options {
-    const char *raster, *var, *json, *mask, *dir;
+    const char *raster, *var, *json, *mask, *dir, *baseline;
     const char *cases[MAX_CASES];
-    int ncases, reps, split, layout, write, pio, ndepth_set;
+    int ncases, reps, split, layout, write, pio, ndepth_set, netcdf_only;
     size_t ntime, ndepth;
 } options;
 
@@ -99,7 +103,8 @@ static void usage(FILE *f)
         "                       [--json FILE]\n"
         "       rasterbench_mpi --pio --mask FILE:VAR --dir DIR "
         "[--ntime T] [--ndepth K] [--reps N]\n"
-        "                       [--json FILE]\n"
+        "                       [--netcdf-only [--baseline JSON]] "
+        "[--json FILE]\n"
         "Run under mpirun or srun; every rank takes part.\n");
 }
 
@@ -121,6 +126,9 @@ static int parse(int argc, char **argv, options *o)
         } else if (strcmp(a, "--pio") == 0) {
             o->pio = 1;
             takes = 0;
+        } else if (strcmp(a, "--netcdf-only") == 0) {
+            o->netcdf_only = 1;
+            takes = 0;
         } else if (!val) {
             break;
         } else if (strcmp(a, "--raster") == 0) {
@@ -133,6 +141,8 @@ static int parse(int argc, char **argv, options *o)
             o->mask = val;
         } else if (strcmp(a, "--dir") == 0) {
             o->dir = val;
+        } else if (strcmp(a, "--baseline") == 0) {
+            o->baseline = val;
         } else if (strcmp(a, "--case") == 0 && o->ncases < MAX_CASES) {
             o->cases[o->ncases++] = val;
         } else if (strcmp(a, "--reps") == 0) {
@@ -177,7 +187,8 @@ static int parse(int argc, char **argv, options *o)
                        : o->raster && o->var && o->ncases > 0);
     if (o->pio && !o->ndepth_set)
         o->ndepth = 30;
-    if (o->write && o->pio)
+    if ((o->write && o->pio) || (o->netcdf_only && !o->pio) ||
+        (o->baseline && !o->netcdf_only))
         ok = 0;
     if (!ok) {
         if (rank == 0) {
@@ -705,6 +716,30 @@ static void pio_free(pio_regions *g)
     free(g->data);
 }
 
+/* The seconds of a --netcdf-only JSON (a run without the shim) into
+ * med[io][0]; 0, or 1 after saying why. */
+static int pio_baseline(const char *path, double med[2][2])
+{
+    static const char *keys[2] = {"\"nc4c_netcdf_seconds\":",
+                                  "\"nc4p_netcdf_seconds\":"};
+    char text[4096];
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f)
+        fclose(f);
+    text[n] = '\0';
+    for (int io = 0; io < 2; io++) {
+        const char *at = strstr(text, keys[io]);
+        if (!at || sscanf(at + strlen(keys[io]), "%lf", &med[io][0]) != 1 ||
+            !(med[io][0] > 0)) {
+            fprintf(stderr, "rasterbench_mpi: %s: no %s (a --netcdf-only "
+                    "run's JSON)\n", path, keys[io]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int bench_pio(const options *o)
 {
     char *mfile = NULL, *mvar = NULL;
@@ -751,7 +786,9 @@ static int bench_pio(const options *o)
         double tp[MAX_REPS], tr[MAX_REPS];
         for (int r = 0; r < o->reps && status == CLI_OK; r++) {
             tp[r] = pio_once(o, io, plain, NULL, &mine, &other, ny, nx);
-            tr[r] = pio_once(o, io, rast, mask, &mine, &other, ny, nx);
+            tr[r] = o->netcdf_only
+                        ? tp[r]
+                        : pio_once(o, io, rast, mask, &mine, &other, ny, nx);
             if (tp[r] < 0 || tr[r] < 0)
                 status = CLI_EINPUT;
         }
@@ -760,7 +797,30 @@ static int bench_pio(const options *o)
             med[io][1] = median(tr, o->reps);
         }
     }
-    if (status == CLI_OK && rank == 0) {
+    /* --netcdf-only: this run is the second column, a --baseline run's
+     * (plain netCDF, no shim) the first */
+    const char *side = o->netcdf_only ? "shim" : "raster";
+    if (status == CLI_OK && rank == 0 && o->netcdf_only) {
+        double here[2] = {med[0][0], med[1][0]};
+        for (int io = 0; io < 2; io++)
+            med[io][0] = med[io][1] = here[io];
+        if (o->baseline && pio_baseline(o->baseline, med) != 0)
+            status = CLI_EINPUT;
+    }
+    if (status == CLI_OK && rank == 0 && o->netcdf_only && !o->baseline) {
+        printf("ParallelIO pattern (imitation), netCDF calls only, %d ranks: "
+               "nc4c %.4f s, nc4p %.4f s\n", nranks, med[0][1], med[1][1]);
+        FILE *js = o->json ? fopen(o->json, "w") : NULL;
+        if (js) {
+            fprintf(js, "{\"ranks\": %d, \"records\": %zu, \"levels\": %zu, "
+                    "\"nc4c_netcdf_seconds\": %.6f, \"nc4p_netcdf_seconds\": "
+                    "%.6f}\n", nranks, o->ntime, o->ndepth, med[0][1],
+                    med[1][1]);
+            fclose(js);
+        } else if (o->json) {
+            fprintf(stderr, "rasterbench_mpi: cannot write %s\n", o->json);
+        }
+    } else if (status == CLI_OK && rank == 0) {
         size_t calls = o->ndepth * ny * (size_t)nranks;
         printf("ParallelIO pattern (imitation), %d ranks: %zu records, %zu "
                "strip-rows of %zu floats each\n", nranks, o->ntime, calls,
@@ -769,9 +829,9 @@ static int bench_pio(const options *o)
         for (int io = 0; io < 2; io++) {
             double q = med[io][0] / med[io][1];
             ratio = io == 0 || q < ratio ? q : ratio;
-            printf("  %s  plain %.4f s  raster %.4f s  plain / raster "
+            printf("  %s  plain %.4f s  %s %.4f s  plain / %s "
                    "%.2fx  (%.1f / %.1f us per call)\n", names[io],
-                   med[io][0], med[io][1], q,
+                   med[io][0], side, med[io][1], side, q,
                    1e6 * med[io][0] / (double)(calls * o->ntime),
                    1e6 * med[io][1] / (double)(calls * o->ntime));
         }
@@ -782,12 +842,16 @@ static int bench_pio(const options *o)
             if (js) {
                 fprintf(js, "{\"ranks\": %d, \"records\": %zu, \"levels\": "
                         "%zu, \"calls_per_record\": %zu, \"values_per_call\": "
-                        "%zu", nranks, o->ntime, o->ndepth, calls, widest);
+                        "%zu, \"measured\": \"%s\"", nranks, o->ntime,
+                        o->ndepth, calls, widest,
+                        o->netcdf_only ? "netCDF calls under the shim against "
+                                         "a --baseline run without it"
+                                       : "netCDF against libraster's calls");
                 for (int io = 0; io < 2; io++)
                     fprintf(js, ", \"%s_plain_seconds\": %.6f, "
-                            "\"%s_raster_seconds\": %.6f, \"%s_ratio\": %.3f",
-                            names[io], med[io][0], names[io], med[io][1],
-                            names[io], med[io][0] / med[io][1]);
+                            "\"%s_%s_seconds\": %.6f, \"%s_ratio\": %.3f",
+                            names[io], med[io][0], names[io], side,
+                            med[io][1], names[io], med[io][0] / med[io][1]);
                 fprintf(js, ", \"summary\": {\"pio_write_ratio\": %.3f, "
                         "\"pio_write_ratio_target\": 0.7, "
                         "\"pio_write_ratio_met\": %s}}\n", ratio,
