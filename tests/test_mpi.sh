@@ -10,7 +10,8 @@
 #          parallel file
 #   write2 independent access; rasterbench_mpi --write (the library API);
 #          rasterbench_mpi --pio (ParallelIO's NETCDF4C and NETCDF4P calls,
-#          imitated) and test_par_small (small collective writes held
+#          imitated; by the library and through the MPI shim) and
+#          test_par_small (small collective writes held
 #          back, in order with every other write), np 2
 #   read   raster_region_read_par split by records and by regions, every
 #          value compared with the plain file (test_par_read)
@@ -114,6 +115,23 @@ write2)
         dump_raster "$tmp/pio_${t}_raster.nc" > "$tmp/pr.txt"
         stored "$tmp/pio_${t}_raster.nc" "--pio $t"
         same "$tmp/pp.txt" "$tmp/pr.txt" "--pio $t: raster file reads differently"
+    done
+    # the same calls through the MPI shim (--netcdf-only), against a run
+    # without it
+    mkdir -p "$tmp/pp" "$tmp/ps"
+    expect 0 "--pio --netcdf-only" plain_run 2 "$build/tools/rasterbench_mpi" \
+        --pio --netcdf-only --mask "$mask" --dir "$tmp/pp" --ntime 2 \
+        --ndepth 2 --reps 1 --json "$tmp/pp.json"
+    expect 0 "--pio --netcdf-only under the shim" run 2 \
+        "$build/tools/rasterbench_mpi" --pio --netcdf-only --baseline \
+        "$tmp/pp.json" --mask "$mask" --dir "$tmp/ps" --ntime 2 --ndepth 2 \
+        --reps 1 --json "$tmp/ps.json"
+    grep -q '"pio_write_ratio"' "$tmp/ps.json" && ok || fail "--baseline JSON"
+    for t in nc4c nc4p; do
+        stored "$tmp/ps/pio_${t}_plain.nc" "--pio $t under the shim"
+        dump_plain "$tmp/pp/pio_${t}_plain.nc" > "$tmp/pp.txt"
+        dump_raster "$tmp/ps/pio_${t}_plain.nc" > "$tmp/pr.txt"
+        same "$tmp/pp.txt" "$tmp/pr.txt" "--pio $t under the shim reads differently"
     done
     # held-back writes against every other write, value by value
     for np in 1 2; do
