@@ -15,7 +15,8 @@
  *     stores again), level 1 left to the fill value;
  *   a rank-dependent mix: rank 0 writes record 1's rows 20-29 again with
  *     one call of 10 rows (one plane, held) while the others write
- *     nothing (a zero count: held too).
+ *     nothing (a zero count: held too); then rank 0 200 rows (too large)
+ *     while the others write one row: held nowhere.
  * It runs twice, RASTER_MPIIO auto (writes must be held: the counter
  * par_held_writes grows) and collective (nothing held). Each raster file,
  * read back on every rank (raster_var_get_typed), must equal the plain
@@ -100,6 +101,13 @@ static void sequence(out *o, size_t ny, size_t x0, size_t w, float *buf)
                 buf[y * w + x] = value(4, 1, 0, 20 + y, x0 + x);
         put(o, 1, 0, 20, rank == 0 ? 10 : 0, x0, w, buf);
     }
+    /* one rank too large to hold, the others one row: nobody holds
+     * (a rank holding alone would leave the others in a collective call) */
+    size_t big = rank == 0 ? rows : 1;
+    for (size_t y = 0; y < big; y++)
+        for (size_t x = 0; x < w; x++)
+            buf[y * w + x] = value(5, 1, 0, y, x0 + x);
+    put(o, 1, 0, 0, big, x0, w, buf);
 }
 
 /* Writes path (raster when mask is set) with the sequence; 0 or 1. */
