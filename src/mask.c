@@ -314,7 +314,8 @@ static void put_chunk(raster_mask *m, const unsigned char *out,
 }
 
 /* An int mask file deflated (and shuffled), as mask files usually are,
- * read chunk by chunk with H5Dread_chunk and inflated by unfilter.c: the
+ * its chunks read with pread where HDF5 says they are and inflated by
+ * unfilter.c (as chunkio.c reads deflated stores): the
  * bundled 2400 x 3600 POP mask (deflate level 9) took 0.10-0.18 s through
  * netCDF, 60 % of it in zlib, and each shim process that writes loads its
  * RASTER_MASK once. 1 when m->values holds the mask; 0 (nothing to undo,
@@ -373,24 +374,42 @@ static int load_ints_direct(int ncid, int varid, const char *path,
             filt[i] = (unsigned char)id;
         }
     }
-    unfilter *u = ok && deflated ? unfilter_new() : NULL;
-    ok = u != NULL;
+    /* a chunk of at most 64 MiB, its stored bytes at most what deflate
+     * can make of it (a hostile file's sizes would have us allocate them) */
     size_t cbytes = (size_t)ck[0] * (size_t)ck[1] * sizeof *m->values;
+    ok = ok && deflated && ck[0] <= (1u << 26) && ck[1] <= (1u << 26) &&
+         cbytes <= ((size_t)64 << 20);
+    unfilter *u = ok ? unfilter_new() : NULL;
+    int fd = u ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+    ok = u != NULL && fd >= 0;
     for (size_t cy = 0; ok && cy < m->ny; cy += ck[0])
         for (size_t cx = 0; ok && cx < m->nx; cx += ck[1]) {
             hsize_t off[2] = {cy, cx}, csize = 0;
-            uint32_t fmask = 1;
+            haddr_t addr = HADDR_UNDEF;
+            unsigned fmask = 1;
             unsigned char *in = NULL;
             const unsigned char *out;
-            ok = H5Dget_chunk_storage_size(did, off, &csize) >= 0 &&
-                 csize > 0 && (in = unfilter_input(u, csize)) != NULL &&
-                 H5Dread_chunk(did, H5P_DEFAULT, off, &fmask, in) >= 0 &&
+            ok = H5Dget_chunk_info_by_coord(did, off, &fmask, &addr,
+                                            &csize) >= 0 &&
                  fmask == 0 && /* no filter skipped for this chunk */
-                 unfilter_chunk(u, filt, nf, sizeof *m->values, cbytes,
-                                csize, var, &out) == RASTER_OK;
+                 addr != HADDR_UNDEF && csize > 0 &&
+                 csize <= cbytes + cbytes / 2 + 4096 &&
+                 (in = unfilter_input(u, (size_t)csize)) != NULL;
+            for (size_t got = 0; ok && got < csize;) {
+                ssize_t r = pread(fd, in + got, (size_t)csize - got,
+                                  (off_t)(addr + got));
+                if (r < 0 && errno == EINTR)
+                    continue;
+                ok = r > 0;
+                got += ok ? (size_t)r : 0;
+            }
+            ok = ok && unfilter_chunk(u, filt, nf, sizeof *m->values, cbytes,
+                                      (size_t)csize, var, &out) == RASTER_OK;
             if (ok)
                 put_chunk(m, out, ck, cy, cx);
         }
+    if (fd >= 0)
+        close(fd);
     unfilter_free(u);
     if (dcpl >= 0)
         H5Pclose(dcpl);

@@ -32,7 +32,7 @@ int mask_read_ncid(int ncid, int varid, const char *label, raster_mask **out);
 
 /* mask_read_ncid of a mask whose file is `path` (NULL: unknown): an int
  * mask deflated there is inflated by unfilter.c straight from its chunks
- * (HDF5's H5Dread_chunk) instead of through netCDF and zlib. */
+ * (pread where HDF5 says they are) instead of through netCDF and zlib. */
 int mask_read_file(int ncid, int varid, const char *label, const char *path,
                    raster_mask **out);
 
