@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <hdf5.h>
+
 #include <math.h>
 #include <netcdf.h>
 #include <stdio.h>
@@ -1217,6 +1219,29 @@ static void test_deflated_direct(void **state)
         }
         raster_mask_free(m);
     }
+    /* a chunk's stored bytes damaged: the direct read gives up, netCDF
+     * reads it and reports the damage (docs/BAD_INPUTS.md E28) */
+    hid_t f = H5Fopen(path_of("dfl_shuf.nc"), H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t d = H5Dopen2(f, "/REGION_MASK", H5P_DEFAULT);
+    assert_true(d >= 0);
+    hsize_t off[2] = {10, 8}, size = 0;
+    haddr_t addr = HADDR_UNDEF;
+    unsigned fm = 0;
+    assert_true(H5Dget_chunk_info_by_coord(d, off, &fm, &addr, &size) >= 0);
+    assert_true(addr != HADDR_UNDEF && size > 4);
+    H5Dclose(d);
+    H5Fclose(f);
+    FILE *fp = fopen(path_of("dfl_shuf.nc"), "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, (long)addr + 2, SEEK_SET), 0);
+    for (hsize_t i = 2; i < size; i++)
+        fputc(0x5a, fp);
+    assert_int_equal(fclose(fp), 0);
+    size_t before = mask_direct_loads();
+    expect_load_error(path_of("dfl_shuf.nc"), "REGION_MASK", RASTER_ENETCDF,
+                      "HDF error");
+    assert_int_equal(mask_direct_loads(), before);
 }
 
 int main(void)
