@@ -1220,7 +1220,7 @@ static void test_deflated_direct(void **state)
         raster_mask_free(m);
     }
     /* a chunk's stored bytes damaged: the direct read gives up, netCDF
-     * reads it and reports the damage (docs/BAD_INPUTS.md E28) */
+     * reads it and reports the damage (docs/BAD_INPUTS.md E35) */
     hid_t f = H5Fopen(path_of("dfl_shuf.nc"), H5F_ACC_RDONLY, H5P_DEFAULT);
     assert_true(f >= 0);
     hid_t d = H5Dopen2(f, "/REGION_MASK", H5P_DEFAULT);
