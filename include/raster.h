@@ -1043,7 +1043,12 @@ RASTER_API int raster_var_par_access(raster_var *var, int access);
  *  How collective writes move data in raster's stores: RASTER_MPIIO_AUTO
  *  (default, or RASTER_MPIIO from the environment at open), _COLLECTIVE or
  *  _INDEPENDENT. Set it alike on every rank. Extending an unlimited
- *  dimension is collective in any case.
+ *  dimension is collective in any case. Under _AUTO and _INDEPENDENT a
+ *  collective write in which every rank writes one plane of at most
+ *  64 KiB and no store grows is held back on every rank (no collective
+ *  call) and written by each rank independently before its next other
+ *  write of the variable, at raster_flush() and at raster_close();
+ *  _COLLECTIVE writes every call collectively.
  *  @return RASTER_OK or RASTER_EINVAL. */
 RASTER_API int raster_file_set_mpiio(raster_file *file, int mode);
 

@@ -1627,6 +1627,8 @@ static int holdable(raster_var *v)
     return 1;
 }
 
+int chunkio_holdable(raster_var *v) { return holdable(v); }
+
 static uint64_t plane_index(const raster_var *v, const size_t *ostart)
 {
     uint64_t k = 0;
@@ -1696,6 +1698,12 @@ static int cmp_seq(const void *a, const void *b)
     return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
+int chunkio_hold(raster_var *v, const piece *p, size_t n,
+                 const size_t *ostart, const void *buf)
+{
+    return n ? pend_add(v, p, n, ostart, buf) : RASTER_OK;
+}
+
 /* Writes held-back entries e[0..n) as blocks of cells adjacent in their
  * store (none overlapping: merge set), or one by one. */
 static int pend_write_blocks(raster_var *v, const pent *e, size_t n,
@@ -1723,6 +1731,23 @@ static int pend_write_blocks(raster_var *v, const pent *e, size_t n,
             count[d] = block[d] = 1;
         start[no] = e[k].soff;
         block[no] = cells;
+        if (v->file->par) {
+            /* a parallel file's (parwrite.c holds them back): through
+             * netCDF, independently (a store's access is independent
+             * between parwrite.c's collective sequences) */
+            size_t ns[RASTER_MAX_DIMS + 1], nn[RASTER_MAX_DIMS + 1];
+            for (int d = 0; d <= no; d++) {
+                ns[d] = (size_t)start[d];
+                nn[d] = (size_t)block[d];
+            }
+            int st = nc_put_vara(v->store_grp[e[k].store],
+                                 v->store_var[e[k].store], ns, nn, tmp);
+            if (st != NC_NOERR)
+                rc = raster_fail_nc(RASTER_ENETCDF, st, "writing %s: %s",
+                                    v->name, nc_strerror(st));
+            k = j;
+            continue;
+        }
         hid_t did = (hid_t)fileio_store_kept(v, e[k].store);
         hid_t fs = did >= 0 ? H5Dget_space(did) : -1;
         hid_t ms = H5Screate_simple(1, &hm, NULL);

@@ -62,4 +62,15 @@ size_t chunkio_small_writes(void);
  * write), which is returned. */
 int chunkio_flush(raster_var *v);
 
+/* 1 when v's small one-plane writes can be held back: only its first outer
+ * dimension may be unlimited. */
+int chunkio_holdable(raster_var *v);
+
+/* Holds back pieces p[0..n) of the one-plane box at ostart (values in buf,
+ * laid out as the caller's plane) to be written by chunkio_flush; flushes
+ * when 4 MiB are held. The parallel writer's small collective writes
+ * (parwrite.c) come here; the serial ones are held by chunkio_xfer. */
+int chunkio_hold(raster_var *v, const piece *p, size_t n,
+                 const size_t *ostart, const void *buf);
+
 #endif

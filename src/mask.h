@@ -30,6 +30,15 @@ struct raster_mask {
  * names the file in messages. Same checks as raster_mask_load(). */
 int mask_read_ncid(int ncid, int varid, const char *label, raster_mask **out);
 
+/* mask_read_ncid of a mask whose file is `path` (NULL: unknown): an int
+ * mask deflated there is inflated by unfilter.c straight from its chunks
+ * (pread where HDF5 says they are) instead of through netCDF and zlib. */
+int mask_read_file(int ncid, int varid, const char *label, const char *path,
+                   raster_mask **out);
+
+/* Masks loaded that way since the process started (the tests' proof). */
+size_t mask_direct_loads(void);
+
 /* A mask stored by raster (2-D, integer) without its values: shape and
  * names now, values on the first raster_mask_values() call. */
 int mask_describe_ncid(int ncid, int varid, const char *label,

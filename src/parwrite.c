@@ -24,6 +24,20 @@
  *  - The mask and index tables (the mask is deflated, and HDF5 writes
  *    filtered datasets only collectively) and the completeness markers are
  *    written at raster_close, which every rank calls.
+ *  - Small one-plane writes are held back (issue #25: ParallelIO's
+ *    NETCDF4P type writes a record as thousands of collective calls of
+ *    one strip-row each, and every store such a row touches cost a
+ *    collective netCDF call of its own, 4-5 times plain netCDF). When the
+ *    reduction shows that no rank's write grows a store and every rank's
+ *    box is one plane of at most HOLD_BYTES (in the default
+ *    RASTER_MPIIO=auto, or independent), every rank keeps its pieces
+ *    (chunkio_hold) and makes no collective call; the held pieces are
+ *    written by this rank alone, merged where they touch, with independent
+ *    netCDF calls (chunkio_flush) before its next other write of the
+ *    variable, at raster_flush and at raster_close. The stores are never
+ *    filtered here (a filtered variable stays plain netCDF in parallel:
+ *    HDF5 writes filtered datasets only collectively), so independent
+ *    writes are allowed.
  * Once a rank is inside a collective sequence it finishes it even after an
  * error of its own (with zero-count calls), so that an error is reported
  * instead of hanging the other ranks.
@@ -32,10 +46,12 @@
 
 #include <limits.h>
 #include <netcdf_par.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "chunkio.h"
 #include "error.h"
 #include "meta.h"
 #include "state.h"
@@ -47,6 +63,9 @@
  * ranks; with few large calls that costs little and lets MPI-IO aggregate,
  * with many small ones (blocks that cut tiles) independent calls win. */
 #define AUTO_COLLECTIVE_MAX_CALLS 4
+/* A collective write of one plane up to this size on every rank is held
+ * back (see the top); as chunkio.c's small writes. */
+#define HOLD_BYTES ((size_t)64 << 10)
 
 int par_mpi_fail(int code, const char *what)
 {
@@ -333,6 +352,34 @@ static int put_independent(plan *pl, size_t s, size_t skip_r, size_t skip_b)
     return RASTER_OK;
 }
 
+static atomic_size_t held_writes;
+
+size_t par_held_writes(void) { return atomic_load(&held_writes); }
+
+/* 1 when this rank's part of a collective write may be held back: one
+ * plane (or nothing) of at most HOLD_BYTES, a variable chunkio can hold,
+ * unfiltered stores, RASTER_MPIIO not forcing collective transfers. */
+static int may_hold(raster_var *v, const piece *p, size_t n,
+                    const size_t *count)
+{
+    const raster_compression *c = &v->comp;
+    if (v->file->par->mpiio == RASTER_MPIIO_COLLECTIVE || c->shuffle ||
+        c->deflate_level || c->fletcher32 || c->nfilters ||
+        !chunkio_holdable(v))
+        return 0;
+    int no = var_nouter(v);
+    for (int i = 0; i < no; i++)
+        if (count[i] == 0)
+            return 1; /* writes nothing */
+    for (int i = 0; i < no; i++)
+        if (count[i] != 1)
+            return 0;
+    size_t cells = 0;
+    for (size_t k = 0; k < n; k++)
+        cells += p[k].len;
+    return cells <= HOLD_BYTES / v->elem;
+}
+
 int par_put(raster_var *v, piece *pieces, size_t npieces,
             const size_t *start, const size_t *count, const ptrdiff_t *stride,
             const void *data, size_t plane_cells)
@@ -347,6 +394,9 @@ int par_put(raster_var *v, piece *pieces, size_t npieces,
     int rc = plan_build(&pl, v, pieces, npieces, start, count, stride);
     size_t nst = v->nregions + 1;
     if (pv->access != NC_COLLECTIVE) {
+        /* after what this rank held back, in order */
+        if (rc == RASTER_OK && v->pend)
+            rc = chunkio_flush(v);
         for (size_t s = 0; s < nst && rc == RASTER_OK; s++)
             rc = put_independent(&pl, s, SIZE_MAX, SIZE_MAX);
         plan_free(&pl);
@@ -363,7 +413,9 @@ int par_put(raster_var *v, piece *pieces, size_t npieces,
     /* per store: calls, bytes, then the end of the box along each
      * unlimited dimension; reduced with MAX over the ranks */
     int nu = pv->nunlim, width = 2 + nu;
-    uint64_t *vec = raster_calloc(nst * (size_t)width * 2, sizeof *vec);
+    /* and last, 1 when this rank's write cannot be held back */
+    size_t nvec = nst * (size_t)width + 1;
+    uint64_t *vec = raster_calloc(nvec * 2, sizeof *vec);
     int *writer = raster_reallocarray(NULL, nst * 2, sizeof *writer);
     if (!vec || !writer) {
         raster_free(vec);
@@ -372,7 +424,8 @@ int par_put(raster_var *v, piece *pieces, size_t npieces,
         return raster_fail(RASTER_ENOMEM, "out of memory writing %s",
                            v->name);
     }
-    uint64_t *mine = vec, *all = vec + nst * (size_t)width;
+    uint64_t *mine = vec, *all = vec + nvec;
+    mine[nvec - 1] = rc != RASTER_OK || !may_hold(v, pieces, npieces, count);
     for (size_t s = 0; s < nst; s++) {
         uint64_t runs = pl.first[s + 1] - pl.first[s], cells = 0;
         for (size_t r = pl.first[s]; r < pl.first[s + 1]; r++)
@@ -386,8 +439,8 @@ int par_put(raster_var *v, piece *pieces, size_t npieces,
             m[2 + u] = start[d] + (count[d] - 1) * (size_t)step + 1;
         }
     }
-    int mc = MPI_Allreduce(mine, all, (int)(nst * (size_t)width),
-                           MPI_UINT64_T, MPI_MAX, par->comm);
+    int mc = MPI_Allreduce(mine, all, (int)nvec, MPI_UINT64_T, MPI_MAX,
+                           par->comm);
     if (mc != MPI_SUCCESS) {
         /* every rank gets here the same way: nothing was written */
         raster_free(vec);
@@ -395,6 +448,25 @@ int par_put(raster_var *v, piece *pieces, size_t npieces,
         plan_free(&pl);
         return par_mpi_fail(mc, "agreeing on a parallel write");
     }
+    /* held back on every rank when every rank can and no store grows */
+    int grows = 0;
+    for (size_t s = 0; s < nst; s++)
+        for (int u = 0; u < nu; u++)
+            grows |= all[s * (size_t)width + 2 + (size_t)u] >
+                     pv->ext[s * (size_t)nu + (size_t)u];
+    if (!all[nvec - 1] && !grows) {
+        raster_free(vec);
+        raster_free(writer);
+        plan_free(&pl);
+        int hr = chunkio_hold(v, pieces, npieces, start, data);
+        if (hr == RASTER_OK)
+            atomic_fetch_add(&held_writes, 1);
+        return hr;
+    }
+    /* this rank's held writes go first; an error of theirs still leaves
+     * this rank in the collective calls below */
+    if (v->pend)
+        KEEP(rc, chunkio_flush(v));
 
     /* decisions, identical on every rank (made from reduced values) */
     int need_writer = 0;

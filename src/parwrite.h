@@ -38,6 +38,10 @@ int par_put(raster_var *v, piece *pieces, size_t npieces,
             const size_t *start, const size_t *count, const ptrdiff_t *stride,
             const void *data, size_t plane_cells);
 
+/* Collective writes held back since the process started (the tests'
+ * proof that the path served them). */
+size_t par_held_writes(void);
+
 /* 1 when a write of nothing must still reach par_put (the variable's
  * writes are collective, so the other ranks wait for this one). */
 int par_put_collective(const raster_var *v);

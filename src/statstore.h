@@ -49,6 +49,13 @@ typedef struct stats_run {
     int32_t reg;
 } stats_run;
 
+/* Test hook: 0 makes float statistics skip the AVX2 path that takes two
+ * blocks at once (statstore.c, run_pair), so that tests can compare its
+ * bits with the scalar path's. statstore_paired(): 1 when that path is
+ * taken (the hook on and the CPU has AVX2). */
+extern int statstore_pair_blocks;
+int statstore_paired(void);
+
 /* stats_cells over n raw values of netCDF type xtype (elem bytes each, the
  * fill value `fill` left out as NaN is), converted a slice at a time,
  * over the cells of runs[0..nruns) (their regions). */

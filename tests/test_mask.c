@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <hdf5.h>
+
 #include <math.h>
 #include <netcdf.h>
 #include <stdio.h>
@@ -27,6 +29,7 @@
 
 #include "alloc.h"
 #include "error.h"
+#include "mask.h"
 #include "raster.h"
 
 #include "testutil.h"
@@ -1158,6 +1161,89 @@ static void test_load_alloc_failure(void **state)
     raster_mask_free(m);
 }
 
+/* Deflated int masks are inflated from their chunks (mask.c,
+ * load_ints_direct): every value as netCDF reads it, edge chunks that
+ * reach past the grid included, shuffled or not, with a _FillValue cell
+ * and a negative id; a big-endian, an unfiltered and a short mask go the
+ * netCDF way, with the same values. */
+static void test_deflated_direct(void **state)
+{
+    (void)state;
+    enum { NY = 23, NX = 17 };
+    static int32_t vals[NY * NX], got[NY * NX];
+    for (size_t i = 0; i < NY * NX; i++)
+        vals[i] = (int32_t)((i * 7919) % 11) - 3;
+    vals[5] = -999; /* the _FillValue: region 0 */
+    struct {
+        const char *name;
+        int shuffle, deflate, endian, type, direct;
+    } cases[] = {
+        {"dfl_shuf.nc", 1, 9, NC_ENDIAN_NATIVE, NC_INT, 1},
+        {"dfl.nc", 0, 1, NC_ENDIAN_NATIVE, NC_INT, 1},
+        {"dfl_big.nc", 1, 5, NC_ENDIAN_BIG, NC_INT, 0},
+        {"plain.nc", 0, 0, NC_ENDIAN_NATIVE, NC_INT, 0},
+        {"dfl_short.nc", 1, 5, NC_ENDIAN_NATIVE, NC_SHORT, 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        int ncid, dims[2], varid, fill = -999;
+        size_t ck[2] = {5, 4}; /* 23 x 17: partial chunks at both edges */
+        NC(nc_create(path_of(cases[c].name), NC_NETCDF4 | NC_CLOBBER,
+                     &ncid));
+        NC(nc_def_dim(ncid, "nlat", NY, &dims[0]));
+        NC(nc_def_dim(ncid, "nlon", NX, &dims[1]));
+        NC(nc_def_var(ncid, "REGION_MASK", cases[c].type, 2, dims, &varid));
+        NC(nc_def_var_chunking(ncid, varid, NC_CHUNKED, ck));
+        if (cases[c].deflate)
+            NC(nc_def_var_deflate(ncid, varid, cases[c].shuffle, 1,
+                                  cases[c].deflate));
+        NC(nc_def_var_endian(ncid, varid, cases[c].endian));
+        if (cases[c].type == NC_INT)
+            NC(nc_put_att_int(ncid, varid, "_FillValue", NC_INT, 1, &fill));
+        NC(nc_enddef(ncid));
+        NC(nc_put_var_int(ncid, varid, vals));
+        NC(nc_close(ncid));
+        size_t before = mask_direct_loads();
+        raster_mask *m = load_ok(path_of(cases[c].name), "REGION_MASK");
+        assert_int_equal(mask_direct_loads() - before, cases[c].direct);
+        NC(nc_open(path_of(cases[c].name), NC_NOWRITE, &ncid));
+        NC(nc_get_var_int(ncid, 0, got));
+        NC(nc_close(ncid));
+        const int32_t *v = raster_mask_values(m);
+        for (size_t i = 0; i < NY * NX; i++) {
+            int32_t want = cases[c].type == NC_INT && got[i] == fill
+                               ? 0 : got[i];
+            if (v[i] != want)
+                fail_msg("%s: cell (%zu, %zu) = %d, netCDF %d",
+                         cases[c].name, i / NX, i % NX, (int)v[i],
+                         (int)got[i]);
+        }
+        raster_mask_free(m);
+    }
+    /* a chunk's stored bytes damaged: the direct read gives up, netCDF
+     * reads it and reports the damage (docs/BAD_INPUTS.md E35) */
+    hid_t f = H5Fopen(path_of("dfl_shuf.nc"), H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(f >= 0);
+    hid_t d = H5Dopen2(f, "/REGION_MASK", H5P_DEFAULT);
+    assert_true(d >= 0);
+    hsize_t off[2] = {10, 8}, size = 0;
+    haddr_t addr = HADDR_UNDEF;
+    unsigned fm = 0;
+    assert_true(H5Dget_chunk_info_by_coord(d, off, &fm, &addr, &size) >= 0);
+    assert_true(addr != HADDR_UNDEF && size > 4);
+    H5Dclose(d);
+    H5Fclose(f);
+    FILE *fp = fopen(path_of("dfl_shuf.nc"), "r+b");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, (long)addr + 2, SEEK_SET), 0);
+    for (hsize_t i = 2; i < size; i++)
+        fputc(0x5a, fp);
+    assert_int_equal(fclose(fp), 0);
+    size_t before = mask_direct_loads();
+    expect_load_error(path_of("dfl_shuf.nc"), "REGION_MASK", RASTER_ENETCDF,
+                      "HDF error");
+    assert_int_equal(mask_direct_loads(), before);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1168,6 +1254,7 @@ int main(void)
         cmocka_unit_test(test_names_inconsistent),
         cmocka_unit_test(test_wrap),
         cmocka_unit_test(test_large_mask),
+        cmocka_unit_test(test_deflated_direct),
         cmocka_unit_test(test_load_alloc_failure),
         cmocka_unit_test(test_nodata),
         cmocka_unit_test(test_regionmask_style),

@@ -8,7 +8,11 @@
 #          RASTER_MPIIO auto/collective/independent) under the MPI shim:
 #          the file reads back (serial shim, ncdump) exactly as the plain
 #          parallel file
-#   write2 independent access; rasterbench_mpi --write (the library API)
+#   write2 independent access; rasterbench_mpi --write (the library API);
+#          rasterbench_mpi --pio (ParallelIO's NETCDF4C and NETCDF4P calls,
+#          imitated; by the library and through the MPI shim) and
+#          test_par_small (small collective writes held
+#          back, in order with every other write), np 2
 #   read   raster_region_read_par split by records and by regions, every
 #          value compared with the plain file (test_par_read)
 #   bad    a rank that cannot read the mask, ranks with other chunk shapes
@@ -101,6 +105,39 @@ write2)
     dump_plain "$tmp/bench_plain.nc" > "$tmp/bp.txt"
     dump_raster "$tmp/bench_raster.nc" > "$tmp/br.txt"
     same "$tmp/bp.txt" "$tmp/br.txt" "API-written raster file reads differently"
+    # ParallelIO's call sequences (one call per strip-row), both I/O types
+    expect 0 "rasterbench_mpi --pio" plain_run 2 "$build/tools/rasterbench_mpi" \
+        --pio --mask "$mask" --dir "$tmp" --ntime 2 --ndepth 2 --reps 1 \
+        --json "$tmp/pio.json"
+    grep -q '"pio_write_ratio"' "$tmp/pio.json" && ok || fail "--pio JSON"
+    for t in nc4c nc4p; do
+        dump_plain "$tmp/pio_${t}_plain.nc" > "$tmp/pp.txt"
+        dump_raster "$tmp/pio_${t}_raster.nc" > "$tmp/pr.txt"
+        stored "$tmp/pio_${t}_raster.nc" "--pio $t"
+        same "$tmp/pp.txt" "$tmp/pr.txt" "--pio $t: raster file reads differently"
+    done
+    # the same calls through the MPI shim (--netcdf-only), against a run
+    # without it
+    mkdir -p "$tmp/pp" "$tmp/ps"
+    expect 0 "--pio --netcdf-only" plain_run 2 "$build/tools/rasterbench_mpi" \
+        --pio --netcdf-only --mask "$mask" --dir "$tmp/pp" --ntime 2 \
+        --ndepth 2 --reps 1 --json "$tmp/pp.json"
+    expect 0 "--pio --netcdf-only under the shim" run 2 \
+        "$build/tools/rasterbench_mpi" --pio --netcdf-only --baseline \
+        "$tmp/pp.json" --mask "$mask" --dir "$tmp/ps" --ntime 2 --ndepth 2 \
+        --reps 1 --json "$tmp/ps.json"
+    grep -q '"pio_write_ratio"' "$tmp/ps.json" && ok || fail "--baseline JSON"
+    for t in nc4c nc4p; do
+        stored "$tmp/ps/pio_${t}_plain.nc" "--pio $t under the shim"
+        dump_plain "$tmp/pp/pio_${t}_plain.nc" > "$tmp/pp.txt"
+        dump_raster "$tmp/ps/pio_${t}_plain.nc" > "$tmp/pr.txt"
+        same "$tmp/pp.txt" "$tmp/pr.txt" "--pio $t under the shim reads differently"
+    done
+    # held-back writes against every other write, value by value
+    for np in 1 2; do
+        expect 0 "small collective writes, np $np" plain_run $np \
+            "$build/tests/test_par_small" "$basins" "$tmp"
+    done
     ;;
 read)
     plain_run 2 "$ex/par_writer" "$basins" "$tmp/plain.nc" $args || exit 1

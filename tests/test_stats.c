@@ -350,6 +350,74 @@ static void test_types(void **state)
         check_type(types[i]);
 }
 
+/* Float statistics two blocks at a time (AVX2, statstore.c run_pair)
+ * give the scalar path's bits: runs of every length around the block
+ * pairs (255-257, 511-513 cells ...) of values with the fill value, NaNs,
+ * signed zeros, infinities and blocks that are all fill, over regions
+ * whose runs interleave. */
+static void test_paired_blocks(void **state)
+{
+    (void)state;
+    if (!statstore_paired()) {
+        print_message("no AVX2 here: the paired path is not taken\n");
+        return;
+    }
+    enum { N = 60000, NREG = 3 };
+    static float x[N];
+    static stats_run runs[400];
+    const float fill = NC_FILL_FLOAT;
+    unsigned char fb[4];
+    memcpy(fb, &fill, sizeof fb);
+    unsigned seed = 7;
+    for (int kind = 0; kind < 8; kind++) {
+        size_t n = 0, nruns = 0;
+        static const uint32_t lens[] = {1, 2, 127, 128, 129, 255, 256, 257,
+                                        300, 511, 512, 513, 700, 1300};
+        /* region r's runs from lens[6 r] on: regions 1 and 2 start with
+         * paired blocks (their first extremes then come from run_pair) */
+        size_t nl = sizeof lens / sizeof *lens;
+        for (size_t k = 0; k < nl; k++)
+            for (int32_t r = 0; r < NREG; r++) {
+                uint32_t len = lens[(k + 6 * (size_t)r) % nl];
+                runs[nruns++] = (stats_run){n, len, r};
+                n += len;
+            }
+        assert_true(n <= N);
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            unsigned u = (seed >> 8) % 100;
+            float v = (float)((int)((seed >> 4) % 20000) - 10000) / 37.0f;
+            if (kind == 1 && u < 30)
+                v = fill;
+            if (kind == 2 && u < 20)
+                v = NAN;
+            if (kind == 3)
+                v = u < 50 ? 0.0f : -0.0f;
+            if (kind == 4 && (u < 5 || u > 95))
+                v = u < 5 ? INFINITY : -INFINITY;
+            if (kind == 5)
+                v = fill;
+            if (kind == 6 && (i / 128) % 3 == 0)
+                v = fill; /* whole blocks of fill among others */
+            if (kind == 7)
+                v = 1e30f * (float)(u % 3) - 1e-30f * (float)u;
+            x[i] = v;
+        }
+        raster_stats a[NREG], b[NREG];
+        assert_int_equal(stats_cells_raw(x, NC_FLOAT, 4, fb, NULL, runs,
+                                         nruns, NREG, a), RASTER_OK);
+        statstore_pair_blocks = 0;
+        assert_int_equal(stats_cells_raw(x, NC_FLOAT, 4, fb, NULL, runs,
+                                         nruns, NREG, b), RASTER_OK);
+        statstore_pair_blocks = 1;
+        for (int r = 0; r < NREG; r++)
+            if (memcmp(&a[r], &b[r], sizeof a[r]) != 0)
+                fail_msg("kind %d region %d: paired sum %.17g m2 %.17g "
+                         "min %g, scalar %.17g %.17g %g", kind, r, a[r].sum,
+                         a[r].m2, a[r].min, b[r].sum, b[r].m2, b[r].min);
+    }
+}
+
 /* The same with the weights kept in the stored statistics. */
 static void test_types_weighted(void **state)
 {
@@ -755,6 +823,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_types),
+        cmocka_unit_test(test_paired_blocks),
         cmocka_unit_test(test_types_weighted),
         cmocka_unit_test(test_merge_and_values),
         cmocka_unit_test(test_stored_used),
