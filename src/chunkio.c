@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -68,6 +69,16 @@
 static atomic_int inflate_on = 1;
 static atomic_size_t chunks_inflated;
 static atomic_size_t split_chunk_writes;
+
+atomic_int chunkio_timing;
+_Thread_local double chunkio_plan_end;
+
+double chunkio_clock(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 void chunkio_set_inflate(int on) { atomic_store(&inflate_on, on); }
 
@@ -2026,8 +2037,14 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     if (!write &&
         (rc = lookup_chunks(&x, spans, nspans, ostart, ocount, ostride)))
         goto done;
+    /* read-phase timing: planning ends here when stores are inflated,
+     * else after the page cache probe (cached) below */
+    int timing = atomic_load_explicit(&chunkio_timing, memory_order_relaxed);
+    if (timing)
+        chunkio_plan_end = chunkio_clock();
     /* spans of filtered stores raster inflates itself, first; the rest
      * (moved to the front, in order) as before */
+    size_t nspans0 = nspans;
     if (!write && v->file->fd >= 0) {
         size_t nf = 0;
         for (size_t i = 0; i < nspans; i++)
@@ -2072,6 +2089,8 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     }
     int first =
         write || cached(&x, spans, nspans, ostart, ocount, ostride) ? 1 : 0;
+    if (timing && nspans == nspans0)
+        chunkio_plan_end = chunkio_clock();
     if (first == 0) { /* from disk: announce, then fault the output in */
         rc = walk_box(&x, spans, nspans, ostart, ocount, ostride, batch,
                       batched, 0, write);

@@ -10,6 +10,7 @@
 #ifndef RASTER_CHUNKIO_H
 #define RASTER_CHUNKIO_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -33,6 +34,16 @@ int chunkio_prepare_store(raster_var *v, size_t s);
 
 /* chunkio_prepare_store() for every store of v. */
 int chunkio_prepare(raster_var *v);
+
+/* Read-phase timing (raster_read_phases_take): while chunkio_timing is
+ * set, chunkio_xfer stores in chunkio_plan_end, on the calling thread, the
+ * CLOCK_MONOTONIC seconds at which its planning ended and data began to
+ * move. */
+extern atomic_int chunkio_timing;
+extern _Thread_local double chunkio_plan_end;
+
+/* CLOCK_MONOTONIC in seconds */
+double chunkio_clock(void);
 
 /* Threads of large fast-path reads from now on (raster_set_threads);
  * 0: the default. */

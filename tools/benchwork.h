@@ -60,8 +60,17 @@ typedef struct bench_job {
     int reps, cold;
 } bench_job;
 
+/* The phases of a raster region read (BENCH_RASTER, BENCH_RASTER_MALLOC):
+ * raster_open, raster_var_find, raster_region_alloc (or the caller's
+ * malloc), raster_region_read's own (raster_read_phases: check, tables,
+ * plan, move), raster_region_free, raster_close. */
+#define BENCH_PHASES 9
+extern const char *const bench_phase_name[BENCH_PHASES];
+
 typedef struct bench_result {
     double seconds[BENCH_MAX_REPS];
+    double phase[BENCH_MAX_REPS][BENCH_PHASES]; /* per repetition */
+    int nphase;             /* BENCH_PHASES when phase[] holds times */
     long long rchar;        /* bytes read by the last repetition;
                              * INFLATE_FLOOR: the compressed bytes it
                              * inflates (read before timing) */

@@ -78,6 +78,8 @@ typedef struct record {
     size_t region_bytes;
     long long file_bytes; /* peers' writers: the file's size (else 0) */
     double check;         /* peers: the sum of the values read (else NaN) */
+    double phase[BENCH_PHASES]; /* raster reads: each phase's median */
+    int nphase;           /* BENCH_PHASES when phase[] holds them, else 0 */
 } record;
 
 static record results[MAX_RESULTS];
@@ -149,7 +151,7 @@ static int run_worker(const bench_job *j, const char *preload,
         close(fds[0]);
         return -1;
     }
-    char text[8192];
+    char text[32768]; /* up to 100 repetitions of times and phases */
     size_t got = 0;
     ssize_t n;
     while (got < sizeof text - 1 &&
@@ -174,6 +176,18 @@ static int run_worker(const bench_job *j, const char *preload,
         res->seconds[i] = strtod(p, &end);
         if (end == p)
             return -1;
+    }
+    /* " phases P..." (BENCH_PHASES per repetition), from raster methods */
+    if (strncmp(end, " phases", 7) == 0) {
+        end += 7;
+        for (int i = 0; i < j->reps; i++)
+            for (int k = 0; k < BENCH_PHASES; k++) {
+                p = end;
+                res->phase[i][k] = strtod(p, &end);
+                if (end == p)
+                    return -1;
+            }
+        res->nphase = BENCH_PHASES;
     }
     res->ok = 1;
     return 0;
@@ -217,6 +231,12 @@ static int worker_main(int argc, char **argv)
     printf("ok %lld", r.rchar);
     for (int i = 0; i < j.reps; i++)
         printf(" %.9f", r.seconds[i]);
+    if (r.nphase == BENCH_PHASES) {
+        printf(" phases");
+        for (int i = 0; i < j.reps; i++)
+            for (int k = 0; k < BENCH_PHASES; k++)
+                printf(" %.9f", r.phase[i][k]);
+    }
     printf("\n");
     return fflush(stdout) == 0 ? CLI_OK : CLI_EINPUT;
 }
@@ -583,6 +603,34 @@ static void add_record(const char *kase, const char *method,
     x->region_bytes = region_bytes;
     x->file_bytes = 0;
     x->check = NAN;
+    x->nphase = r->nphase == BENCH_PHASES ? BENCH_PHASES : 0;
+    for (int k = 0; k < x->nphase; k++) {
+        double v[BENCH_MAX_REPS];
+        for (int i = 0; i < reps; i++)
+            v[i] = r->phase[i][k];
+        x->phase[k] = bench_median(v, reps);
+    }
+}
+
+/* The raster record just added (add_record's order: netcdf, raster, ...) */
+static const record *add_record_last(void)
+{
+    for (size_t i = nresults; i-- > 0;)
+        if (strcmp(results[i].method, "raster") == 0 ||
+            strcmp(results[i].method, "raster_deflated") == 0)
+            return &results[i];
+    return NULL;
+}
+
+/* A raster read's phases (JSON phases_s), in ms, under its table row. */
+static void print_phases(const record *x)
+{
+    if (!x || x->nphase != BENCH_PHASES)
+        return;
+    printf("  raster phases, ms:");
+    for (int k = 0; k < BENCH_PHASES; k++)
+        printf(" %s %.2f", bench_phase_name[k], x->phase[k] * 1e3);
+    printf("\n");
 }
 
 static const record *find(const char *kase, const char *method,
@@ -860,6 +908,10 @@ static int write_json(const options *o, const summary *s, const size_t *shape,
             fputs(",\"check\":", f);
             fprintf(f, "%.17g", x->check);
         }
+        for (int k = 0; k < x->nphase; k++)
+            fprintf(f, "%s\"%s\":%.6f%s", k ? "," : ",\"phases_s\":{",
+                    bench_phase_name[k], x->phase[k],
+                    k == x->nphase - 1 ? "}" : "");
         fputc('}', f);
     }
     fputs("],\"summary\":{", f);
@@ -1008,6 +1060,8 @@ static int run_methods(const bench_job *jobs, int n, bench_result *r,
                 return -1;
             }
             r[k].seconds[rep] = one.seconds[0];
+            memcpy(r[k].phase[rep], one.phase[0], sizeof one.phase[0]);
+            r[k].nphase = one.nphase;
             r[k].rchar = one.rchar;
             r[k].ok = one.ok;
             if (one.peak_kb > r[k].peak_kb)
@@ -1073,6 +1127,7 @@ static int measure_regions(const options *o, raster_var *v,
                    t[1], t[2], t[3], t[0] / t[1], t[1] / t[2], r[0].rchar,
                    r[1].rchar, (double)r[1].peak_kb * 1024.0 /
                        ((double)region_bytes + 32.0 * 1048576.0));
+            print_phases(add_record_last());
         }
     }
     unlink(floor_path);
@@ -1353,6 +1408,7 @@ static int measure_compressed(const options *o, const region_case *cases,
                 printf("%8.4f %6.2fx %5.2fx %12lld %12lld %12lld\n", t2,
                        t0 / t1, t1 / t2, r[0].rchar, r[1].rchar, r[2].rchar);
             }
+            print_phases(add_record_last());
         }
     }
     printf("(ifloor = inflating and unshuffling exactly the regions' "
