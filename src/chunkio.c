@@ -489,6 +489,7 @@ typedef struct xfer {
     size_t nann, ann_cap;
     size_t full[RASTER_MAX_DIMS]; /* outer shape, for the fast path */
     int cache; /* a thin read: staged spans kept (fileio_keep) */
+    const struct wplan *win; /* moved by windows (read_windows), or NULL */
 } xfer;
 
 static unsigned char *plane_ptr(const xfer *x, size_t plane, uint64_t cell)
@@ -717,6 +718,305 @@ static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
         int rc = preadv_all(v->file->fd, x->iov, niov, off, v->name);
         if (rc)
             return rc;
+    }
+    return RASTER_OK;
+}
+
+/* ---- scattered reads in the caller's order (windows) ------------------ */
+
+/* A packed region's pieces are short (a tile row each, ~200 bytes here)
+ * and the stores hold them in another order than the caller's buffer
+ * (chunk by chunk, mixed shares apart). Copied out of a staged span in
+ * store order, each piece lands a region row away from the last, so the
+ * output is written in partial cache lines all over each plane, each line
+ * fetched from memory more than once. Windows go the other way: pieces
+ * in the caller's order, grouped so that the store bytes each group needs
+ * (one contiguous range per store) fit the staging buffer; each range is
+ * read with one pread and the pieces copied out in order, so the output
+ * is written once, front to back. A window of one piece (pieces that
+ * follow on in both the store and the buffer merged) larger than a
+ * staging buffer is read straight into the buffer. */
+
+/* Ranges (one per span) one window reads at most. */
+#define WIN_STORES 64
+/* Windows read at most this much more than the pieces cover (holes
+ * between a window's pieces: other regions' mixed shares), else the
+ * read keeps its spans. */
+#define WIN_SLACK 1.25
+/* A window's stage: the store bytes of a band of rows (a tile row of a
+ * wide region: ~1 MiB here) with room to spare; per reading thread. */
+#define WIN_STAGE_BYTES win_stage()
+static atomic_size_t win_bytes_set; /* chunkio_set_window_bytes; 0: 1 MiB */
+static atomic_size_t window_reads;
+
+void chunkio_set_window_bytes(size_t bytes)
+{
+    atomic_store(&win_bytes_set, bytes);
+}
+
+size_t chunkio_window_reads(void) { return atomic_load(&window_reads); }
+
+static size_t win_stage(void)
+{
+    size_t n = atomic_load(&win_bytes_set);
+    return n ? n : STAGE_BYTES;
+}
+
+typedef struct wrange {
+    uint32_t store;  /* plan_windows: the span; then the store */
+    uint64_t lo, hi; /* store cells [lo, hi), read to stage + at bytes */
+    size_t at;
+} wrange;
+
+typedef struct wpiece {
+    uint64_t uoff;   /* first cell in the plane */
+    size_t src;      /* its first byte in the stage (direct: unused) */
+    uint32_t len, range;
+} wpiece;
+
+typedef struct window {
+    size_t p0, p1, r0, r1; /* wpieces, wranges */
+    int direct;            /* one piece, read straight into the plane */
+} window;
+
+typedef struct wplan {
+    wpiece *p;
+    wrange *r;
+    window *w;
+    size_t np, nr, nw;
+    size_t stage; /* the stage's bytes the windows were planned for */
+} wplan;
+
+/* A reading thread's stage: read_staged's, or larger windows' */
+static size_t stage_bytes(const wplan *wp)
+{
+    return wp && wp->stage > STAGE_BYTES ? wp->stage : STAGE_BYTES;
+}
+
+static void wplan_free(wplan *wp)
+{
+    raster_free(wp->p);
+    raster_free(wp->r);
+    raster_free(wp->w);
+}
+
+/* The span of piece q (spans sorted by store, then offset). */
+static uint32_t span_of(const span *spans, size_t nspans, const piece *q)
+{
+    size_t lo = 0, hi = nspans;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (spans[mid].store < q->store ||
+            (spans[mid].store == q->store && spans[mid].lo <= q->soff))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (uint32_t)lo;
+}
+
+/* Adds piece q (of span sp) to the ranges r[0..*nr) of a window (cov[]:
+ * the cells their pieces cover): its span's range grows to hold it.
+ * Returns the cells the ranges grew by; *open counts the ranges their
+ * pieces leave holes in. */
+static size_t range_add(wrange *r, size_t *nr, uint32_t sp, const piece *q,
+                        uint64_t *cov, size_t *open)
+{
+    size_t k = 0;
+    while (k < *nr && r[k].store != sp)
+        k++;
+    if (k == *nr) {
+        r[(*nr)++] = (wrange){sp, q->soff, q->soff + q->len, 0};
+        cov[k] = q->len;
+        return q->len;
+    }
+    int was_full = cov[k] == r[k].hi - r[k].lo;
+    size_t before = (size_t)(r[k].hi - r[k].lo);
+    if (q->soff < r[k].lo)
+        r[k].lo = q->soff;
+    if (q->soff + q->len > r[k].hi)
+        r[k].hi = q->soff + q->len;
+    cov[k] += q->len;
+    int full = cov[k] == r[k].hi - r[k].lo;
+    *open += (size_t)(was_full && !full);
+    *open -= (size_t)(!was_full && full);
+    return (size_t)(r[k].hi - r[k].lo) - before;
+}
+
+/* Plans the windows of pieces p[0..n) (the caller's order, uoff rising;
+ * spans[0..nspans) made from them) for a stage of `stage` bytes. A window
+ * ends, where it can, where the ranges its pieces came from are whole (a
+ * band of rows done: the pure chunks and the mixed shares of a tile row),
+ * so that no store byte is read twice. *use = 1 when planned, 0 when the
+ * read keeps its spans (pieces out of order, a store off the fast path,
+ * too many bytes read twice). RASTER_OK or RASTER_ENOMEM. */
+static int plan_windows(const raster_var *v, const piece *p, size_t n,
+                        const span *spans, size_t nspans, size_t stage,
+                        wplan *wp, int *use)
+{
+    size_t elem = v->elem, cap = stage / elem, covered = 0, staged = 0;
+    memset(wp, 0, sizeof *wp);
+    wp->stage = stage;
+    *use = 0;
+    for (size_t i = 0; i < n; i++) {
+        const store_addr *a = &v->addr[p[i].store];
+        if (!a->ok || a->inflate || a->base < 0 ||
+            (i > 0 && p[i].uoff < p[i - 1].uoff + p[i - 1].len))
+            return RASTER_OK;
+    }
+    /* pieces that follow on in both the store and the plane, merged */
+    piece *q = raster_reallocarray(NULL, n ? n : 1, sizeof *q);
+    uint32_t *sp = raster_reallocarray(NULL, n ? n : 1, sizeof *sp);
+    wrange *r = raster_reallocarray(NULL, WIN_STORES, sizeof *r);
+    uint64_t *cov = raster_reallocarray(NULL, WIN_STORES, sizeof *cov);
+    size_t nq = 0, wcap = 0, rcap = 0;
+    int rc = q && sp && r && cov ? RASTER_OK
+                                 : raster_fail(RASTER_ENOMEM,
+                                               "out of memory reading %s",
+                                               v->name);
+    for (size_t i = 0; rc == RASTER_OK && i < n; i++) {
+        const store_addr *a = &v->addr[p[i].store];
+        size_t cut = a->chunked && a->nckc > 1 ? a->ckc : 0;
+        if (nq > 0 && q[nq - 1].store == p[i].store &&
+            (!cut || q[nq - 1].soff / cut == p[i].soff / cut) &&
+            q[nq - 1].soff + q[nq - 1].len == p[i].soff &&
+            q[nq - 1].uoff + q[nq - 1].len == p[i].uoff &&
+            (uint64_t)q[nq - 1].len + p[i].len <= UINT32_MAX) {
+            q[nq - 1].len += p[i].len;
+            continue;
+        }
+        q[nq] = p[i];
+        sp[nq++] = span_of(spans, nspans, &p[i]);
+    }
+    if (rc == RASTER_OK)
+        wp->p = raster_reallocarray(NULL, nq ? nq : 1, sizeof *wp->p);
+    if (rc == RASTER_OK && !wp->p)
+        rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s", v->name);
+    for (size_t i = 0; rc == RASTER_OK && i < nq;) {
+        /* the window's end: the last clean end before the stage is full
+         * (else where it fills) */
+        size_t nr = 0, open = 0, width = 0, end = i, clean = i, cwidth = 0;
+        for (; end < nq; end++) {
+            /* a range lies in its span, so in one chunk along the cells:
+             * contiguous bytes in every record */
+            size_t k = 0;
+            while (k < nr && r[k].store != sp[end])
+                k++;
+            if (end > i && k == nr && nr == WIN_STORES)
+                break;
+            size_t save_nr = nr;
+            wrange save = k < nr ? r[k] : (wrange){0};
+            uint64_t save_cov = k < nr ? cov[k] : 0;
+            size_t save_open = open;
+            size_t grow = range_add(r, &nr, sp[end], &q[end], cov, &open);
+            if (end > i && width + grow > cap) { /* undo: it starts the next */
+                nr = save_nr;
+                if (k < nr) {
+                    r[k] = save;
+                    cov[k] = save_cov;
+                }
+                open = save_open;
+                break;
+            }
+            width += grow;
+            if (open == 0) {
+                clean = end + 1;
+                cwidth = width;
+            }
+        }
+        /* a clean end that leaves most of the stage unused (a band wider
+         * than the stage): cut where it filled, reading a little twice */
+        if (end < nq && clean > i && cwidth >= width / 2)
+            end = clean;
+        /* its ranges, from its pieces */
+        size_t r0 = wp->nr;
+        nr = 0;
+        open = 0;
+        for (size_t j = i; j < end; j++)
+            (void)range_add(r, &nr, sp[j], &q[j], cov, &open);
+        if ((rc = raster_grow(&wp->r, &rcap, wp->nr + nr, sizeof *wp->r)) ||
+            (rc = raster_grow(&wp->w, &wcap, wp->nw + 1, sizeof *wp->w)))
+            break;
+        size_t at = 0;
+        for (size_t k = 0; k < nr; k++) {
+            wrange g = r[k];
+            g.store = spans[g.store].store;
+            g.at = at;
+            at += (size_t)(g.hi - g.lo) * elem;
+            wp->r[wp->nr++] = g;
+        }
+        window *w = &wp->w[wp->nw++];
+        *w = (window){i, end, r0, wp->nr, end - i == 1 && at > stage};
+        if (!w->direct)
+            staged += at / elem;
+        for (size_t j = i; j < end; j++) {
+            size_t k = 0;
+            while (k < nr && r[k].store != sp[j])
+                k++;
+            wp->p[j] = (wpiece){q[j].uoff,
+                                wp->r[r0 + k].at +
+                                    (size_t)(q[j].soff - wp->r[r0 + k].lo) *
+                                        elem,
+                                q[j].len, (uint32_t)k};
+            covered += q[j].len;
+        }
+        i = end;
+    }
+    wp->np = nq;
+    raster_free(q);
+    raster_free(sp);
+    raster_free(r);
+    raster_free(cov);
+    if (rc == RASTER_OK && staged <= covered * WIN_SLACK + cap)
+        *use = 1;
+    return rc;
+}
+
+/* The windows of one plane: each store range read with one pread into the
+ * stage, its pieces copied out in the plane's order; a direct window read
+ * into the plane. `flat` is the record's flat outer index. */
+static int read_windows(xfer *x, size_t flat, size_t plane)
+{
+    raster_var *v = x->v;
+    const wplan *wp = x->win;
+    size_t elem = v->elem;
+    for (size_t k = 0; k < wp->nw; k++) {
+        const window *w = &wp->w[k];
+        int fill[WIN_STORES] = {0};
+        for (size_t r = w->r0; r < w->r1; r++) {
+            const wrange *g = &wp->r[r];
+            const store_addr *a = &v->addr[g->store];
+            off_t off = store_offset(x, a, v->store_cells[g->store], flat,
+                                     g->lo);
+            if (off == -2)
+                return raster_fail(RASTER_EIO, "reading %s: a chunk's byte "
+                                   "offset was never looked up", v->name);
+            if (off == -1) { /* never written: fill */
+                fill[r - w->r0] = 1;
+                continue;
+            }
+            size_t bytes = (size_t)(g->hi - g->lo) * elem;
+            unsigned char *dst = w->direct
+                                     ? plane_ptr(x, plane, wp->p[w->p0].uoff)
+                                     : x->stage + g->at;
+            int rc = fileio_pread(v->file->fd, dst, bytes, off, v->name);
+            if (rc)
+                return rc;
+        }
+        if (w->direct) {
+            if (fill[0])
+                fill_cells(plane_ptr(x, plane, wp->p[w->p0].uoff),
+                           wp->p[w->p0].len, v->fill, elem);
+            continue;
+        }
+        for (size_t i = w->p0; i < w->p1; i++) {
+            const wpiece *q = &wp->p[i];
+            unsigned char *dst = plane_ptr(x, plane, q->uoff);
+            if (fill[q->range])
+                fill_cells(dst, q->len, v->fill, elem);
+            else
+                copy_cells(dst, x->stage + q->src, (size_t)q->len * elem);
+        }
     }
     return RASTER_OK;
 }
@@ -1127,7 +1427,11 @@ static int walk_box(xfer *x, const span *spans, size_t nspans,
         if (batched)
             nb = ocount[no - 1] - idx[no - 1] < batch
                      ? ocount[no - 1] - idx[no - 1] : batch;
-        for (size_t i = 0; i < nspans && rc == RASTER_OK; i++) {
+        for (size_t b = 0; pass == 1 && x->win && b < nb && rc == RASTER_OK;
+             b++)
+            rc = read_windows(x, flat + b, plane0 + b);
+        for (size_t i = 0; i < nspans && rc == RASTER_OK &&
+                           !(pass == 1 && x->win); i++) {
             int direct = !write && v->addr[spans[i].store].ok &&
                          v->file->fd >= 0;
             if (pass == 0) {
@@ -1226,7 +1530,10 @@ static void *work(void *arg)
         if (x->fault)
             prefault(plane_ptr(x, w->plane[i], 0),
                      x->plane_cells * x->v->elem);
-        for (size_t k = 0; k < w->nspans && w->rc == RASTER_OK; k++)
+        if (x->win)
+            w->rc = read_windows(&w->x, w->flat[i], w->plane[i]);
+        for (size_t k = 0; !x->win && k < w->nspans && w->rc == RASTER_OK;
+             k++)
             w->rc = read_direct(&w->x, &w->spans[k], w->flat[i],
                                 w->plane[i], 1);
     }
@@ -1282,7 +1589,7 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
         w[t].x.iov_cap = 0;
         w[t].x.tmp = NULL;
         w[t].x.junk = raster_malloc(GAP_BYTES + 64);
-        w[t].x.stage = raster_malloc(STAGE_BYTES);
+        w[t].x.stage = raster_malloc(stage_bytes(x0->win));
         w[t].spans = spans;
         w[t].nspans = nspans;
         w[t].flat = flat;
@@ -1957,8 +2264,29 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     rc = split_pieces(v, &pieces, &npieces, write, &split);
     if (rc)
         return rc;
-    rc = sort_pieces(pieces, npieces);
+    /* a large scattered read: windows (above), planned from the caller's
+     * order, kept here before the sort */
+    wplan wp = {0};
+    int use_win = 0;
+    piece *order = NULL;
+    if (!write && v->file->fd >= 0) {
+        size_t cells = 0;
+        for (size_t i = 0; i < npieces; i++)
+            cells += pieces[i].len;
+        if (cells * v->elem >= WIN_STAGE_BYTES &&
+            cells * v->elem < STAGE_PIECE_BYTES * npieces) {
+            order = raster_reallocarray(NULL, npieces, sizeof *order);
+            if (order)
+                memcpy(order, pieces, npieces * sizeof *order);
+            else
+                rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                                 v->name);
+        }
+    }
+    if (rc == RASTER_OK)
+        rc = sort_pieces(pieces, npieces);
     if (rc) {
+        raster_free(order);
         raster_free(split);
         return rc;
     }
@@ -1968,11 +2296,13 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
                          plane_cells, &done);
         if (rc || done) {
             raster_free(split);
+            wplan_free(&wp);
             return rc;
         }
     }
     /* what small writes held back goes first, in order */
     if (v->pend && (rc = chunkio_flush(v)) != RASTER_OK) {
+        raster_free(order);
         raster_free(split);
         return rc;
     }
@@ -1982,19 +2312,26 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
                           plane_cells, read_threads() > 1 ? 2 : 1);
         if (rc || npieces == 0) {
             raster_free(split);
+            wplan_free(&wp);
             return rc;
         }
     }
     span *spans = NULL;
     size_t nspans = 0;
     rc = make_spans(v, pieces, npieces, write, &spans, &nspans);
+    if (rc == RASTER_OK && order)
+        rc = plan_windows(v, order, npieces, spans, nspans, WIN_STAGE_BYTES,
+                          &wp, &use_win);
+    raster_free(order);
     if (rc) {
+        raster_free(spans);
         raster_free(split);
+        wplan_free(&wp);
         return rc;
     }
 
     xfer x = {.v = v, .pieces = pieces, .buf = buf,
-              .plane_cells = plane_cells};
+              .plane_cells = plane_cells, .win = use_win ? &wp : NULL};
     size_t widest = 0;
     for (size_t i = 0; i < nspans; i++)
         if (spans[i].hi - spans[i].lo > widest)
@@ -2013,7 +2350,7 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     }
     x.tmp_bytes = widest * v->elem * batch; /* allocated when first used */
     x.junk = raster_malloc(GAP_BYTES + 64);
-    x.stage = write ? NULL : raster_malloc(STAGE_BYTES);
+    x.stage = write ? NULL : raster_malloc(stage_bytes(x.win));
     if (!write && !v->file->writable) { /* a thin read keeps its spans */
         size_t bytes = plane_cells * v->elem;
         for (int i = 0; i < no && bytes <= FILEIO_KEPT_READ; i++)
@@ -2100,6 +2437,8 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
         first = 1;
         x.fault = 1; /* each reading thread faults in its own planes */
     }
+    if (x.win)
+        atomic_fetch_add(&window_reads, 1);
     int threads = write ? 1 : read_threads();
     if (threads > 1 && threads_pay(&x, spans, nspans, ocount)) {
         int t = read_threaded(&x, spans, nspans, ostart, ocount, ostride,
@@ -2127,5 +2466,6 @@ done:
     raster_free(x.ann);
     raster_free(spans);
     raster_free(split);
+    wplan_free(&wp);
     return rc;
 }

@@ -54,6 +54,15 @@ void chunkio_set_threads(int n);
  * opened from now on: the benchmark's comparison and the tests' check. */
 void chunkio_set_inflate(int on);
 
+/* The staging buffer of a read by windows (chunkio.c: scattered reads
+ * copied out in the caller's order), for reads from now on; 0: the
+ * default, 1 MiB. Tests make it small to plan many windows on small data.
+ */
+void chunkio_set_window_bytes(size_t bytes);
+
+/* Reads served by windows since the process started (for tests). */
+size_t chunkio_window_reads(void);
+
 /* Chunks raster has inflated since the process started: the tests' proof
  * that the fast path served a read. */
 size_t chunkio_chunks_inflated(void);
