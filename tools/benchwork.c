@@ -58,6 +58,24 @@ void bench_evict(const char *path)
     }
 }
 
+int bench_rewarm(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    (void)fdatasync(fd);
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    size_t cap = (size_t)4 << 20;
+    unsigned char *buf = malloc(cap);
+    ssize_t n = buf ? 1 : -1;
+    for (off_t off = 0; buf && (n = pread(fd, buf, cap, off)) > 0; off += n)
+        ;
+    free(buf);
+    close(fd);
+    return n == 0 ? 0 : -1;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -85,6 +85,15 @@ int bench_run(const bench_job *job, bench_result *res);
 /* Evicts a file from the page cache (fdatasync, POSIX_FADV_DONTNEED). */
 void bench_evict(const char *path);
 
+/* Evicts a file from the page cache and reads it back in order, so that
+ * the kernel holds it as its read-ahead does (large folios); the warm
+ * cases start from this state for every file they read: a file's earlier
+ * history (written in small pieces, or read back by posix_fadvise(
+ * WILLNEED), as raster's cold reads do) leaves it in 4 KiB pages, on
+ * which the same warm pread costs the kernel about twice as much
+ * (docs/PERFORMANCE.md). 0, or -1 when it could not be read. */
+int bench_rewarm(const char *path);
+
 double bench_median(const double *v, int n);
 
 #endif
