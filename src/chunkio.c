@@ -815,28 +815,28 @@ static uint32_t span_of(const span *spans, size_t nspans, const piece *q)
     return (uint32_t)lo;
 }
 
-/* Adds piece q (of span sp) to the ranges r[0..*nr) of a window (cov[]:
- * the cells their pieces cover): its span's range grows to hold it.
- * Returns the cells the ranges grew by; *open counts the ranges their
- * pieces leave holes in. */
-static size_t range_add(wrange *r, size_t *nr, uint32_t sp, const piece *q,
-                        uint64_t *cov, size_t *open)
+/* Adds `len` cells from store cell `soff` of span sp to the ranges
+ * r[0..*nr) of a window (cov[]: the cells their pieces cover): the span's
+ * range grows to hold them. Returns the cells the ranges grew by; *open
+ * counts the ranges their pieces leave holes in. */
+static size_t range_add(wrange *r, size_t *nr, uint32_t sp, uint64_t soff,
+                        uint32_t len, uint64_t *cov, size_t *open)
 {
     size_t k = 0;
     while (k < *nr && r[k].store != sp)
         k++;
     if (k == *nr) {
-        r[(*nr)++] = (wrange){sp, q->soff, q->soff + q->len, 0};
-        cov[k] = q->len;
-        return q->len;
+        r[(*nr)++] = (wrange){sp, soff, soff + len, 0};
+        cov[k] = len;
+        return len;
     }
     int was_full = cov[k] == r[k].hi - r[k].lo;
     size_t before = (size_t)(r[k].hi - r[k].lo);
-    if (q->soff < r[k].lo)
-        r[k].lo = q->soff;
-    if (q->soff + q->len > r[k].hi)
-        r[k].hi = q->soff + q->len;
-    cov[k] += q->len;
+    if (soff < r[k].lo)
+        r[k].lo = soff;
+    if (soff + len > r[k].hi)
+        r[k].hi = soff + len;
+    cov[k] += len;
     int full = cov[k] == r[k].hi - r[k].lo;
     *open += (size_t)(was_full && !full);
     *open -= (size_t)(!was_full && full);
@@ -844,17 +844,19 @@ static size_t range_add(wrange *r, size_t *nr, uint32_t sp, const piece *q,
 }
 
 /* Plans the windows of pieces p[0..n) (the caller's order, uoff rising;
- * spans[0..nspans) made from them) for a stage of `stage` bytes. A window
- * ends, where it can, where the ranges its pieces came from are whole (a
- * band of rows done: the pure chunks and the mixed shares of a tile row),
- * so that no store byte is read twice. *use = 1 when planned, 0 when the
- * read keeps its spans (pieces out of order, a store off the fast path,
- * too many bytes read twice). RASTER_OK or RASTER_ENOMEM. */
+ * not yet cut at their stores' chunks: cut here; spans[0..nspans) made
+ * from the same pieces, cut) for a stage of `stage` bytes. A window ends,
+ * where it can, where the ranges its pieces came from are whole (a band
+ * of rows done: the pure chunks and the mixed shares of a tile row), so
+ * that no store byte is read twice. *use = 1 when planned, 0 when the read
+ * keeps its spans (pieces out of order, a store off the fast path, too
+ * many bytes read twice). RASTER_OK or RASTER_ENOMEM. */
 static int plan_windows(const raster_var *v, const piece *p, size_t n,
                         const span *spans, size_t nspans, size_t stage,
                         wplan *wp, int *use)
 {
     size_t elem = v->elem, cap = stage / elem, covered = 0, staged = 0;
+    size_t extra = 0;
     memset(wp, 0, sizeof *wp);
     wp->stage = stage;
     *use = 0;
@@ -863,35 +865,48 @@ static int plan_windows(const raster_var *v, const piece *p, size_t n,
         if (!a->ok || a->inflate || a->base < 0 ||
             (i > 0 && p[i].uoff < p[i - 1].uoff + p[i - 1].len))
             return RASTER_OK;
+        size_t cut = piece_cut(a, 0);
+        if (cut && p[i].len > 0)
+            extra += (p[i].soff + p[i].len - 1) / cut - p[i].soff / cut;
     }
-    /* pieces that follow on in both the store and the plane, merged */
-    piece *q = raster_reallocarray(NULL, n ? n : 1, sizeof *q);
-    uint32_t *sp = raster_reallocarray(NULL, n ? n : 1, sizeof *sp);
+    /* the pieces cut at chunks, those that follow on in both the store
+     * and the plane merged; until its window is placed, an entry holds its
+     * store cell in src and its span in range */
+    wpiece *q = raster_reallocarray(NULL, n + extra ? n + extra : 1,
+                                    sizeof *q);
     wrange *r = raster_reallocarray(NULL, WIN_STORES, sizeof *r);
     uint64_t *cov = raster_reallocarray(NULL, WIN_STORES, sizeof *cov);
     size_t nq = 0, wcap = 0, rcap = 0;
-    int rc = q && sp && r && cov ? RASTER_OK
-                                 : raster_fail(RASTER_ENOMEM,
-                                               "out of memory reading %s",
-                                               v->name);
+    int rc = q && r && cov ? RASTER_OK
+                           : raster_fail(RASTER_ENOMEM,
+                                         "out of memory reading %s", v->name);
+    uint32_t last_store = 0;
     for (size_t i = 0; rc == RASTER_OK && i < n; i++) {
-        const store_addr *a = &v->addr[p[i].store];
-        size_t cut = a->chunked && a->nckc > 1 ? a->ckc : 0;
-        if (nq > 0 && q[nq - 1].store == p[i].store &&
-            (!cut || q[nq - 1].soff / cut == p[i].soff / cut) &&
-            q[nq - 1].soff + q[nq - 1].len == p[i].soff &&
-            q[nq - 1].uoff + q[nq - 1].len == p[i].uoff &&
-            (uint64_t)q[nq - 1].len + p[i].len <= UINT32_MAX) {
-            q[nq - 1].len += p[i].len;
-            continue;
+        piece t = p[i];
+        size_t cut = piece_cut(&v->addr[t.store], 0);
+        while (t.len > 0) {
+            uint32_t len = t.len;
+            if (cut && t.soff / cut != (t.soff + t.len - 1) / cut)
+                len = (uint32_t)(cut - t.soff % cut);
+            if (nq > 0 && last_store == t.store &&
+                (!cut || q[nq - 1].src / cut == t.soff / cut) &&
+                q[nq - 1].src + q[nq - 1].len == t.soff &&
+                q[nq - 1].uoff + q[nq - 1].len == t.uoff &&
+                (uint64_t)q[nq - 1].len + len <= UINT32_MAX) {
+                q[nq - 1].len += len;
+            } else {
+                piece head = {t.soff, t.uoff, t.store, len};
+                q[nq++] = (wpiece){t.uoff, (size_t)t.soff, len,
+                                   span_of(spans, nspans, &head)};
+                last_store = t.store;
+            }
+            t.soff += len;
+            t.uoff += len;
+            t.len -= len;
         }
-        q[nq] = p[i];
-        sp[nq++] = span_of(spans, nspans, &p[i]);
     }
-    if (rc == RASTER_OK)
-        wp->p = raster_reallocarray(NULL, nq ? nq : 1, sizeof *wp->p);
-    if (rc == RASTER_OK && !wp->p)
-        rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s", v->name);
+    wp->p = q;
+    wp->np = nq;
     for (size_t i = 0; rc == RASTER_OK && i < nq;) {
         /* the window's end: the last clean end before the stage is full
          * (else where it fills) */
@@ -900,7 +915,7 @@ static int plan_windows(const raster_var *v, const piece *p, size_t n,
             /* a range lies in its span, so in one chunk along the cells:
              * contiguous bytes in every record */
             size_t k = 0;
-            while (k < nr && r[k].store != sp[end])
+            while (k < nr && r[k].store != q[end].range)
                 k++;
             if (end > i && k == nr && nr == WIN_STORES)
                 break;
@@ -908,7 +923,8 @@ static int plan_windows(const raster_var *v, const piece *p, size_t n,
             wrange save = k < nr ? r[k] : (wrange){0};
             uint64_t save_cov = k < nr ? cov[k] : 0;
             size_t save_open = open;
-            size_t grow = range_add(r, &nr, sp[end], &q[end], cov, &open);
+            size_t grow = range_add(r, &nr, q[end].range, q[end].src,
+                                    q[end].len, cov, &open);
             if (end > i && width + grow > cap) { /* undo: it starts the next */
                 nr = save_nr;
                 if (k < nr) {
@@ -933,7 +949,8 @@ static int plan_windows(const raster_var *v, const piece *p, size_t n,
         nr = 0;
         open = 0;
         for (size_t j = i; j < end; j++)
-            (void)range_add(r, &nr, sp[j], &q[j], cov, &open);
+            (void)range_add(r, &nr, q[j].range, q[j].src, q[j].len, cov,
+                            &open);
         if ((rc = raster_grow(&wp->r, &rcap, wp->nr + nr, sizeof *wp->r)) ||
             (rc = raster_grow(&wp->w, &wcap, wp->nw + 1, sizeof *wp->w)))
             break;
@@ -949,22 +966,17 @@ static int plan_windows(const raster_var *v, const piece *p, size_t n,
         *w = (window){i, end, r0, wp->nr, end - i == 1 && at > stage};
         if (!w->direct)
             staged += at / elem;
-        for (size_t j = i; j < end; j++) {
+        for (size_t j = i; j < end; j++) { /* placed in the stage */
             size_t k = 0;
-            while (k < nr && r[k].store != sp[j])
+            while (k < nr && r[k].store != q[j].range)
                 k++;
-            wp->p[j] = (wpiece){q[j].uoff,
-                                wp->r[r0 + k].at +
-                                    (size_t)(q[j].soff - wp->r[r0 + k].lo) *
-                                        elem,
-                                q[j].len, (uint32_t)k};
+            q[j].src = wp->r[r0 + k].at +
+                       (size_t)(q[j].src - wp->r[r0 + k].lo) * elem;
+            q[j].range = (uint32_t)k;
             covered += q[j].len;
         }
         i = end;
     }
-    wp->np = nq;
-    raster_free(q);
-    raster_free(sp);
     raster_free(r);
     raster_free(cov);
     if (rc == RASTER_OK && staged <= covered * WIN_SLACK + cap)
@@ -2260,24 +2272,28 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
         if ((rc = write_cuts(v, last, &zck)) != RASTER_OK)
             return rc;
     }
-    piece *split = NULL;
+    piece *split = NULL, *caller = pieces;
+    size_t ncaller = npieces;
     rc = split_pieces(v, &pieces, &npieces, write, &split);
     if (rc)
         return rc;
     /* a large scattered read: windows (above), planned from the caller's
-     * order, kept here before the sort */
+     * order: its own array when the cut pieces went to a new one, else a
+     * copy made before the sort */
     wplan wp = {0};
     int use_win = 0;
-    piece *order = NULL;
+    piece *order = NULL, *copy = NULL;
     if (!write && v->file->fd >= 0) {
         size_t cells = 0;
         for (size_t i = 0; i < npieces; i++)
             cells += pieces[i].len;
         if (cells * v->elem >= WIN_STAGE_BYTES &&
             cells * v->elem < STAGE_PIECE_BYTES * npieces) {
-            order = raster_reallocarray(NULL, npieces, sizeof *order);
-            if (order)
-                memcpy(order, pieces, npieces * sizeof *order);
+            if (split)
+                order = caller;
+            else if ((order = copy = raster_reallocarray(
+                          NULL, npieces, sizeof *copy)) != NULL)
+                memcpy(copy, pieces, npieces * sizeof *copy);
             else
                 rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s",
                                  v->name);
@@ -2286,7 +2302,7 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     if (rc == RASTER_OK)
         rc = sort_pieces(pieces, npieces);
     if (rc) {
-        raster_free(order);
+        raster_free(copy);
         raster_free(split);
         return rc;
     }
@@ -2302,7 +2318,7 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     }
     /* what small writes held back goes first, in order */
     if (v->pend && (rc = chunkio_flush(v)) != RASTER_OK) {
-        raster_free(order);
+        raster_free(copy);
         raster_free(split);
         return rc;
     }
@@ -2320,9 +2336,9 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     size_t nspans = 0;
     rc = make_spans(v, pieces, npieces, write, &spans, &nspans);
     if (rc == RASTER_OK && order)
-        rc = plan_windows(v, order, npieces, spans, nspans, WIN_STAGE_BYTES,
-                          &wp, &use_win);
-    raster_free(order);
+        rc = plan_windows(v, order, split ? ncaller : npieces, spans, nspans,
+                          WIN_STAGE_BYTES, &wp, &use_win);
+    raster_free(copy);
     if (rc) {
         raster_free(spans);
         raster_free(split);
