@@ -731,20 +731,22 @@ static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
  * output is written in partial cache lines all over each plane, each line
  * fetched from memory more than once. Windows go the other way: pieces
  * in the caller's order, grouped so that the store bytes each group needs
- * (one contiguous range per store) fit the staging buffer; each range is
+ * (one contiguous range per span) fit the staging buffer; each range is
  * read with one pread and the pieces copied out in order, so the output
  * is written once, front to back. A window of one piece (pieces that
  * follow on in both the store and the buffer merged) larger than a
  * staging buffer is read straight into the buffer. */
 
 /* Ranges (one per span) one window reads at most. */
-#define WIN_STORES 64
-/* Windows read at most this much more than the pieces cover (holes
- * between a window's pieces: other regions' mixed shares), else the
- * read keeps its spans. */
+#define WIN_RANGES 64
+/* Windows read at most this much more than the pieces cover (holes in a
+ * span, ranges read again where a band of rows outgrew the stage), else
+ * the read keeps its spans. */
 #define WIN_SLACK 1.25
-/* A window's stage: the store bytes of a band of rows (a tile row of a
- * wide region: ~1 MiB here) with room to spare; per reading thread. */
+/* A window's stage, per reading thread: STAGE_BYTES unless a test sets
+ * another (chunkio_set_window_bytes). 1 MiB holds a tile row of the bench
+ * file's widest regions (Southern: 11 windows a record, none read twice);
+ * 512 KiB did not, and the plan fell back to spans. */
 #define WIN_STAGE_BYTES win_stage()
 static atomic_size_t win_bytes_set; /* chunkio_set_window_bytes; 0: 1 MiB */
 static atomic_size_t window_reads;
@@ -798,6 +800,7 @@ static void wplan_free(wplan *wp)
     raster_free(wp->p);
     raster_free(wp->r);
     raster_free(wp->w);
+    *wp = (wplan){0};
 }
 
 /* The span of piece q (spans sorted by store, then offset). */
@@ -874,8 +877,8 @@ static int plan_windows(const raster_var *v, const piece *p, size_t n,
      * store cell in src and its span in range */
     wpiece *q = raster_reallocarray(NULL, n + extra ? n + extra : 1,
                                     sizeof *q);
-    wrange *r = raster_reallocarray(NULL, WIN_STORES, sizeof *r);
-    uint64_t *cov = raster_reallocarray(NULL, WIN_STORES, sizeof *cov);
+    wrange *r = raster_reallocarray(NULL, WIN_RANGES, sizeof *r);
+    uint64_t *cov = raster_reallocarray(NULL, WIN_RANGES, sizeof *cov);
     size_t nq = 0, wcap = 0, rcap = 0;
     int rc = q && r && cov ? RASTER_OK
                            : raster_fail(RASTER_ENOMEM,
@@ -917,7 +920,7 @@ static int plan_windows(const raster_var *v, const piece *p, size_t n,
             size_t k = 0;
             while (k < nr && r[k].store != q[end].range)
                 k++;
-            if (end > i && k == nr && nr == WIN_STORES)
+            if (end > i && k == nr && nr == WIN_RANGES)
                 break;
             size_t save_nr = nr;
             wrange save = k < nr ? r[k] : (wrange){0};
@@ -994,7 +997,7 @@ static int read_windows(xfer *x, size_t flat, size_t plane)
     size_t elem = v->elem;
     for (size_t k = 0; k < wp->nw; k++) {
         const window *w = &wp->w[k];
-        int fill[WIN_STORES] = {0};
+        int fill[WIN_RANGES] = {0};
         for (size_t r = w->r0; r < w->r1; r++) {
             const wrange *g = &wp->r[r];
             const store_addr *a = &v->addr[g->store];
@@ -2339,6 +2342,8 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
         rc = plan_windows(v, order, split ? ncaller : npieces, spans, nspans,
                           WIN_STAGE_BYTES, &wp, &use_win);
     raster_free(copy);
+    if (!use_win)
+        wplan_free(&wp);
     if (rc) {
         raster_free(spans);
         raster_free(split);
