@@ -464,6 +464,30 @@ RASTER_API int raster_abandon(raster_file *file);
  *  @return RASTER_OK, or RASTER_EINVAL (n < 0). */
 RASTER_API int raster_set_threads(int n);
 
+/*! raster_read_phases :
+ *  Wall seconds raster_region_read() calls spent in each phase, summed
+ *  over the calls counted (raster_read_phases_take). */
+typedef struct raster_read_phases {
+    double check;  /* the box checked; the file checked unchanged, before
+                      and after (integrity) */
+    double tables; /* the regions' runs loaded and checked against the
+                      stored mask, the stores' metadata loaded (the first
+                      read of an open file; later reads find them) */
+    double plan;   /* runs walked into pieces, pieces sorted and grouped
+                      into spans, chunk offsets looked up, the page cache
+                      probed */
+    double move;   /* the data read, copied or inflated into the buffer,
+                      the buffer's first touch (page faults) included */
+    unsigned long reads; /* raster_region_read() calls counted */
+} raster_read_phases;
+
+/*! raster_read_phases_take() :
+ *  For benchmarks. on = 1 switches on the timing of raster_region_read()'s
+ *  phases, process-wide (a few clock reads per call; off, the start, it
+ *  costs one test per call); on = 0 switches it off. Stores in *out (may
+ *  be NULL) the sums counted since the previous call, and zeroes them. */
+RASTER_API void raster_read_phases_take(int on, raster_read_phases *out);
+
 /*! raster_file_set_format() :
  *  Chooses the format version of the raster variables defined in `file`
  *  from now on: 4, 3, or 2, which raster releases before format 3 read

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -68,6 +69,16 @@
 static atomic_int inflate_on = 1;
 static atomic_size_t chunks_inflated;
 static atomic_size_t split_chunk_writes;
+
+atomic_int chunkio_timing;
+_Thread_local double chunkio_plan_end;
+
+double chunkio_clock(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 void chunkio_set_inflate(int on) { atomic_store(&inflate_on, on); }
 
@@ -478,6 +489,7 @@ typedef struct xfer {
     size_t nann, ann_cap;
     size_t full[RASTER_MAX_DIMS]; /* outer shape, for the fast path */
     int cache; /* a thin read: staged spans kept (fileio_keep) */
+    const struct wplan *win; /* moved by windows (read_windows), or NULL */
 } xfer;
 
 static unsigned char *plane_ptr(const xfer *x, size_t plane, uint64_t cell)
@@ -706,6 +718,392 @@ static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
         int rc = preadv_all(v->file->fd, x->iov, niov, off, v->name);
         if (rc)
             return rc;
+    }
+    return RASTER_OK;
+}
+
+/* ---- scattered reads in the caller's order (windows) ------------------ */
+
+/* A packed region's pieces are short (a tile row each, ~200 bytes here)
+ * and the stores hold them in another order than the caller's buffer
+ * (chunk by chunk, mixed shares apart). Copied out of a staged span in
+ * store order, each piece lands a region row away from the last, so the
+ * output is written in partial cache lines all over each plane, each line
+ * fetched from memory more than once. Windows go the other way: pieces
+ * in the caller's order, grouped so that the store bytes each group needs
+ * (one contiguous range per span) fit the staging buffer; each range is
+ * read with one pread and the pieces copied out in order, so the output
+ * is written once, front to back. A window of one piece (pieces that
+ * follow on in both the store and the buffer merged) larger than a
+ * staging buffer is read straight into the buffer. */
+
+/* Ranges (one per span) one window reads at most. */
+#define WIN_RANGES 64
+/* Windows read at most this much more than the pieces cover (holes in a
+ * span, ranges read again where a band of rows outgrew the stage), else
+ * the read keeps its spans. */
+#define WIN_SLACK 1.25
+/* A window's stage, per reading thread: STAGE_BYTES unless a test sets
+ * another (chunkio_set_window_bytes). 1 MiB holds a tile row of the bench
+ * file's widest regions (Southern: 11 windows a record, none read twice);
+ * 512 KiB did not, and the plan fell back to spans. */
+#define WIN_STAGE_BYTES win_stage()
+static atomic_size_t win_bytes_set; /* chunkio_set_window_bytes; 0: 1 MiB */
+static atomic_size_t window_reads;
+
+void chunkio_set_window_bytes(size_t bytes)
+{
+    atomic_store(&win_bytes_set, bytes);
+}
+
+size_t chunkio_window_reads(void) { return atomic_load(&window_reads); }
+
+static size_t win_stage(void)
+{
+    size_t n = atomic_load(&win_bytes_set);
+    return n ? n : STAGE_BYTES;
+}
+
+typedef struct wrange {
+    uint32_t store;  /* plan_windows: the span; then the store */
+    uint64_t lo, hi; /* store cells [lo, hi), read to stage + at bytes */
+    size_t at;
+} wrange;
+
+typedef struct wpiece {
+    uint64_t uoff;   /* first cell in the plane */
+    size_t src;      /* its first byte in the stage (direct: unused) */
+    uint32_t len, range;
+} wpiece;
+
+typedef struct window {
+    size_t p0, p1, r0, r1; /* wpieces, wranges */
+    int direct;            /* one piece, read straight into the plane */
+} window;
+
+typedef struct wplan {
+    wpiece *p;
+    wrange *r;
+    window *w;
+    size_t np, nr, nw;
+    size_t stage; /* the stage's bytes the windows were planned for */
+} wplan;
+
+/* A reading thread's stage: read_staged's, or larger windows' */
+static size_t stage_bytes(const wplan *wp)
+{
+    return wp && wp->stage > STAGE_BYTES ? wp->stage : STAGE_BYTES;
+}
+
+static void wplan_free(wplan *wp)
+{
+    raster_free(wp->p);
+    raster_free(wp->r);
+    raster_free(wp->w);
+    *wp = (wplan){0};
+}
+
+/* The span of piece q (spans sorted by store, then offset). */
+static uint32_t span_of(const span *spans, size_t nspans, const piece *q)
+{
+    size_t lo = 0, hi = nspans;
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (spans[mid].store < q->store ||
+            (spans[mid].store == q->store && spans[mid].lo <= q->soff))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (uint32_t)lo;
+}
+
+/* Adds `len` cells from store cell `soff` of span sp to the ranges
+ * r[0..*nr) of a window (cov[]: the cells their pieces cover): the span's
+ * range grows to hold them. Returns the cells the ranges grew by; *open
+ * counts the ranges their pieces leave holes in. */
+static size_t range_add(wrange *r, size_t *nr, uint32_t sp, uint64_t soff,
+                        uint32_t len, uint64_t *cov, size_t *open)
+{
+    size_t k = 0;
+    while (k < *nr && r[k].store != sp)
+        k++;
+    if (k == *nr) {
+        r[(*nr)++] = (wrange){sp, soff, soff + len, 0};
+        cov[k] = len;
+        return len;
+    }
+    int was_full = cov[k] == r[k].hi - r[k].lo;
+    size_t before = (size_t)(r[k].hi - r[k].lo);
+    if (soff < r[k].lo)
+        r[k].lo = soff;
+    if (soff + len > r[k].hi)
+        r[k].hi = soff + len;
+    cov[k] += len;
+    int full = cov[k] == r[k].hi - r[k].lo;
+    *open += (size_t)(was_full && !full);
+    *open -= (size_t)(!was_full && full);
+    return (size_t)(r[k].hi - r[k].lo) - before;
+}
+
+/* Plans the windows of pieces p[0..n) (the caller's order, uoff rising;
+ * not yet cut at their stores' chunks: cut here; spans[0..nspans) made
+ * from the same pieces, cut) for a stage of `stage` bytes. A window ends,
+ * where it can, where the ranges its pieces came from are whole (a band
+ * of rows done: the pure chunks and the mixed shares of a tile row), so
+ * that no store byte is read twice. *use = 1 when planned, 0 when the read
+ * keeps its spans (pieces out of order, a store off the fast path, too
+ * many bytes read twice). RASTER_OK or RASTER_ENOMEM. */
+static int plan_windows(const raster_var *v, const piece *p, size_t n,
+                        const span *spans, size_t nspans, size_t stage,
+                        wplan *wp, int *use)
+{
+    size_t elem = v->elem, cap = stage / elem, covered = 0, staged = 0;
+    size_t extra = 0;
+    memset(wp, 0, sizeof *wp);
+    wp->stage = stage;
+    *use = 0;
+    for (size_t i = 0; i < n; i++) {
+        const store_addr *a = &v->addr[p[i].store];
+        if (!a->ok || a->inflate || a->base < 0 ||
+            (i > 0 && p[i].uoff < p[i - 1].uoff + p[i - 1].len))
+            return RASTER_OK;
+        size_t cut = piece_cut(a, 0);
+        if (cut && p[i].len > 0)
+            extra += (p[i].soff + p[i].len - 1) / cut - p[i].soff / cut;
+    }
+    /* the pieces cut at chunks, those that follow on in both the store
+     * and the plane merged; until its window is placed, an entry holds its
+     * store cell in src and its span in range */
+    wpiece *q = raster_reallocarray(NULL, n + extra ? n + extra : 1,
+                                    sizeof *q);
+    wrange *r = raster_reallocarray(NULL, WIN_RANGES, sizeof *r);
+    uint64_t *cov = raster_reallocarray(NULL, WIN_RANGES, sizeof *cov);
+    size_t nq = 0, wcap = 0, rcap = 0;
+    int rc = q && r && cov ? RASTER_OK
+                           : raster_fail(RASTER_ENOMEM,
+                                         "out of memory reading %s", v->name);
+    uint32_t last_store = 0;
+    for (size_t i = 0; rc == RASTER_OK && i < n; i++) {
+        piece t = p[i];
+        size_t cut = piece_cut(&v->addr[t.store], 0);
+        while (t.len > 0) {
+            uint32_t len = t.len;
+            if (cut && t.soff / cut != (t.soff + t.len - 1) / cut)
+                len = (uint32_t)(cut - t.soff % cut);
+            if (nq > 0 && last_store == t.store &&
+                (!cut || q[nq - 1].src / cut == t.soff / cut) &&
+                q[nq - 1].src + q[nq - 1].len == t.soff &&
+                q[nq - 1].uoff + q[nq - 1].len == t.uoff &&
+                (uint64_t)q[nq - 1].len + len <= UINT32_MAX) {
+                q[nq - 1].len += len;
+            } else {
+                piece head = {t.soff, t.uoff, t.store, len};
+                q[nq++] = (wpiece){t.uoff, (size_t)t.soff, len,
+                                   span_of(spans, nspans, &head)};
+                last_store = t.store;
+            }
+            t.soff += len;
+            t.uoff += len;
+            t.len -= len;
+        }
+    }
+    wp->p = q;
+    wp->np = nq;
+    for (size_t i = 0; rc == RASTER_OK && i < nq;) {
+        /* the window's end: the last clean end before the stage is full
+         * (else where it fills) */
+        size_t nr = 0, open = 0, width = 0, end = i, clean = i, cwidth = 0;
+        for (; end < nq; end++) {
+            /* a range lies in its span, so in one chunk along the cells:
+             * contiguous bytes in every record */
+            size_t k = 0;
+            while (k < nr && r[k].store != q[end].range)
+                k++;
+            if (end > i && k == nr && nr == WIN_RANGES)
+                break;
+            size_t save_nr = nr;
+            wrange save = k < nr ? r[k] : (wrange){0};
+            uint64_t save_cov = k < nr ? cov[k] : 0;
+            size_t save_open = open;
+            size_t grow = range_add(r, &nr, q[end].range, q[end].src,
+                                    q[end].len, cov, &open);
+            if (end > i && width + grow > cap) { /* undo: it starts the next */
+                nr = save_nr;
+                if (k < nr) {
+                    r[k] = save;
+                    cov[k] = save_cov;
+                }
+                open = save_open;
+                break;
+            }
+            width += grow;
+            if (open == 0) {
+                clean = end + 1;
+                cwidth = width;
+            }
+        }
+        /* a clean end that leaves most of the stage unused (a band wider
+         * than the stage): cut where it filled, reading a little twice */
+        if (end < nq && clean > i && cwidth >= width / 2)
+            end = clean;
+        /* its ranges, from its pieces */
+        size_t r0 = wp->nr;
+        nr = 0;
+        open = 0;
+        for (size_t j = i; j < end; j++)
+            (void)range_add(r, &nr, q[j].range, q[j].src, q[j].len, cov,
+                            &open);
+        if ((rc = raster_grow(&wp->r, &rcap, wp->nr + nr, sizeof *wp->r)) ||
+            (rc = raster_grow(&wp->w, &wcap, wp->nw + 1, sizeof *wp->w)))
+            break;
+        size_t at = 0;
+        for (size_t k = 0; k < nr; k++) {
+            wrange g = r[k];
+            g.store = spans[g.store].store;
+            g.at = at;
+            at += (size_t)(g.hi - g.lo) * elem;
+            wp->r[wp->nr++] = g;
+        }
+        window *w = &wp->w[wp->nw++];
+        *w = (window){i, end, r0, wp->nr, end - i == 1 && at > stage};
+        if (!w->direct)
+            staged += at / elem;
+        for (size_t j = i; j < end; j++) { /* placed in the stage */
+            size_t k = 0;
+            while (k < nr && r[k].store != q[j].range)
+                k++;
+            q[j].src = wp->r[r0 + k].at +
+                       (size_t)(q[j].src - wp->r[r0 + k].lo) * elem;
+            q[j].range = (uint32_t)k;
+            covered += q[j].len;
+        }
+        i = end;
+    }
+    raster_free(r);
+    raster_free(cov);
+    if (rc == RASTER_OK && staged <= covered * WIN_SLACK + cap)
+        *use = 1;
+    return rc;
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+    const span *p = a, *q = b;
+    if (p->store != q->store)
+        return (p->store > q->store) - (p->store < q->store);
+    return (p->lo > q->lo) - (p->lo < q->lo);
+}
+
+/* The spans of pieces p[0..n) (any order) when, store by store and chunk
+ * by chunk along the cells, they fill one range without holes each (a
+ * packed region of a file raster wrote): made without cutting or sorting
+ * the pieces, so the spans name no pieces (windows only). *dense = 0, and
+ * nothing made, when a range has holes or there are more than WIN_RANGES
+ * of them. RASTER_OK or RASTER_ENOMEM. */
+static int dense_spans(const raster_var *v, const piece *p, size_t n,
+                       span **out, size_t *nout, int *dense)
+{
+    *out = NULL;
+    *nout = 0;
+    *dense = 0;
+    span *s = raster_reallocarray(NULL, WIN_RANGES, sizeof *s);
+    if (!s)
+        return raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                           v->name);
+    size_t ns = 0, hit = 0;
+    for (size_t i = 0; i < n; i++) {
+        piece t = p[i];
+        size_t cut = piece_cut(&v->addr[t.store], 0);
+        while (t.len > 0) {
+            uint32_t len = t.len;
+            if (cut && t.soff / cut != (t.soff + t.len - 1) / cut)
+                len = (uint32_t)(cut - t.soff % cut);
+            size_t key = cut ? t.soff / cut : 0, k = hit;
+            /* the range of the last piece first: rows alternate between
+             * a few */
+            if (k >= ns || s[k].store != t.store ||
+                (cut ? s[k].lo / cut : 0) != key)
+                for (k = 0; k < ns && (s[k].store != t.store ||
+                                       (cut ? s[k].lo / cut : 0) != key);
+                     k++)
+                    ;
+            if (k == ns) {
+                if (ns == WIN_RANGES) {
+                    raster_free(s);
+                    return RASTER_OK;
+                }
+                s[ns++] = (span){.lo = t.soff, .hi = t.soff,
+                                 .store = t.store};
+            }
+            if (t.soff < s[k].lo)
+                s[k].lo = t.soff;
+            if (t.soff + len > s[k].hi)
+                s[k].hi = t.soff + len;
+            s[k].covered += len;
+            hit = k;
+            t.soff += len;
+            t.uoff += len;
+            t.len -= len;
+        }
+    }
+    for (size_t k = 0; k < ns; k++)
+        if (s[k].hi - s[k].lo != s[k].covered) {
+            raster_free(s);
+            return RASTER_OK;
+        }
+    qsort(s, ns, sizeof *s, cmp_span);
+    *out = s;
+    *nout = ns;
+    *dense = 1;
+    return RASTER_OK;
+}
+
+/* The windows of one plane: each store range read with one pread into the
+ * stage, its pieces copied out in the plane's order; a direct window read
+ * into the plane. `flat` is the record's flat outer index. */
+static int read_windows(xfer *x, size_t flat, size_t plane)
+{
+    raster_var *v = x->v;
+    const wplan *wp = x->win;
+    size_t elem = v->elem;
+    for (size_t k = 0; k < wp->nw; k++) {
+        const window *w = &wp->w[k];
+        int fill[WIN_RANGES] = {0};
+        for (size_t r = w->r0; r < w->r1; r++) {
+            const wrange *g = &wp->r[r];
+            const store_addr *a = &v->addr[g->store];
+            off_t off = store_offset(x, a, v->store_cells[g->store], flat,
+                                     g->lo);
+            if (off == -2)
+                return raster_fail(RASTER_EIO, "reading %s: a chunk's byte "
+                                   "offset was never looked up", v->name);
+            if (off == -1) { /* never written: fill */
+                fill[r - w->r0] = 1;
+                continue;
+            }
+            size_t bytes = (size_t)(g->hi - g->lo) * elem;
+            unsigned char *dst = w->direct
+                                     ? plane_ptr(x, plane, wp->p[w->p0].uoff)
+                                     : x->stage + g->at;
+            int rc = fileio_pread(v->file->fd, dst, bytes, off, v->name);
+            if (rc)
+                return rc;
+        }
+        if (w->direct) {
+            if (fill[0])
+                fill_cells(plane_ptr(x, plane, wp->p[w->p0].uoff),
+                           wp->p[w->p0].len, v->fill, elem);
+            continue;
+        }
+        for (size_t i = w->p0; i < w->p1; i++) {
+            const wpiece *q = &wp->p[i];
+            unsigned char *dst = plane_ptr(x, plane, q->uoff);
+            if (fill[q->range])
+                fill_cells(dst, q->len, v->fill, elem);
+            else
+                copy_cells(dst, x->stage + q->src, (size_t)q->len * elem);
+        }
     }
     return RASTER_OK;
 }
@@ -1116,7 +1514,11 @@ static int walk_box(xfer *x, const span *spans, size_t nspans,
         if (batched)
             nb = ocount[no - 1] - idx[no - 1] < batch
                      ? ocount[no - 1] - idx[no - 1] : batch;
-        for (size_t i = 0; i < nspans && rc == RASTER_OK; i++) {
+        for (size_t b = 0; pass == 1 && x->win && b < nb && rc == RASTER_OK;
+             b++)
+            rc = read_windows(x, flat + b, plane0 + b);
+        for (size_t i = 0; i < nspans && rc == RASTER_OK &&
+                           !(pass == 1 && x->win); i++) {
             int direct = !write && v->addr[spans[i].store].ok &&
                          v->file->fd >= 0;
             if (pass == 0) {
@@ -1215,7 +1617,10 @@ static void *work(void *arg)
         if (x->fault)
             prefault(plane_ptr(x, w->plane[i], 0),
                      x->plane_cells * x->v->elem);
-        for (size_t k = 0; k < w->nspans && w->rc == RASTER_OK; k++)
+        if (x->win)
+            w->rc = read_windows(&w->x, w->flat[i], w->plane[i]);
+        for (size_t k = 0; !x->win && k < w->nspans && w->rc == RASTER_OK;
+             k++)
             w->rc = read_direct(&w->x, &w->spans[k], w->flat[i],
                                 w->plane[i], 1);
     }
@@ -1271,7 +1676,7 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
         w[t].x.iov_cap = 0;
         w[t].x.tmp = NULL;
         w[t].x.junk = raster_malloc(GAP_BYTES + 64);
-        w[t].x.stage = raster_malloc(STAGE_BYTES);
+        w[t].x.stage = raster_malloc(stage_bytes(x0->win));
         w[t].spans = spans;
         w[t].nspans = nspans;
         w[t].flat = flat;
@@ -1967,12 +2372,59 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
         if ((rc = write_cuts(v, last, &zck)) != RASTER_OK)
             return rc;
     }
-    piece *split = NULL;
-    rc = split_pieces(v, &pieces, &npieces, write, &split);
+    /* a large scattered read: windows (above) */
+    span *spans = NULL;
+    size_t nspans = 0;
+    wplan wp = {0};
+    int use_win = 0, want_win = 0;
+    if (!write && v->file->fd >= 0) {
+        size_t cells = 0;
+        for (size_t i = 0; i < npieces; i++)
+            cells += pieces[i].len;
+        want_win = cells * v->elem >= WIN_STAGE_BYTES &&
+                   cells * v->elem < STAGE_PIECE_BYTES * npieces;
+    }
+    /* pieces that fill dense ranges: windows and spans from the caller's
+     * order as it is, the pieces neither cut nor sorted (a packed read of
+     * Southern spent a third of its planning on those) */
+    if (want_win) {
+        int dense;
+        rc = dense_spans(v, pieces, npieces, &spans, &nspans, &dense);
+        if (rc == RASTER_OK && dense)
+            rc = plan_windows(v, pieces, npieces, spans, nspans,
+                              WIN_STAGE_BYTES, &wp, &use_win);
+        if (rc || !use_win) {
+            wplan_free(&wp);
+            raster_free(spans);
+            spans = NULL;
+            nspans = 0;
+            if (rc)
+                return rc;
+        }
+    }
+    piece *split = NULL, *caller = pieces;
+    size_t ncaller = npieces;
+    if (!use_win)
+        rc = split_pieces(v, &pieces, &npieces, write, &split);
     if (rc)
         return rc;
-    rc = sort_pieces(pieces, npieces);
+    /* else windows planned from the caller's order: its own array when
+     * the cut pieces went to a new one, else a copy made before the sort */
+    piece *order = NULL, *copy = NULL;
+    if (want_win && !use_win) {
+        if (split)
+            order = caller;
+        else if ((order = copy = raster_reallocarray(NULL, npieces,
+                                                     sizeof *copy)) != NULL)
+            memcpy(copy, pieces, npieces * sizeof *copy);
+        else
+            rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                             v->name);
+    }
+    if (rc == RASTER_OK && !use_win)
+        rc = sort_pieces(pieces, npieces);
     if (rc) {
+        raster_free(copy);
         raster_free(split);
         return rc;
     }
@@ -1987,7 +2439,10 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     }
     /* what small writes held back goes first, in order */
     if (v->pend && (rc = chunkio_flush(v)) != RASTER_OK) {
+        raster_free(copy);
         raster_free(split);
+        raster_free(spans);
+        wplan_free(&wp);
         return rc;
     }
     /* whole store chunks straight to the file; the rest through netCDF */
@@ -1999,16 +2454,24 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
             return rc;
         }
     }
-    span *spans = NULL;
-    size_t nspans = 0;
-    rc = make_spans(v, pieces, npieces, write, &spans, &nspans);
+    if (!use_win) {
+        rc = make_spans(v, pieces, npieces, write, &spans, &nspans);
+        if (rc == RASTER_OK && order)
+            rc = plan_windows(v, order, split ? ncaller : npieces, spans,
+                              nspans, WIN_STAGE_BYTES, &wp, &use_win);
+        if (!use_win)
+            wplan_free(&wp);
+    }
+    raster_free(copy);
     if (rc) {
+        raster_free(spans);
         raster_free(split);
+        wplan_free(&wp);
         return rc;
     }
 
     xfer x = {.v = v, .pieces = pieces, .buf = buf,
-              .plane_cells = plane_cells};
+              .plane_cells = plane_cells, .win = use_win ? &wp : NULL};
     size_t widest = 0;
     for (size_t i = 0; i < nspans; i++)
         if (spans[i].hi - spans[i].lo > widest)
@@ -2027,7 +2490,7 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     }
     x.tmp_bytes = widest * v->elem * batch; /* allocated when first used */
     x.junk = raster_malloc(GAP_BYTES + 64);
-    x.stage = write ? NULL : raster_malloc(STAGE_BYTES);
+    x.stage = write ? NULL : raster_malloc(stage_bytes(x.win));
     if (!write && !v->file->writable) { /* a thin read keeps its spans */
         size_t bytes = plane_cells * v->elem;
         for (int i = 0; i < no && bytes <= FILEIO_KEPT_READ; i++)
@@ -2051,8 +2514,14 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     if (!write &&
         (rc = lookup_chunks(&x, spans, nspans, ostart, ocount, ostride)))
         goto done;
+    /* read-phase timing: planning ends here when stores are inflated,
+     * else after the page cache probe (cached) below */
+    int timing = atomic_load_explicit(&chunkio_timing, memory_order_relaxed);
+    if (timing)
+        chunkio_plan_end = chunkio_clock();
     /* spans of filtered stores raster inflates itself, first; the rest
      * (moved to the front, in order) as before */
+    size_t nspans0 = nspans;
     if (!write && v->file->fd >= 0) {
         size_t nf = 0;
         for (size_t i = 0; i < nspans; i++)
@@ -2097,6 +2566,8 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     }
     int first =
         write || cached(&x, spans, nspans, ostart, ocount, ostride) ? 1 : 0;
+    if (timing && nspans == nspans0)
+        chunkio_plan_end = chunkio_clock();
     if (first == 0) { /* from disk: announce, then fault the output in */
         rc = walk_box(&x, spans, nspans, ostart, ocount, ostride, batch,
                       batched, 0, write);
@@ -2106,6 +2577,8 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
         first = 1;
         x.fault = 1; /* each reading thread faults in its own planes */
     }
+    if (x.win)
+        atomic_fetch_add(&window_reads, 1);
     int threads = write ? 1 : read_threads();
     if (threads > 1 && threads_pay(&x, spans, nspans, ocount)) {
         int t = read_threaded(&x, spans, nspans, ostart, ocount, ostride,
@@ -2133,5 +2606,6 @@ done:
     raster_free(x.ann);
     raster_free(spans);
     raster_free(split);
+    wplan_free(&wp);
     return rc;
 }

@@ -10,6 +10,7 @@
 #ifndef RASTER_CHUNKIO_H
 #define RASTER_CHUNKIO_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -34,6 +35,16 @@ int chunkio_prepare_store(raster_var *v, size_t s);
 /* chunkio_prepare_store() for every store of v. */
 int chunkio_prepare(raster_var *v);
 
+/* Read-phase timing (raster_read_phases_take): while chunkio_timing is
+ * set, chunkio_xfer stores in chunkio_plan_end, on the calling thread, the
+ * CLOCK_MONOTONIC seconds at which its planning ended and data began to
+ * move. */
+extern atomic_int chunkio_timing;
+extern _Thread_local double chunkio_plan_end;
+
+/* CLOCK_MONOTONIC in seconds */
+double chunkio_clock(void);
+
 /* Threads of large fast-path reads from now on (raster_set_threads);
  * 0: the default. */
 void chunkio_set_threads(int n);
@@ -42,6 +53,15 @@ void chunkio_set_threads(int n);
  * inflated by raster (1, the default) or through netCDF (0), for files
  * opened from now on: the benchmark's comparison and the tests' check. */
 void chunkio_set_inflate(int on);
+
+/* The staging buffer of a read by windows (chunkio.c: scattered reads
+ * copied out in the caller's order), for reads from now on; 0: the
+ * default, 1 MiB. Tests make it small to plan many windows on small data.
+ */
+void chunkio_set_window_bytes(size_t bytes);
+
+/* Reads served by windows since the process started (for tests). */
+size_t chunkio_window_reads(void);
 
 /* Chunks raster has inflated since the process started: the tests' proof
  * that the fast path served a read. */

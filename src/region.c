@@ -6,6 +6,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +227,37 @@ int raster_region_cells(const raster_var *v, const int32_t *ids, size_t nids,
     return rc;
 }
 
+/* Read-phase sums (raster_read_phases_take), under phases_lock. */
+static pthread_mutex_t phases_lock = PTHREAD_MUTEX_INITIALIZER;
+static raster_read_phases phases_sum;
+
+void raster_read_phases_take(int on, raster_read_phases *out)
+{
+    pthread_mutex_lock(&phases_lock);
+    if (out)
+        *out = phases_sum;
+    memset(&phases_sum, 0, sizeof phases_sum);
+    atomic_store(&chunkio_timing, on != 0);
+    pthread_mutex_unlock(&phases_lock);
+}
+
+/* Adds one read's phase times: t[0] start, t[1] checked, t[2] tables
+ * loaded, t[3] pieces made, t[4] fill values written (bbox and full
+ * layouts), t[5] data moved, t[6] checked again; plan_end from
+ * chunkio_xfer (0 when it returned before moving anything). */
+static void phases_add(const double t[7], double plan_end)
+{
+    if (plan_end < t[4] || plan_end > t[5])
+        plan_end = t[5];
+    pthread_mutex_lock(&phases_lock);
+    phases_sum.check += (t[1] - t[0]) + (t[6] - t[5]);
+    phases_sum.tables += t[2] - t[1];
+    phases_sum.plan += (t[3] - t[2]) + (plan_end - t[4]);
+    phases_sum.move += (t[4] - t[3]) + (t[5] - plan_end);
+    phases_sum.reads++;
+    pthread_mutex_unlock(&phases_lock);
+}
+
 static void visit_pieces(const region_run *u, void *arg)
 {
     pieces_walk *w = arg;
@@ -254,18 +286,30 @@ int raster_region_read(raster_var *v, const int32_t *ids, size_t nids,
     }
     count[no] = v->ny;
     count[no + 1] = v->nx;
+    /* read-phase timing (raster_read_phases_take): t[] as phases_add */
+    int timing = atomic_load_explicit(&chunkio_timing, memory_order_relaxed);
+    double t[7] = {0};
+    if (timing)
+        t[0] = chunkio_clock();
     int rc = var_check_box(v, start, count, NULL, 0);
     if (rc == RASTER_OK) /* rewritten under the handle (integrity.h) */
         rc = file_unchanged(v->file);
     if (rc)
         return rc;
+    if (timing)
+        t[1] = chunkio_clock();
     unsigned char *sel;
     /* one region packed is its runs in order, wherever they lie; every
      * other read places cells by their runs */
     rc = select_regions(v, ids, nids, 1,
                         layout_kind != RASTER_LAYOUT_PACKED || nids > 1, &sel);
+    if (rc == RASTER_OK && !v->materialized &&
+        (rc = meta_materialize(v)) != RASTER_OK)
+        raster_free(sel);
     if (rc)
         return rc;
+    if (timing)
+        t[2] = chunkio_clock();
     size_t box[4] = {0, 0, v->ny, v->nx}, plane = v->ny * v->nx;
     if (layout_kind == RASTER_LAYOUT_BBOX) {
         sel_bbox(v, sel, box);
@@ -276,9 +320,6 @@ int raster_region_read(raster_var *v, const int32_t *ids, size_t nids,
     size_t planes = 1;
     for (int i = 0; i < no; i++)
         planes *= ocount[i];
-    if (layout_kind != RASTER_LAYOUT_PACKED) /* fill outside the regions */
-        for (size_t i = 0; i < planes * plane; i++)
-            memcpy((unsigned char *)out + i * v->elem, v->fill, v->elem);
 
     size_t np = 0;
     for (size_t r = 0; r < v->nregions; r++)
@@ -294,13 +335,26 @@ int raster_region_read(raster_var *v, const int32_t *ids, size_t nids,
     }
     rc = walk_runs(v, sel, visit_pieces, &w);
     raster_free(sel);
-    if (rc == RASTER_OK && !v->materialized)
-        rc = meta_materialize(v);
+    if (timing) {
+        t[3] = chunkio_clock();
+        chunkio_plan_end = 0;
+    }
+    if (rc == RASTER_OK && layout_kind != RASTER_LAYOUT_PACKED)
+        for (size_t i = 0; i < planes * plane; i++) /* fill outside them */
+            memcpy((unsigned char *)out + i * v->elem, v->fill, v->elem);
+    if (timing)
+        t[4] = chunkio_clock();
     if (rc == RASTER_OK)
         rc = chunkio_xfer(v, w.p, w.np, start, count, NULL, out, plane, 0);
     raster_free(w.p);
+    if (timing)
+        t[5] = chunkio_clock();
     if (rc == RASTER_OK) /* and while it was read */
         rc = file_unchanged(v->file);
+    if (timing && rc == RASTER_OK) {
+        t[6] = chunkio_clock();
+        phases_add(t, chunkio_plan_end);
+    }
     return rc;
 }
 

@@ -280,6 +280,38 @@ static void check_file(const ccase *c, int fast)
     check_path(c, path, fast);
 }
 
+/* unshuffle_values against the definition, for every run [first, first
+ * + count) of chunks of 1 to 70 values (and 257), each value size: the
+ * SSE2 steps, the overlapping last step of a tail and the scalar loop
+ * below 16 values. Bytes outside the run stay untouched. */
+static void test_unshuffle_runs(void **state)
+{
+    (void)state;
+    static const size_t elems[] = {1, 2, 3, 4, 8};
+    unsigned char src[257 * 8], want[257 * 8 + 16], got[257 * 8 + 16];
+    for (size_t i = 0; i < sizeof src; i++)
+        src[i] = (unsigned char)(i * 131 + 7);
+    for (size_t e = 0; e < sizeof elems / sizeof *elems; e++) {
+        size_t elem = elems[e];
+        for (size_t n = 1; n <= 257; n = n < 70 ? n + 1 : 257) {
+            for (size_t first = 0; first < n && first < 20; first += 3)
+                for (size_t count = 0; first + count <= n; count++) {
+                    memset(got, 0xA5, sizeof got);
+                    memset(want, 0xA5, sizeof want);
+                    for (size_t i = 0; i < count; i++)
+                        for (size_t k = 0; k < elem; k++)
+                            want[i * elem + k] = src[k * n + first + i];
+                    unfilter_unshuffle(got, src, elem, n, first, count);
+                    if (memcmp(got, want, sizeof got) != 0)
+                        fail_msg("unshuffle elem %zu n %zu first %zu count "
+                                 "%zu differs", elem, n, first, count);
+                }
+            if (n == 257)
+                break;
+        }
+    }
+}
+
 static void test_fast_path(void **state)
 {
     (void)state;
@@ -560,6 +592,7 @@ static int setup(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_unshuffle_runs),
         cmocka_unit_test(test_fast_path),
         cmocka_unit_test(test_not_lean),
         cmocka_unit_test(test_netcdf_path),

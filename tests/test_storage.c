@@ -1301,6 +1301,51 @@ static void test_split_store_chunks(void **state)
     case_free(&c);
 }
 
+/* Region reads by windows (chunkio.c: scattered pieces copied out in the
+ * caller's order from one staged range per span): with stages from a few
+ * values to a few KiB, so that on small data a read makes many windows,
+ * windows that end where their ranges are whole and where the stage
+ * fills, single pieces larger than the stage read straight into the
+ * buffer, and plans that read too much twice and fall back to spans. Each
+ * read is checked value by value (run_case: every layout, single regions
+ * and sets, against the reference and plain netCDF), on contiguous
+ * stores and on stores chunked along their cells. */
+static void test_window_reads(void **state)
+{
+    (void)state;
+    static const size_t stages[] = {24, 200, 1024, 8192};
+    size_t before = chunkio_window_reads();
+    for (size_t k = 0; k < sizeof stages / sizeof *stages; k++) {
+        chunkio_set_window_bytes(stages[k]);
+        for (int i = 0; i < 6; i++) {
+            rng_seed(5000 + k * 16 + (uint64_t)i);
+            int ndims = 3 + i % 2, mk = i % MASK_KINDS;
+            size_t shape[MAXD], chunk[MAXD];
+            random_shape(ndims, shape, chunk, mk == MASK_EACH_CELL ? 9 : 40);
+            scase c;
+            case_init(&c, "windows", all_types[(k + (size_t)i) % 10], ndims,
+                      shape, chunk, i % 3 == 0, mk, i % 2);
+            run_case(&c, i % W_ORDERS, 2);
+            case_free(&c);
+        }
+    }
+    size_t after_small = chunkio_window_reads();
+    if (after_small == before)
+        fail_msg("no read went by windows");
+    /* stores chunked along their cells: ranges stay within a chunk */
+    chunkio_set_window_bytes(4096);
+    rng_seed(92);
+    scase c;
+    size_t shape[3] = {2, 1200, 1100}, chunk[3] = {1, 100, 100};
+    case_init(&c, "windows-split", NC_FLOAT, 3, shape, chunk, 1,
+              MASK_BLOCKY, 0);
+    run_case(&c, W_RECORDS, 1);
+    case_free(&c);
+    if (chunkio_window_reads() == after_small)
+        fail_msg("no read of the split stores went by windows");
+    chunkio_set_window_bytes(0);
+}
+
 /* A 2-D variable: no outer dimension, ostart/ocount NULL. */
 static void test_two_dimensional(void **state)
 {
@@ -2849,6 +2894,7 @@ int main(void)
         cmocka_unit_test(test_random_shapes),
         cmocka_unit_test(test_only_unlimited_outer),
         cmocka_unit_test(test_split_store_chunks),
+        cmocka_unit_test(test_window_reads),
         cmocka_unit_test(test_two_dimensional),
         cmocka_unit_test(test_paper_band),
         cmocka_unit_test(test_many_pieces),

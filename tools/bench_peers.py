@@ -379,6 +379,8 @@ def run_process(cmd, with_check):
     if rc != 0 or not out.startswith("ok "):
         raise RuntimeError(f"worker {' '.join(cmd[1:4])} failed ({rc})")
     f = out.split()
+    if "phases" in f:  # rasterbench's raster workers: phase times follow
+        f = f[:f.index("phases")]
     if not with_check:
         f.insert(2, "nan")
     return (int(f[1]), float(f[2]), [float(t) for t in f[3:]],

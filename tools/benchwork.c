@@ -58,6 +58,24 @@ void bench_evict(const char *path)
     }
 }
 
+int bench_rewarm(const char *path)
+{
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    (void)fdatasync(fd);
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    size_t cap = (size_t)4 << 20;
+    unsigned char *buf = malloc(cap);
+    ssize_t n = buf ? 1 : -1;
+    for (off_t off = 0; buf && (n = pread(fd, buf, cap, off)) > 0; off += n)
+        ;
+    free(buf);
+    close(fd);
+    return n == 0 ? 0 : -1;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -193,11 +211,20 @@ fail:
 
 /* ---- raster: the region-read API ---------------------------------------- */
 
-static int raster_once(const bench_job *j, int use_malloc)
+const char *const bench_phase_name[BENCH_PHASES] = {
+    "open", "find", "alloc", "check", "tables", "plan", "move", "free",
+    "close"};
+
+/* ph (BENCH_PHASES entries): the phases' seconds, as bench_phase_name */
+static int raster_once(const bench_job *j, int use_malloc, double *ph)
 {
     raster_file *f;
     raster_var *v;
+    raster_read_phases rp;
+    raster_read_phases_take(1, NULL);
+    double t0 = now();
     int rc = raster_open(j->file, RASTER_READ, &f);
+    double t1 = now(), t2 = t1, t3 = t1, t4 = t1;
     if (rc != RASTER_OK) {
         fprintf(stderr, "rasterbench: %s: %s\n", j->file, raster_errmsg());
         return -1;
@@ -207,6 +234,7 @@ static int raster_once(const bench_job *j, int use_malloc)
     size_t bytes = 0;
     if ((rc = raster_var_find(f, j->var, &v)) == RASTER_OK &&
         (rc = raster_var_dims(v, NULL, shape, NULL)) == RASTER_OK) {
+        t2 = now();
         if (use_malloc) { /* the caller's own buffer */
             rc = raster_region_size(v, j->ids, j->nids, RASTER_LAYOUT_PACKED,
                                     &cells);
@@ -219,17 +247,28 @@ static int raster_once(const bench_job *j, int use_malloc)
             rc = raster_region_alloc(v, j->ids, j->nids, shape,
                                      RASTER_LAYOUT_PACKED, &out, &bytes);
         }
+        t3 = now();
         if (rc == RASTER_OK)
             rc = raster_region_read(v, j->ids, j->nids, ostart, shape,
                                     RASTER_LAYOUT_PACKED, out);
+        t4 = now();
     }
+    raster_read_phases_take(0, &rp);
     if (rc != RASTER_OK)
         fprintf(stderr, "rasterbench: %s: %s\n", j->file, raster_errmsg());
     if (use_malloc)
         free(out);
     else
         raster_region_free(out, bytes);
-    raster_close(f);
+    double t5 = now();
+    if (raster_close(f) != RASTER_OK && rc == RASTER_OK) {
+        fprintf(stderr, "rasterbench: %s: %s\n", j->file, raster_errmsg());
+        rc = RASTER_EIO;
+    }
+    double p[BENCH_PHASES] = {t1 - t0, t2 - t1, t3 - t2, rp.check,
+                              rp.tables, rp.plan, rp.move, t5 - t4,
+                              now() - t5};
+    memcpy(ph, p, sizeof p);
     return rc == RASTER_OK ? 0 : -1;
 }
 
@@ -901,8 +940,12 @@ int bench_run(const bench_job *j, bench_result *res)
         int st;
         switch (j->method) {
         case BENCH_NETCDF: st = netcdf_once(j, &ns); break;
-        case BENCH_RASTER: st = raster_once(j, 0); break;
-        case BENCH_RASTER_MALLOC: st = raster_once(j, 1); break;
+        case BENCH_RASTER:
+        case BENCH_RASTER_MALLOC:
+            st = raster_once(j, j->method == BENCH_RASTER_MALLOC,
+                             res->phase[i >= 0 ? i : 0]);
+            res->nphase = BENCH_PHASES;
+            break;
         case BENCH_FLOOR: st = floor_once(j); break;
         case BENCH_READ: st = read_once(j); break;
         case BENCH_INFLATE_FLOOR: st = zfloor_once(&zf); break;

@@ -60,8 +60,17 @@ typedef struct bench_job {
     int reps, cold;
 } bench_job;
 
+/* The phases of a raster region read (BENCH_RASTER, BENCH_RASTER_MALLOC):
+ * raster_open, raster_var_find, raster_region_alloc (or the caller's
+ * malloc), raster_region_read's own (raster_read_phases: check, tables,
+ * plan, move), raster_region_free, raster_close. */
+#define BENCH_PHASES 9
+extern const char *const bench_phase_name[BENCH_PHASES];
+
 typedef struct bench_result {
     double seconds[BENCH_MAX_REPS];
+    double phase[BENCH_MAX_REPS][BENCH_PHASES]; /* per repetition */
+    int nphase;             /* BENCH_PHASES when phase[] holds times */
     long long rchar;        /* bytes read by the last repetition;
                              * INFLATE_FLOOR: the compressed bytes it
                              * inflates (read before timing) */
@@ -75,6 +84,15 @@ int bench_run(const bench_job *job, bench_result *res);
 
 /* Evicts a file from the page cache (fdatasync, POSIX_FADV_DONTNEED). */
 void bench_evict(const char *path);
+
+/* Evicts a file from the page cache and reads it back in order, so that
+ * the kernel holds it as its read-ahead does (large folios); the warm
+ * cases start from this state for every file they read: a file's earlier
+ * history (written in small pieces, or read back by posix_fadvise(
+ * WILLNEED), as raster's cold reads do) leaves it in 4 KiB pages, on
+ * which the same warm pread costs the kernel about twice as much
+ * (docs/PERFORMANCE.md). 0, or -1 when it could not be read. */
+int bench_rewarm(const char *path);
 
 double bench_median(const double *v, int n);
 

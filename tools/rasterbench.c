@@ -78,6 +78,8 @@ typedef struct record {
     size_t region_bytes;
     long long file_bytes; /* peers' writers: the file's size (else 0) */
     double check;         /* peers: the sum of the values read (else NaN) */
+    double phase[BENCH_PHASES]; /* raster reads: each phase's median */
+    int nphase;           /* BENCH_PHASES when phase[] holds them, else 0 */
 } record;
 
 static record results[MAX_RESULTS];
@@ -149,7 +151,7 @@ static int run_worker(const bench_job *j, const char *preload,
         close(fds[0]);
         return -1;
     }
-    char text[8192];
+    char text[32768]; /* up to 100 repetitions of times and phases */
     size_t got = 0;
     ssize_t n;
     while (got < sizeof text - 1 &&
@@ -174,6 +176,18 @@ static int run_worker(const bench_job *j, const char *preload,
         res->seconds[i] = strtod(p, &end);
         if (end == p)
             return -1;
+    }
+    /* " phases P..." (BENCH_PHASES per repetition), from raster methods */
+    if (strncmp(end, " phases", 7) == 0) {
+        end += 7;
+        for (int i = 0; i < j->reps; i++)
+            for (int k = 0; k < BENCH_PHASES; k++) {
+                p = end;
+                res->phase[i][k] = strtod(p, &end);
+                if (end == p)
+                    return -1;
+            }
+        res->nphase = BENCH_PHASES;
     }
     res->ok = 1;
     return 0;
@@ -217,6 +231,12 @@ static int worker_main(int argc, char **argv)
     printf("ok %lld", r.rchar);
     for (int i = 0; i < j.reps; i++)
         printf(" %.9f", r.seconds[i]);
+    if (r.nphase == BENCH_PHASES) {
+        printf(" phases");
+        for (int i = 0; i < j.reps; i++)
+            for (int k = 0; k < BENCH_PHASES; k++)
+                printf(" %.9f", r.phase[i][k]);
+    }
     printf("\n");
     return fflush(stdout) == 0 ? CLI_OK : CLI_EINPUT;
 }
@@ -583,6 +603,34 @@ static void add_record(const char *kase, const char *method,
     x->region_bytes = region_bytes;
     x->file_bytes = 0;
     x->check = NAN;
+    x->nphase = r->nphase == BENCH_PHASES ? BENCH_PHASES : 0;
+    for (int k = 0; k < x->nphase; k++) {
+        double v[BENCH_MAX_REPS];
+        for (int i = 0; i < reps; i++)
+            v[i] = r->phase[i][k];
+        x->phase[k] = bench_median(v, reps);
+    }
+}
+
+/* The raster record just added (add_record's order: netcdf, raster, ...) */
+static const record *add_record_last(void)
+{
+    for (size_t i = nresults; i-- > 0;)
+        if (strcmp(results[i].method, "raster") == 0 ||
+            strcmp(results[i].method, "raster_deflated") == 0)
+            return &results[i];
+    return NULL;
+}
+
+/* A raster read's phases (JSON phases_s), in ms, under its table row. */
+static void print_phases(const record *x)
+{
+    if (!x || x->nphase != BENCH_PHASES)
+        return;
+    printf("  raster phases, ms:");
+    for (int k = 0; k < BENCH_PHASES; k++)
+        printf(" %s %.2f", bench_phase_name[k], x->phase[k] * 1e3);
+    printf("\n");
 }
 
 static const record *find(const char *kase, const char *method,
@@ -603,7 +651,7 @@ static const record *find(const char *kase, const char *method,
 #define SUMMARY_FIELDS(X)                                                    \
     X(single, "single_speedup_geomean", 8, 1)                                \
     X(multi, "multi_speedup_geomean", 8, 1)                                  \
-    X(floor_max, "floor_ratio_max", 1.5, 0)                                  \
+    X(floor_max, "floor_ratio_max", 1.3, 0) /* issue #25 item 4 */           \
     X(cold_single, "cold_speedup_geomean", 2.5, 1)                           \
     X(cold_floor_max, "cold_floor_ratio_max", 1.5, 0)                        \
     X(mem_max, "packed_mem_ratio_max", 1.1, 0)                               \
@@ -860,6 +908,10 @@ static int write_json(const options *o, const summary *s, const size_t *shape,
             fputs(",\"check\":", f);
             fprintf(f, "%.17g", x->check);
         }
+        for (int k = 0; k < x->nphase; k++)
+            fprintf(f, "%s\"%s\":%.6f%s", k ? "," : ",\"phases_s\":{",
+                    bench_phase_name[k], x->phase[k],
+                    k == x->nphase - 1 ? "}" : "");
         fputc('}', f);
     }
     fputs("],\"summary\":{", f);
@@ -1008,6 +1060,8 @@ static int run_methods(const bench_job *jobs, int n, bench_result *r,
                 return -1;
             }
             r[k].seconds[rep] = one.seconds[0];
+            memcpy(r[k].phase[rep], one.phase[0], sizeof one.phase[0]);
+            r[k].nphase = one.nphase;
             r[k].rchar = one.rchar;
             r[k].ok = one.ok;
             if (one.peak_kb > r[k].peak_kb)
@@ -1027,18 +1081,25 @@ static int measure_regions(const options *o, raster_var *v,
            "regions", "cache", "cells", "netcdf_s", "raster_s", "floor_s",
            "rmalloc", "speedup", "floor", "netcdf_B", "raster_B", "mem");
     int status = 0;
-    for (int k = 0; k < ncases && status == 0; k++) {
-        const region_case *c = &cases[k];
-        if (write_floor(v, c, records, elem, shape, floor_path) != 0) {
-            fprintf(stderr, PROG ": %s: writing the floor file failed\n",
-                    c->label);
+    /* every warm case first, from files read back in order (bench_rewarm:
+     * the same page-cache state for each file), then every cold one */
+    for (int cold = 0; cold < 2 && status == 0; cold++) {
+        if ((cold && !o->cold) || (!cold && !o->warm))
+            continue;
+        if (!cold && (bench_rewarm(o->plain) || bench_rewarm(o->raster))) {
+            fprintf(stderr, PROG ": reading the files in failed\n");
             status = -1;
-            break;
         }
-        size_t region_bytes = records * c->cells * elem;
-        for (int cold = 0; cold < 2 && status == 0; cold++) {
-            if ((cold && !o->cold) || (!cold && !o->warm))
-                continue;
+        for (int k = 0; k < ncases && status == 0; k++) {
+            const region_case *c = &cases[k];
+            if (write_floor(v, c, records, elem, shape, floor_path) != 0 ||
+                (!cold && bench_rewarm(floor_path) != 0)) {
+                fprintf(stderr, PROG ": %s: writing the floor file failed\n",
+                        c->label);
+                status = -1;
+                break;
+            }
+            size_t region_bytes = records * c->cells * elem;
             const char *cache = cold ? "cold" : "warm";
             bench_result r[4];
             static const bench_method methods[4] = {
@@ -1073,6 +1134,7 @@ static int measure_regions(const options *o, raster_var *v,
                    t[1], t[2], t[3], t[0] / t[1], t[1] / t[2], r[0].rchar,
                    r[1].rchar, (double)r[1].peak_kb * 1024.0 /
                        ((double)region_bytes + 32.0 * 1048576.0));
+            print_phases(add_record_last());
         }
     }
     unlink(floor_path);
@@ -1306,14 +1368,19 @@ static int measure_compressed(const options *o, const region_case *cases,
            "ifloor_s", "speedup", "floor", "netcdf_B", "raster_B",
            "ifloor_B");
     int status = 0;
-    for (int k = 0; k < ncases && status == 0; k++) {
-        const region_case *c = &cases[k];
-        if (c->multi)
+    /* warm cases first, from files read back in order (bench_rewarm) */
+    for (int cold = 0; cold < 2 && status == 0; cold++) {
+        if ((cold && !o->cold) || (!cold && !o->warm))
             continue;
-        size_t region_bytes = records * c->cells * elem;
-        for (int cold = 0; cold < 2 && status == 0; cold++) {
-            if ((cold && !o->cold) || (!cold && !o->warm))
+        if (!cold && (bench_rewarm(zplain) || bench_rewarm(zraster))) {
+            fprintf(stderr, PROG ": reading the deflated files in failed\n");
+            status = -1;
+        }
+        for (int k = 0; k < ncases && status == 0; k++) {
+            const region_case *c = &cases[k];
+            if (c->multi)
                 continue;
+            size_t region_bytes = records * c->cells * elem;
             const char *cache = cold ? "cold" : "warm";
             static const bench_method methods[3] = {
                 BENCH_NETCDF, BENCH_RASTER, BENCH_INFLATE_FLOOR};
@@ -1353,6 +1420,7 @@ static int measure_compressed(const options *o, const region_case *cases,
                 printf("%8.4f %6.2fx %5.2fx %12lld %12lld %12lld\n", t2,
                        t0 / t1, t1 / t2, r[0].rchar, r[1].rchar, r[2].rchar);
             }
+            print_phases(add_record_last());
         }
     }
     printf("(ifloor = inflating and unshuffling exactly the regions' "
