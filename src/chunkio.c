@@ -85,6 +85,12 @@ size_t chunkio_sweep_reads(int direct)
 {
     return atomic_load(&sweep_reads[direct != 0]);
 }
+
+size_t chunkio_sweep_hole_bytes(void)
+{
+    return atomic_load(&sweep_hole_bytes);
+}
+
 void chunkio_force_sweep(size_t window)
 {
     atomic_store(&sweep_forced, window);
@@ -95,10 +101,6 @@ static size_t sweep_window(void)
 {
     size_t w = atomic_load(&sweep_forced);
     return w ? w : SWEEP_WINDOW;
-}
-size_t chunkio_sweep_hole_bytes(void)
-{
-    return atomic_load(&sweep_hole_bytes);
 }
 
 size_t chunkio_split_chunk_writes(void)
@@ -1536,9 +1538,10 @@ static void *sweep_thread(void *arg)
     return sweep_work(arg);
 }
 
-/* The windows of segments seg[0..nseg) (sorted): runs of segments less
- * than SWEEP_GAP_BYTES apart; a run with a staged span cut in windows of
- * SWEEP_WINDOW. Counts hole bytes read through. NULL when out of memory. */
+/* The windows of segments seg[0..nseg) (sorted): runs of segments whose
+ * holes are short; a run with a staged span cut in windows of
+ * sweep_window() bytes, the others in whole segments. Counts hole bytes
+ * read through. NULL when out of memory. */
 static sweep_win *sweep_windows(const xfer *x, const span *spans,
                                 const sweep_seg *seg, size_t nseg,
                                 size_t *nwin)
@@ -1603,14 +1606,15 @@ static sweep_win *sweep_windows(const xfer *x, const span *spans,
     return win ? win : raster_malloc(sizeof *win);
 }
 
-/* Reads every direct span of every plane of a cold read in file order:
- * neighbours less than SWEEP_GAP_BYTES apart in one run, read through
- * their holes; runs of long pieces with one preadv into the output, the
- * others window by window through a buffer (read_staged's reason), the
- * windows taken in turn by `threads` threads. The disk then streams the
- * request as it would one file, where in plane order the reads hop
- * between the stores and it serves many short requests. Chunks never
- * written are filled. */
+/* Reads every sweepable span of every plane of a cold read in file order:
+ * neighbours with short holes between them in one run, read through the
+ * holes; runs of long pieces with preadv into the output, the others
+ * window by window through a buffer (read_staged's reason), the windows
+ * taken in turn by `threads` threads. The disk then streams the request
+ * as it would one file, where in plane order the reads hop between the
+ * stores and it serves many short requests. Chunks never written are
+ * filled. Without memory for its plan it reads nothing and clears
+ * x->swept: the plane walk reads those spans then. */
 static int sweep_read(xfer *x, const span *spans, size_t nspans,
                       const size_t *ostart, const size_t *ocount,
                       const ptrdiff_t *ostride, int threads)
@@ -1623,17 +1627,16 @@ static int sweep_read(xfer *x, const span *spans, size_t nspans,
         ns += sweepable(x, &spans[i]);
     if (ns == 0 || np == 0)
         return RASTER_OK;
-    if (raster_mul_overflows(np, ns, &total))
-        return raster_fail(RASTER_ENOMEM, "out of memory reading %s",
-                           v->name);
-    sweep_seg *seg = raster_reallocarray(NULL, total, sizeof *seg);
+    sweep_seg *seg = raster_mul_overflows(np, ns, &total)
+                         ? NULL
+                         : raster_reallocarray(NULL, total, sizeof *seg);
     atomic_uchar *faulted = raster_calloc(np, sizeof *faulted);
     sweep_win *win = NULL;
     sweeper w[MAX_READ_THREADS];
     memset(w, 0, sizeof w);
     int rc = RASTER_OK;
     if (!seg || !faulted) {
-        rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s", v->name);
+        x->swept = 0;
         goto done;
     }
     for (size_t p = 0; p < np; p++) {
@@ -1661,13 +1664,11 @@ static int sweep_read(xfer *x, const span *spans, size_t nspans,
     }
     qsort(seg, nseg, sizeof *seg, cmp_seg);
     if (!(win = sweep_windows(x, spans, seg, nseg, &nwin))) {
-        rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s", v->name);
+        x->swept = 0;
         goto done;
     }
     if (nwin == 0) /* every chunk never written: filled */
         goto done;
-    for (size_t i = 0; i < nwin; i++)
-        atomic_fetch_add(&sweep_reads[win[i].direct], 1);
     atomic_size_t next = 0;
     pthread_t tid[MAX_READ_THREADS];
     int started[MAX_READ_THREADS] = {0};
@@ -1687,12 +1688,13 @@ static int sweep_read(xfer *x, const span *spans, size_t nspans,
         w[t].x.junk = raster_malloc(SWEEP_GAP_BYTES);
         w[t].x.stage = raster_malloc(sweep_window());
         if (!w[t].x.junk || !w[t].x.stage)
-            rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s",
-                             v->name);
+            x->swept = 0; /* nothing read yet: the walk reads */
     }
-    for (int t = 1; t < threads && rc == RASTER_OK; t++)
+    for (int t = 1; t < threads && x->swept; t++)
         started[t] = pthread_create(&tid[t], NULL, sweep_thread, &w[t]) == 0;
-    if (rc == RASTER_OK) {
+    if (x->swept) {
+        for (size_t i = 0; i < nwin; i++)
+            atomic_fetch_add(&sweep_reads[win[i].direct], 1);
         sweep_work(&w[0]);
         for (int t = 1; t < threads; t++)
             if (started[t])
@@ -2496,7 +2498,7 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
         announce_all(&x);
         rc = sweep_read(&x, spans, nspans, ostart, ocount, ostride,
                         read_threads());
-        if (rc || rest == 0)
+        if (rc || (rest == 0 && x.swept))
             goto done;
         first = 1;
         x.fault = 1; /* each reading thread faults in its own planes */

@@ -1745,9 +1745,45 @@ static void test_cold_sweep(void **state)
             fail_msg("layout %d: no read %s", layout,
                      bands ? "in place" : "through the buffer");
     }
-    /* cut short under an open file: an error, not the values read so far */
+    /* every allocation of a swept read failing in turn: the values, read
+     * by the plane walk when the sweep has no memory for its plan, or
+     * RASTER_ENOMEM; never other values */
     raster_file *f;
     raster_var *v;
+    RS(raster_open(path, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    RS(raster_set_threads(1)); /* the hook is not thread-safe */
+    chunkio_force_sweep(1001);
+    size_t os = 0, oc = LT, cells;
+    RS(raster_region_size(v, sets[2], nids[2], RASTER_LAYOUT_PACKED, &cells));
+    raster_alloc_fail_at(1 << 30);
+    RS(raster_region_read(v, sets[2], nids[2], &os, &oc, RASTER_LAYOUT_PACKED,
+                          got));
+    unsigned long allocs = raster_alloc_count();
+    int walked = 0; /* reads the sweep left to the plane walk */
+    for (unsigned long n = 1; n <= allocs; n++) {
+        memset(got, 0xff, sizeof(double) * LT * CELLS);
+        size_t before = chunkio_sweep_reads(0) + chunkio_sweep_reads(1);
+        raster_alloc_fail_at(n);
+        int rc = raster_region_read(v, sets[2], nids[2], &os, &oc,
+                                    RASTER_LAYOUT_PACKED, got);
+        raster_alloc_fail_at(0);
+        if (rc == RASTER_OK) {
+            check_packed("allocation failing", got, data, mask, CELLS, os, oc,
+                         sets[2], nids[2], cells * oc);
+            walked += chunkio_sweep_reads(0) + chunkio_sweep_reads(1) ==
+                      before;
+        } else if (rc != RASTER_ENOMEM) {
+            fail_msg("allocation %lu failing: %d (%s)", n, rc,
+                     raster_errmsg());
+        }
+    }
+    if (walked == 0)
+        fail_msg("no read fell back to the plane walk");
+    chunkio_force_sweep(0);
+    RS(raster_set_threads(0));
+    RS(raster_close(f));
+    /* cut short under an open file: an error, not the values read so far */
     RS(raster_open(path, RASTER_READ, &f));
     RS(raster_var_find(f, "v", &v));
     struct stat sb;
@@ -1755,7 +1791,6 @@ static void test_cold_sweep(void **state)
     assert_int_equal(truncate(path, sb.st_size / 2), 0);
     evict_file(path);
     int32_t id = 2;
-    size_t os = 0, oc = LT;
     chunkio_force_sweep(1001);
     int rc = raster_region_read(v, &id, 1, &os, &oc, RASTER_LAYOUT_PACKED,
                                 got);
