@@ -1672,6 +1672,189 @@ static void test_threaded_reads(void **state)
     unlink(path);
 }
 
+/* ---- cold region reads: the sweep in file order --------------------------- */
+
+/* The packed region read of records [os, os+oc) of regions ids[0..n) of
+ * `data` (LT x cells, mask over the cells), checked value by value. */
+static void check_packed(const char *what, const double *got,
+                         const double *data, const int32_t *mask,
+                         size_t cells, size_t os, size_t oc,
+                         const int32_t *ids, size_t n, size_t want)
+{
+    size_t k = 0;
+    for (size_t t = os; t < os + oc; t++)
+        for (size_t c = 0; c < cells; c++) {
+            int in = 0;
+            for (size_t i = 0; i < n; i++)
+                in |= mask[c] == ids[i];
+            if (in && got[k++] != data[t * cells + c])
+                fail_msg("%s: packed value %zu (record %zu, cell %zu) is %g, "
+                         "not %g", what, k - 1, t, c, got[k - 1],
+                         data[t * cells + c]);
+        }
+    assert_int_equal(k, want);
+}
+
+/* Cold region reads (the file evicted from the page cache) read their
+ * spans in one sweep in file order, holes between spans read through
+ * (chunkio.c sweep_read): short pieces (vertical stripes, tiles 20 wide:
+ * rows of 20 cells) through a buffer, long ones (horizontal bands, tiles
+ * the grid's width: rows of 2400) in place; the mixed tiles' single cells
+ * too. Written
+ * whole, each store's records lie side by side; written record by record,
+ * between the other stores' (holes the sweep reads through). Every value
+ * checked against the data, several region sets and record ranges; then a
+ * file cut short under an open handle is refused, never read. */
+static void test_cold_sweep(void **state)
+{
+    (void)state;
+    /* rows long enough for the bands' pieces to be read in place */
+    enum { LT = 24, LY = 48, LX = 2400, CELLS = LY * LX };
+    char path[600];
+    tmpdir_path(path, sizeof path, "cold.nc");
+    int32_t *mask = malloc(sizeof(int32_t) * CELLS);
+    double *data = malloc(sizeof(double) * LT * CELLS);
+    double *got = malloc(sizeof(double) * LT * CELLS);
+    assert_true(mask && data && got);
+    for (size_t i = 0; i < (size_t)LT * CELLS; i++)
+        data[i] = (double)i * 0.5 + 3;
+    static const char *const names[3] = {"t", "y", "x"};
+    const size_t shape[3] = {LT, LY, LX};
+    static const int32_t sets[4][3] = {{2}, {1, 3}, {5, 1, 4}, {4}};
+    static const size_t nids[4] = {1, 2, 3, 1};
+    for (int layout = 0; layout < 3; layout++) {
+        int bands = layout == 2, by_record = layout > 0;
+        size_t chunk[3] = {1, 8, bands ? LX : 20};
+        for (size_t y = 0; y < LY; y++) /* 5 regions, then mixed tiles */
+            for (size_t x = 0; x < LX; x++) {
+                size_t at = bands ? y * 10 : x; /* 8 rows or 80 columns */
+                mask[y * LX + x] = at < 400 ? (int32_t)(at / 80) + 1
+                                            : (int32_t)((x + y) % 3) + 1;
+            }
+        if (by_record) { /* one record at a time: the stores interleave */
+            raster_mask *m;
+            raster_file *f;
+            raster_var *v;
+            int d[3];
+            RS(raster_mask_wrap(mask, LY, LX, &m));
+            RS(raster_create(path, &f));
+            int ncid = raster_file_ncid(f);
+            NC(nc_def_dim(ncid, "t", NC_UNLIMITED, &d[0]));
+            NC(nc_def_dim(ncid, "y", LY, &d[1]));
+            NC(nc_def_dim(ncid, "x", LX, &d[2]));
+            RS(raster_def_var(f, ncid, "v", NC_DOUBLE, 3, d, chunk, m, &v));
+            raster_mask_free(m);
+            for (size_t t = 0; t < LT; t++) {
+                size_t st[3] = {t, 0, 0}, ct[3] = {1, LY, LX};
+                RS(raster_var_put(v, st, ct, NULL, data + t * CELLS));
+            }
+            RS(raster_close(f));
+        } else {
+            write_raster_file(path, NC_DOUBLE, 3, names, shape, 1, chunk,
+                              mask, data);
+        }
+        size_t holes = chunkio_sweep_hole_bytes();
+        size_t kind[2] = {chunkio_sweep_reads(0), chunkio_sweep_reads(1)};
+        /* 8 reads taken as cold whatever the page cache holds (the kernel's
+         * read-ahead of HDF5's metadata may bring a small file in whole),
+         * then 8 evicted ones as the page cache has them */
+        for (int i = 0; i < 16; i++) {
+            const int32_t *ids = sets[i % 4];
+            size_t n = nids[i % 4], os = i % 8 < 4 ? 0 : 3;
+            size_t oc = i % 8 < 4 ? LT : 5, cells;
+            /* the sweep's windows on 1 and on 3 threads (a read of 16 MiB
+             * or more: THREAD_MIN_BYTES) */
+            RS(raster_set_threads(i % 3 ? 3 : 1));
+            size_t before = chunkio_sweep_reads(0) + chunkio_sweep_reads(1);
+            /* windows of 1001 bytes: pieces and values cut anywhere */
+            chunkio_force_sweep(i < 8 ? (i % 2 ? 1001 : ((size_t)4 << 20))
+                                      : 0);
+            evict_file(path);
+            raster_file *f;
+            raster_var *v;
+            RS(raster_open(path, RASTER_READ, &f));
+            RS(raster_var_find(f, "v", &v));
+            RS(raster_region_size(v, ids, n, RASTER_LAYOUT_PACKED, &cells));
+            memset(got, 0xff, sizeof(double) * LT * CELLS);
+            RS(raster_region_read(v, ids, n, &os, &oc, RASTER_LAYOUT_PACKED,
+                                  got));
+            char what[96];
+            snprintf(what, sizeof what, "layout %d, set %d, records %zu+%zu%s",
+                     layout, i % 4, os, oc, i < 8 ? ", swept" : "");
+            check_packed(what, got, data, mask, CELLS, os, oc, ids, n,
+                         cells * oc);
+            if (i < 8 &&
+                chunkio_sweep_reads(0) + chunkio_sweep_reads(1) == before)
+                fail_msg("%s: the cold read did not sweep", what);
+            RS(raster_close(f));
+        }
+        chunkio_force_sweep(0);
+        RS(raster_set_threads(0));
+        if (by_record && chunkio_sweep_hole_bytes() == holes)
+            fail_msg("layout %d: the sweeps read through no hole", layout);
+        if (chunkio_sweep_reads(bands) == kind[bands])
+            fail_msg("layout %d: no read %s", layout,
+                     bands ? "in place" : "through the buffer");
+    }
+    /* every allocation of a swept read failing in turn: the values, read
+     * by the plane walk when the sweep has no memory for its plan, or
+     * RASTER_ENOMEM; never other values */
+    raster_file *f;
+    raster_var *v;
+    RS(raster_open(path, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    RS(raster_set_threads(1)); /* the hook is not thread-safe */
+    chunkio_force_sweep(1001);
+    size_t os = 0, oc = LT, cells;
+    RS(raster_region_size(v, sets[2], nids[2], RASTER_LAYOUT_PACKED, &cells));
+    raster_alloc_fail_at(1 << 30);
+    RS(raster_region_read(v, sets[2], nids[2], &os, &oc, RASTER_LAYOUT_PACKED,
+                          got));
+    unsigned long allocs = raster_alloc_count();
+    int walked = 0; /* reads the sweep left to the plane walk */
+    for (unsigned long n = 1; n <= allocs; n++) {
+        memset(got, 0xff, sizeof(double) * LT * CELLS);
+        size_t before = chunkio_sweep_reads(0) + chunkio_sweep_reads(1);
+        raster_alloc_fail_at(n);
+        int rc = raster_region_read(v, sets[2], nids[2], &os, &oc,
+                                    RASTER_LAYOUT_PACKED, got);
+        raster_alloc_fail_at(0);
+        if (rc == RASTER_OK) {
+            check_packed("allocation failing", got, data, mask, CELLS, os, oc,
+                         sets[2], nids[2], cells * oc);
+            walked += chunkio_sweep_reads(0) + chunkio_sweep_reads(1) ==
+                      before;
+        } else if (rc != RASTER_ENOMEM) {
+            fail_msg("allocation %lu failing: %d (%s)", n, rc,
+                     raster_errmsg());
+        }
+    }
+    if (walked == 0)
+        fail_msg("no read fell back to the plane walk");
+    chunkio_force_sweep(0);
+    RS(raster_set_threads(0));
+    RS(raster_close(f));
+    /* cut short under an open file: an error, not the values read so far */
+    RS(raster_open(path, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    struct stat sb;
+    assert_int_equal(stat(path, &sb), 0);
+    assert_int_equal(truncate(path, sb.st_size / 2), 0);
+    evict_file(path);
+    int32_t id = 2;
+    chunkio_force_sweep(1001);
+    int rc = raster_region_read(v, &id, 1, &os, &oc, RASTER_LAYOUT_PACKED,
+                                got);
+    chunkio_force_sweep(0);
+    if (rc == RASTER_OK)
+        fail_msg("a truncated file was read");
+    RS(raster_close(f));
+    free(mask);
+    free(data);
+    free(got);
+    unlink(path);
+}
+
 /* ---- region names from CF attributes ----------------------------------------- */
 
 static void write_named_mask(const char *path, const int32_t *vals, size_t ny,
@@ -2901,6 +3084,7 @@ int main(void)
         cmocka_unit_test(test_wide_thin_bands),
         cmocka_unit_test(test_large_records),
         cmocka_unit_test(test_threaded_reads),
+        cmocka_unit_test(test_cold_sweep),
         cmocka_unit_test(test_region_lookup_by_name),
         cmocka_unit_test(test_reopen_for_writing),
         cmocka_unit_test(test_never_written),

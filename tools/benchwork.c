@@ -5,6 +5,7 @@
  */
 #include "benchwork.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
 #include <netcdf.h>
@@ -48,14 +49,48 @@ static long long rchar(void)
     return v;
 }
 
-void bench_evict(const char *path)
+/* Pages of fd's first `size` bytes in the page cache (mincore), or -1. */
+static long resident_pages(int fd, off_t size)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    if (size <= 0 || page <= 0)
+        return size == 0 ? 0 : -1;
+    size_t n = ((size_t)size + (size_t)page - 1) / (size_t)page;
+    void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+    unsigned char *vec = malloc(n);
+    long in = -1;
+    if (m != MAP_FAILED && vec && mincore(m, (size_t)size, vec) == 0) {
+        in = 0;
+        for (size_t i = 0; i < n; i++)
+            in += vec[i] & 1;
+    }
+    free(vec);
+    if (m != MAP_FAILED)
+        munmap(m, (size_t)size);
+    return in;
+}
+
+int bench_evict(const char *path)
 {
     int fd = open(path, O_RDONLY);
-    if (fd >= 0) {
-        fdatasync(fd);
-        posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-        close(fd);
+    if (fd < 0) {
+        fprintf(stderr, "rasterbench: evicting %s: %s\n", path,
+                strerror(errno));
+        return -1;
     }
+    /* dirty pages are not dropped: written back first */
+    int rc = fdatasync(fd) == 0 &&
+                     posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED) == 0
+                 ? 0 : -1;
+    /* pages another process maps (or writes) stay: then "cold" is not */
+    long left = rc == 0 ? resident_pages(fd, lseek(fd, 0, SEEK_END)) : -1;
+    if (left != 0) {
+        fprintf(stderr, "rasterbench: %s: %ld pages still cached after "
+                "POSIX_FADV_DONTNEED\n", path, left);
+        rc = -1;
+    }
+    close(fd);
+    return rc;
 }
 
 int bench_rewarm(const char *path)
@@ -933,8 +968,10 @@ int bench_run(const bench_job *j, bench_result *res)
     /* warm runs read once untimed first; writes need no warming */
     int first = j->cold || writes ? 0 : -1;
     for (int i = first; i < j->reps && ok; i++) {
+        /* a page left (another process reading the file) is reported,
+         * not fatal: a long run should not die of a neighbour */
         if (j->cold && !writes)
-            bench_evict(j->file);
+            (void)bench_evict(j->file);
         long long before = rchar();
         double t0 = now(), dt = 0;
         int st;

@@ -82,8 +82,10 @@ typedef struct bench_result {
  * job->reps timed repetitions. 0 on success; -1 with a message on stderr. */
 int bench_run(const bench_job *job, bench_result *res);
 
-/* Evicts a file from the page cache (fdatasync, POSIX_FADV_DONTNEED). */
-void bench_evict(const char *path);
+/* Evicts a file from the page cache (fdatasync, POSIX_FADV_DONTNEED) and
+ * checks that none of its pages stayed (mincore). 0, or -1 with a message
+ * on stderr (then a cold measurement is not quite cold). */
+int bench_evict(const char *path);
 
 /* Evicts a file from the page cache and reads it back in order, so that
  * the kernel holds it as its read-ahead does (large folios); the warm

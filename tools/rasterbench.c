@@ -34,6 +34,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "benchwork.h"
@@ -80,6 +81,8 @@ typedef struct record {
     double check;         /* peers: the sum of the values read (else NaN) */
     double phase[BENCH_PHASES]; /* raster reads: each phase's median */
     int nphase;           /* BENCH_PHASES when phase[] holds them, else 0 */
+    double pair;          /* cold raster: the median over repetitions of
+                             raster's time / the floor's next to it */
 } record;
 
 static record results[MAX_RESULTS];
@@ -603,6 +606,7 @@ static void add_record(const char *kase, const char *method,
     x->region_bytes = region_bytes;
     x->file_bytes = 0;
     x->check = NAN;
+    x->pair = NAN;
     x->nphase = r->nphase == BENCH_PHASES ? BENCH_PHASES : 0;
     for (int k = 0; k < x->nphase; k++) {
         double v[BENCH_MAX_REPS];
@@ -803,7 +807,9 @@ static summary summarize(void)
             continue;
         int cold = strcmp(x->cache, "cold") == 0;
         double sp = ratio_of(x->kase, "netcdf", "raster", x->cache);
-        double fl = ratio_of(x->kase, "raster", "floor", x->cache);
+        double fl = cold && !isnan(x->pair)
+                        ? x->pair
+                        : ratio_of(x->kase, "raster", "floor", x->cache);
         if (!isnan(sp)) {
             lsum[cold][multi] += log(sp);
             ln[cold][multi]++;
@@ -904,6 +910,8 @@ static int write_json(const options *o, const summary *s, const size_t *shape,
                 x->median, x->bytes, x->peak, x->region_bytes);
         if (x->file_bytes > 0)
             fprintf(f, ",\"file_bytes\":%lld", x->file_bytes);
+        if (!isnan(x->pair))
+            fprintf(f, ",\"floor_pair_ratio\":%.4f", x->pair);
         if (!isnan(x->check)) {
             fputs(",\"check\":", f);
             fprintf(f, "%.17g", x->check);
@@ -1035,8 +1043,16 @@ static void usage(FILE *f)
         f);
 }
 
+/* Pause before each cold repetition: on the bench VM, a method that
+ * followed a large read right away ran up to 3x slower (the floor right
+ * after a raster read of Pacific: 0.14-0.24 s in 3 of 4, first 0.074 s;
+ * with 0.3 s between them, 0.076-0.080 s in 6 of 7). */
+#define COLD_PAUSE_NS 300000000L
+
 /* Runs jobs[0..n) (same reps) into r[]: the methods take turns, one
- * repetition each (floor, raster, floor, raster, ...), each in a worker
+ * repetition each, in jobs' order and then backwards (netcdf, raster,
+ * floor, rmalloc, rmalloc, floor, raster, netcdf, ...: neighbours stay
+ * neighbours, and none always goes first), each in a worker
  * of its own (a warm one reads once untimed first), so that what drifts
  * within a minute weighs on every method alike: a disk that slows or
  * speeds up (the cold floor moved 130-920 ms for the same bytes in one
@@ -1050,10 +1066,16 @@ static int run_methods(const bench_job *jobs, int n, bench_result *r,
     for (int k = 0; k < n; k++)
         memset(&r[k], 0, sizeof r[k]);
     for (int rep = 0; rep < reps; rep++)
-        for (int k = 0; k < n; k++) {
+        for (int i = 0; i < n; i++) {
+            int k = rep % 2 ? n - 1 - i : i;
             bench_job j = jobs[k];
             bench_result one;
             j.reps = 1;
+            if (j.cold) { /* let the I/O before it drain (COLD_PAUSE_NS) */
+                struct timespec pause = {0, COLD_PAUSE_NS};
+                while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
+                    continue;
+            }
             if (run_worker(&j, NULL, NULL, &one) != 0) {
                 fprintf(stderr, PROG ": %s: the %s read failed\n", label,
                         method_name[j.method]);
@@ -1070,13 +1092,31 @@ static int run_methods(const bench_job *jobs, int n, bench_result *r,
     return 0;
 }
 
+/* The median over repetitions i of a[i] / b[i]: a cold read against the
+ * floor's, run next to it (run_methods), so that each ratio is taken
+ * within a second of disk behaviour. A ratio of the two medians can set a
+ * raster repetition from a fast minute against a floor one from a slow
+ * minute (the cold floor moved 130-920 ms for the same bytes in one
+ * hour); a median of ratios cancels such drift pair by pair. */
+static double pair_ratio(const double *a, const double *b, int n)
+{
+    double q[BENCH_MAX_REPS];
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (b[i] > 0)
+            q[m++] = a[i] / b[i];
+    return m ? bench_median(q, m) : NAN;
+}
+
 static int measure_regions(const options *o, raster_var *v,
                            const region_case *cases, int ncases,
                            size_t records, size_t elem, const size_t *shape,
                            const char *mask_file, const char *mask_var)
 {
-    char floor_path[PATH_MAX + 16];
-    snprintf(floor_path, sizeof floor_path, "%s.floor", o->raster);
+    /* one per process: two runs on one cache must not write each other's */
+    char floor_path[PATH_MAX + 32];
+    snprintf(floor_path, sizeof floor_path, "%s.floor.%ld", o->raster,
+             (long)getpid());
     printf("%-24s %5s %9s %8s %8s %8s %8s %7s %6s %12s %12s %7s\n",
            "regions", "cache", "cells", "netcdf_s", "raster_s", "floor_s",
            "rmalloc", "speedup", "floor", "netcdf_B", "raster_B", "mem");
@@ -1129,17 +1169,28 @@ static int measure_regions(const options *o, raster_var *v,
             double t[4];
             for (int k = 0; k < 4; k++)
                 t[k] = bench_median(r[k].seconds, o->reps);
+            double fl = t[1] / t[2];
+            if (cold) {
+                fl = pair_ratio(r[1].seconds, r[2].seconds, o->reps);
+                for (size_t i = 0; i < nresults; i++)
+                    if (strcmp(results[i].kase, c->label) == 0 &&
+                        strcmp(results[i].method, "raster") == 0 &&
+                        strcmp(results[i].cache, "cold") == 0)
+                        results[i].pair = fl;
+            }
             printf("%-24.24s %5s %9zu %8.4f %8.4f %8.4f %8.4f %6.2fx %5.2fx "
                    "%12lld %12lld %6.2fx\n", c->label, cache, c->cells, t[0],
-                   t[1], t[2], t[3], t[0] / t[1], t[1] / t[2], r[0].rchar,
+                   t[1], t[2], t[3], t[0] / t[1], fl, r[0].rchar,
                    r[1].rchar, (double)r[1].peak_kb * 1024.0 /
                        ((double)region_bytes + 32.0 * 1048576.0));
             print_phases(add_record_last());
         }
     }
     unlink(floor_path);
-    printf("(speedup = netcdf/raster; floor = raster/floor; rmalloc = raster "
-           "into a malloc'd buffer\n instead of raster_region_alloc's; mem = "
+    printf("(speedup = netcdf/raster; floor = raster/floor (cold: the median "
+           "of raster/floor over\n repetitions run side by side); rmalloc = "
+           "raster into a malloc'd buffer\n instead of raster_region_alloc's; "
+           "mem = "
            "raster peak RSS / (region bytes + 32 MiB); bytes: rchar)\n");
     return status;
 }
