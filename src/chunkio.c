@@ -56,12 +56,6 @@
 #define ANNOUNCE_READS 64
 /* Upper bound on the scratch buffer of one netCDF call. */
 #define SCRATCH_BYTES ((size_t)32 << 20)
-/* A cold read's sweep reads through holes up to this long between its
- * spans rather than split around them, in windows of SWEEP_WINDOW bytes
- * (docs/PERFORMANCE.md, "Cold reads"). */
-#define SWEEP_GAP_BYTES ((size_t)256 << 10)
-#define SWEEP_WINDOW ((size_t)1 << 20)
-#define SWEEP_DIRECT ((size_t)8 << 20)
 
 #ifndef IOV_MAX
 #define IOV_MAX 1024
@@ -75,8 +69,6 @@
 static atomic_int inflate_on = 1;
 static atomic_size_t chunks_inflated;
 static atomic_size_t split_chunk_writes;
-static atomic_size_t sweep_reads[2], sweep_hole_bytes; /* [direct] */
-static atomic_size_t sweep_forced; /* chunkio_force_sweep: the window */
 
 atomic_int chunkio_timing;
 _Thread_local double chunkio_plan_end;
@@ -91,28 +83,6 @@ double chunkio_clock(void)
 void chunkio_set_inflate(int on) { atomic_store(&inflate_on, on); }
 
 size_t chunkio_chunks_inflated(void) { return atomic_load(&chunks_inflated); }
-
-size_t chunkio_sweep_reads(int direct)
-{
-    return atomic_load(&sweep_reads[direct != 0]);
-}
-
-size_t chunkio_sweep_hole_bytes(void)
-{
-    return atomic_load(&sweep_hole_bytes);
-}
-
-void chunkio_force_sweep(size_t window)
-{
-    atomic_store(&sweep_forced, window);
-}
-
-/* The bytes of a sweep's window through the buffer. */
-static size_t sweep_window(void)
-{
-    size_t w = atomic_load(&sweep_forced);
-    return w ? w : SWEEP_WINDOW;
-}
 
 size_t chunkio_split_chunk_writes(void)
 {
@@ -520,7 +490,6 @@ typedef struct xfer {
     size_t full[RASTER_MAX_DIMS]; /* outer shape, for the fast path */
     int cache; /* a thin read: staged spans kept (fileio_keep) */
     const struct wplan *win; /* moved by windows (read_windows), or NULL */
-    int swept; /* a cold read: sweep_read reads the sweepable spans */
 } xfer;
 
 static unsigned char *plane_ptr(const xfer *x, size_t plane, uint64_t cell)
@@ -632,22 +601,6 @@ static int direct_span(const raster_var *v, const span *s)
     return v->addr[s->store].ok && v->addr[s->store].base >= 0;
 }
 
-/* 1 when span s's pieces are short enough to go through read_staged */
-static int staged(const xfer *x, const span *s)
-{
-    return s->covered * x->v->elem < STAGE_PIECE_BYTES * (s->p1 - s->p0);
-}
-
-/* 1 when a cold read's sweep (sweep_read) reads span s: on the fast path,
- * from a store with data, in a read that keeps no spans (a thin read's
- * read_staged keeps what it reads, by its own cuts), unless the tests
- * force the sweep (chunkio_force_sweep). */
-static int sweepable(const xfer *x, const span *s)
-{
-    return x->v->file->fd >= 0 && direct_span(x->v, s) &&
-           (!x->cache || atomic_load(&sweep_forced));
-}
-
 /* 1 when span s would be announced: a direct span, large or in a read of
  * many (x->ann_short) */
 static int announced(const xfer *x, const span *s)
@@ -665,8 +618,8 @@ static void announce(xfer *x, const span *s, size_t flat, size_t nb)
     raster_var *v = x->v;
     const store_addr *a = &v->addr[s->store];
     size_t bytes = (size_t)(s->hi - s->lo) * v->elem;
-    if (!announced(x, s) || (x->swept && sweepable(x, s)))
-        return; /* the sweep reads it in file order */
+    if (!announced(x, s))
+        return;
     for (size_t b = 0; b < nb; b++) {
         off_t off = store_offset(x, a, v->store_cells[s->store], flat + b,
                                  s->lo);
@@ -721,8 +674,6 @@ static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
     raster_var *v = x->v;
     size_t elem = v->elem;
     const store_addr *a = &v->addr[s->store];
-    if (x->swept && sweepable(x, s))
-        return RASTER_OK; /* sweep_read's */
     for (size_t b = 0; b < nb; b++) {
         if (a->base < 0) { /* never written: fill */
             for (size_t i = s->p0; i < s->p1; i++)
@@ -743,7 +694,7 @@ static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
                            x->pieces[i].len, v->fill, elem);
             continue;
         }
-        if (staged(x, s)) {
+        if (s->covered * elem < STAGE_PIECE_BYTES * (s->p1 - s->p0)) {
             int rc = read_staged(x, s, plane0 + b, off);
             if (rc)
                 return rc;
@@ -1759,367 +1710,6 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
     return rc;
 }
 
-/* ---- cold reads: one sweep in file order ------------------------------ */
-
-/* One span of one plane: its bytes [off, end) of the file */
-typedef struct sweep_seg {
-    off_t off, end;
-    size_t span, plane;
-} sweep_seg;
-
-/* One read of a sweep: bytes [lo, hi) of the file, holding segments from
- * seg on; direct: pieces read in place with preadv (no segment of its run
- * is staged), else through a buffer and copied out */
-typedef struct sweep_win {
-    off_t lo, hi;
-    size_t seg;
-    int direct;
-} sweep_win;
-
-typedef struct sweeper {
-    xfer x; /* its own iovecs; x.stage: a window's buffer */
-    const span *spans;
-    const sweep_seg *seg;
-    size_t nseg;
-    const sweep_win *win;
-    size_t nwin;
-    atomic_size_t *next; /* the next window nobody has taken */
-    atomic_uchar *faulted; /* per plane of the output: faulted in */
-    int rc;
-    char msg[512];
-} sweeper;
-
-static int cmp_seg(const void *a, const void *b)
-{
-    const sweep_seg *p = a, *q = b;
-    return (p->off > q->off) - (p->off < q->off);
-}
-
-/* The flat outer index of plane p of the box (its odometer position). */
-static size_t plane_flat(const xfer *x, size_t p, const size_t *ostart,
-                         const size_t *ocount, const ptrdiff_t *ostride)
-{
-    int no = var_nouter(x->v);
-    size_t idx[RASTER_MAX_DIMS], f = 0;
-    for (int i = no - 1; i >= 0; i--) {
-        idx[i] = p % ocount[i];
-        p /= ocount[i];
-    }
-    for (int i = 0; i < no; i++)
-        f = f * x->full[i] + ostart[i] +
-            idx[i] * (size_t)(ostride ? ostride[i] : 1);
-    return f;
-}
-
-/* Appends `len` bytes of junk (what lies between pieces) to x->iov. */
-static int sweep_junk(xfer *x, size_t *niov, size_t len)
-{
-    while (len > 0) {
-        size_t n = len < SWEEP_GAP_BYTES ? len : SWEEP_GAP_BYTES;
-        int rc = raster_grow(&x->iov, &x->iov_cap, *niov + 1, sizeof *x->iov);
-        if (rc)
-            return rc;
-        x->iov[(*niov)++] = (struct iovec){x->junk, n};
-        len -= n;
-    }
-    return RASTER_OK;
-}
-
-/* Faults in plane p of the output for writing, the first time any window
- * needs it, as the plane walk does (prefault): a page at a time in the
- * copy costs more. Only with MADV_POPULATE_WRITE, which leaves what
- * another thread is writing there alone. */
-static void sweep_fault(sweeper *w, size_t plane)
-{
-#ifdef MADV_POPULATE_WRITE
-    if (atomic_exchange(&w->faulted[plane], 1))
-        return;
-    long page = sysconf(_SC_PAGESIZE);
-    uintptr_t step = page > 0 ? (uintptr_t)page : 4096;
-    uintptr_t lo = (uintptr_t)plane_ptr(&w->x, plane, 0);
-    uintptr_t hi = lo + w->x.plane_cells * w->x.v->elem;
-    lo &= ~(step - 1);
-    hi = (hi + step - 1) & ~(step - 1);
-    if (hi > lo)
-        (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
-#else
-    (void)w;
-    (void)plane;
-#endif
-}
-
-/* Window w read in place: one preadv, pieces into the output and what lies
- * between them into junk. */
-static int sweep_direct(sweeper *w, const sweep_win *win)
-{
-    xfer *x = &w->x;
-    size_t elem = x->v->elem, niov = 0;
-    off_t end = win->lo;
-    for (size_t k = win->seg; k < w->nseg && w->seg[k].off < win->hi; k++) {
-        const sweep_seg *g = &w->seg[k];
-        const span *s = &w->spans[g->span];
-        sweep_fault(w, g->plane);
-        int rc = sweep_junk(x, &niov, (size_t)(g->off - end));
-        uint64_t cursor = s->lo;
-        for (size_t i = s->p0; i < s->p1 && rc == RASTER_OK; i++) {
-            const piece *q = &x->pieces[i];
-            if (q->soff > cursor)
-                rc = sweep_junk(x, &niov, (q->soff - cursor) * elem);
-            if (rc == RASTER_OK)
-                rc = raster_grow(&x->iov, &x->iov_cap, niov + 1,
-                                 sizeof *x->iov);
-            if (rc == RASTER_OK)
-                x->iov[niov++] = (struct iovec){
-                    plane_ptr(x, g->plane, q->uoff), q->len * elem};
-            cursor = q->soff + q->len;
-        }
-        if (rc == RASTER_OK)
-            rc = sweep_junk(x, &niov, (s->hi - cursor) * elem);
-        if (rc)
-            return rc;
-        end = g->end;
-    }
-    return preadv_all(x->v->file->fd, x->iov, niov, win->lo, x->v->name);
-}
-
-/* Window w through the buffer: read whole, then every piece byte of the
- * segments it holds copied out (a piece cut by the window's edge: its
- * part here). */
-static int sweep_staged(sweeper *w, const sweep_win *win)
-{
-    xfer *x = &w->x;
-    size_t elem = x->v->elem;
-    int rc = fileio_pread(x->v->file->fd, x->stage, (size_t)(win->hi - win->lo),
-                          win->lo, x->v->name);
-    if (rc)
-        return rc;
-    for (size_t k = win->seg; k < w->nseg && w->seg[k].off < win->hi; k++) {
-        const sweep_seg *g = &w->seg[k];
-        const span *s = &w->spans[g->span];
-        sweep_fault(w, g->plane);
-        /* the first piece ending past the window's start (pieces lie in
-         * store order) */
-        uint64_t c0 = g->off >= win->lo
-                          ? s->lo
-                          : s->lo + (uint64_t)(win->lo - g->off) / elem;
-        size_t lo = s->p0, hi = s->p1;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (x->pieces[mid].soff + x->pieces[mid].len <= c0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (size_t i = lo; i < s->p1; i++) {
-            const piece *q = &x->pieces[i];
-            off_t a = g->off + (off_t)((q->soff - s->lo) * elem);
-            off_t b = a + (off_t)(q->len * elem);
-            if (a >= win->hi)
-                break;
-            off_t ca = a > win->lo ? a : win->lo;
-            off_t cb = b < win->hi ? b : win->hi;
-            copy_cells(plane_ptr(x, g->plane, q->uoff) + (ca - a),
-                       x->stage + (ca - win->lo), (size_t)(cb - ca));
-        }
-    }
-    return RASTER_OK;
-}
-
-static void *sweep_work(void *arg)
-{
-    sweeper *w = arg;
-    for (size_t i; w->rc == RASTER_OK &&
-                   (i = atomic_fetch_add(w->next, 1)) < w->nwin;)
-        w->rc = w->win[i].direct ? sweep_direct(w, &w->win[i])
-                                 : sweep_staged(w, &w->win[i]);
-    if (w->rc)
-        snprintf(w->msg, sizeof w->msg, "%s", raster_errmsg());
-    return NULL;
-}
-
-static void *sweep_thread(void *arg)
-{
-    fileio_thread_quiet();
-    return sweep_work(arg);
-}
-
-/* The windows of segments seg[0..nseg) (sorted): runs of segments whose
- * holes are short; a run with a staged span cut in windows of
- * sweep_window() bytes, the others in whole segments. Counts hole bytes
- * read through. NULL when out of memory. */
-static sweep_win *sweep_windows(const xfer *x, const span *spans,
-                                const sweep_seg *seg, size_t nseg,
-                                size_t *nwin)
-{
-    sweep_win *win = NULL;
-    size_t cap = 0, n = 0, holes = 0, wsize = sweep_window();
-    for (size_t k = 0; k < nseg;) {
-        size_t j = k + 1;
-        int direct = !staged(x, &spans[seg[k].span]);
-        off_t end = seg[k].end;
-        /* a hole is read through when short, and no longer than the
-         * segment before it: at most half the bytes go to waste */
-        for (; j < nseg && seg[j].off >= end &&
-               (size_t)(seg[j].off - end) <= SWEEP_GAP_BYTES &&
-               seg[j].off - end <= seg[j - 1].end - seg[j - 1].off;
-             j++) {
-            holes += (size_t)(seg[j].off - end);
-            direct &= !staged(x, &spans[seg[j].span]);
-            end = seg[j].end;
-        }
-        /* [seg[k].off, end): one window in place, else several. A short
-         * run is announced now: the kernel's read-ahead follows a long run
-         * as it is read, but runs far apart would each wait for the disk
-         * in turn when their window comes. */
-        if ((size_t)(end - seg[k].off) < SWEEP_WINDOW)
-            (void)posix_fadvise(x->v->file->fd, seg[k].off, end - seg[k].off,
-                                POSIX_FADV_WILLNEED);
-        /* runs read in place: windows of whole segments (about
-         * SWEEP_DIRECT bytes, holes between them read through); the
-         * others: windows of wsize bytes, cutting pieces anywhere */
-        size_t first = k;
-        off_t lo = seg[k].off;
-        while (first < j) {
-            off_t hi = (size_t)(end - lo) <= wsize ? end : lo + (off_t)wsize;
-            size_t m = first;
-            if (direct) {
-                while (m + 1 < j &&
-                       (size_t)(seg[m].end - seg[first].off) < SWEEP_DIRECT)
-                    m++;
-                lo = seg[first].off;
-                hi = seg[m].end;
-            }
-            if (raster_grow(&win, &cap, n + 1, sizeof *win)) {
-                raster_free(win);
-                return NULL;
-            }
-            win[n++] = (sweep_win){lo, hi, first, direct};
-            if (direct) {
-                first = m + 1;
-                continue;
-            }
-            if (hi == end)
-                break;
-            lo = hi;
-            while (seg[first].end <= lo)
-                first++;
-        }
-        k = j;
-    }
-    atomic_fetch_add(&sweep_hole_bytes, holes);
-    *nwin = n;
-    return win ? win : raster_malloc(sizeof *win);
-}
-
-/* Reads every sweepable span of every plane of a cold read in file order:
- * neighbours with short holes between them in one run, read through the
- * holes; runs of long pieces with preadv into the output, the others
- * window by window through a buffer (read_staged's reason), the windows
- * taken in turn by `threads` threads. The disk then streams the request
- * as it would one file, where in plane order the reads hop between the
- * stores and it serves many short requests. Chunks never written are
- * filled. Without memory for its plan it reads nothing and clears
- * x->swept: the plane walk reads those spans then. */
-static int sweep_read(xfer *x, const span *spans, size_t nspans,
-                      const size_t *ostart, const size_t *ocount,
-                      const ptrdiff_t *ostride, int threads)
-{
-    raster_var *v = x->v;
-    size_t elem = v->elem, np = 1, ns = 0, nseg = 0, nwin = 0, total;
-    for (int i = 0; i < var_nouter(v); i++)
-        np *= ocount[i];
-    for (size_t i = 0; i < nspans; i++)
-        ns += sweepable(x, &spans[i]);
-    if (ns == 0 || np == 0)
-        return RASTER_OK;
-    sweep_seg *seg = raster_mul_overflows(np, ns, &total)
-                         ? NULL
-                         : raster_reallocarray(NULL, total, sizeof *seg);
-    atomic_uchar *faulted = raster_calloc(np, sizeof *faulted);
-    sweep_win *win = NULL;
-    sweeper w[MAX_READ_THREADS];
-    memset(w, 0, sizeof w);
-    int rc = RASTER_OK;
-    if (!seg || !faulted) {
-        x->swept = 0;
-        goto done;
-    }
-    for (size_t p = 0; p < np; p++) {
-        size_t flat = plane_flat(x, p, ostart, ocount, ostride);
-        for (size_t i = 0; i < nspans; i++) {
-            const span *s = &spans[i];
-            if (!sweepable(x, s))
-                continue;
-            off_t off = store_offset(x, &v->addr[s->store],
-                                     v->store_cells[s->store], flat, s->lo);
-            if (off == -2) {
-                rc = raster_fail(RASTER_EIO, "reading %s: a chunk's byte "
-                                 "offset was never looked up", v->name);
-                goto done;
-            }
-            if (off < 0) { /* a chunk never written: fill */
-                for (size_t k = s->p0; k < s->p1; k++)
-                    fill_cells(plane_ptr(x, p, x->pieces[k].uoff),
-                               x->pieces[k].len, v->fill, elem);
-                continue;
-            }
-            seg[nseg++] = (sweep_seg){
-                off, off + (off_t)((s->hi - s->lo) * elem), i, p};
-        }
-    }
-    qsort(seg, nseg, sizeof *seg, cmp_seg);
-    if (!(win = sweep_windows(x, spans, seg, nseg, &nwin))) {
-        x->swept = 0;
-        goto done;
-    }
-    if (nwin == 0) /* every chunk never written: filled */
-        goto done;
-    atomic_size_t next = 0;
-    pthread_t tid[MAX_READ_THREADS];
-    int started[MAX_READ_THREADS] = {0};
-    size_t bytes = 0; /* threads pay for large reads only */
-    for (size_t i = 0; i < nwin; i++)
-        bytes += (size_t)(win[i].hi - win[i].lo);
-    if (bytes < THREAD_MIN_BYTES || threads < 1)
-        threads = 1;
-    if ((size_t)threads > nwin)
-        threads = (int)nwin;
-    for (int t = 0; t < threads; t++) {
-        w[t] = (sweeper){.x = *x, .spans = spans, .seg = seg, .nseg = nseg,
-                         .win = win, .nwin = nwin, .next = &next,
-                         .faulted = faulted};
-        w[t].x.iov = NULL;
-        w[t].x.iov_cap = 0;
-        w[t].x.junk = raster_malloc(SWEEP_GAP_BYTES);
-        w[t].x.stage = raster_malloc(sweep_window());
-        if (!w[t].x.junk || !w[t].x.stage)
-            x->swept = 0; /* nothing read yet: the walk reads */
-    }
-    for (int t = 1; t < threads && x->swept; t++)
-        started[t] = pthread_create(&tid[t], NULL, sweep_thread, &w[t]) == 0;
-    if (x->swept) {
-        for (size_t i = 0; i < nwin; i++)
-            atomic_fetch_add(&sweep_reads[win[i].direct], 1);
-        sweep_work(&w[0]);
-        for (int t = 1; t < threads; t++)
-            if (started[t])
-                pthread_join(tid[t], NULL);
-        for (int t = 0; t < threads && rc == RASTER_OK; t++)
-            if (w[t].rc)
-                rc = raster_fail(w[t].rc, "%s", w[t].msg);
-    }
-    for (int t = 0; t < threads; t++) {
-        raster_free(w[t].x.junk);
-        raster_free(w[t].x.stage);
-        raster_free(w[t].x.iov);
-    }
-done:
-    raster_free(seg);
-    raster_free(faulted);
-    raster_free(win);
-    return rc;
-}
-
 /* ---- filtered stores: chunks read and inflated by raster --------------- */
 
 /* A plane of the box as an inflated chunk serves it: its place in the
@@ -2974,28 +2564,16 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
             ndirect += direct_span(v, &spans[i]);
         x.ann_short = ndirect * planes >= ANNOUNCE_READS;
     }
-    int first = write || (!atomic_load(&sweep_forced) &&
-                          cached(&x, spans, nspans, ostart, ocount, ostride))
-                    ? 1 : 0;
+    int first =
+        write || cached(&x, spans, nspans, ostart, ocount, ostride) ? 1 : 0;
     if (timing && nspans == nspans0)
         chunkio_plan_end = chunkio_clock();
-    if (first == 0) {
-        /* from disk: the fast path's spans in one sweep in file order; the
-         * rest (a thin read's, kept in the span cache) announced, then
-         * read with the output faulted in */
-        size_t rest = 0;
-        for (size_t i = 0; i < nspans; i++)
-            rest += !sweepable(&x, &spans[i]);
-        x.swept = 1;
+    if (first == 0) { /* from disk: announce, then fault the output in */
         rc = walk_box(&x, spans, nspans, ostart, ocount, ostride, batch,
                       batched, 0, write);
         if (rc)
             goto done;
         announce_all(&x);
-        rc = sweep_read(&x, spans, nspans, ostart, ocount, ostride,
-                        read_threads());
-        if (rc || (rest == 0 && x.swept))
-            goto done;
         first = 1;
         x.fault = 1; /* each reading thread faults in its own planes */
     }

@@ -67,17 +67,6 @@ size_t chunkio_window_reads(void);
  * that the fast path served a read. */
 size_t chunkio_chunks_inflated(void);
 
-/* Cold reads' sweeps (sweep_read) since the process started: the reads
- * they issued, through the buffer (direct 0) or in place (1), and the
- * bytes of holes between spans they read through: the tests' proof that
- * the sweep served a read. */
-size_t chunkio_sweep_reads(int direct);
-size_t chunkio_sweep_hole_bytes(void);
-/* Tests: every read from now on taken as cold (swept), in windows of
- * `window` bytes through the buffer (any size, to cut pieces and values
- * anywhere); 0: as the page cache says, in the usual windows. */
-void chunkio_force_sweep(size_t window);
-
 /* Writes through netCDF so far that carried only some of the records a
  * filtered store's chunk holds (HDF5 then merges the chunk from several
  * calls; write_cuts keeps whole writes from doing so): for tests. */
