@@ -447,7 +447,8 @@ static double write_once(const options *o, const char *path,
     return slowest;
 }
 
-static int bench_writes(const options *o)
+/* The mask of --mask FILE:VAR, or NULL (rank 0 says why). */
+static raster_mask *load_mask(const options *o)
 {
     char *mfile = NULL, *mvar = NULL;
     raster_mask *mask = NULL;
@@ -456,12 +457,18 @@ static int bench_writes(const options *o)
         if (rank == 0)
             fprintf(stderr, "rasterbench_mpi: mask %s: %s\n", o->mask,
                     raster_errmsg());
-        free(mfile);
-        free(mvar);
-        return CLI_EINPUT;
+        mask = NULL;
     }
     free(mfile);
     free(mvar);
+    return mask;
+}
+
+static int bench_writes(const options *o)
+{
+    raster_mask *mask = load_mask(o);
+    if (!mask)
+        return CLI_EINPUT;
     size_t ny, nx;
     raster_mask_shape(mask, &ny, &nx);
     size_t y0 = ny * (size_t)rank / (size_t)nranks;
@@ -742,19 +749,9 @@ static int pio_baseline(const char *path, double med[2][2])
 
 static int bench_pio(const options *o)
 {
-    char *mfile = NULL, *mvar = NULL;
-    raster_mask *mask = NULL;
-    if (cli_split_spec(o->mask, &mfile, &mvar) != 0 ||
-        raster_mask_load(mfile, mvar, &mask) != RASTER_OK) {
-        if (rank == 0)
-            fprintf(stderr, "rasterbench_mpi: mask %s: %s\n", o->mask,
-                    raster_errmsg());
-        free(mfile);
-        free(mvar);
+    raster_mask *mask = load_mask(o);
+    if (!mask)
         return CLI_EINPUT;
-    }
-    free(mfile);
-    free(mvar);
     size_t ny, nx;
     raster_mask_shape(mask, &ny, &nx);
     /* column strips, the widest first: rank 0 can receive any of them */
