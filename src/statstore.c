@@ -81,6 +81,20 @@ typedef struct acc {
     double mean, wmean, wtot; /* running: the merges' */
 } acc;
 
+/* One block's merge into its region's accumulator: its sum and sum of
+ * squares compensated, its squared deviations m about its own mean mb
+ * merged with the region's (Chan et al.). */
+static void merge_block(acc *c, uint64_t cnt, double s, double q, double m,
+                        double mb)
+{
+    ksum_add(&c->sum, s);
+    ksum_add(&c->sq, q);
+    double na = (double)c->n, nb = (double)cnt, dm = mb - c->mean;
+    ksum_add(&c->m2, m + dm * dm * na * nb / (na + nb));
+    c->mean += dm * nb / (na + nb);
+    c->n += cnt;
+}
+
 static void run_all(acc *c, const double *x, const double *w, size_t n)
 {
     double lo = c->lo, hi = c->hi;
@@ -160,14 +174,7 @@ static void run_all(acc *c, const double *x, const double *w, size_t n)
             if (!isnan(v) && !isnan(w[i]))
                 wm2 += w[i] * (v - wmb) * (v - wmb);
         }
-        ksum_add(&c->sum, s);
-        ksum_add(&c->sq, q);
-        /* merged: the block's deviations, and its mean's from the
-         * region's so far */
-        double na = (double)c->n, nb = (double)cnt, d = mb - c->mean;
-        ksum_add(&c->m2, m2 + d * d * na * nb / (na + nb));
-        c->mean += d * nb / (na + nb);
-        c->n += cnt;
+        merge_block(c, cnt, s, q, m2, mb);
         if (wcnt) {
             ksum_add(&c->ws, ws);
             ksum_add(&c->wt, wt);
@@ -199,20 +206,6 @@ static void each_run(acc *a, const double *x, const double *w,
             fn(&a[r], x + i, w ? w + i : NULL, j - i);
         i = j;
     }
-}
-
-/* One block's merge into its region's accumulator: its sum and sum of
- * squares compensated, its squared deviations m about its own mean mb
- * merged with the region's (Chan et al.). */
-static void merge_block(acc *c, uint64_t cnt, double s, double q, double m,
-                        double mb)
-{
-    ksum_add(&c->sum, s);
-    ksum_add(&c->sq, q);
-    double na = (double)c->n, nb = (double)cnt, dm = mb - c->mean;
-    ksum_add(&c->m2, m + dm * dm * na * nb / (na + nb));
-    c->mean += dm * nb / (na + nb);
-    c->n += cnt;
 }
 
 static void run_float(acc *c, const float *x, float fill, size_t n);
