@@ -869,8 +869,11 @@ static int plan_windows(const raster_var *v, const piece *p, size_t n,
             (i > 0 && p[i].uoff < p[i - 1].uoff + p[i - 1].len))
             return RASTER_OK;
         size_t cut = piece_cut(a, 0);
-        if (cut && p[i].len > 0)
-            extra += (p[i].soff + p[i].len - 1) / cut - p[i].soff / cut;
+        if (cut && p[i].len > 0) {
+            uint64_t end = p[i].soff % cut + p[i].len; /* one division */
+            if (end > cut)
+                extra += (end - 1) / cut;
+        }
     }
     /* the pieces cut at chunks, those that follow on in both the store
      * and the plane merged; until its window is placed, an entry holds its
@@ -888,11 +891,13 @@ static int plan_windows(const raster_var *v, const piece *p, size_t n,
         piece t = p[i];
         size_t cut = piece_cut(&v->addr[t.store], 0);
         while (t.len > 0) {
+            /* the chunk along the cells starts at t.soff - rem */
+            uint64_t rem = cut ? t.soff % cut : 0;
             uint32_t len = t.len;
-            if (cut && t.soff / cut != (t.soff + t.len - 1) / cut)
-                len = (uint32_t)(cut - t.soff % cut);
+            if (cut && rem + t.len > cut)
+                len = (uint32_t)(cut - rem);
             if (nq > 0 && last_store == t.store &&
-                (!cut || q[nq - 1].src / cut == t.soff / cut) &&
+                (!cut || q[nq - 1].src >= t.soff - rem) &&
                 q[nq - 1].src + q[nq - 1].len == t.soff &&
                 q[nq - 1].uoff + q[nq - 1].len == t.uoff &&
                 (uint64_t)q[nq - 1].len + len <= UINT32_MAX) {
@@ -1008,6 +1013,7 @@ static int dense_spans(const raster_var *v, const piece *p, size_t n,
     *nout = 0;
     *dense = 0;
     span *s = raster_reallocarray(NULL, WIN_RANGES, sizeof *s);
+    uint64_t ckey[WIN_RANGES]; /* each range's chunk: its first cell */
     if (!s)
         return raster_fail(RASTER_ENOMEM, "out of memory reading %s",
                            v->name);
@@ -1016,16 +1022,18 @@ static int dense_spans(const raster_var *v, const piece *p, size_t n,
         piece t = p[i];
         size_t cut = piece_cut(&v->addr[t.store], 0);
         while (t.len > 0) {
+            /* ranges are keyed by their chunk's first cell (one division
+             * per piece: they cost more than the rest of the loop) */
+            uint64_t rem = cut ? t.soff % cut : 0, key = cut ? t.soff - rem : 0;
             uint32_t len = t.len;
-            if (cut && t.soff / cut != (t.soff + t.len - 1) / cut)
-                len = (uint32_t)(cut - t.soff % cut);
-            size_t key = cut ? t.soff / cut : 0, k = hit;
+            if (cut && rem + t.len > cut)
+                len = (uint32_t)(cut - rem);
+            size_t k = hit;
             /* the range of the last piece first: rows alternate between
              * a few */
-            if (k >= ns || s[k].store != t.store ||
-                (cut ? s[k].lo / cut : 0) != key)
+            if (k >= ns || s[k].store != t.store || ckey[k] != key)
                 for (k = 0; k < ns && (s[k].store != t.store ||
-                                       (cut ? s[k].lo / cut : 0) != key);
+                                       ckey[k] != key);
                      k++)
                     ;
             if (k == ns) {
@@ -1033,6 +1041,7 @@ static int dense_spans(const raster_var *v, const piece *p, size_t n,
                     raster_free(s);
                     return RASTER_OK;
                 }
+                ckey[ns] = key;
                 s[ns++] = (span){.lo = t.soff, .hi = t.soff,
                                  .store = t.store};
             }
@@ -1057,6 +1066,30 @@ static int dense_spans(const raster_var *v, const piece *p, size_t n,
     *nout = ns;
     *dense = 1;
     return RASTER_OK;
+}
+
+/* The pieces p[0..n) of a window, every range read, copied from the stage
+ * to the plane at `base`. Pieces are short (a tile's row: 200 bytes of
+ * floats) and a read has a million of them, so the loop is kept to the
+ * copy: elem a constant in each branch, no fill test. */
+static inline void copy_pieces(unsigned char *base, const unsigned char *stage,
+                               const wpiece *p, size_t n, size_t elem)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(base + p[i].uoff * elem, stage + p[i].src,
+               (size_t)p[i].len * elem);
+}
+
+static void copy_window(unsigned char *base, const unsigned char *stage,
+                        const wpiece *p, size_t n, size_t elem)
+{
+    switch (elem) {
+    case 4: copy_pieces(base, stage, p, n, 4); break;
+    case 8: copy_pieces(base, stage, p, n, 8); break;
+    case 2: copy_pieces(base, stage, p, n, 2); break;
+    case 1: copy_pieces(base, stage, p, n, 1); break;
+    default: copy_pieces(base, stage, p, n, elem); break;
+    }
 }
 
 /* The windows of one plane: each store range read with one pread into the
@@ -1096,13 +1129,21 @@ static int read_windows(xfer *x, size_t flat, size_t plane)
                            wp->p[w->p0].len, v->fill, elem);
             continue;
         }
+        int any_fill = 0;
+        for (size_t r = 0; r < w->r1 - w->r0; r++)
+            any_fill |= fill[r];
+        unsigned char *base = plane_ptr(x, plane, 0);
+        if (!any_fill) {
+            copy_window(base, x->stage, wp->p + w->p0, w->p1 - w->p0, elem);
+            continue;
+        }
         for (size_t i = w->p0; i < w->p1; i++) {
             const wpiece *q = &wp->p[i];
-            unsigned char *dst = plane_ptr(x, plane, q->uoff);
+            unsigned char *dst = base + q->uoff * elem;
             if (fill[q->range])
                 fill_cells(dst, q->len, v->fill, elem);
             else
-                copy_cells(dst, x->stage + q->src, (size_t)q->len * elem);
+                memcpy(dst, x->stage + q->src, (size_t)q->len * elem);
         }
     }
     return RASTER_OK;
