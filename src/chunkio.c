@@ -819,16 +819,17 @@ static uint32_t span_of(const span *spans, size_t nspans, const piece *q)
 }
 
 /* Adds `len` cells from store cell `soff` of span sp to the ranges
- * r[0..*nr) of a window (cov[]: the cells their pieces cover): the span's
- * range grows to hold them. Returns the cells the ranges grew by; *open
+ * r[0..*nr) of a window (cov[]: the cells their pieces cover; slot[sp]:
+ * the span's range + 1, 0 for none yet): the span's range grows to hold
+ * them. Returns the cells the ranges grew by; *open
  * counts the ranges their pieces leave holes in. */
-static size_t range_add(wrange *r, size_t *nr, uint32_t sp, uint64_t soff,
-                        uint32_t len, uint64_t *cov, size_t *open)
+static size_t range_add(wrange *r, size_t *nr, unsigned char *slot,
+                        uint32_t sp, uint64_t soff, uint32_t len,
+                        uint64_t *cov, size_t *open)
 {
-    size_t k = 0;
-    while (k < *nr && r[k].store != sp)
-        k++;
+    size_t k = slot[sp] ? (size_t)slot[sp] - 1 : *nr;
     if (k == *nr) {
+        slot[sp] = (unsigned char)(k + 1);
         r[(*nr)++] = (wrange){sp, soff, soff + len, 0};
         cov[k] = len;
         return len;
@@ -882,8 +883,11 @@ static int plan_windows(const raster_var *v, const piece *p, size_t n,
                                     sizeof *q);
     wrange *r = raster_reallocarray(NULL, WIN_RANGES, sizeof *r);
     uint64_t *cov = raster_reallocarray(NULL, WIN_RANGES, sizeof *cov);
+    /* each span's range in the window being planned (a million pieces
+     * each looked up: no search); zero between windows */
+    unsigned char *slot = raster_calloc(nspans ? nspans : 1, 1);
     size_t nq = 0, wcap = 0, rcap = 0;
-    int rc = q && r && cov ? RASTER_OK
+    int rc = q && r && cov && slot ? RASTER_OK
                            : raster_fail(RASTER_ENOMEM,
                                          "out of memory reading %s", v->name);
     uint32_t last_store = 0;
@@ -922,22 +926,23 @@ static int plan_windows(const raster_var *v, const piece *p, size_t n,
         for (; end < nq; end++) {
             /* a range lies in its span, so in one chunk along the cells:
              * contiguous bytes in every record */
-            size_t k = 0;
-            while (k < nr && r[k].store != q[end].range)
-                k++;
+            uint32_t sp = q[end].range;
+            size_t k = slot[sp] ? (size_t)slot[sp] - 1 : nr;
             if (end > i && k == nr && nr == WIN_RANGES)
                 break;
             size_t save_nr = nr;
             wrange save = k < nr ? r[k] : (wrange){0};
             uint64_t save_cov = k < nr ? cov[k] : 0;
             size_t save_open = open;
-            size_t grow = range_add(r, &nr, q[end].range, q[end].src,
-                                    q[end].len, cov, &open);
+            size_t grow = range_add(r, &nr, slot, sp, q[end].src, q[end].len,
+                                    cov, &open);
             if (end > i && width + grow > cap) { /* undo: it starts the next */
                 nr = save_nr;
                 if (k < nr) {
                     r[k] = save;
                     cov[k] = save_cov;
+                } else {
+                    slot[sp] = 0;
                 }
                 open = save_open;
                 break;
@@ -953,12 +958,14 @@ static int plan_windows(const raster_var *v, const piece *p, size_t n,
         if (end < nq && clean > i && cwidth >= width / 2)
             end = clean;
         /* its ranges, from its pieces */
+        for (size_t k = 0; k < nr; k++)
+            slot[r[k].store] = 0;
         size_t r0 = wp->nr;
         nr = 0;
         open = 0;
         for (size_t j = i; j < end; j++)
-            (void)range_add(r, &nr, q[j].range, q[j].src, q[j].len, cov,
-                            &open);
+            (void)range_add(r, &nr, slot, q[j].range, q[j].src, q[j].len,
+                            cov, &open);
         if ((rc = raster_grow(&wp->r, &rcap, wp->nr + nr, sizeof *wp->r)) ||
             (rc = raster_grow(&wp->w, &wcap, wp->nw + 1, sizeof *wp->w)))
             break;
@@ -975,18 +982,19 @@ static int plan_windows(const raster_var *v, const piece *p, size_t n,
         if (!w->direct)
             staged += at / elem;
         for (size_t j = i; j < end; j++) { /* placed in the stage */
-            size_t k = 0;
-            while (k < nr && r[k].store != q[j].range)
-                k++;
+            size_t k = (size_t)slot[q[j].range] - 1;
             q[j].src = wp->r[r0 + k].at +
                        (size_t)(q[j].src - wp->r[r0 + k].lo) * elem;
             q[j].range = (uint32_t)k;
             covered += q[j].len;
         }
+        for (size_t k = 0; k < nr; k++)
+            slot[r[k].store] = 0;
         i = end;
     }
     raster_free(r);
     raster_free(cov);
+    raster_free(slot);
     if (rc == RASTER_OK && staged <= covered * WIN_SLACK + cap)
         *use = 1;
     return rc;
