@@ -69,6 +69,7 @@
 static atomic_int inflate_on = 1;
 static atomic_size_t chunks_inflated;
 static atomic_size_t split_chunk_writes;
+static atomic_size_t strided_reads;
 
 atomic_int chunkio_timing;
 _Thread_local double chunkio_plan_end;
@@ -83,6 +84,8 @@ double chunkio_clock(void)
 void chunkio_set_inflate(int on) { atomic_store(&inflate_on, on); }
 
 size_t chunkio_chunks_inflated(void) { return atomic_load(&chunks_inflated); }
+
+size_t chunkio_strided_reads(void) { return atomic_load(&strided_reads); }
 
 size_t chunkio_split_chunk_writes(void)
 {
@@ -2550,6 +2553,8 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     if (strided && !other)
         other = cells * v->elem >= WIN_STAGE_BYTES &&
                 cells * v->elem < STAGE_PIECE_BYTES * npieces;
+    if (strided && !other)
+        atomic_fetch_add(&strided_reads, 1);
     if (!strided || !other)
         return xfer_pieces(v, pieces, npieces, ostart, ocount, ostride, buf,
                            plane_cells, write);

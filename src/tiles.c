@@ -5,6 +5,7 @@
 #include "tiles.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +61,10 @@ struct piece_memo {
  * in the caller's order (chunkio.c), which a sorted list would undo. */
 #define MEMO_PIECES 8192
 #define MEMO_BYTES ((size_t)512 << 10)
+
+static atomic_size_t memo_hits;
+
+size_t tiles_memo_hits(void) { return atomic_load(&memo_hits); }
 
 static void memo_free(struct piece_memo *m)
 {
@@ -808,6 +813,7 @@ static int memo_take(const raster_var *v, const size_t *box, piece **out,
         return 1;
     }
     memcpy(p, m->p, m->n * sizeof *p);
+    atomic_fetch_add(&memo_hits, 1);
     *out = p;
     *n = m->n;
     *rc = RASTER_OK;

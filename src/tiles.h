@@ -38,4 +38,8 @@ int tiles_usable(const raster_var *v);
 
 void tiles_free(raster_var *v);
 
+/* Hyperslab reads whose pieces came from the memo of the last small box
+ * (tiles_pieces) since the process started (for tests). */
+size_t tiles_memo_hits(void);
+
 #endif
