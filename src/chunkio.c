@@ -1585,6 +1585,22 @@ static int lookup_unlocked(xfer *x, const span *spans, size_t nspans,
     return RASTER_OK;
 }
 
+/* 1 when the span cache holds span s's first staged read at byte `off`
+ * (read_staged): it is read without the disk, whatever the page cache
+ * holds, and asking costs no system call. */
+static int span_kept(const xfer *x, const span *s, off_t off)
+{
+    raster_var *v = x->v;
+    uint64_t cells = s->hi - s->lo, cap = STAGE_BYTES / v->elem;
+    size_t len = (size_t)(cells < cap ? cells : cap) * v->elem;
+    if (!x->cache || off < 0 || len > FILEIO_KEPT_SPAN)
+        return 0;
+    if (!fileio_kept(v->file, off, len))
+        return 0;
+    fileio_kept_release(v->file);
+    return 1;
+}
+
 static int page_cached(const xfer *x, off_t off)
 {
     return fileio_page_cached(x->v->file->fd, off);
@@ -1624,8 +1640,9 @@ static int cached(xfer *x, const span *spans, size_t nspans,
         for (int e = 0; e < 2; e++) {
             const span *s = &spans[big[k]];
             const store_addr *a = &v->addr[s->store];
-            if (!page_cached(x, store_offset(x, a, v->store_cells[s->store],
-                                             flat[e], s->lo)))
+            off_t off = store_offset(x, a, v->store_cells[s->store], flat[e],
+                                     s->lo);
+            if (!span_kept(x, s, off) && !page_cached(x, off))
                 return 0;
         }
     return 1;
@@ -1744,7 +1761,14 @@ static int read_threads(void)
 #ifdef RASTER_MPI
     return 1;
 #else
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    /* glibc reads /sys for this (three system calls): once */
+    static atomic_long cores_seen;
+    long cores = atomic_load_explicit(&cores_seen, memory_order_relaxed);
+    if (cores == 0) {
+        cores = sysconf(_SC_NPROCESSORS_ONLN);
+        cores = cores > 0 ? cores : 1;
+        atomic_store_explicit(&cores_seen, cores, memory_order_relaxed);
+    }
     return cores >= 2 ? 2 : 1;
 #endif
 }
