@@ -1282,23 +1282,29 @@ static piece rows_of(const piece *p, uint64_t r0, uint64_t r1)
     return q;
 }
 
+/* Appends p to q (n of cap). */
+static inline int put_piece(piece **q, size_t *n, size_t *cap, piece p)
+{
+    int rc = *n < *cap ? RASTER_OK : raster_grow(q, cap, *n + 1, sizeof **q);
+    if (rc == RASTER_OK)
+        (*q)[(*n)++] = p;
+    return rc;
+}
+
 /* Appends plain piece p to q (n of cap), cut at multiples of `cut`. */
 static int cut_plain(piece **q, size_t *n, size_t *cap, piece p, size_t cut)
 {
     while (cut && p.len > 0 && p.soff / cut != (p.soff + p.len - 1) / cut) {
         uint32_t head = (uint32_t)(cut - p.soff % cut);
-        int rc = raster_grow(q, cap, *n + 1, sizeof **q);
+        int rc = put_piece(q, n, cap,
+                           (piece){p.soff, p.uoff, p.store, head, 0, 0, 0});
         if (rc)
             return rc;
-        (*q)[(*n)++] = (piece){p.soff, p.uoff, p.store, head, 0, 0, 0};
         p.soff += head;
         p.uoff += head;
         p.len -= head;
     }
-    int rc = raster_grow(q, cap, *n + 1, sizeof **q);
-    if (rc == RASTER_OK)
-        (*q)[(*n)++] = p;
-    return rc;
+    return put_piece(q, n, cap, p);
 }
 
 /* Appends strided piece p to q cut into pieces of rows that each lie
@@ -1324,9 +1330,8 @@ static int cut_strided(piece **q, size_t *n, size_t *cap, const piece *p,
                 break;
             r1++;
         }
-        if ((rc = raster_grow(q, cap, *n + 1, sizeof **q)) != RASTER_OK)
+        if ((rc = put_piece(q, n, cap, rows_of(p, r0, r1))) != RASTER_OK)
             return rc;
-        (*q)[(*n)++] = rows_of(p, r0, r1);
         r0 = r1;
     }
     return RASTER_OK;
@@ -1338,22 +1343,32 @@ static int cut_strided(piece **q, size_t *n, size_t *cap, const piece *p,
 static int split_pieces(const raster_var *v, piece **pieces, size_t *n,
                         int write, piece **out)
 {
-    size_t any = 0, stage = STAGE_BYTES / v->elem;
+    size_t extra = 0, stage = STAGE_BYTES / v->elem;
+    int strided = 0;
     *out = NULL;
-    for (size_t i = 0; i < *n && !any; i++) {
+    /* the plain pieces' cuts (as many new pieces), and whether a strided
+     * piece needs cutting (those grow the array as they go) */
+    for (size_t i = 0; i < *n; i++) {
         const piece *p = &(*pieces)[i];
-        any = needs_cut(p, piece_cut(&v->addr[p->store], write), stage);
+        size_t cut = piece_cut(&v->addr[p->store], write);
+        if (p->rep)
+            strided |= needs_cut(p, cut, stage);
+        else if (cut && p->len > 0)
+            extra += (p->soff + p->len - 1) / cut - p->soff / cut;
     }
-    if (!any)
+    if (extra == 0 && !strided)
         return RASTER_OK;
-    piece *q = NULL;
-    size_t k = 0, cap = 0;
-    int rc = raster_grow(&q, &cap, *n + *n / 8 + 16, sizeof *q);
+    size_t k = 0, cap = *n + extra;
+    piece *q = raster_reallocarray(NULL, cap, sizeof *q);
+    int rc = q ? RASTER_OK : RASTER_ENOMEM;
     for (size_t i = 0; i < *n && rc == RASTER_OK; i++) {
         const piece *p = &(*pieces)[i];
         size_t cut = piece_cut(&v->addr[p->store], write);
-        rc = p->rep ? cut_strided(&q, &k, &cap, p, cut, stage)
-                    : cut_plain(&q, &k, &cap, *p, cut);
+        if (!needs_cut(p, cut, stage) && k < cap)
+            q[k++] = *p;
+        else
+            rc = p->rep ? cut_strided(&q, &k, &cap, p, cut, stage)
+                        : cut_plain(&q, &k, &cap, *p, cut);
     }
     if (rc) {
         raster_free(q);
@@ -2539,7 +2554,7 @@ static int write_small(raster_var *v, const piece *p, size_t n,
 static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
                        const size_t *ostart, const size_t *ocount,
                        const ptrdiff_t *ostride, void *buf,
-                       size_t plane_cells, int write);
+                       size_t plane_cells, int write, size_t cells);
 
 int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
                  const size_t *ostart, const size_t *ocount,
@@ -2581,23 +2596,23 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
         atomic_fetch_add(&strided_reads, 1);
     if (!strided || !other)
         return xfer_pieces(v, pieces, npieces, ostart, ocount, ostride, buf,
-                           plane_cells, write);
+                           plane_cells, write, cells);
     piece *rows = NULL;
     size_t nrows = 0;
     if ((rc = unstride(v, pieces, npieces, &rows, &nrows)) != RASTER_OK)
         return rc;
     rc = xfer_pieces(v, rows, nrows, ostart, ocount, ostride, buf,
-                     plane_cells, write);
+                     plane_cells, write, cells);
     raster_free(rows);
     return rc;
 }
 
-/* chunkio_xfer once the stores are prepared; strided pieces only for the
- * direct path. */
+/* chunkio_xfer once the stores are prepared (`cells`: the cells the
+ * pieces cover); strided pieces only for the direct path. */
 static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
                        const size_t *ostart, const size_t *ocount,
                        const ptrdiff_t *ostride, void *buf,
-                       size_t plane_cells, int write)
+                       size_t plane_cells, int write, size_t cells)
 {
     int no = var_nouter(v), rc = RASTER_OK;
     size_t zck = 1; /* records of a write's filtered chunks */
@@ -2615,9 +2630,6 @@ static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
     wplan wp = {0};
     int use_win = 0, want_win = 0;
     if (!write && v->file->fd >= 0) {
-        size_t cells = 0;
-        for (size_t i = 0; i < npieces; i++)
-            cells += piece_cells(&pieces[i]);
         want_win = cells * v->elem >= WIN_STAGE_BYTES &&
                    cells * v->elem < STAGE_PIECE_BYTES * npieces;
     }

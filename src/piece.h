@@ -15,15 +15,20 @@
 
 #include <stdint.h>
 
+/* 32 bytes: a full grid's pieces are walked several times per read, and
+ * wider ones made such reads measurably slower (docs/PERFORMANCE.md). */
 typedef struct piece {
     uint64_t soff;  /* first cell in the store */
     uint64_t uoff;  /* first cell in the caller's plane */
     uint32_t store;
     uint32_t len;
     uint32_t rep;   /* further rows (0: a plain piece) */
-    uint32_t sstep; /* store cells from one row to the next */
-    uint32_t ustep; /* plane cells from one row to the next */
+    uint16_t sstep; /* store cells from one row to the next */
+    uint16_t ustep; /* plane cells from one row to the next */
 } piece;
+
+/* Largest row step of a strided piece. */
+#define PIECE_STEP_MAX UINT16_MAX
 
 /* Cells piece p moves. */
 static inline uint64_t piece_cells(const piece *p)

@@ -56,9 +56,10 @@ struct piece_memo {
     size_t n;
 };
 
-/* Boxes of at most MEMO_PIECES pieces and MEMO_BYTES of plane are kept:
- * a thin band's is a few hundred pieces, and larger reads go by windows
- * in the caller's order (chunkio.c), which a sorted list would undo. */
+/* Boxes of at most MEMO_PIECES pieces and MEMO_BYTES of plane are kept
+ * (and only such boxes get strided pieces): a thin band's is a few
+ * hundred pieces, and larger reads go by windows in the caller's order
+ * (chunkio.c), which a sorted list would undo. */
 #define MEMO_PIECES 8192
 #define MEMO_BYTES ((size_t)512 << 10)
 
@@ -478,31 +479,27 @@ typedef struct slab {
     size_t np, cap;
 } slab;
 
-/* Appends store cells soff.. for plane cell uoff.., merged into the last
- * piece when both continue it, or as its next row (piece.h) when it lies
- * as far on from that piece's last row as rows lie apart: a band's
- * column through a pure tile, or a mixed tile's cells of one share at a
- * steady step, becomes one piece. */
-static int push(slab *s, uint32_t store, uint64_t soff, uint64_t uoff,
-                size_t len)
+/* push's other cases: store cells soff.. as the next row of the last
+ * piece (piece.h) when they lie as far on from its last row as rows lie
+ * apart (a band's column through a pure tile, or a mixed tile's cells of
+ * one share at a steady step, becomes one piece), else a new piece. */
+static __attribute__((noinline)) int push_row(slab *s, uint32_t store,
+                                              uint64_t soff, uint64_t uoff,
+                                              size_t len)
 {
     piece *q = s->np ? &s->p[s->np - 1] : NULL;
-    if (q && q->store == store && q->rep == 0 && q->soff + q->len == soff &&
-        q->uoff + q->len == uoff && (uint64_t)q->len + len <= UINT32_MAX) {
-        q->len += (uint32_t)len;
-        return RASTER_OK;
-    }
-    if (q && q->store == store && q->len == len && soff > q->soff &&
-        uoff > q->uoff && q->rep < UINT32_MAX) {
+    if (s->maxstep && q && q->store == store && q->len == len &&
+        soff > q->soff && uoff > q->uoff && q->rep < UINT32_MAX) {
         uint64_t ds = q->rep ? q->sstep : soff - q->soff;
         uint64_t du = q->rep ? q->ustep : uoff - q->uoff;
         uint64_t next = (uint64_t)q->rep + 1;
         /* rows further apart would be cells of other tiles met by
          * chance: a piece spanning stores' worth of cells */
-        if (ds >= len && du >= len && ds <= s->maxstep && du <= UINT32_MAX &&
+        if (ds >= len && du >= len && ds <= s->maxstep &&
+            du <= PIECE_STEP_MAX &&
             soff == q->soff + next * ds && uoff == q->uoff + next * du) {
-            q->sstep = (uint32_t)ds;
-            q->ustep = (uint32_t)du;
+            q->sstep = (uint16_t)ds;
+            q->ustep = (uint16_t)du;
             q->rep++;
             return RASTER_OK;
         }
@@ -512,6 +509,22 @@ static int push(slab *s, uint32_t store, uint64_t soff, uint64_t uoff,
         s->p[s->np++] = (piece){.soff = soff, .uoff = uoff, .store = store,
                                 .len = (uint32_t)len};
     return rc;
+}
+
+/* Appends store cells soff.. for plane cell uoff.., merged into the last
+ * piece when both continue it (inline: a mixed tile pushes cell by
+ * cell), else push_row. */
+static inline int push(slab *s, uint32_t store, uint64_t soff, uint64_t uoff,
+                       size_t len)
+{
+    piece *q = s->np ? &s->p[s->np - 1] : NULL;
+    if (q && q->soff + q->len == soff && q->uoff + q->len == uoff &&
+        q->store == store && q->rep == 0 &&
+        (uint64_t)q->len + len <= UINT32_MAX) {
+        q->len += (uint32_t)len;
+        return RASTER_OK;
+    }
+    return push_row(s, store, soff, uoff, len);
 }
 
 /* A tile's extent along a dimension of length n from a0 (edge tiles are
@@ -862,7 +875,11 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
     slab s = {.ys = start[dy], .sy = stride ? (size_t)stride[dy] : 1,
               .xs = start[dx], .sx = stride ? (size_t)stride[dx] : 1,
               .cx = count[dx], .maxstep = t->th * t->tw};
-    s.maxstep = s.maxstep < UINT32_MAX ? s.maxstep : UINT32_MAX;
+    s.maxstep = s.maxstep < PIECE_STEP_MAX ? s.maxstep : PIECE_STEP_MAX;
+    /* a large box goes by windows (chunkio.c), which take plain pieces:
+     * merging rows there would only be undone */
+    if (count[dy] * count[dx] > MEMO_BYTES / v->elem)
+        s.maxstep = 0;
     s.yend = s.ys + (count[dy] - 1) * s.sy + 1;
     s.xend = s.xs + (count[dx] - 1) * s.sx + 1;
     size_t tx0 = s.xs / t->tw, tx1 = (s.xend - 1) / t->tw + 1;
