@@ -14,7 +14,10 @@
  * back to back in its stores, every tile covered once), and every cell a
  * read serves is checked against the mask (a pure tile's cells carry its
  * region's id; a mixed tile's cells of each region number exactly its
- * share), so a damaged table or mask is refused, never served.
+ * share), so a damaged table or mask is refused, never served. A small
+ * box's pieces are kept once checked (the memo in tiles.c), so the same
+ * box read again, in any records, is neither read nor checked again: the
+ * file cannot change under a read-only handle (file_unchanged).
  */
 #ifndef RASTER_TILES_H
 #define RASTER_TILES_H
