@@ -69,6 +69,7 @@
 static atomic_int inflate_on = 1;
 static atomic_size_t chunks_inflated;
 static atomic_size_t split_chunk_writes;
+static atomic_size_t strided_reads;
 
 atomic_int chunkio_timing;
 _Thread_local double chunkio_plan_end;
@@ -84,6 +85,8 @@ void chunkio_set_inflate(int on) { atomic_store(&inflate_on, on); }
 
 size_t chunkio_chunks_inflated(void) { return atomic_load(&chunks_inflated); }
 
+size_t chunkio_strided_reads(void) { return atomic_load(&strided_reads); }
+
 size_t chunkio_split_chunk_writes(void)
 {
     return atomic_load(&split_chunk_writes);
@@ -94,6 +97,7 @@ typedef struct span {
     uint64_t lo, hi; /* store cells [lo, hi) */
     size_t covered;  /* cells the pieces cover */
     uint32_t store;
+    int strided;     /* holds strided pieces: hi - lo <= STAGE_BYTES */
 } span;
 
 /* Where pieces of store a are cut (cells; 0: nowhere): at chunk
@@ -119,13 +123,18 @@ static int make_spans(const raster_var *v, const piece *p, size_t n,
                       int write, span **out, size_t *nspans)
 {
     size_t gap = GAP_BYTES / v->elem, cap = 0, ns = 0;
+    size_t stage = STAGE_BYTES / v->elem;
     span *spans = NULL;
     for (size_t i = 0; i < n; i++) {
-        /* spans stay within their pieces' cuts */
+        /* spans stay within their pieces' cuts; one with strided pieces
+         * within one staging buffer (read_staged) */
         size_t ckc = piece_cut(&v->addr[p[i].store], write);
-        if (ns == 0 || p[i].store != spans[ns - 1].store ||
-            p[i].soff > spans[ns - 1].hi + gap ||
-            (ckc && p[i].soff / ckc != spans[ns - 1].lo / ckc)) {
+        uint64_t end = piece_send(&p[i]);
+        const span *t = ns ? &spans[ns - 1] : NULL;
+        if (!t || p[i].store != t->store || p[i].soff > t->hi + gap ||
+            (ckc && p[i].soff / ckc != t->lo / ckc) ||
+            ((t->strided || p[i].rep) &&
+             (end > t->hi ? end : t->hi) - t->lo > stage)) {
             int rc = raster_grow(&spans, &cap, ns + 1, sizeof *spans);
             if (rc) {
                 raster_free(spans);
@@ -137,9 +146,10 @@ static int make_spans(const raster_var *v, const piece *p, size_t n,
         }
         span *s = &spans[ns - 1];
         s->p1 = i + 1;
-        s->covered += p[i].len;
-        if (p[i].soff + p[i].len > s->hi)
-            s->hi = p[i].soff + p[i].len;
+        s->covered += piece_cells(&p[i]);
+        s->strided |= p[i].rep > 0;
+        if (end > s->hi)
+            s->hi = end;
     }
     *out = spans;
     *nspans = ns;
@@ -384,6 +394,12 @@ int chunkio_prepare(raster_var *v)
 
 static int sort_pieces(piece *p, size_t n)
 {
+    /* sorted already: a hyperslab's pieces from the tile index's memo */
+    size_t i = 1;
+    while (i < n && cmp_piece(&p[i - 1], &p[i]) <= 0)
+        i++;
+    if (i >= n)
+        return RASTER_OK;
     uint64_t maxoff = 0;
     uint32_t maxstore = 0;
     for (size_t i = 0; i < n; i++) {
@@ -551,15 +567,64 @@ static inline void copy_cells(unsigned char *dst, const unsigned char *src,
     }
 }
 
+/* The rows of strided piece p (piece.h) from src, which holds store
+ * cells from `lo`, to plane `plane`: a tight loop over a thin band's
+ * column, one value a row. */
+static void copy_rows(const xfer *x, const piece *p, size_t plane,
+                      const unsigned char *src, uint64_t lo)
+{
+    size_t elem = x->v->elem, bytes = p->len * elem;
+    size_t ds = (size_t)p->sstep * elem, du = (size_t)p->ustep * elem;
+    const unsigned char *from = src + (p->soff - lo) * elem;
+    unsigned char *to = plane_ptr(x, plane, p->uoff);
+    size_t rows = (size_t)p->rep + 1;
+    switch (bytes) {
+    case 4:
+        for (size_t r = 0; r < rows; r++, from += ds, to += du)
+            memcpy(to, from, 4);
+        break;
+    case 8:
+        for (size_t r = 0; r < rows; r++, from += ds, to += du)
+            memcpy(to, from, 8);
+        break;
+    default:
+        for (size_t r = 0; r < rows; r++, from += ds, to += du)
+            memcpy(to, from, bytes);
+        break;
+    }
+}
+
 /* Span s of one plane through a small staging buffer: long reads of the
  * store, then the pieces copied out. For short pieces this beats a preadv
  * with one iovec per piece, whose per-segment cost in the kernel exceeds
- * the copy itself. `off` is the byte offset of store cell s->lo. */
+ * the copy itself. `off` is the byte offset of store cell s->lo. A span
+ * of strided pieces fits the buffer (make_spans): one read, then each
+ * piece's rows. */
 static int read_staged(xfer *x, const span *s, size_t plane, off_t off)
 {
     raster_var *v = x->v;
     size_t elem = v->elem, cap = STAGE_BYTES / elem, i = s->p0;
     uint64_t lo = s->lo;
+    if (s->strided) {
+        size_t len = (size_t)(s->hi - s->lo) * elem;
+        int kept = x->cache && len <= FILEIO_KEPT_SPAN;
+        const unsigned char *src = kept ? fileio_kept(v->file, off, len)
+                                        : NULL;
+        int held = src != NULL;
+        if (!held) {
+            int rc = fileio_pread(v->file->fd, x->stage, len, off, v->name);
+            if (rc)
+                return rc;
+            if (kept && (rc = fileio_keep(v->file, off, len, x->stage)))
+                return rc;
+            src = x->stage;
+        }
+        for (; i < s->p1; i++)
+            copy_rows(x, &x->pieces[i], plane, src, lo);
+        if (held)
+            fileio_kept_release(v->file);
+        return RASTER_OK;
+    }
     while (i < s->p1) {
         const piece *p = &x->pieces[i];
         if (p->soff > lo) /* skip a hole before the next piece */
@@ -593,6 +658,18 @@ static int read_staged(xfer *x, const span *s, size_t plane, off_t off)
         lo = hi;
     }
     return RASTER_OK;
+}
+
+/* The fill value in every cell span s's pieces cover in plane `plane`. */
+static void fill_span(const xfer *x, const span *s, size_t plane)
+{
+    const raster_var *v = x->v;
+    for (size_t i = s->p0; i < s->p1; i++) {
+        const piece *p = &x->pieces[i];
+        for (uint64_t r = 0; r <= p->rep; r++)
+            fill_cells(plane_ptr(x, plane, p->uoff + r * p->ustep), p->len,
+                       v->fill, v->elem);
+    }
 }
 
 /* 1 when span s is read on the fast path from a store with data */
@@ -676,9 +753,7 @@ static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
     const store_addr *a = &v->addr[s->store];
     for (size_t b = 0; b < nb; b++) {
         if (a->base < 0) { /* never written: fill */
-            for (size_t i = s->p0; i < s->p1; i++)
-                fill_cells(plane_ptr(x, plane0 + b, x->pieces[i].uoff),
-                           x->pieces[i].len, v->fill, elem);
+            fill_span(x, s, plane0 + b);
             continue;
         }
         off_t off = store_offset(x, a, v->store_cells[s->store], flat + b,
@@ -689,12 +764,11 @@ static int read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
                 "reading %s: a chunk's byte offset was never looked up",
                 v->name);
         if (off < 0) { /* a chunk never written: fill */
-            for (size_t i = s->p0; i < s->p1; i++)
-                fill_cells(plane_ptr(x, plane0 + b, x->pieces[i].uoff),
-                           x->pieces[i].len, v->fill, elem);
+            fill_span(x, s, plane0 + b);
             continue;
         }
-        if (s->covered * elem < STAGE_PIECE_BYTES * (s->p1 - s->p0)) {
+        if (s->strided ||
+            s->covered * elem < STAGE_PIECE_BYTES * (s->p1 - s->p0)) {
             int rc = read_staged(x, s, plane0 + b, off);
             if (rc)
                 return rc;
@@ -907,7 +981,7 @@ static int plan_windows(const raster_var *v, const piece *p, size_t n,
                 (uint64_t)q[nq - 1].len + len <= UINT32_MAX) {
                 q[nq - 1].len += len;
             } else {
-                piece head = {t.soff, t.uoff, t.store, len};
+                piece head = {t.soff, t.uoff, t.store, len, 0, 0, 0};
                 q[nq++] = (wpiece){t.uoff, (size_t)t.soff, len,
                                    span_of(spans, nspans, &head)};
                 last_store = t.store;
@@ -1233,42 +1307,152 @@ static int xfer_netcdf(xfer *x, const span *s, const size_t *start,
     return RASTER_OK;
 }
 
-/* Cuts the pieces at their stores' piece_cut. *out gets the new array
- * (caller frees) when any piece was cut; *pieces then points to it. */
+/* 1 when piece p must be cut: it crosses a cut (cells; 0: none) or, a
+ * strided piece, spans more than `stage` store cells. */
+static int needs_cut(const piece *p, size_t cut, size_t stage)
+{
+    if (p->len == 0)
+        return 0;
+    uint64_t end = piece_send(p);
+    if (cut && p->soff / cut != (end - 1) / cut)
+        return 1;
+    return p->rep > 0 && end - p->soff > stage;
+}
+
+/* Rows [r0, r1) of strided piece p as one piece. */
+static piece rows_of(const piece *p, uint64_t r0, uint64_t r1)
+{
+    piece q = *p;
+    q.soff += r0 * p->sstep;
+    q.uoff += r0 * p->ustep;
+    q.rep = (uint32_t)(r1 - r0 - 1);
+    if (q.rep == 0)
+        q.sstep = q.ustep = 0;
+    return q;
+}
+
+/* Appends p to q (n of cap). */
+static inline int put_piece(piece **q, size_t *n, size_t *cap, piece p)
+{
+    int rc = *n < *cap ? RASTER_OK : raster_grow(q, cap, *n + 1, sizeof **q);
+    if (rc == RASTER_OK)
+        (*q)[(*n)++] = p;
+    return rc;
+}
+
+/* Appends plain piece p to q (n of cap), cut at multiples of `cut`. */
+static int cut_plain(piece **q, size_t *n, size_t *cap, piece p, size_t cut)
+{
+    while (cut && p.len > 0 && p.soff / cut != (p.soff + p.len - 1) / cut) {
+        uint32_t head = (uint32_t)(cut - p.soff % cut);
+        int rc = put_piece(q, n, cap,
+                           (piece){p.soff, p.uoff, p.store, head, 0, 0, 0});
+        if (rc)
+            return rc;
+        p.soff += head;
+        p.uoff += head;
+        p.len -= head;
+    }
+    return put_piece(q, n, cap, p);
+}
+
+/* Appends strided piece p to q cut into pieces of rows that each lie
+ * within one cut and one staging buffer; a row that cannot (it crosses
+ * a cut, or is longer than a buffer) as a plain piece, itself cut. */
+static int cut_strided(piece **q, size_t *n, size_t *cap, const piece *p,
+                       size_t cut, size_t stage)
+{
+    uint64_t r0 = 0, rows = (uint64_t)p->rep + 1;
+    while (r0 < rows) {
+        piece g = rows_of(p, r0, r0 + 1);
+        int rc;
+        if (needs_cut(&g, cut, 0) || g.len > stage) {
+            if ((rc = cut_plain(q, n, cap, g, cut)) != RASTER_OK)
+                return rc;
+            r0++;
+            continue;
+        }
+        uint64_t r1 = r0 + 1;
+        while (r1 < rows) {
+            uint64_t e = p->soff + r1 * p->sstep + p->len;
+            if ((cut && g.soff / cut != (e - 1) / cut) || e - g.soff > stage)
+                break;
+            r1++;
+        }
+        if ((rc = put_piece(q, n, cap, rows_of(p, r0, r1))) != RASTER_OK)
+            return rc;
+        r0 = r1;
+    }
+    return RASTER_OK;
+}
+
+/* Cuts the pieces at their stores' piece_cut, and strided pieces to fit
+ * a staging buffer (make_spans). *out gets the new array (caller frees)
+ * when any piece was cut; *pieces then points to it. */
 static int split_pieces(const raster_var *v, piece **pieces, size_t *n,
                         int write, piece **out)
 {
-    size_t extra = 0;
+    size_t extra = 0, stage = STAGE_BYTES / v->elem;
+    int strided = 0;
     *out = NULL;
+    /* the plain pieces' cuts (as many new pieces), and whether a strided
+     * piece needs cutting (those grow the array as they go) */
     for (size_t i = 0; i < *n; i++) {
         const piece *p = &(*pieces)[i];
         size_t cut = piece_cut(&v->addr[p->store], write);
-        if (cut && p->len > 0)
+        if (p->rep)
+            strided |= needs_cut(p, cut, stage);
+        else if (cut && p->len > 0)
             extra += (p->soff + p->len - 1) / cut - p->soff / cut;
     }
-    if (extra == 0)
+    if (extra == 0 && !strided)
         return RASTER_OK;
-    piece *q = raster_reallocarray(NULL, *n + extra, sizeof *q);
-    if (!q)
+    size_t k = 0, cap = *n + extra;
+    piece *q = raster_reallocarray(NULL, cap, sizeof *q);
+    int rc = q ? RASTER_OK : RASTER_ENOMEM;
+    for (size_t i = 0; i < *n && rc == RASTER_OK; i++) {
+        const piece *p = &(*pieces)[i];
+        size_t cut = piece_cut(&v->addr[p->store], write);
+        if (!needs_cut(p, cut, stage) && k < cap)
+            q[k++] = *p;
+        else
+            rc = p->rep ? cut_strided(&q, &k, &cap, p, cut, stage)
+                        : cut_plain(&q, &k, &cap, *p, cut);
+    }
+    if (rc) {
+        raster_free(q);
         return raster_fail(RASTER_ENOMEM, "out of memory moving data of %s",
                            v->name);
-    size_t k = 0;
-    for (size_t i = 0; i < *n; i++) {
-        piece p = (*pieces)[i];
-        size_t cut = piece_cut(&v->addr[p.store], write);
-        while (cut && p.len > 0 &&
-               p.soff / cut != (p.soff + p.len - 1) / cut) {
-            uint32_t head = (uint32_t)(cut - p.soff % cut);
-            q[k++] = (piece){p.soff, p.uoff, p.store, head};
-            p.soff += head;
-            p.uoff += head;
-            p.len -= head;
-        }
-        q[k++] = p;
     }
     *out = q;
     *pieces = q;
     *n = k;
+    return RASTER_OK;
+}
+
+/* Pieces as plain pieces only (each strided one's rows), for the movers
+ * that take no strided pieces (windows, inflating, netCDF, writes).
+ * *out gets the new array (caller frees). */
+static int unstride(const raster_var *v, const piece *p, size_t n,
+                    piece **out, size_t *nout)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < n && total < SIZE_MAX; i++)
+        total = SIZE_MAX - total > (size_t)p[i].rep + 1
+                    ? total + (size_t)p[i].rep + 1 : SIZE_MAX;
+    piece *q = total < SIZE_MAX ? raster_reallocarray(NULL, total, sizeof *q)
+                                : NULL;
+    if (!q)
+        return raster_fail(RASTER_ENOMEM, "out of memory moving data of %s",
+                           v->name);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        for (uint64_t r = 0; r <= p[i].rep; r++)
+            q[k++] = (piece){p[i].soff + r * p[i].sstep,
+                             p[i].uoff + r * p[i].ustep, p[i].store,
+                             p[i].len, 0, 0, 0};
+    *out = q;
+    *nout = k;
     return RASTER_OK;
 }
 
@@ -1465,6 +1649,22 @@ static int lookup_unlocked(xfer *x, const span *spans, size_t nspans,
     return RASTER_OK;
 }
 
+/* 1 when the span cache holds span s's first staged read at byte `off`
+ * (read_staged): it is read without the disk, whatever the page cache
+ * holds, and asking costs no system call. */
+static int span_kept(const xfer *x, const span *s, off_t off)
+{
+    raster_var *v = x->v;
+    uint64_t cells = s->hi - s->lo, cap = STAGE_BYTES / v->elem;
+    size_t len = (size_t)(cells < cap ? cells : cap) * v->elem;
+    if (!x->cache || off < 0 || len > FILEIO_KEPT_SPAN)
+        return 0;
+    if (!fileio_kept(v->file, off, len))
+        return 0;
+    fileio_kept_release(v->file);
+    return 1;
+}
+
 static int page_cached(const xfer *x, off_t off)
 {
     return fileio_page_cached(x->v->file->fd, off);
@@ -1504,8 +1704,9 @@ static int cached(xfer *x, const span *spans, size_t nspans,
         for (int e = 0; e < 2; e++) {
             const span *s = &spans[big[k]];
             const store_addr *a = &v->addr[s->store];
-            if (!page_cached(x, store_offset(x, a, v->store_cells[s->store],
-                                             flat[e], s->lo)))
+            off_t off = store_offset(x, a, v->store_cells[s->store], flat[e],
+                                     s->lo);
+            if (!span_kept(x, s, off) && !page_cached(x, off))
                 return 0;
         }
     return 1;
@@ -1624,7 +1825,14 @@ static int read_threads(void)
 #ifdef RASTER_MPI
     return 1;
 #else
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    /* glibc reads /sys for this (three system calls): once */
+    static atomic_long cores_seen;
+    long cores = atomic_load_explicit(&cores_seen, memory_order_relaxed);
+    if (cores == 0) {
+        cores = sysconf(_SC_NPROCESSORS_ONLN);
+        cores = cores > 0 ? cores : 1;
+        atomic_store_explicit(&cores_seen, cores, memory_order_relaxed);
+    }
     return cores >= 2 ? 2 : 1;
 #endif
 }
@@ -2392,6 +2600,11 @@ static int write_small(raster_var *v, const piece *p, size_t n,
     return rc;
 }
 
+static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
+                       const size_t *ostart, const size_t *ocount,
+                       const ptrdiff_t *ostride, void *buf,
+                       size_t plane_cells, int write, size_t cells);
+
 int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
                  const size_t *ostart, const size_t *ocount,
                  const ptrdiff_t *ostride, void *buf, size_t plane_cells,
@@ -2412,8 +2625,47 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
         if ((rc = chunkio_prepare_store(v, last)) != RASTER_OK)
             return rc;
     }
+    /* strided pieces move on the direct path only (read_staged); a large
+     * scattered read (windows) or any store read otherwise gets their
+     * rows as plain pieces */
+    size_t cells = 0;
+    int strided = 0, other = write || v->file->fd < 0;
+    for (size_t i = 0; i < npieces; i++) {
+        const store_addr *a = &v->addr[pieces[i].store];
+        cells += piece_cells(&pieces[i]);
+        if (pieces[i].rep) {
+            strided = 1;
+            other |= !a->ok || a->inflate;
+        }
+    }
+    if (strided && !other)
+        other = cells * v->elem >= WIN_STAGE_BYTES &&
+                cells * v->elem < STAGE_PIECE_BYTES * npieces;
+    if (strided && !other)
+        atomic_fetch_add(&strided_reads, 1);
+    if (!strided || !other)
+        return xfer_pieces(v, pieces, npieces, ostart, ocount, ostride, buf,
+                           plane_cells, write, cells);
+    piece *rows = NULL;
+    size_t nrows = 0;
+    if ((rc = unstride(v, pieces, npieces, &rows, &nrows)) != RASTER_OK)
+        return rc;
+    rc = xfer_pieces(v, rows, nrows, ostart, ocount, ostride, buf,
+                     plane_cells, write, cells);
+    raster_free(rows);
+    return rc;
+}
+
+/* chunkio_xfer once the stores are prepared (`cells`: the cells the
+ * pieces cover); strided pieces only for the direct path. */
+static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
+                       const size_t *ostart, const size_t *ocount,
+                       const ptrdiff_t *ostride, void *buf,
+                       size_t plane_cells, int write, size_t cells)
+{
+    int no = var_nouter(v), rc = RASTER_OK;
     size_t zck = 1; /* records of a write's filtered chunks */
-    last = UINT32_MAX;
+    uint32_t last = UINT32_MAX;
     for (size_t i = 0; write && i < npieces; i++) {
         if (pieces[i].store == last)
             continue;
@@ -2427,9 +2679,6 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
     wplan wp = {0};
     int use_win = 0, want_win = 0;
     if (!write && v->file->fd >= 0) {
-        size_t cells = 0;
-        for (size_t i = 0; i < npieces; i++)
-            cells += pieces[i].len;
         want_win = cells * v->elem >= WIN_STAGE_BYTES &&
                    cells * v->elem < STAGE_PIECE_BYTES * npieces;
     }

@@ -63,6 +63,10 @@ void chunkio_set_window_bytes(size_t bytes);
 /* Reads served by windows since the process started (for tests). */
 size_t chunkio_window_reads(void);
 
+/* Reads that moved strided pieces (piece.h) on the direct path since the
+ * process started (for tests). */
+size_t chunkio_strided_reads(void);
+
 /* Chunks raster has inflated since the process started: the tests' proof
  * that the fast path served a read. */
 size_t chunkio_chunks_inflated(void);

@@ -5,8 +5,10 @@
 #include "tiles.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
@@ -40,7 +42,38 @@ struct tile_index {
     int maskvar;
     uint32_t *sum;      /* mixed tiles: the CRC32C of their mask
                            (integrity.h); NULL in files without them */
+    struct piece_memo *memo; /* the last small box's pieces (tiles_pieces) */
 };
+
+/* The pieces of the last small hyperslab read (its grid box: start,
+ * count, stride of y and x), sorted by store and offset: a program that
+ * reads the same box record after record, or again, takes them from here
+ * without reading and checking the tiles' mask again (the file cannot
+ * change under a read-only handle: file_unchanged). Under lazy_lock. */
+struct piece_memo {
+    size_t box[6];
+    piece *p;
+    size_t n;
+};
+
+/* Boxes of at most MEMO_PIECES pieces and MEMO_BYTES of plane are kept
+ * (and only such boxes get strided pieces): a thin band's is a few
+ * hundred pieces, and larger reads go by windows in the caller's order
+ * (chunkio.c), which a sorted list would undo. */
+#define MEMO_PIECES 8192
+#define MEMO_BYTES ((size_t)512 << 10)
+
+static atomic_size_t memo_hits;
+
+size_t tiles_memo_hits(void) { return atomic_load(&memo_hits); }
+
+static void memo_free(struct piece_memo *m)
+{
+    if (m) {
+        raster_free(m->p);
+        raster_free(m);
+    }
+}
 
 void tiles_free(raster_var *v)
 {
@@ -52,6 +85,7 @@ void tiles_free(raster_var *v)
     raster_free(t->nshare);
     raster_free(t->share);
     raster_free(t->sum);
+    memo_free(t->memo);
     raster_free(t);
     v->tiles = NULL;
 }
@@ -440,26 +474,57 @@ static int load(raster_var *v)
 
 typedef struct slab {
     size_t ys, yend, sy, xs, xend, sx, cx;
+    size_t maxstep; /* a strided piece's rows lie within a tile's cells */
     piece *p;
     size_t np, cap;
 } slab;
 
-/* Appends store cells soff.. for plane cell uoff.., merged into the last
- * piece when both continue it. */
-static int push(slab *s, uint32_t store, uint64_t soff, uint64_t uoff,
-                size_t len)
+/* push's other cases: store cells soff.. as the next row of the last
+ * piece (piece.h) when they lie as far on from its last row as rows lie
+ * apart (a band's column through a pure tile, or a mixed tile's cells of
+ * one share at a steady step, becomes one piece), else a new piece. */
+static __attribute__((noinline)) int push_row(slab *s, uint32_t store,
+                                              uint64_t soff, uint64_t uoff,
+                                              size_t len)
 {
     piece *q = s->np ? &s->p[s->np - 1] : NULL;
-    if (q && q->store == store && q->soff + q->len == soff &&
-        q->uoff + q->len == uoff && (uint64_t)q->len + len <= UINT32_MAX) {
-        q->len += (uint32_t)len;
-        return RASTER_OK;
+    if (s->maxstep && q && q->store == store && q->len == len &&
+        soff > q->soff && uoff > q->uoff && q->rep < UINT32_MAX) {
+        uint64_t ds = q->rep ? q->sstep : soff - q->soff;
+        uint64_t du = q->rep ? q->ustep : uoff - q->uoff;
+        uint64_t next = (uint64_t)q->rep + 1;
+        /* rows further apart would be cells of other tiles met by
+         * chance: a piece spanning stores' worth of cells */
+        if (ds >= len && du >= len && ds <= s->maxstep &&
+            du <= PIECE_STEP_MAX &&
+            soff == q->soff + next * ds && uoff == q->uoff + next * du) {
+            q->sstep = (uint16_t)ds;
+            q->ustep = (uint16_t)du;
+            q->rep++;
+            return RASTER_OK;
+        }
     }
     int rc = raster_grow(&s->p, &s->cap, s->np + 1, sizeof *s->p);
     if (rc == RASTER_OK)
         s->p[s->np++] = (piece){.soff = soff, .uoff = uoff, .store = store,
                                 .len = (uint32_t)len};
     return rc;
+}
+
+/* Appends store cells soff.. for plane cell uoff.., merged into the last
+ * piece when both continue it (inline: a mixed tile pushes cell by
+ * cell), else push_row. */
+static inline int push(slab *s, uint32_t store, uint64_t soff, uint64_t uoff,
+                       size_t len)
+{
+    piece *q = s->np ? &s->p[s->np - 1] : NULL;
+    if (q && q->soff + q->len == soff && q->uoff + q->len == uoff &&
+        q->store == store && q->rep == 0 &&
+        (uint64_t)q->len + len <= UINT32_MAX) {
+        q->len += (uint32_t)len;
+        return RASTER_OK;
+    }
+    return push_row(s, store, soff, uoff, len);
 }
 
 /* A tile's extent along a dimension of length n from a0 (edge tiles are
@@ -739,6 +804,57 @@ static void announce_mask(raster_var *v, const slab *s, size_t tx0,
     maskio_plan_end(&p);
 }
 
+static int cmp_store_off(const void *a, const void *b)
+{
+    const piece *p = a, *q = b;
+    if (p->store != q->store)
+        return (p->store > q->store) - (p->store < q->store);
+    return (p->soff > q->soff) - (p->soff < q->soff);
+}
+
+/* A copy of the memo's pieces in *out when it holds box; 0 when not. */
+static int memo_take(const raster_var *v, const size_t *box, piece **out,
+                     size_t *n, int *rc)
+{
+    const struct piece_memo *m = v->tiles->memo;
+    if (!m || memcmp(m->box, box, sizeof m->box) != 0)
+        return 0;
+    piece *p = raster_reallocarray(NULL, m->n, sizeof *p);
+    if (!p) {
+        *rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                          v->name);
+        return 1;
+    }
+    memcpy(p, m->p, m->n * sizeof *p);
+    atomic_fetch_add(&memo_hits, 1);
+    *out = p;
+    *n = m->n;
+    *rc = RASTER_OK;
+    return 1;
+}
+
+/* The memo set to box's pieces p (sorted in place) when small enough;
+ * nothing when memory is short: the memo only saves work. */
+static void memo_put(raster_var *v, const size_t *box, piece *p, size_t n)
+{
+    struct tile_index *t = v->tiles;
+    if (n > MEMO_PIECES || box[1] * box[4] > MEMO_BYTES / v->elem)
+        return;
+    qsort(p, n, sizeof *p, cmp_store_off);
+    piece *copy = raster_reallocarray(NULL, n ? n : 1, sizeof *copy);
+    if (!copy)
+        return;
+    memcpy(copy, p, n * sizeof *p);
+    if (!t->memo && !(t->memo = raster_calloc(1, sizeof *t->memo))) {
+        raster_free(copy);
+        return;
+    }
+    raster_free(t->memo->p);
+    memcpy(t->memo->box, box, sizeof t->memo->box);
+    t->memo->p = copy;
+    t->memo->n = n;
+}
+
 int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
                  const ptrdiff_t *stride, piece **out, size_t *n)
 {
@@ -747,15 +863,23 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
     int dy = v->ndims - 2, dx = v->ndims - 1, rc;
     if (count[dy] == 0 || count[dx] == 0)
         return RASTER_OK;
+    size_t box[6] = {start[dy], count[dy], stride ? (size_t)stride[dy] : 1,
+                     start[dx], count[dx], stride ? (size_t)stride[dx] : 1};
     lazy_lock(v->file);
     rc = v->tiles ? RASTER_OK : load(v);
+    int hit = rc == RASTER_OK && memo_take(v, box, out, n, &rc);
     lazy_unlock(v->file);
-    if (rc)
+    if (rc || hit)
         return rc;
     const struct tile_index *t = v->tiles;
     slab s = {.ys = start[dy], .sy = stride ? (size_t)stride[dy] : 1,
               .xs = start[dx], .sx = stride ? (size_t)stride[dx] : 1,
-              .cx = count[dx]};
+              .cx = count[dx], .maxstep = t->th * t->tw};
+    s.maxstep = s.maxstep < PIECE_STEP_MAX ? s.maxstep : PIECE_STEP_MAX;
+    /* a large box goes by windows (chunkio.c), which take plain pieces:
+     * merging rows there would only be undone */
+    if (count[dy] * count[dx] > MEMO_BYTES / v->elem)
+        s.maxstep = 0;
     s.yend = s.ys + (count[dy] - 1) * s.sy + 1;
     s.xend = s.xs + (count[dx] - 1) * s.sx + 1;
     size_t tx0 = s.xs / t->tw, tx1 = (s.xend - 1) / t->tw + 1;
@@ -794,6 +918,9 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
         raster_free(s.p);
         return rc;
     }
+    lazy_lock(v->file);
+    memo_put(v, box, s.p, s.np);
+    lazy_unlock(v->file);
     *out = s.p;
     *n = s.np;
     return RASTER_OK;

@@ -14,7 +14,10 @@
  * back to back in its stores, every tile covered once), and every cell a
  * read serves is checked against the mask (a pure tile's cells carry its
  * region's id; a mixed tile's cells of each region number exactly its
- * share), so a damaged table or mask is refused, never served.
+ * share), so a damaged table or mask is refused, never served. A small
+ * box's pieces are kept once checked (the memo in tiles.c), so the same
+ * box read again, in any records, is neither read nor checked again: the
+ * file cannot change under a read-only handle (file_unchanged).
  */
 #ifndef RASTER_TILES_H
 #define RASTER_TILES_H
@@ -37,5 +40,9 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
 int tiles_usable(const raster_var *v);
 
 void tiles_free(raster_var *v);
+
+/* Hyperslab reads whose pieces came from the memo of the last small box
+ * (tiles_pieces) since the process started (for tests). */
+size_t tiles_memo_hits(void);
 
 #endif

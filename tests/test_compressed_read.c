@@ -211,6 +211,8 @@ static void check_hyperslabs(raster_var *rv, int xtype)
         {1, 1, 33, 17, 2, 1, 40, 101}, /* across regions and chunks */
         {3, 0, 119, 0, 1, 2, 1, NX},   /* the last row */
         {2, 1, 0, 88, 1, 1, NY, 3},    /* a thin column band */
+        {0, 0, 0, NX - 1, NT, NZ, NY, 1}, /* the last column: strided */
+        {0, 0, 0, NX - 1, NT, NZ, NY, 1}, /* pieces, again from the memo */
     };
     for (size_t b = 0; b < sizeof boxes / sizeof boxes[0]; b++) {
         const size_t *start = boxes[b], *count = boxes[b] + 4;

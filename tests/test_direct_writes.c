@@ -32,6 +32,7 @@
 #include "fileio.h"
 #include "direct.h"
 #include "error.h"
+#include "tiles.h"
 
 #define NT 5
 #define NZ 3
@@ -570,6 +571,94 @@ static void test_small_writes(void **state)
     unlink(p.ppath);
 }
 
+/* One box read from both files as memtype, twice (the second time from
+ * the tile index's memo), compared element by element. */
+static void band_compared(pair *p, const size_t *start, const size_t *count,
+                          const ptrdiff_t *stride, nc_type memtype)
+{
+    size_t n = count[0] * count[1] * count[2] * count[3];
+    size_t sz = memtype == NC_DOUBLE ? 8 : 4;
+    unsigned char *a = malloc(n * sz), *b = malloc(n * sz);
+    assert_true(a && b);
+    for (int again = 0; again < 2; again++) {
+        size_t hits = tiles_memo_hits();
+        memset(a, 0xa5, n * sz);
+        RS(raster_var_get_typed(p->rv, start, count, stride, NULL, a,
+                                memtype));
+        int st = raster_nc_status();
+        int want = memtype == NC_DOUBLE
+                       ? nc_get_vars_double(p->pid, p->pvar, start, count,
+                                            stride, (double *)b)
+                   : memtype == NC_FLOAT
+                       ? nc_get_vars_float(p->pid, p->pvar, start, count,
+                                           stride, (float *)b)
+                       : nc_get_vars_int(p->pid, p->pvar, start, count,
+                                         stride, (int *)b);
+        assert_int_equal(st, want);
+        for (size_t i = 0; i < n; i++)
+            if (memcmp(a + i * sz, b + i * sz, sz) != 0)
+                fail_msg("box (%zu %zu %zu %zu) x (%zu %zu %zu %zu) type %d "
+                         "value %zu differs", start[0], start[1], start[2],
+                         start[3], count[0], count[1], count[2], count[3],
+                         (int)memtype, i);
+        if (again)
+            assert_true(tiles_memo_hits() > hits);
+    }
+    free(a);
+    free(b);
+}
+
+/* Thin bands and strided boxes of the reopened file (strided pieces,
+ * piece.h) read as the plain file: a column at either edge, columns
+ * through the mixed tiles of the diagonal, two columns within a tile and
+ * across a tile and a region boundary, row and column strides, typed
+ * reads, and a record never written (fill). The tiles are 25 x 7 and the
+ * stores cut along cells across them, so pieces are cut too. */
+static void test_strided_bands(void **state)
+{
+    (void)state;
+    pair p;
+    pair_create(&p, "strided");
+    size_t s0[4] = {0, 0, 0, 0}, c0[4] = {1, NZ, NY, NX};
+    put_both(&p, 1, s0, c0);
+    s0[0] = 2; /* record 1 never written: fill */
+    put_both(&p, 2, s0, c0);
+    RS(raster_close(p.rf));
+    NC(nc_close(p.pid));
+    reopen_compared(&p);
+    size_t before = chunkio_strided_reads();
+    static const struct {
+        size_t start[4], count[4];
+        ptrdiff_t stride[4];
+    } boxes[] = {
+        {{0, 0, 0, 0}, {3, NZ, NY, 1}, {1, 1, 1, 1}},        /* column 0 */
+        {{0, 0, 0, NX - 1}, {3, NZ, NY, 1}, {1, 1, 1, 1}},   /* last column */
+        {{0, 0, 0, 500}, {3, NZ, NY, 1}, {1, 1, 1, 1}},      /* mixed tiles */
+        {{0, 1, 3, 1}, {3, 2, NY - 3, 2}, {1, 1, 1, 1}},     /* in a tile */
+        {{0, 0, 0, 6}, {3, NZ, NY, 2}, {1, 1, 1, 1}},        /* across tiles */
+        {{0, 0, 0, 819}, {3, NZ, NY, 2}, {1, 1, 1, 1}},      /* regions 1, 2 */
+        {{0, 0, 1, 1049}, {3, NZ, 255, 1}, {1, 1, 3, 1}},    /* rows by 3 */
+        {{2, 0, 5, 3}, {1, NZ, 150, 60}, {1, 1, 5, 17}},     /* both strided */
+        {{0, 2, 0, 700}, {3, 1, NY, 40}, {1, 1, 1, 9}},      /* columns by 9 */
+        {{1, 0, 0, 33}, {1, NZ, NY, 1}, {1, 1, 1, 1}},       /* fill only */
+    };
+    static const nc_type types[] = {NC_DOUBLE, NC_FLOAT, NC_INT};
+    for (size_t k = 0; k < sizeof boxes / sizeof boxes[0]; k++)
+        for (size_t t = 0; t < sizeof types / sizeof types[0]; t++)
+            band_compared(&p, boxes[k].start, boxes[k].count,
+                          boxes[k].stride, types[t]);
+    /* the same columns record by record: the memo holds the grid box */
+    for (size_t t = 0; t < 3; t++) {
+        size_t st[4] = {t, 0, 0, 500}, ct[4] = {1, NZ, NY, 1};
+        band_compared(&p, st, ct, NULL, NC_DOUBLE);
+    }
+    assert_true(chunkio_strided_reads() > before);
+    RS(raster_close(p.rf));
+    NC(nc_close(p.pid));
+    unlink(p.rpath);
+    unlink(p.ppath);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -586,6 +675,7 @@ int main(void)
         cmocka_unit_test(test_direct_records_side_by_side),
         cmocka_unit_test(test_direct_region_stretch),
         cmocka_unit_test(test_small_writes),
+        cmocka_unit_test(test_strided_bands),
     };
     return cmocka_run_group_tests(tests, setup, tmpdir_remove);
 }
