@@ -21,6 +21,7 @@
  */
 #include "direct.h"
 
+#include <fcntl.h>
 #include <hdf5.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -41,6 +42,11 @@
 static atomic_size_t chunks_written;
 
 size_t direct_chunks_written(void) { return atomic_load(&chunks_written); }
+
+static atomic_size_t bytes_reserved;
+int direct_reserve = 1;
+
+size_t direct_bytes_reserved(void) { return atomic_load(&bytes_reserved); }
 
 #ifdef RASTER_MPI
 
@@ -642,6 +648,58 @@ static int run_piped(const dwrite *w, const dleg *legs, size_t nlegs,
     return RASTER_OK;
 }
 
+/* Bytes of the whole chunks this write appends: those of outer chunks
+ * past a store's extent before the write (HDF5 allocates them at the end
+ * of the file; chunks that exist already are rewritten in place). */
+static size_t new_bytes(const dwrite *w)
+{
+    int no = var_nouter(w->v);
+    size_t total = 0;
+    for (size_t k = 0; k < w->nst; k++) {
+        const dstore *d = &w->st[k];
+        if (d->did < 0 || d->c1 == d->c0)
+            continue;
+        size_t all = 1, old = 1;
+        for (int i = 0; i < no; i++) {
+            size_t a = (size_t)(w->ostart[i] / d->ck[i]);
+            size_t b = (size_t)((w->ostart[i] + w->ocount[i] + d->ck[i] - 1) /
+                                d->ck[i]);
+            size_t e = d->unlim[i]
+                           ? (size_t)((d->dims[i] + d->ck[i] - 1) / d->ck[i])
+                           : b;
+            all *= b - a;
+            old *= e > a ? (e < b ? e : b) - a : 0;
+        }
+        size_t n = (all - old) * (d->c1 - d->c0), bytes;
+        if (raster_mul_overflows(n, d->bytes, &bytes) ||
+            bytes > SIZE_MAX - total)
+            return 0;
+        total += bytes;
+    }
+    return total;
+}
+
+/* Reserves the file blocks the appended chunks will take (fallocate,
+ * the file's size unchanged) before they are written: ext4 then writes
+ * them into allocated blocks instead of reserving and mapping delayed
+ * ones page by page, a third less time in pwrite (a 1 GiB write of
+ * 0.75 MB chunks, 0.20 -> 0.13 s). A hint only: any failure (no
+ * fallocate on this file system, a full disk) leaves the writes as they
+ * were, which then report what they meet. */
+static void reserve_space(const dwrite *w)
+{
+    size_t n = new_bytes(w);
+    hid_t fid = (hid_t)fileio_h5(w->v->file);
+    haddr_t eoa;
+    int *fd = NULL;
+    if (!direct_reserve || n == 0 || fid < 0 || H5Fget_eoa(fid, &eoa) < 0 ||
+        H5Fget_vfd_handle(fid, H5P_DEFAULT, (void **)&fd) < 0 || !fd ||
+        *fd < 0 || eoa > (haddr_t)INT64_MAX || n > (size_t)INT64_MAX)
+        return;
+    if (fallocate(*fd, FALLOC_FL_KEEP_SIZE, (off_t)eoa, (off_t)n) == 0)
+        atomic_fetch_add(&bytes_reserved, n);
+}
+
 /* Extends the stores, then writes every whole chunk. */
 static int write_whole(const dwrite *w, int threads)
 {
@@ -649,6 +707,7 @@ static int write_whole(const dwrite *w, int threads)
     int rc = extend_stores(w);
     if (rc)
         return rc;
+    reserve_space(w);
     for (size_t k = 0; k < w->nst; k++)
         if (w->st[k].did >= 0 && w->st[k].c1 > w->st[k].c0)
             bytes = w->st[k].bytes > bytes ? w->st[k].bytes : bytes;

@@ -830,48 +830,79 @@ uint32_t statstore_region_crc(const double *w, size_t n)
 }
 
 /* A writer's region position of every grid cell, and its weights. */
+/* Each cell's region position (-1: none), for partial writes: one
+ * search per change of value (neighbours mostly share a region). */
+static int cell_regions(raster_var *v)
+{
+    if (v->stats_cellreg)
+        return RASTER_OK;
+    size_t n = v->ny * v->nx;
+    const int32_t *m = raster_mask_values(v->mask);
+    if (!m)
+        return raster_fail(RASTER_EINTERNAL, "%s: no mask values", v->name);
+    int32_t *reg = raster_reallocarray(NULL, n, sizeof *reg);
+    if (!reg)
+        return raster_fail(RASTER_ENOMEM, "out of memory for the "
+                           "statistics of %s", v->name);
+    for (size_t i = 0; i < n; i++)
+        reg[i] = i > 0 && m[i] == m[i - 1] ? reg[i - 1]
+                                           : (int32_t)regions_pos(v, m[i]);
+    v->stats_cellreg = reg;
+    return RASTER_OK;
+}
+
+/* The grid's runs of one region (cells of no region left out), cut where
+ * the region changes and at every multiple of UINT32_MAX cells (a run's
+ * length is 32 bits): straight from the mask, one region search per
+ * change of value, without a grid of positions (a whole-record writer
+ * needs none; this was 40 ms of the bench grid's first write). */
+static int grid_runs(raster_var *v)
+{
+    if (v->stats_runs)
+        return RASTER_OK;
+    size_t n = v->ny * v->nx, changes = 0;
+    const int32_t *m = raster_mask_values(v->mask);
+    if (!m)
+        return raster_fail(RASTER_EINTERNAL, "%s: no mask values", v->name);
+    for (size_t i = 1; i < n; i++) /* at most one run per change of value */
+        changes += m[i] != m[i - 1];
+    size_t cap = changes + 1 + n / UINT32_MAX;
+    stats_run *u = raster_reallocarray(NULL, cap, sizeof *u);
+    if (!u)
+        return raster_fail(RASTER_ENOMEM, "out of memory for the "
+                           "statistics of %s", v->name);
+    size_t k = 0;
+    int32_t cur = -1; /* the open run's region; -1: none open */
+    for (size_t i = 0; i < n; i++) {
+        int32_t r = cur;
+        if (i == 0 || m[i] != m[i - 1])
+            r = (int32_t)regions_pos(v, m[i]);
+        if (r != cur || i % UINT32_MAX == 0) {
+            if (r >= 0)
+                u[k++] = (stats_run){i, 0, r};
+            cur = r;
+        }
+        if (r >= 0)
+            u[k - 1].len++;
+    }
+    v->stats_runs = u;
+    v->stats_nruns = k;
+    return RASTER_OK;
+}
+
+int statstore_grid_runs(raster_var *v, const stats_run **runs, size_t *n)
+{
+    int rc = grid_runs(v);
+    *runs = rc ? NULL : v->stats_runs;
+    *n = rc ? 0 : v->stats_nruns;
+    return rc;
+}
+
 static int writer_state(raster_var *v)
 {
-    size_t n = v->ny * v->nx;
-    if (!v->stats_cellreg) {
-        const int32_t *m = raster_mask_values(v->mask);
-        if (!m)
-            return raster_fail(RASTER_EINTERNAL, "%s: no mask values",
-                               v->name);
-        int32_t *reg = raster_reallocarray(NULL, n, sizeof *reg);
-        if (!reg)
-            return raster_fail(RASTER_ENOMEM, "out of memory for the "
-                               "statistics of %s", v->name);
-        /* neighbours mostly share a region: one search per change */
-        for (size_t i = 0; i < n; i++)
-            reg[i] = i > 0 && m[i] == m[i - 1]
-                         ? reg[i - 1] : (int32_t)regions_pos(v, m[i]);
-        v->stats_cellreg = reg;
-    }
-    if (!v->stats_runs) { /* the grid's runs of one region, once */
-        size_t nr = 0;
-        for (size_t i = 0; i < n; i++)
-            nr += i == 0 || v->stats_cellreg[i] != v->stats_cellreg[i - 1] ||
-                  i % UINT32_MAX == 0;
-        stats_run *u = raster_reallocarray(NULL, nr ? nr : 1, sizeof *u);
-        if (!u)
-            return raster_fail(RASTER_ENOMEM, "out of memory for the "
-                               "statistics of %s", v->name);
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (i == 0 || v->stats_cellreg[i] != v->stats_cellreg[i - 1] ||
-                i % UINT32_MAX == 0)
-                u[k++] = (stats_run){i, 0, v->stats_cellreg[i]};
-            u[k - 1].len++;
-        }
-        /* cells of no region (-1) left out */
-        size_t m = 0;
-        for (size_t i = 0; i < k; i++)
-            if (u[i].reg >= 0)
-                u[m++] = u[i];
-        v->stats_runs = u;
-        v->stats_nruns = m;
-    }
+    int rc = grid_runs(v);
+    if (rc)
+        return rc;
     if (v->stats_wread == 0) {
         /* weights that cannot be read (not written yet, misnamed) leave
          * the weighted fields unkept: queries compute them from data */
@@ -880,8 +911,7 @@ static int writer_state(raster_var *v)
         if (v->stats_weights &&
             statstore_weights(v, v->stats_weights, &v->stats_w, &whole) ==
                 RASTER_OK) {
-            int rc = region_crcs(v);
-            if (rc)
+            if ((rc = region_crcs(v)) != RASTER_OK)
                 return rc;
             v->stats_wread = 1;
         }
@@ -981,6 +1011,8 @@ static int partial_records(raster_var *v, const size_t *start,
                            size_t nrec)
 {
     int no = var_nouter(v), rc = writer_state(v);
+    if (rc == RASTER_OK)
+        rc = cell_regions(v);
     if (rc)
         return rc;
     size_t nreg = v->nregions;

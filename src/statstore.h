@@ -56,6 +56,10 @@ typedef struct stats_run {
 extern int statstore_pair_blocks;
 int statstore_paired(void);
 
+/* Test hook: v's grid runs as whole-record statistics take them (built
+ * from the mask on first use; freed with v). */
+int statstore_grid_runs(raster_var *v, const stats_run **runs, size_t *n);
+
 /* stats_cells over n raw values of netCDF type xtype (elem bytes each, the
  * fill value `fill` left out as NaN is), converted a slice at a time,
  * over the cells of runs[0..nruns) (their regions). */

@@ -24,7 +24,9 @@
 #include "raster.h"
 #include "stats.h"
 #include "statstore.h"
+#include "regions.h"
 #include "testutil.h"
+#include "var.h"
 
 #define NT 4 /* records along t (unlimited; the last one appended) */
 #define NZ 3
@@ -416,6 +418,54 @@ static void test_paired_blocks(void **state)
                          "min %g, scalar %.17g %.17g %g", kind, r, a[r].sum,
                          a[r].m2, a[r].min, b[r].sum, b[r].m2, b[r].min);
     }
+}
+
+/* The grid's runs a whole-record writer takes its statistics by are
+ * those of the cells' region positions (as built before they came from
+ * the mask directly): a change of id is a new run, neighbours of one id
+ * one run, across row ends too. */
+static void test_grid_runs(void **state)
+{
+    (void)state;
+    enum { GY = 13, GX = 17 };
+    static int32_t gm[GY * GX];
+    rng_seed(3);
+    for (size_t i = 0; i < GY * GX; i++) /* runs of 1 to 6 cells, 4 ids */
+        gm[i] = i > 0 && rng_below(6) != 0 ? gm[i - 1]
+                                           : (int32_t)rng_below(4) * 7 - 3;
+    char path[512];
+    tmpdir_path(path, sizeof path, "runs.nc");
+    raster_file *f;
+    raster_var *v;
+    raster_mask *m;
+    RS(raster_mask_wrap(gm, GY, GX, &m));
+    RS(raster_create(path, &f));
+    int nc = raster_file_ncid(f), d[3];
+    NC(nc_def_dim(nc, "t", NC_UNLIMITED, &d[0]));
+    NC(nc_def_dim(nc, "y", GY, &d[1]));
+    NC(nc_def_dim(nc, "x", GX, &d[2]));
+    RS(raster_def_var(f, nc, "v", NC_FLOAT, 3, d, NULL, m, &v));
+    raster_mask_free(m);
+    const stats_run *runs;
+    size_t nruns;
+    RS(statstore_grid_runs(v, &runs, &nruns));
+    /* the reference: positions per cell, then their runs */
+    stats_run want[GY * GX];
+    size_t k = 0;
+    for (size_t i = 0; i < GY * GX; i++) {
+        int32_t r = (int32_t)regions_pos(v, gm[i]);
+        assert_true(r >= 0);
+        if (i == 0 || r != want[k - 1].reg)
+            want[k++] = (stats_run){i, 0, r};
+        want[k - 1].len++;
+    }
+    assert_int_equal(nruns, k);
+    for (size_t i = 0; i < k; i++) {
+        assert_int_equal(runs[i].start, want[i].start);
+        assert_int_equal(runs[i].len, want[i].len);
+        assert_int_equal(runs[i].reg, want[i].reg);
+    }
+    RS(raster_close(f));
 }
 
 /* The same with the weights kept in the stored statistics. */
@@ -824,6 +874,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_types),
         cmocka_unit_test(test_paired_blocks),
+        cmocka_unit_test(test_grid_runs),
         cmocka_unit_test(test_types_weighted),
         cmocka_unit_test(test_merge_and_values),
         cmocka_unit_test(test_stored_used),
