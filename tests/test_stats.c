@@ -356,7 +356,8 @@ static void test_types(void **state)
  * give the scalar path's bits: runs of every length around the block
  * pairs (255-257, 511-513 cells ...) of values with the fill value, NaNs,
  * signed zeros, infinities and blocks that are all fill, over regions
- * whose runs interleave. */
+ * whose runs interleave; and so does the doubles' path, which skips no
+ * block of fill. */
 static void test_paired_blocks(void **state)
 {
     (void)state;
@@ -405,18 +406,32 @@ static void test_paired_blocks(void **state)
                 v = 1e30f * (float)(u % 3) - 1e-30f * (float)u;
             x[i] = v;
         }
-        raster_stats a[NREG], b[NREG];
+        raster_stats a[NREG], b[NREG], c[NREG];
         assert_int_equal(stats_cells_raw(x, NC_FLOAT, 4, fb, NULL, runs,
                                          nruns, NREG, a), RASTER_OK);
         statstore_pair_blocks = 0;
         assert_int_equal(stats_cells_raw(x, NC_FLOAT, 4, fb, NULL, runs,
                                          nruns, NREG, b), RASTER_OK);
         statstore_pair_blocks = 1;
+        /* the doubles' path (no float path's shortcuts: blocks of fill
+         * skipped whole), over the same runs: the same bits too */
+        static double xd[N];
+        static int32_t reg[N];
+        for (size_t q = 0; q < nruns; q++)
+            for (size_t i = runs[q].start; i < runs[q].start + runs[q].len;
+                 i++) {
+                xd[i] = x[i] == fill ? NAN : (double)x[i];
+                reg[i] = runs[q].reg;
+            }
+        assert_int_equal(stats_cells(xd, NULL, reg, n, NREG, c), RASTER_OK);
         for (int r = 0; r < NREG; r++)
-            if (memcmp(&a[r], &b[r], sizeof a[r]) != 0)
+            if (memcmp(&a[r], &b[r], sizeof a[r]) != 0 ||
+                memcmp(&b[r], &c[r], sizeof b[r]) != 0)
                 fail_msg("kind %d region %d: paired sum %.17g m2 %.17g "
-                         "min %g, scalar %.17g %.17g %g", kind, r, a[r].sum,
-                         a[r].m2, a[r].min, b[r].sum, b[r].m2, b[r].min);
+                         "min %g, scalar %.17g %.17g %g, doubles %.17g "
+                         "%.17g %g", kind, r, a[r].sum, a[r].m2, a[r].min,
+                         b[r].sum, b[r].m2, b[r].min, c[r].sum, c[r].m2,
+                         c[r].min);
     }
 }
 
