@@ -49,10 +49,12 @@ typedef struct stats_run {
     int32_t reg;
 } stats_run;
 
-/* Test hook: 0 makes float statistics skip the AVX2 path that takes two
- * blocks at once (statstore.c, run_pair), so that tests can compare its
- * bits with the scalar path's. statstore_paired(): 1 when that path is
- * taken (the hook on and the CPU has AVX2). */
+/* Test hook: 0 makes float statistics skip the vector paths that take
+ * blocks two (AVX2, statstore.c run_pair) or four (AVX-512, run_quad) at
+ * once, 2 keeps them to two, 1 (the default) takes the widest the CPU
+ * has, so that tests can compare their bits with the scalar path's.
+ * statstore_paired(): the blocks taken at once (2 or 4), 0 for the scalar
+ * path. */
 extern int statstore_pair_blocks;
 int statstore_paired(void);
 
