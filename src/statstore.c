@@ -499,6 +499,9 @@ group_runs(acc *a, const float *x, float fill, const stats_run *runs,
     for (size_t q = 0; q < nruns; q++)
         if (x + runs[q].start + runs[q].len > xend)
             xend = x + runs[q].start + runs[q].len;
+    float fills[BLOCK];
+    for (size_t i = 0; i < BLOCK; i++)
+        fills[i] = fill;
     h->width = width;
     h->n = 0;
     h->none = (acc){.lo = INFINITY, .hi = -INFINITY};
@@ -509,8 +512,9 @@ group_runs(acc *a, const float *x, float fill, const stats_run *runs,
         size_t n = runs[q].len;
         for (size_t b = 0; b < n; b += BLOCK) {
             const float *blk = x + runs[q].start + b;
-            if (all_fill(blk, n - b < BLOCK ? n - b : BLOCK, fill))
-                continue;
+            size_t bl = n - b < BLOCK ? n - b : BLOCK;
+            if (memcmp(blk, fills, bl * sizeof *blk) == 0)
+                continue; /* as all_fill (memcmp's vectors) */
             if (width == 4) { /* every block, as long as it is */
                 h->c[h->n] = c;
                 h->len[h->n] = (uint32_t)(n - b < BLOCK ? n - b : BLOCK);
@@ -1062,30 +1066,46 @@ static int grid_runs(raster_var *v)
 {
     if (v->stats_runs)
         return RASTER_OK;
-    size_t n = v->ny * v->nx, changes = 0;
+    size_t n = v->ny * v->nx, k = 0, cap = 0;
     const int32_t *m = raster_mask_values(v->mask);
     if (!m)
         return raster_fail(RASTER_EINTERNAL, "%s: no mask values", v->name);
-    for (size_t i = 1; i < n; i++) /* at most one run per change of value */
-        changes += m[i] != m[i - 1];
-    size_t cap = changes + 1 + n / UINT32_MAX;
-    stats_run *u = raster_reallocarray(NULL, cap, sizeof *u);
-    if (!u)
-        return raster_fail(RASTER_ENOMEM, "out of memory for the "
-                           "statistics of %s", v->name);
-    size_t k = 0;
-    int32_t cur = -1; /* the open run's region; -1: none open */
-    for (size_t i = 0; i < n; i++) {
-        int32_t r = cur;
-        if (i == 0 || m[i] != m[i - 1])
-            r = (int32_t)regions_pos(v, m[i]);
-        if (r != cur || i % UINT32_MAX == 0) {
-            if (r >= 0)
-                u[k++] = (stats_run){i, 0, r};
+    stats_run *u = NULL;
+    int rc = RASTER_OK;
+    for (size_t base = 0; base < n && rc == RASTER_OK; base += UINT32_MAX) {
+        size_t end = n - base < UINT32_MAX ? n : base + UINT32_MAX;
+        int32_t cur = (int32_t)regions_pos(v, m[base]);
+        size_t from = base; /* the open run: [from, i) of region cur */
+        for (size_t i = base + 1; i <= end; i++) {
+            /* eight cells at a time while none changes value */
+            while (i + 8 <= end) {
+                uint32_t d = 0;
+                for (size_t j = 0; j < 8; j++)
+                    d |= (uint32_t)(m[i + j] ^ m[i + j - 1]);
+                if (d)
+                    break;
+                i += 8;
+            }
+            if (i < end && m[i] == m[i - 1])
+                continue;
+            int32_t r = i < end ? (int32_t)regions_pos(v, m[i]) : -2;
+            if (r == cur)
+                continue;
+            if (cur >= 0 &&
+                (rc = raster_grow(&u, &cap, k + 1, sizeof *u)) !=
+                    RASTER_OK)
+                break;
+            if (cur >= 0)
+                u[k++] = (stats_run){from, (uint32_t)(i - from), cur};
             cur = r;
+            from = i;
         }
-        if (r >= 0)
-            u[k - 1].len++;
+    }
+    if (rc == RASTER_OK && !u) /* no cell of any region: none, kept */
+        rc = raster_grow(&u, &cap, 1, sizeof *u);
+    if (rc) {
+        raster_free(u);
+        return rc;
     }
     v->stats_runs = u;
     v->stats_nruns = k;
