@@ -690,9 +690,17 @@ static void reserve_space(const dwrite *w)
 {
     size_t n = new_bytes(w);
     hid_t fid = (hid_t)fileio_h5(w->v->file);
+    if (!direct_reserve || n == 0 || fid < 0)
+        return;
+    /* only the POSIX driver's handle is a file descriptor (a diskless
+     * file's is its memory) */
+    hid_t fapl = H5Fget_access_plist(fid);
+    int sec2 = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2;
+    if (fapl >= 0)
+        H5Pclose(fapl);
     haddr_t eoa;
     int *fd = NULL;
-    if (!direct_reserve || n == 0 || fid < 0 || H5Fget_eoa(fid, &eoa) < 0 ||
+    if (!sec2 || H5Fget_eoa(fid, &eoa) < 0 ||
         H5Fget_vfd_handle(fid, H5P_DEFAULT, (void **)&fd) < 0 || !fd ||
         *fd < 0 || eoa > (haddr_t)INT64_MAX || n > (size_t)INT64_MAX)
         return;
