@@ -384,6 +384,26 @@ static void fill_bytes(unsigned char *dst, size_t n, const unsigned char *fill,
         memcpy(dst + i * elem, fill, elem);
 }
 
+/* A piece is a tile row (50 cells, 14 KB from the next in the caller's
+ * grid): the hardware finds no stream in them, and the gather waited on
+ * memory. Asking for the head of the piece GATHER_AHEAD on (longer
+ * pieces stream by themselves) took the bench record's gather from 48
+ * to 30 ms (8 ahead: 45, 16: 35, 64: 30). */
+#define GATHER_AHEAD 32
+#define PREFETCH_BYTES 320
+
+static void prefetch_piece(const dwrite *w, const piece *f, size_t plane)
+{
+    size_t elem = w->v->elem;
+    const unsigned char *src = w->buf + (plane * w->plane_cells + f->uoff) *
+                                            elem;
+    size_t bytes = (size_t)f->len * elem;
+    if (bytes > PREFETCH_BYTES)
+        bytes = PREFETCH_BYTES;
+    for (size_t b = 0; b < bytes; b += 64)
+        __builtin_prefetch(src + b, 0, 0);
+}
+
 /* Copies the caller's cells of chunk t into `out` in the chunk's order
  * (row-major over the chunk's outer extent, then its cells); parts of an
  * edge chunk beyond the dataset get the fill value, as HDF5 would. */
@@ -415,6 +435,8 @@ static void gather(const dwrite *w, const dtask *t, unsigned char *out)
         for (size_t i = t->c->p0; i < t->c->p1; i++) {
             const piece *p = &w->p[i];
             uint64_t lo, hi; /* the first and last may reach out */
+            if (i + GATHER_AHEAD < t->c->p1)
+                prefetch_piece(w, &w->p[i + GATHER_AHEAD], plane);
             overlap(d, no, t->c->cell, p, &lo, &hi);
             memcpy(row + (lo - cell0) * elem,
                    w->buf + (plane * w->plane_cells + p->uoff +
