@@ -21,6 +21,7 @@
  */
 #include "direct.h"
 
+#include <fcntl.h>
 #include <hdf5.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -41,6 +42,11 @@
 static atomic_size_t chunks_written;
 
 size_t direct_chunks_written(void) { return atomic_load(&chunks_written); }
+
+static atomic_size_t bytes_reserved;
+int direct_reserve = 1;
+
+size_t direct_bytes_reserved(void) { return atomic_load(&bytes_reserved); }
 
 #ifdef RASTER_MPI
 
@@ -378,6 +384,26 @@ static void fill_bytes(unsigned char *dst, size_t n, const unsigned char *fill,
         memcpy(dst + i * elem, fill, elem);
 }
 
+/* A piece is a tile row (50 cells, 14 KB from the next in the caller's
+ * grid): the hardware finds no stream in them, and the gather waited on
+ * memory. Asking for the head of the piece GATHER_AHEAD on (longer
+ * pieces stream by themselves) took the bench record's gather from 48
+ * to 30 ms (8 ahead: 45, 16: 35, 64: 30). */
+#define GATHER_AHEAD 32
+#define PREFETCH_BYTES 320
+
+static void prefetch_piece(const dwrite *w, const piece *f, size_t plane)
+{
+    size_t elem = w->v->elem;
+    const unsigned char *src = w->buf + (plane * w->plane_cells + f->uoff) *
+                                            elem;
+    size_t bytes = (size_t)f->len * elem;
+    if (bytes > PREFETCH_BYTES)
+        bytes = PREFETCH_BYTES;
+    for (size_t b = 0; b < bytes; b += 64)
+        __builtin_prefetch(src + b, 0, 0);
+}
+
 /* Copies the caller's cells of chunk t into `out` in the chunk's order
  * (row-major over the chunk's outer extent, then its cells); parts of an
  * edge chunk beyond the dataset get the fill value, as HDF5 would. */
@@ -409,6 +435,8 @@ static void gather(const dwrite *w, const dtask *t, unsigned char *out)
         for (size_t i = t->c->p0; i < t->c->p1; i++) {
             const piece *p = &w->p[i];
             uint64_t lo, hi; /* the first and last may reach out */
+            if (i + GATHER_AHEAD < t->c->p1)
+                prefetch_piece(w, &w->p[i + GATHER_AHEAD], plane);
             overlap(d, no, t->c->cell, p, &lo, &hi);
             memcpy(row + (lo - cell0) * elem,
                    w->buf + (plane * w->plane_cells + p->uoff +
@@ -642,6 +670,66 @@ static int run_piped(const dwrite *w, const dleg *legs, size_t nlegs,
     return RASTER_OK;
 }
 
+/* Bytes of the whole chunks this write appends: those of outer chunks
+ * past a store's extent before the write (HDF5 allocates them at the end
+ * of the file; chunks that exist already are rewritten in place). */
+static size_t new_bytes(const dwrite *w)
+{
+    int no = var_nouter(w->v);
+    size_t total = 0;
+    for (size_t k = 0; k < w->nst; k++) {
+        const dstore *d = &w->st[k];
+        if (d->did < 0 || d->c1 == d->c0)
+            continue;
+        size_t all = 1, old = 1;
+        for (int i = 0; i < no; i++) {
+            size_t a = (size_t)(w->ostart[i] / d->ck[i]);
+            size_t b = (size_t)((w->ostart[i] + w->ocount[i] + d->ck[i] - 1) /
+                                d->ck[i]);
+            size_t e = d->unlim[i]
+                           ? (size_t)((d->dims[i] + d->ck[i] - 1) / d->ck[i])
+                           : b;
+            all *= b - a;
+            old *= e > a ? (e < b ? e : b) - a : 0;
+        }
+        size_t n = (all - old) * (d->c1 - d->c0), bytes;
+        if (raster_mul_overflows(n, d->bytes, &bytes) ||
+            bytes > SIZE_MAX - total)
+            return 0;
+        total += bytes;
+    }
+    return total;
+}
+
+/* Reserves the file blocks the appended chunks will take (fallocate,
+ * the file's size unchanged) before they are written: ext4 then writes
+ * them into allocated blocks instead of reserving and mapping delayed
+ * ones page by page, a third less time in pwrite (a 1 GiB write of
+ * 0.75 MB chunks, 0.20 -> 0.13 s). A hint only: any failure (no
+ * fallocate on this file system, a full disk) leaves the writes as they
+ * were, which then report what they meet. */
+static void reserve_space(const dwrite *w)
+{
+    size_t n = new_bytes(w);
+    hid_t fid = (hid_t)fileio_h5(w->v->file);
+    if (!direct_reserve || n == 0 || fid < 0)
+        return;
+    /* only the POSIX driver's handle is a file descriptor (a diskless
+     * file's is its memory) */
+    hid_t fapl = H5Fget_access_plist(fid);
+    int sec2 = fapl >= 0 && H5Pget_driver(fapl) == H5FD_SEC2;
+    if (fapl >= 0)
+        H5Pclose(fapl);
+    haddr_t eoa;
+    int *fd = NULL;
+    if (!sec2 || H5Fget_eoa(fid, &eoa) < 0 ||
+        H5Fget_vfd_handle(fid, H5P_DEFAULT, (void **)&fd) < 0 || !fd ||
+        *fd < 0 || eoa > (haddr_t)INT64_MAX || n > (size_t)INT64_MAX)
+        return;
+    if (fallocate(*fd, FALLOC_FL_KEEP_SIZE, (off_t)eoa, (off_t)n) == 0)
+        atomic_fetch_add(&bytes_reserved, n);
+}
+
 /* Extends the stores, then writes every whole chunk. */
 static int write_whole(const dwrite *w, int threads)
 {
@@ -649,6 +737,7 @@ static int write_whole(const dwrite *w, int threads)
     int rc = extend_stores(w);
     if (rc)
         return rc;
+    reserve_space(w);
     for (size_t k = 0; k < w->nst; k++)
         if (w->st[k].did >= 0 && w->st[k].c1 > w->st[k].c0)
             bytes = w->st[k].bytes > bytes ? w->st[k].bytes : bytes;

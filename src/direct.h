@@ -27,4 +27,9 @@ int direct_write(raster_var *v, piece *pieces, size_t *npieces,
 /* Chunks written with H5Dwrite_chunk since the process started. */
 size_t direct_chunks_written(void);
 
+/* Bytes reserved (fallocate) for chunks a write appends, since the
+ * process started; direct_reserve 0 (a test hook) reserves none. */
+size_t direct_bytes_reserved(void);
+extern int direct_reserve;
+
 #endif

@@ -49,12 +49,18 @@ typedef struct stats_run {
     int32_t reg;
 } stats_run;
 
-/* Test hook: 0 makes float statistics skip the AVX2 path that takes two
- * blocks at once (statstore.c, run_pair), so that tests can compare its
- * bits with the scalar path's. statstore_paired(): 1 when that path is
- * taken (the hook on and the CPU has AVX2). */
+/* Test hook: 0 makes float statistics skip the vector paths that take
+ * blocks two (AVX2, statstore.c run_pair) or four (AVX-512, run_quad) at
+ * once, 2 keeps them to two, 1 (the default) takes the widest the CPU
+ * has, so that tests can compare their bits with the scalar path's.
+ * statstore_paired(): the blocks taken at once (2 or 4), 0 for the scalar
+ * path. */
 extern int statstore_pair_blocks;
 int statstore_paired(void);
+
+/* Test hook: v's grid runs as whole-record statistics take them (built
+ * from the mask on first use; freed with v). */
+int statstore_grid_runs(raster_var *v, const stats_run **runs, size_t *n);
 
 /* stats_cells over n raw values of netCDF type xtype (elem bytes each, the
  * fill value `fill` left out as NaN is), converted a slice at a time,

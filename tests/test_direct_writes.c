@@ -18,11 +18,13 @@
  * reads of the file reopened keep their spans (fileio_kept_hits()).
  */
 #include <hdf5.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "testutil.h"
@@ -375,6 +377,80 @@ static void test_direct_records_side_by_side(void **state)
     RS(raster_set_threads(0));
 }
 
+/* The whole file's bytes. */
+static unsigned char *file_bytes(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 0, SEEK_END), 0);
+    long n = ftell(f);
+    assert_true(n > 0);
+    rewind(f);
+    unsigned char *b = malloc((size_t)n);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, (size_t)n, f), (size_t)n);
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
+/* 1 when the file system of `path`'s directory takes fallocate. */
+static int can_fallocate(const char *path)
+{
+    char probe[700];
+    snprintf(probe, sizeof probe, "%s.probe", path);
+    int fd = open(probe, O_CREAT | O_RDWR | O_TRUNC, 0600), ok = 0;
+    if (fd >= 0) {
+        ok = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 4096) == 0;
+        close(fd);
+        unlink(probe);
+    }
+    return ok;
+}
+
+/* A direct write reserves the file blocks of the chunks it appends
+ * before writing them (direct.c, reserve_space): the file holds the same
+ * bytes as one written without the reservation, and no reserved block is
+ * left past its end (what was reserved is what the chunks took; HDF5
+ * 1.10 also cuts a file to its end of allocation at close). */
+static void test_direct_reserve(void **state)
+{
+    (void)state;
+    RS(raster_set_threads(2));
+    pair a, b;
+    size_t before = direct_bytes_reserved();
+    three_records(&a, "reserved", 9);
+    size_t reserved = direct_bytes_reserved() - before;
+    direct_reserve = 0;
+    three_records(&b, "unreserved", 9);
+    direct_reserve = 1;
+    assert_int_equal(direct_bytes_reserved() - before, reserved);
+    if (can_fallocate(a.rpath)) {
+        /* the big stores' chunks of three records: all but the small
+         * stores' (netCDF) and the mixed tiles' */
+        assert_true(reserved > 3 * RECORD * sizeof(double) / 2);
+        struct stat st;
+        assert_int_equal(stat(a.rpath, &st), 0);
+        long long used = (long long)st.st_blocks * 512;
+        long long size = ((long long)st.st_size + 4095) / 4096 * 4096;
+        if (used > size + (64 << 10))
+            fail_msg("%lld bytes allocated to a file of %lld", used,
+                     (long long)st.st_size);
+    } else {
+        print_message("no fallocate here: nothing reserved\n");
+        assert_int_equal(reserved, 0);
+    }
+    size_t la, lb;
+    unsigned char *ba = file_bytes(a.rpath, &la), *bb = file_bytes(b.rpath, &lb);
+    assert_int_equal(la, lb);
+    assert_memory_equal(ba, bb, la);
+    free(ba);
+    free(bb);
+    compared_and_removed(&a);
+    compared_and_removed(&b);
+    RS(raster_set_threads(0));
+}
+
 /* Chunks of dataset `path` in file fid: their addresses, sizes and cell
  * offsets (the last coordinate); returns how many. */
 static size_t chunks_of(hid_t fid, const char *path, haddr_t *addr,
@@ -673,6 +749,7 @@ int main(void)
         cmocka_unit_test(test_direct_alloc_failures),
         cmocka_unit_test(test_direct_file_limit),
         cmocka_unit_test(test_direct_records_side_by_side),
+        cmocka_unit_test(test_direct_reserve),
         cmocka_unit_test(test_direct_region_stretch),
         cmocka_unit_test(test_small_writes),
         cmocka_unit_test(test_strided_bands),

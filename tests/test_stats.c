@@ -18,13 +18,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <hdf5.h>
 
 #include "raster.h"
 #include "stats.h"
 #include "statstore.h"
+#include "regions.h"
 #include "testutil.h"
+#include "var.h"
 
 #define NT 4 /* records along t (unlimited; the last one appended) */
 #define NZ 3
@@ -351,10 +355,11 @@ static void test_types(void **state)
 }
 
 /* Float statistics two blocks at a time (AVX2, statstore.c run_pair)
- * give the scalar path's bits: runs of every length around the block
- * pairs (255-257, 511-513 cells ...) of values with the fill value, NaNs,
- * signed zeros, infinities and blocks that are all fill, over regions
- * whose runs interleave. */
+ * and four (AVX-512, run_quad) give the scalar path's bits: runs of
+ * every length around the block groups (255-257, 511-513 cells ...) of
+ * values with the fill value, NaNs, signed zeros, infinities and blocks
+ * that are all fill, over regions whose runs interleave; and so does the
+ * doubles' path, which skips no block of fill. */
 static void test_paired_blocks(void **state)
 {
     (void)state;
@@ -362,6 +367,9 @@ static void test_paired_blocks(void **state)
         print_message("no AVX2 here: the paired path is not taken\n");
         return;
     }
+    int quad = statstore_paired() == 4;
+    if (!quad)
+        print_message("no AVX-512 here: four blocks at once not tested\n");
     enum { N = 60000, NREG = 3 };
     static float x[N];
     static stats_run runs[400];
@@ -403,19 +411,101 @@ static void test_paired_blocks(void **state)
                 v = 1e30f * (float)(u % 3) - 1e-30f * (float)u;
             x[i] = v;
         }
-        raster_stats a[NREG], b[NREG];
-        assert_int_equal(stats_cells_raw(x, NC_FLOAT, 4, fb, NULL, runs,
-                                         nruns, NREG, a), RASTER_OK);
+        raster_stats a[NREG], b[NREG], c[NREG];
         statstore_pair_blocks = 0;
         assert_int_equal(stats_cells_raw(x, NC_FLOAT, 4, fb, NULL, runs,
                                          nruns, NREG, b), RASTER_OK);
-        statstore_pair_blocks = 1;
+        /* the doubles' path (no float path's shortcuts: blocks of fill
+         * skipped whole), over the same runs: the same bits too */
+        static double xd[N];
+        static int32_t reg[N];
+        for (size_t q = 0; q < nruns; q++)
+            for (size_t i = runs[q].start; i < runs[q].start + runs[q].len;
+                 i++) {
+                xd[i] = x[i] == fill ? NAN : (double)x[i];
+                reg[i] = runs[q].reg;
+            }
+        assert_int_equal(stats_cells(xd, NULL, reg, n, NREG, c), RASTER_OK);
         for (int r = 0; r < NREG; r++)
-            if (memcmp(&a[r], &b[r], sizeof a[r]) != 0)
-                fail_msg("kind %d region %d: paired sum %.17g m2 %.17g "
-                         "min %g, scalar %.17g %.17g %g", kind, r, a[r].sum,
-                         a[r].m2, a[r].min, b[r].sum, b[r].m2, b[r].min);
+            if (memcmp(&b[r], &c[r], sizeof b[r]) != 0)
+                fail_msg("kind %d region %d: scalar sum %.17g m2 %.17g "
+                         "min %g, doubles %.17g %.17g %g", kind, r, b[r].sum,
+                         b[r].m2, b[r].min, c[r].sum, c[r].m2, c[r].min);
+        /* 2: two blocks at a time; 1: four where the CPU has AVX-512,
+         * from a copy that ends where an unreadable page begins (run_quad
+         * reads past a block's end only while the values go on) */
+        size_t page = (size_t)sysconf(_SC_PAGESIZE);
+        size_t span = (n * sizeof(float) + page - 1) / page * page;
+        unsigned char *map = mmap(NULL, span + page, PROT_READ | PROT_WRITE,
+                                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        assert_true(map != MAP_FAILED);
+        assert_int_equal(mprotect(map + span, page, PROT_NONE), 0);
+        float *xa = (float *)(void *)(map + span - n * sizeof(float));
+        memcpy(xa, x, n * sizeof *xa);
+        for (int hook = 2; hook >= 1; hook--) {
+            statstore_pair_blocks = hook;
+            int width = statstore_paired();
+            assert_int_equal(width, hook == 2 || !quad ? 2 : 4);
+            assert_int_equal(stats_cells_raw(xa, NC_FLOAT, 4, fb, NULL, runs,
+                                             nruns, NREG, a), RASTER_OK);
+            for (int r = 0; r < NREG; r++)
+                if (memcmp(&a[r], &b[r], sizeof a[r]) != 0)
+                    fail_msg("kind %d region %d: %d blocks at once: sum "
+                             "%.17g m2 %.17g min %g, scalar %.17g %.17g %g",
+                             kind, r, width, a[r].sum, a[r].m2, a[r].min,
+                             b[r].sum, b[r].m2, b[r].min);
+        }
+        munmap(map, span + page);
+        statstore_pair_blocks = 1;
     }
+}
+
+/* The grid's runs a whole-record writer takes its statistics by are
+ * those of the cells' region positions (as built before they came from
+ * the mask directly): a change of id is a new run, neighbours of one id
+ * one run, across row ends too. */
+static void test_grid_runs(void **state)
+{
+    (void)state;
+    enum { GY = 13, GX = 17 };
+    static int32_t gm[GY * GX];
+    rng_seed(3);
+    for (size_t i = 0; i < GY * GX; i++) /* runs of 1 to 6 cells, 4 ids */
+        gm[i] = i > 0 && rng_below(6) != 0 ? gm[i - 1]
+                                           : (int32_t)rng_below(4) * 7 - 3;
+    char path[512];
+    tmpdir_path(path, sizeof path, "runs.nc");
+    raster_file *f;
+    raster_var *v;
+    raster_mask *m;
+    RS(raster_mask_wrap(gm, GY, GX, &m));
+    RS(raster_create(path, &f));
+    int nc = raster_file_ncid(f), d[3];
+    NC(nc_def_dim(nc, "t", NC_UNLIMITED, &d[0]));
+    NC(nc_def_dim(nc, "y", GY, &d[1]));
+    NC(nc_def_dim(nc, "x", GX, &d[2]));
+    RS(raster_def_var(f, nc, "v", NC_FLOAT, 3, d, NULL, m, &v));
+    raster_mask_free(m);
+    const stats_run *runs;
+    size_t nruns;
+    RS(statstore_grid_runs(v, &runs, &nruns));
+    /* the reference: positions per cell, then their runs */
+    stats_run want[GY * GX];
+    size_t k = 0;
+    for (size_t i = 0; i < GY * GX; i++) {
+        int32_t r = (int32_t)regions_pos(v, gm[i]);
+        assert_true(r >= 0);
+        if (i == 0 || r != want[k - 1].reg)
+            want[k++] = (stats_run){i, 0, r};
+        want[k - 1].len++;
+    }
+    assert_int_equal(nruns, k);
+    for (size_t i = 0; i < k; i++) {
+        assert_int_equal(runs[i].start, want[i].start);
+        assert_int_equal(runs[i].len, want[i].len);
+        assert_int_equal(runs[i].reg, want[i].reg);
+    }
+    RS(raster_close(f));
 }
 
 /* The same with the weights kept in the stored statistics. */
@@ -824,6 +914,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_types),
         cmocka_unit_test(test_paired_blocks),
+        cmocka_unit_test(test_grid_runs),
         cmocka_unit_test(test_types_weighted),
         cmocka_unit_test(test_merge_and_values),
         cmocka_unit_test(test_stored_used),
