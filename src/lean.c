@@ -461,10 +461,14 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
     if (rc == RASTER_OK)
         rc = meta_var_lean(f, &d, &mask, summary, len, &v);
     /* each region's group, and each store with cells (meta.c,
-     * load_store); the stores' type and shape when first read */
+     * load_store); the stores' type and shape when first read. A view
+     * (the shim's read-only open) leaves this to its reads: two HDF5
+     * lookups per region were a third of the load, a point's read opens
+     * one store, and a store missing then fails that read (fileio_store
+     * finds nothing; netCDF's binding, ncbind.c, refuses the file) */
     /* format 4: no region groups, one store for all */
     for (size_t r = v && v->format >= 4 ? v->nregions : 0;
-         rc == RASTER_OK && r <= v->nregions; r++) {
+         rc == RASTER_OK && !f->view && r <= v->nregions; r++) {
         char store[48], gname[48];
         fileio_store_path(v, r, store, sizeof store);
         snprintf(gname, sizeof gname, "%.*s", (int)(strchr(store, '/') - store),

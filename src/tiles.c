@@ -384,6 +384,23 @@ static int check_tile(raster_var *v, const struct tile_index *t)
     return rc;
 }
 
+/* 1 when the rows just checked fix the tile shape themselves: every row
+ * has the tile's height unless it ends at the grid's last row (so th is
+ * pinned by the rows of tile row 0), and a mixed row not at the grid's
+ * right edge is exactly one tile wide, pinning tw. Then check_tile's
+ * cross-check with a region's runs (the tile index's costliest step) adds
+ * nothing. */
+static int width_pinned(const raster_var *v, const struct tile_index *t,
+                        const long long *rows, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        row c = row_at(rows, i);
+        if (c.mixed && c.x0 + c.w < v->nx && c.w == t->tw)
+            return 1;
+    }
+    return 0;
+}
+
 static int load(raster_var *v)
 {
     int nd = v->ndims, maskvar;
@@ -427,7 +444,7 @@ static int load(raster_var *v)
         rc = fill_shares(v, t, rows, n, counts);
     if (rc == RASTER_OK && v->sums)
         rc = load_tile_sums(v, t);
-    if (rc == RASTER_OK)
+    if (rc == RASTER_OK && !width_pinned(v, t, rows, n))
         rc = check_tile(v, t);
     raster_free(rows);
     raster_free(counts);

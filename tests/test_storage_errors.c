@@ -2370,10 +2370,12 @@ static void test_hyperslab_contradictions(void **state)
          "more cells in tile (1, 1) than its share"},
         {"pure chunk offset", c_region_chunks_offset, RASTER_EFORMAT,
          "index table `chunks`"},
-        /* region 3 has the fewest runs: its runs pin the tile down */
-        {"run shifted onto another region", c_runs_shifted, RASTER_EFORMAT,
-         "region 3's cell (0, 1) is not where its chunks and the 4 x 5 "
-         "tile put it"},
+        /* a hyperslab places cells by `chunks` and the mask, not by runs:
+         * the mixed tiles' rows pin the tile shape down, so no region's
+         * runs are loaded and the values written are served (the full
+         * check below still refuses the file) */
+        {"run shifted onto another region", c_runs_shifted, RASTER_OK,
+         NULL},
     };
     char path[600];
     tmpdir_path(path, sizeof path, "contra.nc");
