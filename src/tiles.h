@@ -38,4 +38,8 @@ int tiles_usable(const raster_var *v);
 
 void tiles_free(raster_var *v);
 
+/* For tests: 0 with no tile index yet, 1 with a partial one (the rows of
+ * the regions reads named), 2 with the whole table's. */
+int tiles_state(raster_var *v);
+
 #endif
