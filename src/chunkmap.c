@@ -28,6 +28,7 @@
 #define MAX_BLOCKS 64    /* object header blocks followed */
 #define MAX_DEPTH 32     /* B-tree levels */
 #define MAX_RANK 33
+#define NODE_GUESS 4096  /* bytes read for a B-tree node at first */
 
 typedef struct walk {
     int fd;
@@ -80,6 +81,37 @@ static int fetch(walk *w, uint64_t a, size_t n)
         got += (size_t)r;
     }
     return 0;
+}
+
+/* Reads up to n bytes at file address a into w->buf, at least `least`
+ * (less than n only at the end of the file); the count in *got: 0 on
+ * success. */
+static int fetch_some(walk *w, uint64_t a, size_t n, size_t least,
+                      size_t *got)
+{
+    if (n > w->cap) {
+        unsigned char *b = raster_realloc(w->buf, n);
+        if (!b) {
+            w->oom = 1;
+            return -1;
+        }
+        w->buf = b;
+        w->cap = n;
+    }
+    if (a > (uint64_t)INT64_MAX - n)
+        return -1;
+    *got = 0;
+    while (*got < n) {
+        ssize_t r = pread(w->fd, w->buf + *got, n - *got, (off_t)(a + *got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            break;
+        *got += (size_t)r;
+    }
+    return *got >= least ? 0 : -1;
 }
 
 /* The B-tree address in a version-3 chunked layout message, after
@@ -167,18 +199,21 @@ static uint64_t find_btree(walk *w, uint64_t oh)
 static int walk_node(walk *w, uint64_t a, int level, int depth)
 {
     size_t dims = (size_t)w->no + 2, keylen = 8 + 8 * dims;
-    size_t head = 8 + 2 * w->sa;
+    size_t head = 8 + 2 * w->sa, got = 0;
+    /* the header and, most often, the whole node in one read */
     if (depth > MAX_DEPTH || ++w->nodes > 2 * w->total + 64 ||
-        fetch(w, a, head) != 0 || memcmp(w->buf, "TREE", 4) != 0 ||
-        w->buf[4] != 1 || (level >= 0 && w->buf[5] != level))
+        fetch_some(w, a, NODE_GUESS, head, &got) != 0 ||
+        memcmp(w->buf, "TREE", 4) != 0 || w->buf[4] != 1 ||
+        (level >= 0 && w->buf[5] != level))
         return -1;
     int lev = w->buf[5];
     size_t n = (size_t)le(w->buf + 6, 2);
     if (n == 0)
         return 0;
     size_t bytes = n * (keylen + w->sa) + keylen;
-    if (fetch(w, a + head, bytes) != 0)
+    if (head + bytes > got && fetch(w, a, head + bytes) != 0)
         return -1;
+    const unsigned char *body = w->buf + head;
     /* children of an inner node: copied out, w->buf is reused below */
     uint64_t *kids = lev > 0 ? raster_reallocarray(NULL, n, sizeof *kids)
                              : NULL;
@@ -188,7 +223,7 @@ static int walk_node(walk *w, uint64_t a, int level, int depth)
     }
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        const unsigned char *key = w->buf + i * (keylen + w->sa);
+        const unsigned char *key = body + i * (keylen + w->sa);
         uint64_t child = le(key + keylen, w->sa);
         if (undefined(child, w->sa)) {
             rc = -1;
