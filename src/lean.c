@@ -351,8 +351,51 @@ static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
                           "another type or shape", d->name);
 }
 
-/* The description attributes of group g (meta.c, load_description). */
-static int load_description(hid_t fid, int view_ncid, hid_t g,
+/* 1 when dimension id `dim` of the caller's handle is unlimited: netCDF
+ * lists a group's own, so grp and its ancestors are asked. */
+static int view_unlimited(int grp, int dim)
+{
+    for (;;) {
+        int n = 0, ids[NC_MAX_DIMS];
+        if (nc_inq_unlimdims(grp, &n, NULL) != NC_NOERR || n < 0 ||
+            n > NC_MAX_DIMS || nc_inq_unlimdims(grp, NULL, ids) != NC_NOERR)
+            return -1;
+        for (int i = 0; i < n; i++)
+            if (ids[i] == dim)
+                return 1;
+        if (nc_inq_grp_parent(grp, &grp) != NC_NOERR)
+            return 0; /* the root asked */
+    }
+}
+
+/* A view's dimensions (find_dim's answers) from the caller's handle,
+ * which netCDF opened with everything but the storage and keeps in
+ * memory (asking about the placeholder itself would have netCDF read its
+ * metadata, a load of its own): each name found as netCDF finds it from
+ * the placeholder's group pgrp, with the id the description records (the
+ * ids the placeholder's dimensions have in the file, coords_are), its
+ * length and whether it is unlimited. A handle that numbers them
+ * otherwise is declined (view_load then opens the file whole). */
+static int view_dims(int pgrp, meta_desc *d, char *const *names)
+{
+    for (int i = 0; i < d->ndims; i++) {
+        int id, u;
+        size_t len;
+        if (nc_inq_dimid(pgrp, names[i], &id) != NC_NOERR ||
+            id != d->dimids[i] ||
+            nc_inq_dimlen(pgrp, id, &len) != NC_NOERR ||
+            (u = view_unlimited(pgrp, id)) < 0)
+            return RASTER_EFORMAT;
+        d->outer[i] = len;
+        d->unlimited[i] = (unsigned char)u;
+    }
+    return RASTER_OK;
+}
+
+/* The description attributes of group g (meta.c, load_description); a
+ * view's dimensions from the caller's group pgrp of the placeholder
+ * (view_dims), else (pgrp -1) from their HDF5 scales. */
+static int load_description(hid_t fid, int view_ncid, int pgrp, hid_t g,
                             const char *path, meta_desc *d, char *names)
 {
     int version = 0, complete = 0;
@@ -384,9 +427,14 @@ static int load_description(hid_t fid, int view_ncid, hid_t g,
             0 ||
         n2 != (size_t)d->ndims)
         return raster_fail(RASTER_EFORMAT, "%s: unreadable description", path);
+    if (pgrp >= 0 && view_dims(pgrp, d, dimnames) != RASTER_OK)
+        return raster_fail(RASTER_EFORMAT, "%s: dimensions not the "
+                           "placeholder's", path);
     for (int i = 0; i < d->ndims; i++) {
-        int rc = find_dim(fid, view_ncid, path, dimnames[i], d->dimids[i],
-                          &d->outer[i], &d->unlimited[i]);
+        int rc = pgrp >= 0 ? RASTER_OK
+                           : find_dim(fid, view_ncid, path, dimnames[i],
+                                      d->dimids[i], &d->outer[i],
+                                      &d->unlimited[i]);
         if (rc == RASTER_ENOMEM)
             return rc;
         if (rc || ch[i] == 0 || ch[i] > SIZE_MAX)
@@ -425,9 +473,15 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
          dlen >= RASTER_MAX_DIMS * (NC_MAX_NAME + 1) + 1))
         rc = LEAN_FAIL("%s: no variable name or dimensions", path);
     d.name = name;
+    /* a view: the placeholder's group in the caller's handle */
+    int pgrp = -1;
+    if (rc == RASTER_OK && f->view &&
+        nc_inq_grp_full_ncid(f->caller_ncid, parent, &pgrp) != NC_NOERR)
+        rc = LEAN_FAIL("%s: the caller's handle has no group %s", path,
+                       parent);
     if (rc == RASTER_OK)
-        rc = load_description(fid, f->view ? f->caller_ncid : -1, g, path,
-                              &d, dims);
+        rc = load_description(fid, f->view ? f->caller_ncid : -1, pgrp, g,
+                              path, &d, dims);
     if (rc == RASTER_OK)
         rc = load_placeholder(fid, parent, &d);
     if (rc == RASTER_OK)
