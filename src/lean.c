@@ -46,8 +46,9 @@ static int att_open(hid_t obj, const char *name, att *t)
 {
     t->id = t->type = -1;
     t->n = -1;
-    if (H5Aexists(obj, name) <= 0 ||
-        (t->id = H5Aopen(obj, name, H5P_DEFAULT)) < 0)
+    /* no H5Aexists first (a second lookup): lean_open and lean_view_scan,
+     * the only callers, turn HDF5's error printing off */
+    if ((t->id = H5Aopen(obj, name, H5P_DEFAULT)) < 0)
         return -1;
     hid_t space = H5Aget_space(t->id);
     t->type = H5Aget_type(t->id);
@@ -259,9 +260,8 @@ static int is_kind(hid_t g, const char *name, H5O_type_t kind)
  * stored mask, on the grid's dimensions; its names. */
 static int load_mask(hid_t g, const meta_desc *d, raster_mask **mask)
 {
-    hid_t m = is_kind(g, "mask", H5O_TYPE_DATASET)
-                  ? H5Dopen2(g, "mask", H5P_DEFAULT)
-                  : -1;
+    /* anything but a dataset fails to open (errors are off) */
+    hid_t m = H5Dopen2(g, "mask", H5P_DEFAULT);
     hid_t type = m >= 0 ? H5Dget_type(m) : -1;
     hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
     int ok = type >= 0 &&
@@ -312,9 +312,7 @@ static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
                          strcmp(parent, "/") ? parent : "", d->name) >=
         sizeof path)
         return LEAN_FAIL("%s: path too long", d->name);
-    hid_t p = is_kind(fid, path, H5O_TYPE_DATASET)
-                  ? H5Dopen2(fid, path, H5P_DEFAULT)
-                  : -1;
+    hid_t p = H5Dopen2(fid, path, H5P_DEFAULT); /* errors are off */
     hid_t type = p >= 0 ? H5Dget_type(p) : -1;
     hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
     int ok = type >= 0 && fileio_holds(type, d->xtype) == 1 &&
