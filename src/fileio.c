@@ -92,7 +92,7 @@ void fileio_close_stores(raster_var *v)
     v->store_did = NULL;
 }
 
-int64_t fileio_store_kept(raster_var *v, size_t s)
+static int kept_slots(raster_var *v)
 {
     if (!v->store_did) {
         v->store_did = raster_reallocarray(NULL, v->nregions + 1,
@@ -102,8 +102,21 @@ int64_t fileio_store_kept(raster_var *v, size_t s)
         for (size_t k = 0; k <= v->nregions; k++)
             v->store_did[k] = -1;
     }
-    if (v->store_did[s] < 0)
+    return 0;
+}
+
+int64_t fileio_store_kept(raster_var *v, size_t s)
+{
+    if (kept_slots(v) != 0)
+        return -1;
+    if (v->store_did[s] < 0 && v->file->lean) {
+        /* fileio_store keeps it, with the caller's reference more */
+        hid_t d = (hid_t)fileio_store(v, s);
+        if (d >= 0)
+            H5Idec_ref(d);
+    } else if (v->store_did[s] < 0) {
         v->store_did[s] = fileio_store(v, s);
+    }
     return v->store_did[s];
 }
 
@@ -113,8 +126,20 @@ int64_t fileio_store(raster_var *v, size_t s)
         char rel[48];
         if (v->store_cells[s] == 0)
             return -1;
+        /* a lean file's store, opened by path, stays open (store_did) and
+         * is handed out with a reference more, which the caller's H5Dclose
+         * drops: the first read of a store opened it twice (its checks,
+         * then its chunk index), a tenth of a point's first read */
+        if (v->store_did && v->store_did[s] >= 0)
+            return H5Iinc_ref((hid_t)v->store_did[s]) > 0
+                       ? v->store_did[s]
+                       : -1;
         fileio_store_path(v, s, rel, sizeof rel);
-        return fileio_var_dataset(v, rel);
+        hid_t d = (hid_t)fileio_var_dataset(v, rel);
+        /* the slots come with the variable (lean.c, load_var) */
+        if (d >= 0 && v->store_did && H5Iinc_ref(d) > 0)
+            v->store_did[s] = d;
+        return d;
     }
     if (v->store_var[s] < 0)
         return -1;

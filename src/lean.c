@@ -512,6 +512,14 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
     raster_var *v = NULL;
     if (rc == RASTER_OK)
         rc = meta_var_lean(f, &d, &mask, summary, len, &v);
+    /* the stores' dataset ids, kept open once a read opens them
+     * (fileio_store) */
+    if (rc == RASTER_OK &&
+        !(v->store_did = raster_reallocarray(NULL, v->nregions + 1,
+                                             sizeof *v->store_did)))
+        rc = raster_fail(RASTER_ENOMEM, "out of memory loading %s", path);
+    for (size_t s = 0; rc == RASTER_OK && s <= v->nregions; s++)
+        v->store_did[s] = -1;
     /* each region's group, and each store with cells (meta.c,
      * load_store); the stores' type and shape when first read. A view
      * (the shim's read-only open) leaves this to its reads: two HDF5
