@@ -27,6 +27,7 @@
 #include "fileio.h"
 #include "integrity.h"
 #include "mask.h"
+#include "maskio.h"
 #include "meta.h"
 #include "regions.h"
 #include "state.h"
@@ -258,8 +259,10 @@ static int is_kind(hid_t g, const char *name, H5O_type_t kind)
 
 /* The stored mask: 2-D over the grid, an integer type netCDF gives a
  * stored mask, on the grid's dimensions; its names. */
-static int load_mask(hid_t g, const meta_desc *d, raster_mask **mask)
+static int load_mask(hid_t g, const meta_desc *d, raster_mask **mask,
+                     hid_t *keep)
 {
+    *keep = -1;
     /* anything but a dataset fails to open (errors are off) */
     hid_t m = H5Dopen2(g, "mask", H5P_DEFAULT);
     hid_t type = m >= 0 ? H5Dget_type(m) : -1;
@@ -298,7 +301,9 @@ static int load_mask(hid_t g, const meta_desc *d, raster_mask **mask)
     raster_free(meanings);
     if (type >= 0)
         H5Tclose(type);
-    if (m >= 0)
+    if (m >= 0 && rc == RASTER_OK)
+        *keep = m; /* for maskio_probe, once the variable exists */
+    else if (m >= 0)
         H5Dclose(m);
     return rc;
 }
@@ -463,6 +468,7 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
     char *name = NULL, *dims = NULL;
     long long *summary = NULL;
     raster_mask *mask = NULL;
+    hid_t maskd = -1;
     int rc = att_text(g, ATT_VARIABLE, &name, &nlen);
     if (rc == RASTER_OK)
         rc = att_text(g, "raster_dims", &dims, &dlen);
@@ -483,7 +489,7 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
     if (rc == RASTER_OK)
         rc = load_placeholder(fid, parent, &d);
     if (rc == RASTER_OK)
-        rc = load_mask(g, &d, &mask);
+        rc = load_mask(g, &d, &mask, &maskd);
     /* the summary: as many rows as it says, each naming a region group */
     size_t len = 0;
     att t = {-1, -1, -1};
@@ -520,6 +526,11 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
         rc = raster_fail(RASTER_ENOMEM, "out of memory loading %s", path);
     for (size_t s = 0; rc == RASTER_OK && s <= v->nregions; s++)
         v->store_did[s] = -1;
+    /* how maskio reads the mask, while its dataset is open */
+    if (rc == RASTER_OK && maskd >= 0)
+        maskio_probe(v, maskd);
+    if (maskd >= 0)
+        H5Dclose(maskd);
     /* each region's group, and each store with cells (meta.c,
      * load_store); the stores' type and shape when first read. A view
      * (the shim's read-only open) leaves this to its reads: two HDF5
