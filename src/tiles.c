@@ -785,6 +785,17 @@ static void announce_mask(raster_var *v, const slab *s, size_t tx0,
  * mixed tiles). */
 #define PARTIAL_TILES 16
 
+/* 1 when slab s spans at most PARTIAL_TILES tiles of v's tile shape. */
+static int few_tiles(const raster_var *v, const slab *s)
+{
+    size_t th = v->chunk[v->ndims - 2], tw = v->chunk[v->ndims - 1];
+    if (th == 0 || tw == 0)
+        return 0; /* load() refuses it */
+    size_t rows = (s->yend - 1) / th - s->ys / th + 1;
+    size_t cols = (s->xend - 1) / tw - s->xs / tw + 1;
+    return rows <= PARTIAL_TILES && cols <= PARTIAL_TILES / rows;
+}
+
 static int partial_usable(const raster_var *v)
 {
     return v->sums && v->file->lean && v->format >= 3 &&
@@ -955,7 +966,8 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
      * index never changes once built */
     lazy_lock(v->file);
     rc = v->tiles ? RASTER_OK
-                  : partial_usable(v) ? load_partial(v) : load(v);
+                  : few_tiles(v, &s) && partial_usable(v) ? load_partial(v)
+                                                          : load(v);
     int whole = 0, locked = rc == RASTER_OK && v->tiles->loaded;
     if (locked) {
         const struct tile_index *p = v->tiles;
