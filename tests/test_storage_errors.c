@@ -2433,6 +2433,33 @@ static int point_series(raster_var *v, size_t y, size_t x)
     return rc;
 }
 
+typedef struct point_arg {
+    raster_var *v;
+    int first, failures;
+} point_arg;
+
+/* Every cell's series, from cell `first` on, wrapping around. */
+static void *point_reader(void *p)
+{
+    point_arg *a = p;
+    for (int k = 0; k < NY * NX; k++) {
+        int c = (a->first + k) % (NY * NX);
+        size_t st[4] = {0, 0, (size_t)(c / NX), (size_t)(c % NX)};
+        size_t ct[4] = {T, Z, 1, 1};
+        float got[T * Z];
+        if (raster_var_get(a->v, st, ct, NULL, got) != RASTER_OK) {
+            a->failures++;
+            continue;
+        }
+        for (size_t i = 0; i < T * Z; i++)
+            if (got[i] != std_value(i * NY * NX + (size_t)c)) {
+                a->failures++;
+                break;
+            }
+    }
+    return NULL;
+}
+
 /* A small read of a file with checksums builds a partial tile index: the
  * `chunks` rows of the regions its tiles' mask names, each region's rows
  * checked against their checksum (src/tiles.c, load_partial). Every cell's
@@ -2468,6 +2495,24 @@ static void test_partial_tile_index(void **state)
         assert_int_equal(tiles_state(w), 2);
         RS(raster_close(g));
     }
+    /* threads reading points on one handle: the partial index grows and
+     * is replaced by the whole one while the others read */
+    make_raster_file(path, 1);
+    RS(raster_open(path, RASTER_READ, &g));
+    RS(raster_var_find(g, "v", &w));
+    pthread_t th[4];
+    point_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (point_arg){w, i * 29, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, point_reader, &args[i]),
+                         0);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(args[i].failures, 0);
+    }
+    assert_int_equal(tiles_state(w), 2);
+    RS(raster_close(g));
     /* region 3's first `chunks` row damaged (checksums kept): a point of
      * region 6's tile (0, 1) is served, one of region 3's tile (0, 0)
      * refused, and the full check refuses the file */
