@@ -44,7 +44,8 @@ struct tile_index {
      * name are marked; NULL once the whole table is */
     unsigned char *loaded; /* per region: its rows marked */
     uint32_t *csum;        /* per region: its rows' checksum */
-    int pinned;            /* a marked row fixes the tile width */
+    int pins;              /* marked rows fixing the tile's height (1)
+                              and width (2), shape_pinned */
 };
 
 void tiles_free(raster_var *v)
@@ -399,21 +400,24 @@ static int check_tile(raster_var *v, const struct tile_index *t)
     return rc;
 }
 
-/* 1 when the rows just checked fix the tile shape themselves: every row
- * has the tile's height unless it ends at the grid's last row (so th is
- * pinned by the rows of tile row 0), and a mixed row not at the grid's
- * right edge is exactly one tile wide, pinning tw. Then check_tile's
- * cross-check with a region's runs (the tile index's costliest step) adds
- * nothing. */
-static int width_pinned(const raster_var *v, const struct tile_index *t,
-                        const long long *rows, size_t n)
+/* 1 when the rows just checked (mark_region) fix the tile shape
+ * themselves: a row that does not end at the grid's last row is exactly
+ * one tile high, pinning th, and a mixed row not at the grid's right edge
+ * exactly one tile wide, pinning tw (pure rows may span several tiles).
+ * Then check_tile's cross-check with a region's runs (the tile index's
+ * costliest step) adds nothing. *pins collects the two across calls
+ * (bit 1: height, bit 2: width). */
+static int shape_pinned(const raster_var *v, const struct tile_index *t,
+                        const long long *rows, size_t n, int *pins)
 {
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && *pins != 3; i++) {
         row c = row_at(rows, i);
+        if (c.y0 + c.h < v->ny && c.h == t->th)
+            *pins |= 1;
         if (c.mixed && c.x0 + c.w < v->nx && c.w == t->tw)
-            return 1;
+            *pins |= 2;
     }
-    return 0;
+    return *pins == 3;
 }
 
 static int load(raster_var *v)
@@ -459,7 +463,8 @@ static int load(raster_var *v)
         rc = fill_shares(v, t, rows, n, counts);
     if (rc == RASTER_OK && v->sums)
         rc = load_tile_sums(v, t);
-    if (rc == RASTER_OK && !width_pinned(v, t, rows, n))
+    int pins = 0;
+    if (rc == RASTER_OK && !shape_pinned(v, t, rows, n, &pins))
         rc = check_tile(v, t);
     raster_free(rows);
     raster_free(counts);
@@ -865,29 +870,29 @@ static int load_region(raster_var *v, struct tile_index *t, size_t r)
                        "checksum", (int)v->regions[r].id);
     if (rc == RASTER_OK)
         rc = mark_region(v, t, r, rows, 0, count);
-    if (rc == RASTER_OK && !t->pinned)
-        t->pinned = width_pinned(v, t, rows, count);
+    if (rc == RASTER_OK)
+        shape_pinned(v, t, rows, count, &t->pins);
     raster_free(rows);
     if (rc == RASTER_OK)
         t->loaded[r] = 1;
     return rc;
 }
 
-/* The tile width pinned by a marked mixed row (width_pinned): the rows of
- * the region with mixed cells and the fewest rows marked when none is yet.
- * 0 when no region's rows pin it (the whole index then checks it). */
-static int pin_width(raster_var *v, struct tile_index *t, int *pinned)
+/* The tile shape pinned by marked rows (shape_pinned): the rows of the
+ * region with mixed cells and the fewest rows marked when it is not yet.
+ * *pinned 0 when they do not pin it (the whole index then checks it). */
+static int pin_shape(raster_var *v, struct tile_index *t, int *pinned)
 {
     size_t best = SIZE_MAX;
-    for (size_t r = 0; !t->pinned && r < v->nregions; r++)
+    for (size_t r = 0; t->pins != 3 && r < v->nregions; r++)
         if (!t->loaded[r] && v->regions[r].mixed_cells > 0 &&
             v->regions[r].chunk_rows > 0 &&
             (best == SIZE_MAX ||
              v->regions[r].chunk_rows < v->regions[best].chunk_rows))
             best = r;
-    int rc = t->pinned || best == SIZE_MAX ? RASTER_OK
-                                            : load_region(v, t, best);
-    *pinned = t->pinned;
+    int rc = t->pins == 3 || best == SIZE_MAX ? RASTER_OK
+                                               : load_region(v, t, best);
+    *pinned = t->pins == 3;
     return rc;
 }
 
@@ -942,7 +947,7 @@ static int discover(raster_var *v, const slab *s, size_t ty0, size_t ty1,
     raster_free(row);
     int pinned = 1;
     if (rc == RASTER_OK && !*whole)
-        rc = pin_width(v, t, &pinned);
+        rc = pin_shape(v, t, &pinned);
     if (rc == RASTER_OK && !pinned)
         *whole = 1;
     return rc;
