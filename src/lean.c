@@ -188,7 +188,7 @@ static int unlimited_len(hid_t scale, hsize_t own, hsize_t *len)
 /* The dimension `name` with netCDF id `dimid` visible from group path
  * `grp` (it or an ancestor holds its scale): its length and whether it is
  * unlimited. */
-static int find_dim(hid_t fid, int view_ncid, const char *grp,
+static int find_dim(hid_t fid, const char *grp,
                     const char *name, int dimid, size_t *len,
                     unsigned char *unlimited)
 {
@@ -208,14 +208,7 @@ static int find_dim(hid_t fid, int view_ncid, const char *grp,
                 id == dimid && fileio_extent(d, dims, maxdims) == 1) {
                 hsize_t n = dims[0];
                 *unlimited = maxdims[0] == H5S_UNLIMITED;
-                size_t vlen;
-                /* a checked view (lean_view_scan): the placeholder covers
-                 * the stores, so netCDF's answer there is the length */
-                if (*unlimited && view_ncid >= 0)
-                    rc = nc_inq_dimlen(view_ncid, dimid, &vlen) == NC_NOERR
-                             ? (n = vlen, RASTER_OK)
-                             : RASTER_EFORMAT;
-                else if (*unlimited)
+                if (*unlimited)
                     rc = unlimited_len(d, dims[0], &n);
                 else
                     rc = RASTER_OK;
@@ -398,7 +391,7 @@ static int view_dims(int pgrp, meta_desc *d, char *const *names)
 /* The description attributes of group g (meta.c, load_description); a
  * view's dimensions from the caller's group pgrp of the placeholder
  * (view_dims), else (pgrp -1) from their HDF5 scales. */
-static int load_description(hid_t fid, int view_ncid, int pgrp, hid_t g,
+static int load_description(hid_t fid, int pgrp, hid_t g,
                             const char *path, meta_desc *d, char *names)
 {
     int version = 0, complete = 0;
@@ -435,7 +428,7 @@ static int load_description(hid_t fid, int view_ncid, int pgrp, hid_t g,
                            "placeholder's", path);
     for (int i = 0; i < d->ndims; i++) {
         int rc = pgrp >= 0 ? RASTER_OK
-                           : find_dim(fid, view_ncid, path, dimnames[i],
+                           : find_dim(fid, path, dimnames[i],
                                       d->dimids[i], &d->outer[i],
                                       &d->unlimited[i]);
         if (rc == RASTER_ENOMEM)
@@ -484,8 +477,7 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
         rc = LEAN_FAIL("%s: the caller's handle has no group %s", path,
                        parent);
     if (rc == RASTER_OK)
-        rc = load_description(fid, f->view ? f->caller_ncid : -1, pgrp, g,
-                              path, &d, dims);
+        rc = load_description(fid, pgrp, g, path, &d, dims);
     if (rc == RASTER_OK)
         rc = load_placeholder(fid, parent, &d);
     if (rc == RASTER_OK)
