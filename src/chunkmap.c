@@ -7,8 +7,10 @@
  * "OHDR"/"OCHK" blocks), its data layout message (version 3, chunked) and
  * the version-1 B-tree of raw data chunks ("TREE" nodes). Every length and
  * count is checked against the bytes actually read, and the result is
- * compared with HDF5's own answer for two chunks before anyone uses it: a
- * parse that is wrong anywhere is dropped, not trusted.
+ * compared with HDF5's own answers before anyone uses it (the first
+ * chunk's address, the last one's stored size, and the number of chunks
+ * when the walk left slots empty): a parse that is wrong anywhere is
+ * dropped, not trusted.
  */
 #include "chunkmap.h"
 
@@ -26,6 +28,7 @@
 #define MAX_BLOCKS 64    /* object header blocks followed */
 #define MAX_DEPTH 32     /* B-tree levels */
 #define MAX_RANK 33
+#define NODE_GUESS 4096  /* bytes read for a B-tree node at first */
 
 typedef struct walk {
     int fd;
@@ -78,6 +81,37 @@ static int fetch(walk *w, uint64_t a, size_t n)
         got += (size_t)r;
     }
     return 0;
+}
+
+/* Reads up to n bytes at file address a into w->buf, at least `least`
+ * (less than n only at the end of the file); the count in *got: 0 on
+ * success. */
+static int fetch_some(walk *w, uint64_t a, size_t n, size_t least,
+                      size_t *got)
+{
+    if (n > w->cap) {
+        unsigned char *b = raster_realloc(w->buf, n);
+        if (!b) {
+            w->oom = 1;
+            return -1;
+        }
+        w->buf = b;
+        w->cap = n;
+    }
+    if (a > (uint64_t)INT64_MAX - n)
+        return -1;
+    *got = 0;
+    while (*got < n) {
+        ssize_t r = pread(w->fd, w->buf + *got, n - *got, (off_t)(a + *got));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            break;
+        *got += (size_t)r;
+    }
+    return *got >= least ? 0 : -1;
 }
 
 /* The B-tree address in a version-3 chunked layout message, after
@@ -165,18 +199,21 @@ static uint64_t find_btree(walk *w, uint64_t oh)
 static int walk_node(walk *w, uint64_t a, int level, int depth)
 {
     size_t dims = (size_t)w->no + 2, keylen = 8 + 8 * dims;
-    size_t head = 8 + 2 * w->sa;
+    size_t head = 8 + 2 * w->sa, got = 0;
+    /* the header and, most often, the whole node in one read */
     if (depth > MAX_DEPTH || ++w->nodes > 2 * w->total + 64 ||
-        fetch(w, a, head) != 0 || memcmp(w->buf, "TREE", 4) != 0 ||
-        w->buf[4] != 1 || (level >= 0 && w->buf[5] != level))
+        fetch_some(w, a, NODE_GUESS, head, &got) != 0 ||
+        memcmp(w->buf, "TREE", 4) != 0 || w->buf[4] != 1 ||
+        (level >= 0 && w->buf[5] != level))
         return -1;
     int lev = w->buf[5];
     size_t n = (size_t)le(w->buf + 6, 2);
     if (n == 0)
         return 0;
     size_t bytes = n * (keylen + w->sa) + keylen;
-    if (fetch(w, a + head, bytes) != 0)
+    if (head + bytes > got && fetch(w, a, head + bytes) != 0)
         return -1;
+    const unsigned char *body = w->buf + head;
     /* children of an inner node: copied out, w->buf is reused below */
     uint64_t *kids = lev > 0 ? raster_reallocarray(NULL, n, sizeof *kids)
                              : NULL;
@@ -186,7 +223,7 @@ static int walk_node(walk *w, uint64_t a, int level, int depth)
     }
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
-        const unsigned char *key = w->buf + i * (keylen + w->sa);
+        const unsigned char *key = body + i * (keylen + w->sa);
         uint64_t child = le(key + keylen, w->sa);
         if (undefined(child, w->sa)) {
             rc = -1;
@@ -246,6 +283,23 @@ static int64_t h5_addr(hid_t did, const walk *w, size_t lin)
         (mask != 0 || size != w->sizes[lin]))
         return -2;
     return a == HADDR_UNDEF ? -1 : (int64_t)a;
+}
+
+/* 1 when HDF5 finds chunk `lin` with the stored size the walk read: by
+ * H5Dget_chunk_storage_size, which looks the one chunk up in the B-tree
+ * (H5Dget_chunk_info_by_coord iterates over the chunks before it: the
+ * whole tree for the last one); 0 when it differs, -1 on error. */
+static int h5_size(hid_t did, const walk *w, size_t lin)
+{
+    hsize_t off[MAX_RANK], size = 0;
+    size_t rest = lin;
+    for (int d = w->no; d >= 0; d--) {
+        off[d] = (hsize_t)((rest % w->nck[d]) * w->ck[d]);
+        rest /= w->nck[d];
+    }
+    if (H5Dget_chunk_storage_size(did, off, &size) < 0)
+        return -1;
+    return size == (w->sizes ? w->sizes[lin] : w->chunk_bytes);
 }
 
 /* Sizes of addresses and lengths, and the user block, of did's file: 0
@@ -329,9 +383,7 @@ int chunkmap_read_sized(int fd, int64_t did, int no, const size_t *ck,
             return 0;
     uint64_t oh = 0;
     hsize_t nalloc = 0;
-    if (file_sizes((hid_t)did, &w) != 0 ||
-        header_addr((hid_t)did, &oh) != 0 ||
-        num_chunks((hid_t)did, &nalloc) != 0)
+    if (file_sizes((hid_t)did, &w) != 0 || header_addr((hid_t)did, &oh) != 0)
         return 0;
     w.addr = raster_reallocarray(NULL, total, sizeof *w.addr);
     w.sizes = sizes ? raster_reallocarray(NULL, total, sizeof *w.sizes)
@@ -344,8 +396,14 @@ int chunkmap_read_sized(int fd, int64_t did, int no, const size_t *ck,
     for (size_t i = 0; i < total; i++)
         w.addr[i] = -1;
     uint64_t root = find_btree(&w, oh);
+    /* every chunk HDF5 holds found: a walk that filled every slot of the
+     * grid (chunks listed twice refused) cannot have missed one, so HDF5's
+     * count, a walk of the whole tree of its own, is asked only when some
+     * slots stayed empty (unwritten, or skipped by a bad parse) */
     int ok = root != 0 && walk_node(&w, root, -1, 0) == 0 &&
-             w.found == (size_t)nalloc;
+             (w.found == total ||
+              (num_chunks((hid_t)did, &nalloc) == 0 &&
+               w.found == (size_t)nalloc));
     /* HDF5 must agree on the first and the last chunk written */
     size_t first = total, last = total;
     for (size_t i = 0; ok && i < total; i++)
@@ -356,7 +414,7 @@ int chunkmap_read_sized(int fd, int64_t did, int no, const size_t *ck,
         }
     if (ok && first < total)
         ok = h5_addr((hid_t)did, &w, first) == w.addr[first] &&
-             h5_addr((hid_t)did, &w, last) == w.addr[last];
+             h5_size((hid_t)did, &w, last) == 1;
     if (ok)
         memcpy(addr, w.addr, total * sizeof *addr);
     if (ok && sizes)

@@ -92,7 +92,7 @@ void fileio_close_stores(raster_var *v)
     v->store_did = NULL;
 }
 
-int64_t fileio_store_kept(raster_var *v, size_t s)
+static int kept_slots(raster_var *v)
 {
     if (!v->store_did) {
         v->store_did = raster_reallocarray(NULL, v->nregions + 1,
@@ -102,8 +102,21 @@ int64_t fileio_store_kept(raster_var *v, size_t s)
         for (size_t k = 0; k <= v->nregions; k++)
             v->store_did[k] = -1;
     }
-    if (v->store_did[s] < 0)
+    return 0;
+}
+
+int64_t fileio_store_kept(raster_var *v, size_t s)
+{
+    if (kept_slots(v) != 0)
+        return -1;
+    if (v->store_did[s] < 0 && v->file->lean) {
+        /* fileio_store keeps it, with the caller's reference more */
+        hid_t d = (hid_t)fileio_store(v, s);
+        if (d >= 0)
+            H5Idec_ref(d);
+    } else if (v->store_did[s] < 0) {
         v->store_did[s] = fileio_store(v, s);
+    }
     return v->store_did[s];
 }
 
@@ -113,8 +126,20 @@ int64_t fileio_store(raster_var *v, size_t s)
         char rel[48];
         if (v->store_cells[s] == 0)
             return -1;
+        /* a lean file's store, opened by path, stays open (store_did) and
+         * is handed out with a reference more, which the caller's H5Dclose
+         * drops: the first read of a store opened it twice (its checks,
+         * then its chunk index), a tenth of a point's first read */
+        if (v->store_did && v->store_did[s] >= 0)
+            return H5Iinc_ref((hid_t)v->store_did[s]) > 0
+                       ? v->store_did[s]
+                       : -1;
         fileio_store_path(v, s, rel, sizeof rel);
-        return fileio_var_dataset(v, rel);
+        hid_t d = (hid_t)fileio_var_dataset(v, rel);
+        /* the slots come with the variable (lean.c, load_var) */
+        if (d >= 0 && v->store_did && H5Iinc_ref(d) > 0)
+            v->store_did[s] = d;
+        return d;
     }
     if (v->store_var[s] < 0)
         return -1;
@@ -404,6 +429,32 @@ static hid_t open_2d(const raster_var *v, const char *name, const int *types,
     return d;
 }
 
+/* Whole rows [y0, y0+ny) of table d (nx int64 per row) of a read-only
+ * file read with pread into buf when HDF5 stores them as plain bytes in
+ * one piece: 1 when read. H5Dread of a few rows cost about 100 K
+ * instructions, a tenth of a point's first read (tiles.c, load_region). */
+static int table_direct(const raster_var *v, hid_t d, size_t y0, size_t ny,
+                        size_t nx, void *buf)
+{
+    const raster_file *f = v->file;
+    if (f->writable || f->fd < 0)
+        return 0;
+    hid_t dcpl = H5Dget_create_plist(d);
+    haddr_t addr = H5Dget_offset(d);
+    size_t row = nx * sizeof(long long);
+    int ok = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
+             fileio_plain(d, dcpl, sizeof(long long)) &&
+             addr != HADDR_UNDEF && addr <= (haddr_t)INT64_MAX &&
+             (uint64_t)(y0 + ny) <= ((uint64_t)INT64_MAX - addr) / row;
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (!ok)
+        return 0;
+    /* a failed pread leaves the table to HDF5, which reports it */
+    return fileio_pread(f->fd, buf, ny * row, (off_t)(addr + y0 * row),
+                        "a table") == RASTER_OK;
+}
+
 /* Reads the block [y0, y0+ny) x [x0, x0+nx) of open_2d's dataset `name`
  * into buf, of type mem in memory, checked to lie inside it. */
 static int read_block(const raster_var *v, const char *name,
@@ -422,7 +473,10 @@ static int read_block(const raster_var *v, const char *name,
                  ? RASTER_OK
                  : raster_fail(RASTER_EFORMAT, "%s: %s of the wrong type or "
                                "shape", v->name, name);
-    if (rc == RASTER_OK && ny > 0 && nx > 0) {
+    if (rc == RASTER_OK && ny > 0 && nx > 0 && nx == dims[1] &&
+        mem == H5T_NATIVE_LLONG && table_direct(v, d, y0, ny, nx, buf)) {
+        /* read with pread */
+    } else if (rc == RASTER_OK && ny > 0 && nx > 0) {
         hsize_t start[2] = {y0, x0}, count[2] = {ny, nx};
         hid_t fs = H5Dget_space(d), ms = H5Screate_simple(2, count, NULL);
         if (fs < 0 || ms < 0 ||

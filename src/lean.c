@@ -27,6 +27,7 @@
 #include "fileio.h"
 #include "integrity.h"
 #include "mask.h"
+#include "maskio.h"
 #include "meta.h"
 #include "regions.h"
 #include "state.h"
@@ -46,8 +47,9 @@ static int att_open(hid_t obj, const char *name, att *t)
 {
     t->id = t->type = -1;
     t->n = -1;
-    if (H5Aexists(obj, name) <= 0 ||
-        (t->id = H5Aopen(obj, name, H5P_DEFAULT)) < 0)
+    /* no H5Aexists first (a second lookup): lean_open and lean_view_scan,
+     * the only callers, turn HDF5's error printing off */
+    if ((t->id = H5Aopen(obj, name, H5P_DEFAULT)) < 0)
         return -1;
     hid_t space = H5Aget_space(t->id);
     t->type = H5Aget_type(t->id);
@@ -186,7 +188,7 @@ static int unlimited_len(hid_t scale, hsize_t own, hsize_t *len)
 /* The dimension `name` with netCDF id `dimid` visible from group path
  * `grp` (it or an ancestor holds its scale): its length and whether it is
  * unlimited. */
-static int find_dim(hid_t fid, int view_ncid, const char *grp,
+static int find_dim(hid_t fid, const char *grp,
                     const char *name, int dimid, size_t *len,
                     unsigned char *unlimited)
 {
@@ -206,14 +208,7 @@ static int find_dim(hid_t fid, int view_ncid, const char *grp,
                 id == dimid && fileio_extent(d, dims, maxdims) == 1) {
                 hsize_t n = dims[0];
                 *unlimited = maxdims[0] == H5S_UNLIMITED;
-                size_t vlen;
-                /* a checked view (lean_view_scan): the placeholder covers
-                 * the stores, so netCDF's answer there is the length */
-                if (*unlimited && view_ncid >= 0)
-                    rc = nc_inq_dimlen(view_ncid, dimid, &vlen) == NC_NOERR
-                             ? (n = vlen, RASTER_OK)
-                             : RASTER_EFORMAT;
-                else if (*unlimited)
+                if (*unlimited)
                     rc = unlimited_len(d, dims[0], &n);
                 else
                     rc = RASTER_OK;
@@ -257,11 +252,12 @@ static int is_kind(hid_t g, const char *name, H5O_type_t kind)
 
 /* The stored mask: 2-D over the grid, an integer type netCDF gives a
  * stored mask, on the grid's dimensions; its names. */
-static int load_mask(hid_t g, const meta_desc *d, raster_mask **mask)
+static int load_mask(hid_t g, const meta_desc *d, raster_mask **mask,
+                     hid_t *keep)
 {
-    hid_t m = is_kind(g, "mask", H5O_TYPE_DATASET)
-                  ? H5Dopen2(g, "mask", H5P_DEFAULT)
-                  : -1;
+    *keep = -1;
+    /* anything but a dataset fails to open (errors are off) */
+    hid_t m = H5Dopen2(g, "mask", H5P_DEFAULT);
     hid_t type = m >= 0 ? H5Dget_type(m) : -1;
     hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
     int ok = type >= 0 &&
@@ -298,7 +294,9 @@ static int load_mask(hid_t g, const meta_desc *d, raster_mask **mask)
     raster_free(meanings);
     if (type >= 0)
         H5Tclose(type);
-    if (m >= 0)
+    if (m >= 0 && rc == RASTER_OK)
+        *keep = m; /* for maskio_probe, once the variable exists */
+    else if (m >= 0)
         H5Dclose(m);
     return rc;
 }
@@ -312,9 +310,7 @@ static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
                          strcmp(parent, "/") ? parent : "", d->name) >=
         sizeof path)
         return LEAN_FAIL("%s: path too long", d->name);
-    hid_t p = is_kind(fid, path, H5O_TYPE_DATASET)
-                  ? H5Dopen2(fid, path, H5P_DEFAULT)
-                  : -1;
+    hid_t p = H5Dopen2(fid, path, H5P_DEFAULT); /* errors are off */
     hid_t type = p >= 0 ? H5Dget_type(p) : -1;
     hsize_t dims[RASTER_MAX_DIMS + 1], maxdims[RASTER_MAX_DIMS + 1];
     int ok = type >= 0 && fileio_holds(type, d->xtype) == 1 &&
@@ -351,8 +347,51 @@ static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
                           "another type or shape", d->name);
 }
 
-/* The description attributes of group g (meta.c, load_description). */
-static int load_description(hid_t fid, int view_ncid, hid_t g,
+/* 1 when dimension id `dim` of the caller's handle is unlimited: netCDF
+ * lists a group's own, so grp and its ancestors are asked. */
+static int view_unlimited(int grp, int dim)
+{
+    for (;;) {
+        int n = 0, ids[NC_MAX_DIMS];
+        if (nc_inq_unlimdims(grp, &n, NULL) != NC_NOERR || n < 0 ||
+            n > NC_MAX_DIMS || nc_inq_unlimdims(grp, NULL, ids) != NC_NOERR)
+            return -1;
+        for (int i = 0; i < n; i++)
+            if (ids[i] == dim)
+                return 1;
+        if (nc_inq_grp_parent(grp, &grp) != NC_NOERR)
+            return 0; /* the root asked */
+    }
+}
+
+/* A view's dimensions (find_dim's answers) from the caller's handle,
+ * which netCDF opened with everything but the storage and keeps in
+ * memory (asking about the placeholder itself would have netCDF read its
+ * metadata, a load of its own): each name found as netCDF finds it from
+ * the placeholder's group pgrp, with the id the description records (the
+ * ids the placeholder's dimensions have in the file, coords_are), its
+ * length and whether it is unlimited. A handle that numbers them
+ * otherwise is declined (view_load then opens the file whole). */
+static int view_dims(int pgrp, meta_desc *d, char *const *names)
+{
+    for (int i = 0; i < d->ndims; i++) {
+        int id, u;
+        size_t len;
+        if (nc_inq_dimid(pgrp, names[i], &id) != NC_NOERR ||
+            id != d->dimids[i] ||
+            nc_inq_dimlen(pgrp, id, &len) != NC_NOERR ||
+            (u = view_unlimited(pgrp, id)) < 0)
+            return RASTER_EFORMAT;
+        d->outer[i] = len;
+        d->unlimited[i] = (unsigned char)u;
+    }
+    return RASTER_OK;
+}
+
+/* The description attributes of group g (meta.c, load_description); a
+ * view's dimensions from the caller's group pgrp of the placeholder
+ * (view_dims), else (pgrp -1) from their HDF5 scales. */
+static int load_description(hid_t fid, int pgrp, hid_t g,
                             const char *path, meta_desc *d, char *names)
 {
     int version = 0, complete = 0;
@@ -384,9 +423,14 @@ static int load_description(hid_t fid, int view_ncid, hid_t g,
             0 ||
         n2 != (size_t)d->ndims)
         return raster_fail(RASTER_EFORMAT, "%s: unreadable description", path);
+    if (pgrp >= 0 && view_dims(pgrp, d, dimnames) != RASTER_OK)
+        return raster_fail(RASTER_EFORMAT, "%s: dimensions not the "
+                           "placeholder's", path);
     for (int i = 0; i < d->ndims; i++) {
-        int rc = find_dim(fid, view_ncid, path, dimnames[i], d->dimids[i],
-                          &d->outer[i], &d->unlimited[i]);
+        int rc = pgrp >= 0 ? RASTER_OK
+                           : find_dim(fid, path, dimnames[i],
+                                      d->dimids[i], &d->outer[i],
+                                      &d->unlimited[i]);
         if (rc == RASTER_ENOMEM)
             return rc;
         if (rc || ch[i] == 0 || ch[i] > SIZE_MAX)
@@ -417,6 +461,7 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
     char *name = NULL, *dims = NULL;
     long long *summary = NULL;
     raster_mask *mask = NULL;
+    hid_t maskd = -1;
     int rc = att_text(g, ATT_VARIABLE, &name, &nlen);
     if (rc == RASTER_OK)
         rc = att_text(g, "raster_dims", &dims, &dlen);
@@ -425,13 +470,18 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
          dlen >= RASTER_MAX_DIMS * (NC_MAX_NAME + 1) + 1))
         rc = LEAN_FAIL("%s: no variable name or dimensions", path);
     d.name = name;
+    /* a view: the placeholder's group in the caller's handle */
+    int pgrp = -1;
+    if (rc == RASTER_OK && f->view &&
+        nc_inq_grp_full_ncid(f->caller_ncid, parent, &pgrp) != NC_NOERR)
+        rc = LEAN_FAIL("%s: the caller's handle has no group %s", path,
+                       parent);
     if (rc == RASTER_OK)
-        rc = load_description(fid, f->view ? f->caller_ncid : -1, g, path,
-                              &d, dims);
+        rc = load_description(fid, pgrp, g, path, &d, dims);
     if (rc == RASTER_OK)
         rc = load_placeholder(fid, parent, &d);
     if (rc == RASTER_OK)
-        rc = load_mask(g, &d, &mask);
+        rc = load_mask(g, &d, &mask, &maskd);
     /* the summary: as many rows as it says, each naming a region group */
     size_t len = 0;
     att t = {-1, -1, -1};
@@ -460,11 +510,28 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
     raster_var *v = NULL;
     if (rc == RASTER_OK)
         rc = meta_var_lean(f, &d, &mask, summary, len, &v);
+    /* the stores' dataset ids, kept open once a read opens them
+     * (fileio_store) */
+    if (rc == RASTER_OK &&
+        !(v->store_did = raster_reallocarray(NULL, v->nregions + 1,
+                                             sizeof *v->store_did)))
+        rc = raster_fail(RASTER_ENOMEM, "out of memory loading %s", path);
+    for (size_t s = 0; rc == RASTER_OK && s <= v->nregions; s++)
+        v->store_did[s] = -1;
+    /* how maskio reads the mask, while its dataset is open */
+    if (rc == RASTER_OK && maskd >= 0)
+        maskio_probe(v, maskd);
+    if (maskd >= 0)
+        H5Dclose(maskd);
     /* each region's group, and each store with cells (meta.c,
-     * load_store); the stores' type and shape when first read */
+     * load_store); the stores' type and shape when first read. A view
+     * (the shim's read-only open) leaves this to its reads: two HDF5
+     * lookups per region were a third of the load, a point's read opens
+     * one store, and a store missing then fails that read (fileio_store
+     * finds nothing; netCDF's binding, ncbind.c, refuses the file) */
     /* format 4: no region groups, one store for all */
     for (size_t r = v && v->format >= 4 ? v->nregions : 0;
-         rc == RASTER_OK && r <= v->nregions; r++) {
+         rc == RASTER_OK && !f->view && r <= v->nregions; r++) {
         char store[48], gname[48];
         fileio_store_path(v, r, store, sizeof store);
         snprintf(gname, sizeof gname, "%.*s", (int)(strchr(store, '/') - store),
@@ -512,8 +579,6 @@ static herr_t visit(hid_t g, const char *name, const H5L_info_t *info,
         w->rc = LEAN_FAIL("%s: a link that is not an object", name);
         return -1;
     }
-    if (!is_kind(g, name, H5O_TYPE_GROUP))
-        return 0;
     char path[PATH_BYTES];
     if ((size_t)snprintf(path, sizeof path, "%s/%s",
                          strcmp(w->path, "/") ? w->path : "", name) >=
@@ -521,6 +586,15 @@ static herr_t visit(hid_t g, const char *name, const H5L_info_t *info,
         w->rc = LEAN_FAIL("%s: path too long", name);
         return -1;
     }
+    /* a view's storage is named raster_* (lean_view_scan took no other),
+     * and every other group is one the caller's netCDF shows: the rest
+     * need no look at their object header (a tenth of a load) */
+    int grp;
+    if (w->f->view && strncmp(name, "raster_", 7) != 0 &&
+        nc_inq_grp_full_ncid(w->f->caller_ncid, path, &grp) != NC_NOERR)
+        return 0;
+    if (!is_kind(g, name, H5O_TYPE_GROUP))
+        return 0;
     hid_t c = H5Gopen2(g, name, H5P_DEFAULT);
     if (c < 0) {
         w->rc = LEAN_FAIL("%s: unreadable group", path);

@@ -19,11 +19,8 @@
 
 /* Byte offset and value size of v's mask, or 0 when HDF5 says it cannot
  * be read as plain bytes. */
-static int probe(raster_var *v)
+static int probe_did(raster_var *v, hid_t did)
 {
-    hid_t did = (hid_t)fileio_var_dataset(v, "mask");
-    if (did < 0)
-        return 0;
     int ok = 0;
     hid_t dcpl = H5Dget_create_plist(did), type = H5Dget_type(did);
     hid_t space = H5Dget_space(did);
@@ -50,8 +47,25 @@ static int probe(raster_var *v)
         H5Tclose(type);
     if (dcpl >= 0)
         H5Pclose(dcpl);
+    return ok;
+}
+
+static int probe(raster_var *v)
+{
+    hid_t did = (hid_t)fileio_var_dataset(v, "mask");
+    if (did < 0)
+        return 0;
+    int ok = probe_did(v, did);
     H5Dclose(did);
     return ok;
+}
+
+void maskio_probe(raster_var *v, int64_t did)
+{
+    lazy_lock(v->file);
+    if (v->mask_io == 0 && !v->file->writable)
+        v->mask_io = probe_did(v, (hid_t)did) ? 1 : -1;
+    lazy_unlock(v->file);
 }
 
 int maskio_usable(raster_var *v)

@@ -23,6 +23,11 @@
  * 0 (the caller reads through netCDF instead). */
 int maskio_usable(raster_var *v);
 
+/* maskio_usable's look at the mask, from its HDF5 dataset did (an hid_t)
+ * that the caller has open (lean.c, loading the variable): 0 HDF5 calls
+ * more. maskio_usable still wants the file's fd. */
+void maskio_probe(raster_var *v, int64_t did);
+
 /* Rows [y0, y0 + ny) x columns [x0, x0 + nx) of the mask into buf (ny * nx
  * ints, row-major). maskio_usable(v) must be 1. RASTER_OK, RASTER_EIO or
  * RASTER_ENOMEM. */

@@ -43,6 +43,12 @@ struct tile_index {
     uint32_t *sum;      /* mixed tiles: the CRC32C of their mask
                            (integrity.h); NULL in files without them */
     struct piece_memo *memo; /* the last small box's pieces (tiles_pieces) */
+    /* partial (load_partial): only the rows of the regions a read's tiles
+     * name are marked; NULL once the whole table is */
+    unsigned char *loaded; /* per region: its rows marked */
+    uint32_t *csum;        /* per region: its rows' checksum */
+    int pins;              /* marked rows fixing the tile's height (1)
+                              and width (2), shape_pinned */
 };
 
 /* The pieces of the last small hyperslab read (its grid box: start,
@@ -86,8 +92,18 @@ void tiles_free(raster_var *v)
     raster_free(t->share);
     raster_free(t->sum);
     memo_free(t->memo);
+    raster_free(t->loaded);
+    raster_free(t->csum);
     raster_free(t);
     v->tiles = NULL;
+}
+
+int tiles_state(raster_var *v)
+{
+    lazy_lock(v->file);
+    int st = !v->tiles ? 0 : v->tiles->loaded ? 1 : 2;
+    lazy_unlock(v->file);
+    return st;
 }
 
 int tiles_usable(const raster_var *v)
@@ -418,6 +434,26 @@ static int check_tile(raster_var *v, const struct tile_index *t)
     return rc;
 }
 
+/* 1 when the rows just checked (mark_region) fix the tile shape
+ * themselves: a row that does not end at the grid's last row is exactly
+ * one tile high, pinning th, and a mixed row not at the grid's right edge
+ * exactly one tile wide, pinning tw (pure rows may span several tiles).
+ * Then check_tile's cross-check with a region's runs (the tile index's
+ * costliest step) adds nothing. *pins collects the two across calls
+ * (bit 1: height, bit 2: width). */
+static int shape_pinned(const raster_var *v, const struct tile_index *t,
+                        const long long *rows, size_t n, int *pins)
+{
+    for (size_t i = 0; i < n && *pins != 3; i++) {
+        row c = row_at(rows, i);
+        if (c.y0 + c.h < v->ny && c.h == t->th)
+            *pins |= 1;
+        if (c.mixed && c.x0 + c.w < v->nx && c.w == t->tw)
+            *pins |= 2;
+    }
+    return *pins == 3;
+}
+
 static int load(raster_var *v)
 {
     int nd = v->ndims, maskvar;
@@ -461,7 +497,8 @@ static int load(raster_var *v)
         rc = fill_shares(v, t, rows, n, counts);
     if (rc == RASTER_OK && v->sums)
         rc = load_tile_sums(v, t);
-    if (rc == RASTER_OK)
+    int pins = 0;
+    if (rc == RASTER_OK && !shape_pinned(v, t, rows, n, &pins))
         rc = check_tile(v, t);
     raster_free(rows);
     raster_free(counts);
@@ -855,6 +892,183 @@ static void memo_put(raster_var *v, const size_t *box, piece *p, size_t n)
     t->memo->n = n;
 }
 
+/* ---- the partial index ------------------------------------------------ */
+
+/* A small read of a file with checksums (a point's series, a short band)
+ * marks only the rows of the regions its tiles' mask names: each
+ * region's rows are read alone and checked against their checksum before
+ * any is trusted, then checked as load() checks them (mark_region). What
+ * only the whole table shows, a tile claimed by two regions' rows that
+ * each match their checksum, is not looked for: those rows are as the
+ * writer wrote them, and the writer gives each tile to one chunk. A read
+ * touching a mixed tile, or more tiles than PARTIAL_TILES, builds the
+ * whole index instead (mixed tiles' mask checksums are numbered over all
+ * mixed tiles). */
+#define PARTIAL_TILES 16
+
+/* 1 when slab s spans at most PARTIAL_TILES tiles of v's tile shape. */
+static int few_tiles(const raster_var *v, const slab *s)
+{
+    size_t th = v->chunk[v->ndims - 2], tw = v->chunk[v->ndims - 1];
+    if (th == 0 || tw == 0)
+        return 0; /* load() refuses it */
+    size_t rows = (s->yend - 1) / th - s->ys / th + 1;
+    size_t cols = (s->xend - 1) / tw - s->xs / tw + 1;
+    return rows <= PARTIAL_TILES && cols <= PARTIAL_TILES / rows;
+}
+
+static int partial_usable(const raster_var *v)
+{
+    return v->sums && v->file->lean && v->format >= 3 &&
+           maskio_usable((raster_var *)v);
+}
+
+static int load_partial(raster_var *v)
+{
+    int nd = v->ndims;
+    size_t th = v->chunk[nd - 2], tw = v->chunk[nd - 1];
+    if (th == 0 || tw == 0 || th > v->ny || tw > v->nx)
+        return raster_fail(
+            RASTER_EFORMAT,
+            "%s: tile %zu x %zu does not fit its %zu x %zu grid", v->name, th,
+            tw, v->ny, v->nx);
+    int maskvar, rc = regions_mask_var(v, &maskvar);
+    if (rc)
+        return rc;
+    struct tile_index *t = raster_calloc(1, sizeof *t);
+    if (!t)
+        return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                           v->name);
+    v->tiles = t;
+    t->th = th;
+    t->tw = tw;
+    t->nty = (v->ny + th - 1) / th;
+    t->ntx = (v->nx + tw - 1) / tw;
+    t->maskvar = maskvar;
+    size_t ntiles = t->nty * t->ntx, nr = v->nregions ? v->nregions : 1;
+    t->kind = raster_reallocarray(NULL, ntiles, sizeof *t->kind);
+    t->off = raster_calloc(ntiles, sizeof *t->off);
+    t->nshare = raster_calloc(ntiles, sizeof *t->nshare);
+    t->loaded = raster_calloc(nr, 1);
+    t->csum = raster_reallocarray(NULL, nr, sizeof *t->csum);
+    if (!t->kind || !t->off || !t->nshare || !t->loaded || !t->csum)
+        rc = raster_fail(RASTER_ENOMEM, "out of memory indexing %s", v->name);
+    else
+        rc = sums_table_att(v, "chunks", v->nregions, t->csum);
+    if (rc == RASTER_OK)
+        memset(t->kind, 0xff, ntiles * sizeof *t->kind); /* TILE_UNSET */
+    if (rc)
+        tiles_free(v);
+    return rc;
+}
+
+/* Marks region r's rows of `chunks`, checked against their checksum. */
+static int load_region(raster_var *v, struct tile_index *t, size_t r)
+{
+    size_t first = 0, count = 0;
+    int rc = chunk_rows(v, r, &first, &count);
+    if (rc)
+        return rc;
+    if (count == 0)
+        return bad_table(v, "region %d has no rows",
+                         (int)v->regions[r].id);
+    long long *rows = raster_reallocarray(NULL, count,
+                                          CHUNK_FIELDS * sizeof *rows);
+    if (!rows)
+        return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                           v->name);
+    /* fileio_table checks the rows lie in the table */
+    rc = fileio_table(v, "chunks", CHUNK_FIELDS, first, count, rows);
+    if (rc == RASTER_OK &&
+        sums_region_rows(v->regions[r].id, rows, count * CHUNK_FIELDS) !=
+            t->csum[r])
+        rc = bad_table(v, "the rows of region %d do not match their "
+                       "checksum", (int)v->regions[r].id);
+    if (rc == RASTER_OK)
+        rc = mark_region(v, t, r, rows, 0, count);
+    if (rc == RASTER_OK)
+        shape_pinned(v, t, rows, count, &t->pins);
+    raster_free(rows);
+    if (rc == RASTER_OK)
+        t->loaded[r] = 1;
+    return rc;
+}
+
+/* The tile shape pinned by marked rows (shape_pinned): the rows of the
+ * region with mixed cells and the fewest rows marked when it is not yet.
+ * *pinned 0 when they do not pin it (the whole index then checks it). */
+static int pin_shape(raster_var *v, struct tile_index *t, int *pinned)
+{
+    size_t best = SIZE_MAX;
+    for (size_t r = 0; t->pins != 3 && r < v->nregions; r++)
+        if (!t->loaded[r] && v->regions[r].mixed_cells > 0 &&
+            v->regions[r].chunk_rows > 0 &&
+            (best == SIZE_MAX ||
+             v->regions[r].chunk_rows < v->regions[best].chunk_rows))
+            best = r;
+    int rc = t->pins == 3 || best == SIZE_MAX ? RASTER_OK
+                                               : load_region(v, t, best);
+    *pinned = t->pins == 3;
+    return rc;
+}
+
+/* The tiles a read serves, in a partial index: each one not yet known is
+ * given its regions from its first served mask row (maskio_rows). *whole
+ * is set when the read needs the whole index instead. */
+static int discover(raster_var *v, const slab *s, size_t ty0, size_t ty1,
+                    size_t tx0, size_t tx1, int *whole)
+{
+    struct tile_index *t = v->tiles;
+    *whole = 0;
+    if ((ty1 - ty0) * (tx1 - tx0) > PARTIAL_TILES) {
+        *whole = 1;
+        return RASTER_OK;
+    }
+    int *row = raster_reallocarray(NULL, t->tw, sizeof *row);
+    int rc = row ? RASTER_OK
+                 : raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                               v->name);
+    for (size_t ty = ty0; ty < ty1 && rc == RASTER_OK && !*whole; ty++) {
+        size_t y0 = ty * t->th, h = tile_extent(y0, t->th, v->ny);
+        size_t yf = first_at(y0, s->ys, s->sy);
+        if (yf >= y0 + h || yf >= s->yend)
+            continue; /* the stride steps over this tile row */
+        for (size_t tx = tx0; tx < tx1 && rc == RASTER_OK && !*whole;
+             tx++) {
+            size_t x0 = tx * t->tw, w = tile_extent(x0, t->tw, v->nx);
+            size_t k = ty * t->ntx + tx;
+            if (!cols_served(s, x0, w) || t->kind[k] < v->nregions)
+                continue; /* not read, or known pure */
+            if (t->kind[k] == TILE_UNSET &&
+                (rc = maskio_rows(v, yf, 1, x0, w, row)) == RASTER_OK) {
+                for (size_t x = 0; x < w && rc == RASTER_OK; x++) {
+                    if (x > 0 && row[x] == row[x - 1])
+                        continue;
+                    long r = regions_pos(v, row[x]);
+                    if (r < 0)
+                        rc = raster_fail(RASTER_EFORMAT, "%s: the mask gives "
+                                         "grid cell (%zu, %zu) region %d, "
+                                         "which the file does not hold",
+                                         v->name, yf, x0 + x, row[x]);
+                    else if (!t->loaded[r])
+                        rc = load_region(v, t, (size_t)r);
+                }
+                if (rc == RASTER_OK && t->kind[k] == TILE_UNSET)
+                    rc = bad_table(v, "tile (%zu, %zu) belongs to no chunk "
+                                   "of the regions its mask names", ty, tx);
+            }
+            *whole = rc == RASTER_OK && t->kind[k] == TILE_MIXED;
+        }
+    }
+    raster_free(row);
+    int pinned = 1;
+    if (rc == RASTER_OK && !*whole)
+        rc = pin_shape(v, t, &pinned);
+    if (rc == RASTER_OK && !pinned)
+        *whole = 1;
+    return rc;
+}
+
 int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
                  const ptrdiff_t *stride, piece **out, size_t *n)
 {
@@ -865,23 +1079,46 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
         return RASTER_OK;
     size_t box[6] = {start[dy], count[dy], stride ? (size_t)stride[dy] : 1,
                      start[dx], count[dx], stride ? (size_t)stride[dx] : 1};
-    lazy_lock(v->file);
-    rc = v->tiles ? RASTER_OK : load(v);
-    int hit = rc == RASTER_OK && memo_take(v, box, out, n, &rc);
-    lazy_unlock(v->file);
-    if (rc || hit)
-        return rc;
-    const struct tile_index *t = v->tiles;
     slab s = {.ys = start[dy], .sy = stride ? (size_t)stride[dy] : 1,
               .xs = start[dx], .sx = stride ? (size_t)stride[dx] : 1,
-              .cx = count[dx], .maxstep = t->th * t->tw};
-    s.maxstep = s.maxstep < PIECE_STEP_MAX ? s.maxstep : PIECE_STEP_MAX;
+              .cx = count[dx]};
+    s.yend = s.ys + (count[dy] - 1) * s.sy + 1;
+    s.xend = s.xs + (count[dx] - 1) * s.sx + 1;
+    /* a partial index changes as reads mark more regions, or is replaced
+     * by the whole one: reads on it hold the lock throughout; the whole
+     * index never changes once built. A box read before is in the memo
+     * (the index it was read through still stands: replacing an index
+     * drops its memo). */
+    lazy_lock(v->file);
+    rc = v->tiles ? RASTER_OK
+                  : few_tiles(v, &s) && partial_usable(v) ? load_partial(v)
+                                                          : load(v);
+    if (rc == RASTER_OK && memo_take(v, box, out, n, &rc)) {
+        lazy_unlock(v->file);
+        return rc;
+    }
+    int whole = 0, locked = rc == RASTER_OK && v->tiles->loaded;
+    if (locked) {
+        const struct tile_index *p = v->tiles;
+        rc = discover(v, &s, s.ys / p->th, (s.yend - 1) / p->th + 1,
+                      s.xs / p->tw, (s.xend - 1) / p->tw + 1, &whole);
+        if (rc == RASTER_OK && whole) {
+            tiles_free(v);
+            rc = load(v);
+        }
+    }
+    if (!locked || whole || rc)
+        lazy_unlock(v->file);
+    locked = locked && !whole && rc == RASTER_OK;
+    if (rc)
+        return rc;
+    const struct tile_index *t = v->tiles;
+    s.maxstep = t->th * t->tw < PIECE_STEP_MAX ? t->th * t->tw
+                                                : PIECE_STEP_MAX;
     /* a large box goes by windows (chunkio.c), which take plain pieces:
      * merging rows there would only be undone */
     if (count[dy] * count[dx] > MEMO_BYTES / v->elem)
         s.maxstep = 0;
-    s.yend = s.ys + (count[dy] - 1) * s.sy + 1;
-    s.xend = s.xs + (count[dx] - 1) * s.sx + 1;
     size_t tx0 = s.xs / t->tw, tx1 = (s.xend - 1) / t->tw + 1;
     size_t bx0 = tx0 * t->tw;
     size_t bx1 = tx1 * t->tw < v->nx ? tx1 * t->tw : v->nx, bw = bx1 - bx0;
@@ -914,13 +1151,18 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
     }
     raster_free(band);
     raster_free(used);
+    if (rc == RASTER_OK) {
+        if (!locked)
+            lazy_lock(v->file);
+        memo_put(v, box, s.p, s.np);
+        locked = 1;
+    }
+    if (locked)
+        lazy_unlock(v->file);
     if (rc) {
         raster_free(s.p);
         return rc;
     }
-    lazy_lock(v->file);
-    memo_put(v, box, s.p, s.np);
-    lazy_unlock(v->file);
     *out = s.p;
     *n = s.np;
     return RASTER_OK;

@@ -9,8 +9,11 @@
  * the grid crosses nearly every region, and loading every region's runs
  * (215,000 on the benchmark's 2400 x 3600 grid) cost more than the read.
  * Here a hyperslab reads the `chunks` table once (a row per chunk and
- * region) and the mask of the tiles it touches. Every row is checked when
- * the index loads (inside the grid, on the tiles, each region's chunks
+ * region) and the mask of the tiles it touches; a small first read of a
+ * file with checksums only the rows of the regions its tiles' mask names
+ * (a partial index, grown by later small reads, replaced by the whole one
+ * at the first read of a mixed tile or of many). Every row is checked when
+ * it loads (inside the grid, on the tiles, each region's chunks
  * back to back in its stores, every tile covered once), and every cell a
  * read serves is checked against the mask (a pure tile's cells carry its
  * region's id; a mixed tile's cells of each region number exactly its
@@ -44,5 +47,9 @@ void tiles_free(raster_var *v);
 /* Hyperslab reads whose pieces came from the memo of the last small box
  * (tiles_pieces) since the process started (for tests). */
 size_t tiles_memo_hits(void);
+
+/* For tests: 0 with no tile index yet, 1 with a partial one (the rows of
+ * the regions reads named), 2 with the whole table's. */
+int tiles_state(raster_var *v);
 
 #endif

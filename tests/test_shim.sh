@@ -284,6 +284,38 @@ if command -v /usr/bin/python3 > /dev/null && /usr/bin/python3 -c 'import netCDF
     /usr/bin/python3 -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1],'a'); d.renameGroup('raster_T','store_of_T'); d.close()" "$tmp/view_ren.nc"
     under /usr/bin/python3 "$probe" r "$tmp/view_ren.nc" > "$tmp/vr.txt" 2> /dev/null
     same "$tmp/vp.txt" "$tmp/vr.txt" "a file whose storage was renamed reads otherwise than the plain file"
+    # a region's group renamed away (its store gone): a view does not look
+    # for it when it loads; a read that needs the store is refused, every
+    # other read serves the plain file's values
+    cp "$tmp/view.nc" "$tmp/view_dmg.nc"
+    /usr/bin/python3 -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1],'a'); g=d['raster_T']; g.renameGroup(sorted(n for n in g.groups if n.startswith('region_'))[1],'gone'); d.close()" "$tmp/view_dmg.nc"
+    cat > "$tmp/dmg.py" <<'PY'
+import sys
+import netCDF4
+import numpy as np
+p, r = netCDF4.Dataset(sys.argv[1]), netCDF4.Dataset(sys.argv[2])
+try:
+    r["T"][:]
+    sys.exit("the whole variable was served")
+except (RuntimeError, OSError):
+    pass
+served = refused = 0
+_, ny, nx = r["T"].shape
+for y in range(0, ny, max(1, ny // 12)):
+    for x in range(0, nx, max(1, nx // 12)):
+        try:
+            got = r["T"][:, y, x]
+        except (RuntimeError, OSError):
+            refused += 1
+            continue
+        if not np.array_equal(got, p["T"][:, y, x]):
+            sys.exit(f"cell ({y}, {x}): other values than the plain file's")
+        served += 1
+print(served, refused)
+sys.exit(0 if served and refused else "no cell served or none refused")
+PY
+    under /usr/bin/python3 "$tmp/dmg.py" "$tmp/view_plain.nc" "$tmp/view_dmg.nc" > "$tmp/dmg.txt" 2> "$tmp/dmg.err" && ok ||
+        fail "a view of a file without a region's group: $(cat "$tmp/dmg.txt" "$tmp/dmg.err" | tail -3)"
     /usr/bin/python3 -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1],'a'); d['time_bnds'][2]=[2,3]; d.close()" "$tmp/view.nc"
     RASTER_LOG=debug under /usr/bin/python3 "$probe" r "$tmp/view.nc" > "$tmp/vv.txt" 2> "$tmp/vv.err"
     RASTER_NO_LEAN=1 under /usr/bin/python3 "$probe" r "$tmp/view.nc" > "$tmp/vw.txt" 2> /dev/null

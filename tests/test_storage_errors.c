@@ -47,6 +47,7 @@
 #include "fileio.h"
 #include "error.h"
 #include "raster.h"
+#include "tiles.h"
 #include "var.h"
 
 #include "testutil.h"
@@ -1741,6 +1742,12 @@ static void c_chunk_tile(int g) /* another tile: tables no longer match */
     NC(nc_put_att_ulonglong(g, NC_GLOBAL, "raster_chunk", NC_UINT64, 4, ch));
 }
 
+static void c_chunk_narrow(int g) /* a width dividing the true one */
+{
+    unsigned long long ch[4] = {1, 1, 4, 1};
+    NC(nc_put_att_ulonglong(g, NC_GLOBAL, "raster_chunk", NC_UINT64, 4, ch));
+}
+
 static void c_chunk_big(int g)
 {
     unsigned long long ch[4] = {1, 1, NY + 1, 5};
@@ -2370,10 +2377,12 @@ static void test_hyperslab_contradictions(void **state)
          "more cells in tile (1, 1) than its share"},
         {"pure chunk offset", c_region_chunks_offset, RASTER_EFORMAT,
          "index table `chunks`"},
-        /* region 3 has the fewest runs: its runs pin the tile down */
-        {"run shifted onto another region", c_runs_shifted, RASTER_EFORMAT,
-         "region 3's cell (0, 1) is not where its chunks and the 4 x 5 "
-         "tile put it"},
+        /* a hyperslab places cells by `chunks` and the mask, not by runs:
+         * the mixed tiles' rows pin the tile shape down, so no region's
+         * runs are loaded and the values written are served (the full
+         * check below still refuses the file) */
+        {"run shifted onto another region", c_runs_shifted, RASTER_OK,
+         NULL},
     };
     char path[600];
     tmpdir_path(path, sizeof path, "contra.nc");
@@ -2407,6 +2416,132 @@ static void test_hyperslab_contradictions(void **state)
         }
     }
     corrupt_without_sums = 0;
+    unlink(path);
+}
+
+/* The series of every record and level at grid cell (y, x), read from
+ * v; RASTER_OK only when each value is the one written. */
+static int point_series(raster_var *v, size_t y, size_t x)
+{
+    size_t st[4] = {0, 0, y, x}, ct[4] = {T, Z, 1, 1};
+    float got[T * Z];
+    int rc = raster_var_get(v, st, ct, NULL, got);
+    for (size_t i = 0; rc == RASTER_OK && i < T * Z; i++)
+        if (got[i] != std_value(i * NY * NX + y * NX + x))
+            fail_msg("cell (%zu, %zu) plane %zu: %g, written %g", y, x, i,
+                     got[i], std_value(i * NY * NX + y * NX + x));
+    return rc;
+}
+
+typedef struct point_arg {
+    raster_var *v;
+    int first, failures;
+} point_arg;
+
+/* Every cell's series, from cell `first` on, wrapping around. */
+static void *point_reader(void *p)
+{
+    point_arg *a = p;
+    for (int k = 0; k < NY * NX; k++) {
+        int c = (a->first + k) % (NY * NX);
+        size_t st[4] = {0, 0, (size_t)(c / NX), (size_t)(c % NX)};
+        size_t ct[4] = {T, Z, 1, 1};
+        float got[T * Z];
+        if (raster_var_get(a->v, st, ct, NULL, got) != RASTER_OK) {
+            a->failures++;
+            continue;
+        }
+        for (size_t i = 0; i < T * Z; i++)
+            if (got[i] != std_value(i * NY * NX + (size_t)c)) {
+                a->failures++;
+                break;
+            }
+    }
+    return NULL;
+}
+
+/* A small read of a file with checksums builds a partial tile index: the
+ * `chunks` rows of the regions its tiles' mask names, each region's rows
+ * checked against their checksum (src/tiles.c, load_partial). Every cell's
+ * series on a fresh handle and all of them on one, against the values
+ * written; damage in the rows of a region is refused by the first read
+ * that names it, and a cell whose mask names another region than its
+ * tile's rows is refused too. */
+static void test_partial_tile_index(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "partial.nc");
+    raster_file *f, *g;
+    raster_var *v, *w;
+    for (int unlim = 0; unlim < 2; unlim++) {
+        make_raster_file(path, unlim);
+        RS(raster_open(path, RASTER_READ, &g));
+        RS(raster_var_find(g, "v", &w));
+        for (size_t y = 0; y < NY; y++)
+            for (size_t x = 0; x < NX; x++) {
+                RS(raster_open(path, RASTER_READ, &f));
+                RS(raster_var_find(f, "v", &v));
+                assert_int_equal(tiles_state(v), 0);
+                RS(point_series(v, y, x));
+                /* tiles (1, 0), (1, 1), (2, 0) and (2, 1) are mixed: the
+                 * whole index; the others: the partial one */
+                int mixed = y >= 4 && x < 10;
+                assert_int_equal(tiles_state(v), mixed ? 2 : 1);
+                RS(raster_close(f));
+                /* one handle: partial, then whole at the first mixed tile */
+                RS(point_series(w, NY - 1 - y, NX - 1 - x));
+            }
+        assert_int_equal(tiles_state(w), 2);
+        RS(raster_close(g));
+    }
+    /* threads reading points on one handle: the partial index grows and
+     * is replaced by the whole one while the others read */
+    make_raster_file(path, 1);
+    RS(raster_open(path, RASTER_READ, &g));
+    RS(raster_var_find(g, "v", &w));
+    pthread_t th[4];
+    point_arg args[4];
+    for (int i = 0; i < 4; i++) {
+        args[i] = (point_arg){w, i * 29, 0};
+        assert_int_equal(pthread_create(&th[i], NULL, point_reader, &args[i]),
+                         0);
+    }
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(args[i].failures, 0);
+    }
+    assert_int_equal(tiles_state(w), 2);
+    RS(raster_close(g));
+    /* region 3's first `chunks` row damaged (checksums kept): a point of
+     * region 6's tile (0, 1) is served, one of region 3's tile (0, 0)
+     * refused, and the full check refuses the file */
+    make_corrupt_file(path, 0, c_region_chunks_offset);
+    RS(raster_open(path, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    RS(point_series(v, 1, 7));
+    assert_int_equal(tiles_state(v), 1);
+    EXPECT_ERR(RASTER_EFORMAT, point_series(v, 1, 2));
+    assert_non_null(strstr(raster_errmsg(), "do not match their checksum"));
+    EXPECT_ERR(RASTER_EFORMAT, raster_var_check(v));
+    RS(raster_close(f));
+    /* the stored mask's cell (0, 0) given region 6 (checksums kept): the
+     * cell is refused, its neighbour (0, 1) served */
+    make_corrupt_file(path, 0, c_mask_pure_cell);
+    RS(raster_open(path, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    EXPECT_ERR(RASTER_EFORMAT, point_series(v, 0, 0));
+    assert_non_null(strstr(raster_errmsg(), "but the mask says 6"));
+    RS(point_series(v, 0, 1));
+    assert_int_equal(tiles_state(v), 1);
+    RS(raster_close(f));
+    /* the tile width changed (5 -> 1, dividing it; checksums kept): the
+     * rows that pin it refuse the file at the first read */
+    make_corrupt_file(path, 0, c_chunk_narrow);
+    RS(raster_open(path, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    EXPECT_ERR(RASTER_EFORMAT, point_series(v, 1, 7));
+    RS(raster_close(f));
     unlink(path);
 }
 
@@ -3512,6 +3647,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_metadata),
         cmocka_unit_test(test_two_groups_one_placeholder),
         cmocka_unit_test(test_hyperslab_contradictions),
+        cmocka_unit_test(test_partial_tile_index),
         cmocka_unit_test(test_without_summary),
         cmocka_unit_test(test_renamed_without_raster),
         cmocka_unit_test(test_store_replaced),
