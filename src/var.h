@@ -240,6 +240,7 @@ struct raster_file {
     int write_format; /* format version of variables defined from now on */
     struct span_cache *scache; /* read-only files: staged spans of thin
                                   reads kept (chunkio.c), or NULL */
+    atomic_uint thin_reads;    /* thin reads so far: the first keeps none */
     int64_t h5;       /* HDF5 id of the file for the fast path's byte
                          offsets (hid_t), -1 until first needed */
     /* idle inflater states (unfilter.h) of reads of deflated stores,
