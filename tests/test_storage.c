@@ -1458,14 +1458,16 @@ static int tile_pure(const scase *c, size_t ty, size_t tx, size_t th,
 /* Thin bands of a wide grid, read-only: the mask of the tiles a band
  * touches is read with pread (src/maskio.c): a mixed tile whole, a pure
  * tile's first served row, or the band of a tile row whole when that costs
- * less. Masks stored in 1, 2 and 4 bytes; plain, strided and row-limited
- * bands; then a damaged mask cell, in a mixed tile and in the first row of
- * a pure one, refused by the read. */
+ * less. Masks stored in 1, 2 and 4 bytes (the 4-byte mask's rows lie
+ * further apart than MASKIO_PREAD_BYTES: read a row per call; the others
+ * through the gaps); plain, strided and row-limited bands; then a damaged
+ * mask cell, in a mixed tile and in the first row of a pure one, refused
+ * by the read. */
 static void test_wide_thin_bands(void **state)
 {
     (void)state;
     static const int32_t base[3] = {0, 300, 70000};
-    enum { NY = 23, NX = 3001, TH = 5, TW = 6 };
+    enum { NY = 23, NX = 6001, TH = 5, TW = 6 };
     for (int k = 0; k < 3; k++) {
         rng_seed(1200 + (uint64_t)k);
         scase c;
