@@ -57,32 +57,6 @@ static int undefined(uint64_t a, size_t sa)
     return sa >= 8 ? a == UINT64_MAX : a == (((uint64_t)1 << (8 * sa)) - 1);
 }
 
-/* Reads n bytes at file address a into w->buf: 0 on success. */
-static int fetch(walk *w, uint64_t a, size_t n)
-{
-    if (n > w->cap) {
-        unsigned char *b = raster_realloc(w->buf, n);
-        if (!b) {
-            w->oom = 1;
-            return -1;
-        }
-        w->buf = b;
-        w->cap = n;
-    }
-    if (a > (uint64_t)INT64_MAX - n)
-        return -1;
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = pread(w->fd, w->buf + got, n - got, (off_t)(a + got));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        got += (size_t)r;
-    }
-    return 0;
-}
-
 /* Reads up to n bytes at file address a into w->buf, at least `least`
  * (less than n only at the end of the file); the count in *got: 0 on
  * success. */
@@ -112,6 +86,13 @@ static int fetch_some(walk *w, uint64_t a, size_t n, size_t least,
         *got += (size_t)r;
     }
     return *got >= least ? 0 : -1;
+}
+
+/* Reads n bytes at file address a into w->buf: 0 on success. */
+static int fetch(walk *w, uint64_t a, size_t n)
+{
+    size_t got;
+    return fetch_some(w, a, n, n, &got);
 }
 
 /* The B-tree address in a version-3 chunked layout message, after

@@ -454,7 +454,9 @@ static int shape_pinned(const raster_var *v, const struct tile_index *t,
     return *pins == 3;
 }
 
-static int load(raster_var *v)
+/* A new tile index of v in v->tiles, every tile unset (TILE_UNSET): its
+ * shape checked, the per-tile arrays allocated. */
+static int index_new(raster_var *v, struct tile_index **out)
 {
     int nd = v->ndims, maskvar;
     size_t th = v->chunk[nd - 2], tw = v->chunk[nd - 1];
@@ -476,19 +478,34 @@ static int load(raster_var *v)
     t->nty = (v->ny + th - 1) / th;
     t->ntx = (v->nx + tw - 1) / tw;
     t->maskvar = maskvar;
-    size_t ntiles = t->nty * t->ntx, n = 0;
+    size_t ntiles = t->nty * t->ntx;
     t->kind = raster_reallocarray(NULL, ntiles, sizeof *t->kind);
     t->off = raster_calloc(ntiles, sizeof *t->off);
     t->nshare = raster_calloc(ntiles, sizeof *t->nshare);
+    if (!t->kind || !t->off || !t->nshare) {
+        tiles_free(v);
+        return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                           v->name);
+    }
+    memset(t->kind, 0xff, ntiles * sizeof *t->kind); /* TILE_UNSET */
+    *out = t;
+    return RASTER_OK;
+}
+
+static int load(raster_var *v)
+{
+    struct tile_index *t;
+    int rc = index_new(v, &t);
+    if (rc)
+        return rc;
+    size_t n = 0;
     size_t *counts = raster_calloc(v->nregions ? v->nregions : 1,
                                    sizeof *counts);
     long long *rows = NULL;
-    if (!t->kind || !t->off || !t->nshare || !counts)
+    if (!counts)
         rc = raster_fail(RASTER_ENOMEM, "out of memory indexing %s", v->name);
     else
         rc = read_table(v, &rows, &n, counts);
-    if (rc == RASTER_OK)
-        memset(t->kind, 0xff, ntiles * sizeof *t->kind); /* TILE_UNSET */
     for (size_t r = 0, i = 0; r < v->nregions && rc == RASTER_OK; r++) {
         rc = mark_region(v, t, r, rows, i, i + counts[r]);
         i += counts[r];
@@ -925,38 +942,17 @@ static int partial_usable(const raster_var *v)
 
 static int load_partial(raster_var *v)
 {
-    int nd = v->ndims;
-    size_t th = v->chunk[nd - 2], tw = v->chunk[nd - 1];
-    if (th == 0 || tw == 0 || th > v->ny || tw > v->nx)
-        return raster_fail(
-            RASTER_EFORMAT,
-            "%s: tile %zu x %zu does not fit its %zu x %zu grid", v->name, th,
-            tw, v->ny, v->nx);
-    int maskvar, rc = regions_mask_var(v, &maskvar);
+    struct tile_index *t;
+    int rc = index_new(v, &t);
     if (rc)
         return rc;
-    struct tile_index *t = raster_calloc(1, sizeof *t);
-    if (!t)
-        return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
-                           v->name);
-    v->tiles = t;
-    t->th = th;
-    t->tw = tw;
-    t->nty = (v->ny + th - 1) / th;
-    t->ntx = (v->nx + tw - 1) / tw;
-    t->maskvar = maskvar;
-    size_t ntiles = t->nty * t->ntx, nr = v->nregions ? v->nregions : 1;
-    t->kind = raster_reallocarray(NULL, ntiles, sizeof *t->kind);
-    t->off = raster_calloc(ntiles, sizeof *t->off);
-    t->nshare = raster_calloc(ntiles, sizeof *t->nshare);
+    size_t nr = v->nregions ? v->nregions : 1;
     t->loaded = raster_calloc(nr, 1);
     t->csum = raster_reallocarray(NULL, nr, sizeof *t->csum);
-    if (!t->kind || !t->off || !t->nshare || !t->loaded || !t->csum)
+    if (!t->loaded || !t->csum)
         rc = raster_fail(RASTER_ENOMEM, "out of memory indexing %s", v->name);
     else
         rc = sums_table_att(v, "chunks", v->nregions, t->csum);
-    if (rc == RASTER_OK)
-        memset(t->kind, 0xff, ntiles * sizeof *t->kind); /* TILE_UNSET */
     if (rc)
         tiles_free(v);
     return rc;
