@@ -1330,6 +1330,13 @@ static int measure_shim(const options *o, size_t ny, size_t nx, size_t elem,
     for (int cold = 0; cold < 2 && status == 0 && !o->only_write; cold++) {
         if ((cold && !o->cold) || (!cold && !o->warm))
             continue;
+        /* the warm cases from files read back in order, as the region
+         * cases' (bench_rewarm): the cold region cases before left the
+         * raster file in the small pages raster's cold reads announce */
+        if (!cold && (bench_rewarm(o->plain) || bench_rewarm(o->raster))) {
+            fprintf(stderr, PROG ": reading the files in failed\n");
+            return -1;
+        }
         const char *cache = cold ? "cold" : "warm";
         bench_job j = {.method = BENCH_READ, .file = o->plain, .var = o->var,
                        .elem = elem, .reps = o->reps, .cold = cold,
