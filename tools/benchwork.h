@@ -22,7 +22,9 @@ typedef enum bench_method {
     BENCH_NETCDF,     /* plain file: nc_get_vara of the box, mask applied */
     BENCH_RASTER,     /* raster file: raster_region_read, packed */
     BENCH_FLOOR,      /* pread of exactly the region's bytes */
-    BENCH_READ,       /* nc_get_vara of a hyperslab (plain, or via shim) */
+    BENCH_READ,       /* open, nc_get_vara of a hyperslab, close (plain,
+                       * or via shim); a warm thin band BENCH_CALLS times
+                       * per rep */
     BENCH_WRITE,      /* nc_put_vara record by record (plain, or via shim) */
     BENCH_RASTER_MALLOC, /* raster, into a malloc'd buffer */
     BENCH_INFLATE_FLOOR, /* the region's compressed chunks (read untimed
@@ -35,7 +37,8 @@ typedef enum bench_method {
     BENCH_POINT,      /* open, nc_get_vara of every outer index at one grid
                        * point (hyper[0], hyper[1]), close; BENCH_CALLS
                        * times per rep */
-    BENCH_READ_OPEN,  /* READ's hyperslab, the file opened once untimed */
+    BENCH_READ_OPEN,  /* READ's hyperslab, the file opened once untimed;
+                       * BENCH_CALLS times per rep */
     BENCH_SMALL_WRITE,/* BENCH_SMALL_CALLS nc_put_vara_float of
                        * BENCH_SMALL_VALUES values (a row piece each) into
                        * a new file of WRITE's shape, create to close */
