@@ -1587,6 +1587,12 @@ static int measure_peers(options *o, const region_case *cases, int ncases,
                 "%s\n", exe_path);
         return -1;
     }
+    /* warm, from files read back in order, as the other warm cases (the
+     * cold cases before them leave small pages behind) */
+    if (bench_rewarm(o->plain) || bench_rewarm(o->raster)) {
+        fprintf(stderr, PROG ": --peers: reading the files in failed\n");
+        return -1;
+    }
     static char venv[PATH_MAX + 32];
     char out[] = "/tmp/rasterbench-peers-XXXXXX";
     const char *env = getenv("RASTER_PEERS_VENV");
