@@ -905,7 +905,7 @@ static int write_json(const options *o, const summary *s, const size_t *shape,
         fputs(i ? ",{\"case\":" : "{\"case\":", f);
         cli_json_string(f, x->kase);
         fprintf(f, ",\"kind\":\"%s\",\"method\":\"%s\",\"cache\":\"%s\","
-                "\"median_s\":%.6f,\"bytes_read\":%lld,\"peak_rss\":%ld,"
+                "\"median_s\":%.9f,\"bytes_read\":%lld,\"peak_rss\":%ld,"
                 "\"region_bytes\":%zu", x->kind, x->method, x->cache,
                 x->median, x->bytes, x->peak, x->region_bytes);
         if (x->file_bytes > 0)
