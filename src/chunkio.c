@@ -594,6 +594,26 @@ static void copy_rows(const xfer *x, const piece *p, size_t plane,
     }
 }
 
+/* The len file bytes at `at` for read_staged: from the span cache when a
+ * thin read keeps its spans and holds them (*held = 1: the caller calls
+ * fileio_kept_release after copying), else read into x->stage (and kept
+ * when the read keeps its spans). */
+static int staged_bytes(xfer *x, off_t at, size_t len,
+                        const unsigned char **src, int *held)
+{
+    raster_file *f = x->v->file;
+    int kept = x->cache && len <= FILEIO_KEPT_SPAN;
+    *src = kept ? fileio_kept(f, at, len) : NULL;
+    *held = *src != NULL;
+    if (*held)
+        return RASTER_OK;
+    int rc = fileio_pread(f->fd, x->stage, len, at, x->v->name);
+    if (rc == RASTER_OK && kept)
+        rc = fileio_keep(f, at, len, x->stage);
+    *src = x->stage;
+    return rc;
+}
+
 /* Span s of one plane through a small staging buffer: long reads of the
  * store, then the pieces copied out. For short pieces this beats a preadv
  * with one iovec per piece, whose per-segment cost in the kernel exceeds
@@ -607,18 +627,10 @@ static int read_staged(xfer *x, const span *s, size_t plane, off_t off)
     uint64_t lo = s->lo;
     if (s->strided) {
         size_t len = (size_t)(s->hi - s->lo) * elem;
-        int kept = x->cache && len <= FILEIO_KEPT_SPAN;
-        const unsigned char *src = kept ? fileio_kept(v->file, off, len)
-                                        : NULL;
-        int held = src != NULL;
-        if (!held) {
-            int rc = fileio_pread(v->file->fd, x->stage, len, off, v->name);
-            if (rc)
-                return rc;
-            if (kept && (rc = fileio_keep(v->file, off, len, x->stage)))
-                return rc;
-            src = x->stage;
-        }
+        const unsigned char *src;
+        int held, rc = staged_bytes(x, off, len, &src, &held);
+        if (rc)
+            return rc;
         for (; i < s->p1; i++)
             copy_rows(x, &x->pieces[i], plane, src, lo);
         if (held)
@@ -632,18 +644,10 @@ static int read_staged(xfer *x, const span *s, size_t plane, off_t off)
         uint64_t hi = lo + cap < s->hi ? lo + cap : s->hi;
         size_t len = (size_t)(hi - lo) * elem;
         off_t at = off + (off_t)((lo - s->lo) * elem);
-        int kept = x->cache && len <= FILEIO_KEPT_SPAN;
-        const unsigned char *src = kept ? fileio_kept(v->file, at, len)
-                                        : NULL;
-        int held = src != NULL;
-        if (!held) {
-            int rc = fileio_pread(v->file->fd, x->stage, len, at, v->name);
-            if (rc)
-                return rc;
-            if (kept && (rc = fileio_keep(v->file, at, len, x->stage)))
-                return rc;
-            src = x->stage;
-        }
+        const unsigned char *src;
+        int held, rc = staged_bytes(x, at, len, &src, &held);
+        if (rc)
+            return rc;
         for (; i < s->p1 && x->pieces[i].soff < hi; i++) {
             p = &x->pieces[i];
             uint64_t a = p->soff > lo ? p->soff : lo;
