@@ -139,6 +139,9 @@ static void file_free(raster_file *f)
     file_locks_destroy(f);
     raster_free(f->path);
     raster_free(f->view_keys);
+    for (size_t i = 0; f->view_paths && i < f->nview; i++)
+        raster_free(f->view_paths[i]);
+    raster_free(f->view_paths);
     f->magic = DEAD_MAGIC;
     raster_free(f);
 }

@@ -239,7 +239,13 @@ int64_t fileio_mem_type(int xtype)
 int fileio_att(int64_t obj, const char *name, int xtype, void *buf,
                    size_t cap, size_t *n)
 {
-    hid_t a = obj >= 0 && H5Aexists((hid_t)obj, name) > 0
+    /* H5Aexists first only where HDF5 would print the failed open of an
+     * absent one: a second lookup by name, 7 K instructions (netCDF turns
+     * the printing off at its start, and lean.c while it loads) */
+    H5E_auto2_t efunc = NULL;
+    void *edata;
+    int quiet = H5Eget_auto2(H5E_DEFAULT, &efunc, &edata) >= 0 && !efunc;
+    hid_t a = obj >= 0 && (quiet || H5Aexists((hid_t)obj, name) > 0)
                   ? H5Aopen((hid_t)obj, name, H5P_DEFAULT) : -1;
     hid_t type = a >= 0 ? H5Aget_type(a) : -1;
     hid_t space = a >= 0 ? H5Aget_space(a) : -1;

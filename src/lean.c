@@ -559,6 +559,51 @@ static int same_parent(const char *a, const char *b)
     return sa - a == sb - b && strncmp(a, b, (size_t)(sa - a)) == 0;
 }
 
+/* Loads the variable of raster group c (path, in group parent) onto the
+ * end of f's list. */
+static int add_var(raster_file *f, hid_t fid, hid_t c, const char *path,
+                   const char *parent)
+{
+    raster_var *v = NULL;
+    int rc = load_var(f, fid, c, path, parent, &v);
+    raster_var **tail = &f->vars;
+    /* two groups claiming one placeholder (scan_groups refuses) */
+    for (; rc == RASTER_OK && *tail; tail = &(*tail)->next)
+        if (strcmp((*tail)->name, v->name) == 0 &&
+            same_parent((*tail)->h5path, path))
+            rc = LEAN_FAIL("%s: claimed twice", v->name);
+    if (rc == RASTER_OK)
+        *tail = v;
+    else
+        var_free(v);
+    return rc;
+}
+
+/* A view's variables from the storage groups lean_view_scan checked and
+ * recorded, opened by their paths: walking the root's links again cost a
+ * tenth of the load. A group gone or no longer raster's since fails. */
+static int load_recorded(raster_file *f, hid_t fid)
+{
+    int rc = RASTER_OK;
+    for (size_t i = 0; rc == RASTER_OK && i < f->nview; i++) {
+        const char *path = f->view_paths[i];
+        const char *slash = strrchr(path, '/');
+        char parent[PATH_BYTES];
+        if (!slash || (size_t)(slash - path) >= sizeof parent)
+            return LEAN_FAIL("%s: path unusable", path);
+        snprintf(parent, sizeof parent, "%.*s",
+                 slash == path ? 1 : (int)(slash - path), path);
+        hid_t c = H5Gopen2(fid, path, H5P_DEFAULT); /* errors are off */
+        if (c < 0)
+            return LEAN_FAIL("%s: its storage group is gone", path);
+        /* its version attribute read first thing (load_description):
+         * no group of raster's fails there */
+        rc = add_var(f, fid, c, path, parent);
+        H5Gclose(c);
+    }
+    return rc;
+}
+
 typedef struct walk {
     raster_file *f;
     hid_t fid;
@@ -601,18 +646,7 @@ static herr_t visit(hid_t g, const char *name, const H5L_info_t *info,
         return -1;
     }
     if (H5Aexists(c, ATT_VERSION) > 0) {
-        raster_var *v = NULL;
-        w->rc = load_var(w->f, w->fid, c, path, w->path, &v);
-        raster_var **tail = &w->f->vars;
-        /* two groups claiming one placeholder (scan_groups refuses) */
-        for (; w->rc == RASTER_OK && *tail; tail = &(*tail)->next)
-            if (strcmp((*tail)->name, v->name) == 0 &&
-                same_parent((*tail)->h5path, path))
-                w->rc = LEAN_FAIL("%s: claimed twice", v->name);
-        if (w->rc == RASTER_OK)
-            *tail = v;
-        else
-            var_free(v);
+        w->rc = add_var(w->f, w->fid, c, path, w->path);
     } else if (H5Aexists(c, ATT_ABANDONED) <= 0) {
         w->rc = walk_group(w, c, path);
     }
@@ -662,10 +696,14 @@ int lean_open(raster_file *f)
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures only decline */
     hid_t fid = (hid_t)fileio_h5(f), root = -1;
-    if (fid < 0 || (root = H5Gopen2(fid, "/", H5P_DEFAULT)) < 0)
+    int recorded = f->view && f->view_paths;
+    if (fid < 0 ||
+        (!recorded && (root = H5Gopen2(fid, "/", H5P_DEFAULT)) < 0))
         rc = LEAN_FAIL("%s: not an HDF5 file", f->path);
     walk w = {f, fid, "/", RASTER_OK};
-    if (rc == RASTER_OK)
+    if (rc == RASTER_OK && recorded)
+        rc = load_recorded(f, fid);
+    else if (rc == RASTER_OK)
         rc = walk_group(&w, root, "/");
     if (root >= 0)
         H5Gclose(root);
@@ -707,10 +745,12 @@ int raster_is_storage_link(int64_t loc, const char *name)
 typedef struct scan {
     raster_file *f;
     int grp;   /* the caller's netCDF group whose HDF5 group is walked */
+    const char *path; /* its HDF5 path */
     int rc;
 } scan;
 
-static int add_key(raster_file *f, int grp, int varid)
+static int add_key(raster_file *f, int grp, int varid, const char *parent,
+                   const char *name)
 {
     int *grown = raster_reallocarray(f->view_keys, 2 * (f->nview + 1),
                                      sizeof *grown);
@@ -718,6 +758,18 @@ static int add_key(raster_file *f, int grp, int varid)
         return raster_fail(RASTER_ENOMEM, "out of memory opening %s",
                            f->path);
     f->view_keys = grown;
+    char **paths = raster_reallocarray(f->view_paths, f->nview + 1,
+                                       sizeof *paths);
+    if (!paths)
+        return raster_fail(RASTER_ENOMEM, "out of memory opening %s",
+                           f->path);
+    f->view_paths = paths;
+    int root = strcmp(parent, "/") == 0;
+    size_t len = strlen(parent) + strlen(name) + 2;
+    if (!(paths[f->nview] = raster_malloc(len)))
+        return raster_fail(RASTER_ENOMEM, "out of memory opening %s",
+                           f->path);
+    snprintf(paths[f->nview], len, "%s/%s", root ? "" : parent, name);
     grown[2 * f->nview] = grp;
     grown[2 * f->nview + 1] = varid;
     f->nview++;
@@ -754,7 +806,7 @@ static int check_storage(scan *s, hid_t parent, hid_t g, const char *name)
         (!same || nc_inq_varid(s->grp, var, &varid) != NC_NOERR))
         rc = LEAN_FAIL("%s: placeholder not of the recorded extent", name);
     if (rc == RASTER_OK)
-        rc = add_key(s->f, s->grp, varid);
+        rc = add_key(s->f, s->grp, varid, s->path, name);
     raster_free(var);
     return rc;
 }
@@ -795,13 +847,13 @@ static int scan_group(raster_file *f, hid_t fid, int grp)
                                   f->path);
     }
     hid_t g = H5Gopen2(fid, path, H5P_DEFAULT);
-    raster_free(path);
-    scan s = {f, grp, RASTER_OK};
+    scan s = {f, grp, path, RASTER_OK};
     hsize_t at = 0;
     if (g < 0 || (H5Literate(g, H5_INDEX_NAME, H5_ITER_INC, &at, scan_link,
                              &s) < 0 &&
                   s.rc == RASTER_OK))
         s.rc = LEAN_FAIL("%s: unreadable group", f->path);
+    raster_free(path);
     if (g >= 0)
         H5Gclose(g);
     int *kids = s.rc == RASTER_OK && ng > 0
@@ -843,6 +895,10 @@ int lean_view_scan(raster_file *f, int ncid)
     if (rc) {
         raster_free(f->view_keys);
         f->view_keys = NULL;
+        for (size_t i = 0; f->view_paths && i < f->nview; i++)
+            raster_free(f->view_paths[i]);
+        raster_free(f->view_paths);
+        f->view_paths = NULL;
         f->nview = 0;
     }
     H5Eset_auto2(H5E_DEFAULT, efunc, edata);
