@@ -326,10 +326,12 @@ static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
      * it (refusing it unreadable); netCDF's default otherwise */
     convert_default_fill(d->xtype, d->fill);
     att t;
-    if (ok && H5Aexists(p, "_FillValue") > 0) {
-        if (att_open(p, "_FillValue", &t) != 0)
-            ok = 0;
-        else if (fileio_holds(t.type, d->xtype) == 1 && t.n == 1)
+    /* opened without asking first (a second lookup); one that fails to
+     * open must then be absent */
+    if (ok && att_open(p, "_FillValue", &t) != 0) {
+        ok = H5Aexists(p, "_FillValue") == 0;
+    } else if (ok) {
+        if (fileio_holds(t.type, d->xtype) == 1 && t.n == 1)
             ok = H5Aread(t.id, (hid_t)fileio_mem_type(d->xtype),
                          d->fill) >= 0;
         att_close(&t);
@@ -485,16 +487,20 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
     /* the summary: as many rows as it says, each naming a region group */
     size_t len = 0;
     att t = {-1, -1, -1};
-    if (rc == RASTER_OK && att_open(g, REGIONS_SUMMARY, &t) == 0)
-        att_close(&t);
+    if (rc == RASTER_OK && att_open(g, REGIONS_SUMMARY, &t) != 0)
+        t.n = -1;
     hssize_t np = t.n;
     if (rc == RASTER_OK && np > 0 &&
         !(summary = raster_reallocarray(NULL, (size_t)np, sizeof *summary)))
         rc = raster_fail(RASTER_ENOMEM, "out of memory loading %s", path);
+    /* read from the open attribute, as fileio_att reads one (its type) */
     if (rc == RASTER_OK &&
-        (np <= 0 || fileio_att(g, REGIONS_SUMMARY, NC_INT64, summary,
-                                   (size_t)np, &len) != 0))
+        (np <= 0 || fileio_holds(t.type, NC_INT64) != 1 ||
+         H5Aread(t.id, (hid_t)fileio_mem_type(NC_INT64), summary) < 0))
         rc = LEAN_FAIL("%s: no regions' summary", path);
+    else if (rc == RASTER_OK)
+        len = (size_t)np;
+    att_close(&t);
     /* its checksum, when the file has one (integrity.h) */
     unsigned crc;
     if (rc == RASTER_OK && att_open(g, SUMS_GROUP_ATT, &t) == 0) {
