@@ -186,6 +186,80 @@ static void test_refuses_what_it_cannot_trust(void **state)
     close_var(&f);
 }
 
+/* The same variable written by HDF5 alone: the superblock's version
+ * (0 by default, 2 with 1.8's format) and a user block decide where
+ * chunkmap finds the sizes of addresses and lengths. */
+static void make_h5(const char *path, int latest, hsize_t userblock)
+{
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE), fapl = H5Pcreate(H5P_FILE_ACCESS);
+    assert_true(fcpl >= 0 && fapl >= 0);
+    if (userblock)
+        assert_true(H5Pset_userblock(fcpl, userblock) >= 0);
+    /* 1.8's format: superblock version 2, still the version-1 B-tree
+     * (later formats index chunks otherwise, which chunkmap declines) */
+    if (latest)
+        assert_true(H5Pset_libver_bounds(fapl, H5F_LIBVER_V18,
+                                         H5F_LIBVER_V18) >= 0);
+    hid_t fid = H5Fcreate(path, H5F_ACC_TRUNC, fcpl, fapl);
+    assert_true(fid >= 0);
+    hsize_t dims[2] = {NREC, NCELLS}, chunk[2] = {1, CKC};
+    hid_t space = H5Screate_simple(2, dims, NULL);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    assert_true(H5Pset_chunk(dcpl, 2, chunk) >= 0);
+    hid_t did = H5Dcreate2(fid, "v", H5T_NATIVE_FLOAT, space, H5P_DEFAULT,
+                           dcpl, H5P_DEFAULT);
+    assert_true(did >= 0);
+    float *buf = malloc(NREC * NCELLS * sizeof *buf);
+    assert_non_null(buf);
+    for (size_t i = 0; i < NREC * NCELLS; i++)
+        buf[i] = (float)i;
+    assert_true(H5Dwrite(did, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL,
+                         H5P_DEFAULT, buf) >= 0);
+    free(buf);
+    H5Dclose(did);
+    H5Pclose(dcpl);
+    H5Sclose(space);
+    H5Fclose(fid);
+    H5Pclose(fcpl);
+    H5Pclose(fapl);
+}
+
+static void test_superblock_versions(void **state)
+{
+    (void)state;
+    char path[512];
+    tmpdir_path(path, sizeof path, "plain.h5");
+    for (int latest = 1; latest >= 0; latest--) {
+        make_h5(path, latest, 0);
+        opened o = open_var(path);
+        unsigned char sb[9];
+        assert_int_equal(pread(o.fd, sb, sizeof sb, 0), (ssize_t)sizeof sb);
+        /* the versions this test means to cover */
+        assert_true(latest ? sb[8] >= 2 : sb[8] == 0);
+        int64_t *addr = malloc(TOTAL * sizeof *addr);
+        assert_non_null(addr);
+        assert_int_equal(chunkmap_read(o.fd, o.did, 1, ck, nck,
+                                       sizeof(float), addr, TOTAL),
+                         1);
+        for (size_t t = 0; t < NREC; t++)
+            for (size_t c = 0; c < NCKC; c++) {
+                hsize_t off[2] = {t, c * CKC}, size = 0;
+                haddr_t a = HADDR_UNDEF;
+                unsigned mask = 0;
+                assert_true(H5Dget_chunk_info_by_coord(o.did, off, &mask, &a,
+                                                       &size) >= 0);
+                assert_int_equal(addr[t * NCKC + c], (int64_t)a);
+            }
+        free(addr);
+        close_var(&o);
+    }
+    /* a user block: addresses are not file offsets, the walk declines */
+    make_h5(path, 0, 512);
+    opened u = open_var(path);
+    expect_refused(&u, ck, nck, TOTAL);
+    close_var(&u);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -198,6 +272,7 @@ int main(void)
         cmocka_unit_test(test_walk_matches_hdf5),
         cmocka_unit_test(test_walk_whole_store),
         cmocka_unit_test(test_refuses_what_it_cannot_trust),
+        cmocka_unit_test(test_superblock_versions),
     };
     return cmocka_run_group_tests(tests, setup, tmpdir_remove);
 }
