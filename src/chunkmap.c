@@ -372,14 +372,17 @@ int chunkmap_read_sized(int fd, int64_t did, int no, const size_t *ck,
             return 0;
     uint64_t oh = 0;
     hsize_t nalloc = 0;
-    if (file_sizes(&w) != 0 || header_addr((hid_t)did, &oh) != 0)
-        return 0;
+    if (file_sizes(&w) != 0 || header_addr((hid_t)did, &oh) != 0) {
+        raster_free(w.buf);
+        return w.oom ? -1 : 0;
+    }
     w.addr = raster_reallocarray(NULL, total, sizeof *w.addr);
     w.sizes = sizes ? raster_reallocarray(NULL, total, sizeof *w.sizes)
                     : NULL;
     if (!w.addr || (sizes && !w.sizes)) {
         raster_free(w.addr);
         raster_free(w.sizes);
+        raster_free(w.buf);
         return -1;
     }
     for (size_t i = 0; i < total; i++)

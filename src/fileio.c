@@ -147,18 +147,33 @@ int64_t fileio_store(raster_var *v, size_t s)
     return fileio_dataset(v->file, v->store_grp[s], "data");
 }
 
-int fileio_plain(int64_t did, int64_t dcpl, size_t elem)
+/* 1 when did's type is the native one of elem bytes. */
+static int native_type(hid_t did, size_t elem)
 {
-    hid_t type = H5Dget_type((hid_t)did);
+    hid_t type = H5Dget_type(did);
     hid_t native = type >= 0 ? H5Tget_native_type(type, H5T_DIR_ASCEND) : -1;
-    int plain = dcpl >= 0 && H5Pget_nfilters((hid_t)dcpl) == 0 &&
-                native >= 0 && H5Tequal(type, native) > 0 &&
+    int plain = native >= 0 && H5Tequal(type, native) > 0 &&
                 H5Tget_size(type) == elem;
     if (native >= 0)
         H5Tclose(native);
     if (type >= 0)
         H5Tclose(type);
     return plain;
+}
+
+int fileio_plain(int64_t did, int64_t dcpl, size_t elem)
+{
+    return dcpl >= 0 && H5Pget_nfilters((hid_t)dcpl) == 0 &&
+           native_type((hid_t)did, elem);
+}
+
+int64_t fileio_contiguous(int64_t did, size_t elem)
+{
+    haddr_t addr = H5Dget_offset((hid_t)did);
+    return addr != HADDR_UNDEF && addr <= (haddr_t)INT64_MAX &&
+                   native_type((hid_t)did, elem)
+               ? (int64_t)addr
+               : -1;
 }
 
 int fileio_filters(int64_t did, int64_t dcpl, size_t elem,
@@ -445,15 +460,10 @@ static int table_direct(const raster_var *v, hid_t d, size_t y0, size_t ny,
     const raster_file *f = v->file;
     if (f->writable || f->fd < 0)
         return 0;
-    hid_t dcpl = H5Dget_create_plist(d);
-    haddr_t addr = H5Dget_offset(d);
+    int64_t addr = fileio_contiguous(d, sizeof(long long));
     size_t row = nx * sizeof(long long);
-    int ok = dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
-             fileio_plain(d, dcpl, sizeof(long long)) &&
-             addr != HADDR_UNDEF && addr <= (haddr_t)INT64_MAX &&
+    int ok = addr >= 0 &&
              (uint64_t)(y0 + ny) <= ((uint64_t)INT64_MAX - addr) / row;
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
     if (!ok)
         return 0;
     /* a failed pread leaves the table to HDF5, which reports it */

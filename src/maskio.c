@@ -22,22 +22,20 @@
 static int probe_did(raster_var *v, hid_t did)
 {
     int ok = 0;
-    hid_t dcpl = H5Dget_create_plist(did), type = H5Dget_type(did);
+    hid_t type = H5Dget_type(did);
     hid_t space = H5Dget_space(did);
     hsize_t dims[2];
     size_t size = type >= 0 ? H5Tget_size(type) : 0;
-    haddr_t addr = H5Dget_offset(did);
-    if (dcpl >= 0 && type >= 0 && space >= 0 &&
-        H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
-        fileio_plain(did, dcpl, size) &&
+    /* contiguous plain bytes (fileio_contiguous) of a type the mask has */
+    int64_t addr = type >= 0 ? fileio_contiguous(did, size) : -1;
+    if (type >= 0 && space >= 0 && addr >= 0 &&
         (fileio_holds(type, NC_BYTE) == 1 ||
          fileio_holds(type, NC_SHORT) == 1 ||
          fileio_holds(type, NC_INT) == 1) &&
         H5Sget_simple_extent_ndims(space) == 2 &&
         H5Sget_simple_extent_dims(space, dims, NULL) == 2 &&
-        dims[0] == v->ny && dims[1] == v->nx && addr != HADDR_UNDEF &&
-        addr <= (haddr_t)INT64_MAX) {
-        v->mask_base = (int64_t)addr;
+        dims[0] == v->ny && dims[1] == v->nx) {
+        v->mask_base = addr;
         v->mask_elem = size;
         ok = 1;
     }
@@ -45,8 +43,6 @@ static int probe_did(raster_var *v, hid_t did)
         H5Sclose(space);
     if (type >= 0)
         H5Tclose(type);
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
     return ok;
 }
 

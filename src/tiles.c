@@ -531,6 +531,10 @@ typedef struct slab {
     size_t maxstep; /* a strided piece's rows lie within a tile's cells */
     piece *p;
     size_t np, cap;
+    /* the mask row discover() read last (w cells at (y, x)), served
+     * again to the read instead of a second pread of it */
+    const int *seen;
+    size_t seen_y, seen_x, seen_w;
 } slab;
 
 /* push's other cases: store cells soff.. as the next row of the last
@@ -817,7 +821,11 @@ static int tile_row_direct(raster_var *v, slab *s, size_t ty, size_t bx0,
             if (rc == RASTER_OK)
                 rc = mixed_tile(v, s, k, y0, h, x0, w, buf, w, used);
         } else {
-            rc = maskio_rows(v, yf, 1, x0, w, buf);
+            if (s->seen && s->seen_y == yf && s->seen_x == x0 &&
+                s->seen_w == w)
+                memcpy(buf, s->seen, w * sizeof *buf);
+            else
+                rc = maskio_rows(v, yf, 1, x0, w, buf);
             if (rc == RASTER_OK)
                 rc = pure_tile(v, s, k, y0, h, x0, w, buf, w, yf, yf + 1);
         }
@@ -1011,8 +1019,8 @@ static int pin_shape(raster_var *v, struct tile_index *t, int *pinned)
 /* The tiles a read serves, in a partial index: each one not yet known is
  * given its regions from its first served mask row (maskio_rows). *whole
  * is set when the read needs the whole index instead. */
-static int discover(raster_var *v, const slab *s, size_t ty0, size_t ty1,
-                    size_t tx0, size_t tx1, int *whole)
+static int discover(raster_var *v, slab *s, size_t ty0, size_t ty1,
+                    size_t tx0, size_t tx1, int *whole, int **seen)
 {
     struct tile_index *t = v->tiles;
     *whole = 0;
@@ -1037,6 +1045,10 @@ static int discover(raster_var *v, const slab *s, size_t ty0, size_t ty1,
                 continue; /* not read, or known pure */
             if (t->kind[k] == TILE_UNSET &&
                 (rc = maskio_rows(v, yf, 1, x0, w, row)) == RASTER_OK) {
+                s->seen = row;
+                s->seen_y = yf;
+                s->seen_x = x0;
+                s->seen_w = w;
                 for (size_t x = 0; x < w && rc == RASTER_OK; x++) {
                     if (x > 0 && row[x] == row[x - 1])
                         continue;
@@ -1056,7 +1068,7 @@ static int discover(raster_var *v, const slab *s, size_t ty0, size_t ty1,
             *whole = rc == RASTER_OK && t->kind[k] == TILE_MIXED;
         }
     }
-    raster_free(row);
+    *seen = row; /* the caller frees it, after the read */
     int pinned = 1;
     if (rc == RASTER_OK && !*whole)
         rc = pin_shape(v, t, &pinned);
@@ -1094,10 +1106,13 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
         return rc;
     }
     int whole = 0, locked = rc == RASTER_OK && v->tiles->loaded;
+    int *seen = NULL;
     if (locked) {
         const struct tile_index *p = v->tiles;
         rc = discover(v, &s, s.ys / p->th, (s.yend - 1) / p->th + 1,
-                      s.xs / p->tw, (s.xend - 1) / p->tw + 1, &whole);
+                      s.xs / p->tw, (s.xend - 1) / p->tw + 1, &whole, &seen);
+        if (whole)
+            s.seen = NULL; /* the whole index's read reads its own */
         if (rc == RASTER_OK && whole) {
             tiles_free(v);
             rc = load(v);
@@ -1106,8 +1121,10 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
     if (!locked || whole || rc)
         lazy_unlock(v->file);
     locked = locked && !whole && rc == RASTER_OK;
-    if (rc)
+    if (rc) {
+        raster_free(seen);
         return rc;
+    }
     const struct tile_index *t = v->tiles;
     s.maxstep = t->th * t->tw < PIECE_STEP_MAX ? t->th * t->tw
                                                 : PIECE_STEP_MAX;
@@ -1147,6 +1164,7 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
     }
     raster_free(band);
     raster_free(used);
+    raster_free(seen);
     if (rc == RASTER_OK) {
         if (!locked)
             lazy_lock(v->file);
