@@ -85,6 +85,9 @@ int64_t fileio_var_dataset(raster_var *v, const char *rel)
 
 void fileio_close_stores(raster_var *v)
 {
+    if (v->chunks_did > 0)
+        H5Dclose((hid_t)v->chunks_did);
+    v->chunks_did = 0;
     for (size_t s = 0; v->store_did && s <= v->nregions; s++)
         if (v->store_did[s] >= 0)
             H5Dclose((hid_t)v->store_did[s]);
@@ -429,10 +432,9 @@ static hid_t var_dataset(const raster_var *v, const char *name)
 /* 2-D dataset `name` of v's group, of one of the netCDF types[] on disk,
  * with want_cols columns (0: any): its id and extent, or -1. HDF5's
  * printing is the caller's to turn off. */
-static hid_t open_2d(const raster_var *v, const char *name, const int *types,
-                     size_t ntypes, size_t want_cols, hsize_t *dims)
+static int is_2d(hid_t d, const int *types, size_t ntypes, size_t want_cols,
+                 hsize_t *dims)
 {
-    hid_t d = var_dataset(v, name);
     hid_t type = d >= 0 ? H5Dget_type(d) : -1;
     hsize_t maxdims[RASTER_MAX_DIMS + 1], ext[RASTER_MAX_DIMS + 1];
     int ok = type >= 0 && fileio_holds_any(type, types, ntypes) &&
@@ -440,13 +442,46 @@ static hid_t open_2d(const raster_var *v, const char *name, const int *types,
              (want_cols == 0 || ext[1] == want_cols);
     if (type >= 0)
         H5Tclose(type);
-    if (!ok) {
-        if (d >= 0)
-            H5Dclose(d);
+    if (ok) {
+        dims[0] = ext[0];
+        dims[1] = ext[1];
+    }
+    return ok;
+}
+
+static hid_t open_2d(const raster_var *v, const char *name, const int *types,
+                     size_t ntypes, size_t want_cols, hsize_t *dims)
+{
+    hid_t d = var_dataset(v, name);
+    if (d >= 0 && !is_2d(d, types, ntypes, want_cols, dims)) {
+        H5Dclose(d);
         return -1;
     }
-    dims[0] = ext[0];
-    dims[1] = ext[1];
+    return d;
+}
+
+/* The kept dataset of table `name` of v (fileio_table_kept), or -1. */
+static hid_t kept_table(const raster_var *v, const char *name)
+{
+    return v->chunks_did > 0 && strcmp(name, "chunks") == 0
+               ? (hid_t)v->chunks_did
+               : -1;
+}
+
+int64_t fileio_table_kept(raster_var *v, const char *name)
+{
+    /* only the `chunks` table of a lean read-only file: a point's first
+     * read opens it for its checksums and then reads its rows (tiles.c,
+     * the partial index); HDF5's printing is the caller's to turn off */
+    if (strcmp(name, "chunks") != 0 || !v->file->lean || v->file->writable)
+        return -1;
+    lazy_lock(v->file); /* recursive: the index loads hold it already */
+    if (v->chunks_did <= 0) {
+        hid_t d = var_dataset(v, name);
+        v->chunks_did = d > 0 ? d : 0;
+    }
+    int64_t d = v->chunks_did > 0 ? v->chunks_did : -1;
+    lazy_unlock(v->file);
     return d;
 }
 
@@ -483,7 +518,10 @@ static int read_block(const raster_var *v, const char *name,
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     hsize_t dims[2];
-    hid_t d = open_2d(v, name, types, ntypes, want_cols, dims);
+    hid_t kept = kept_table(v, name);
+    hid_t d = kept < 0 ? open_2d(v, name, types, ntypes, want_cols, dims)
+              : is_2d(kept, types, ntypes, want_cols, dims) ? kept
+                                                            : -1;
     int rc = d >= 0 && ny <= dims[0] && y0 <= dims[0] - ny && nx <= dims[1] &&
                      x0 <= dims[1] - nx
                  ? RASTER_OK
@@ -506,7 +544,7 @@ static int read_block(const raster_var *v, const char *name,
         if (fs >= 0)
             H5Sclose(fs);
     }
-    if (d >= 0)
+    if (d >= 0 && d != kept)
         H5Dclose(d);
     H5Eset_auto2(H5E_DEFAULT, efunc, edata);
     return rc;

@@ -86,6 +86,11 @@ int fileio_plain(int64_t did, int64_t dcpl, size_t elem);
  * 33 K instructions). */
 int64_t fileio_contiguous(int64_t did, size_t elem);
 
+/* The dataset of table `name` of v kept open for the reads that follow
+ * (the `chunks` table of a lean read-only file; v->chunks_did), or -1:
+ * then the caller opens what it needs itself. */
+int64_t fileio_table_kept(raster_var *v, const char *name);
+
 /* Filters raster can undo itself (chunkio.c). */
 #define FILEIO_MAX_FILTERS 3
 

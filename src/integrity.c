@@ -220,14 +220,18 @@ static int att_h5(const raster_var *v, const char *table, size_t n,
     void *edata;
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    /* by name: opening the dataset itself costs more than the read */
+    /* on the table's dataset when its rows are read next through it
+     * (fileio_table_kept); else by name: opening the dataset itself costs
+     * more than the read */
+    hid_t kept = (hid_t)fileio_table_kept((raster_var *)v, table);
     hid_t fid = (hid_t)fileio_h5(v->file);
     char path[4096];
     int named = (size_t)snprintf(path, sizeof path, "%s/%s", v->h5path,
                                  table) < sizeof path;
-    hid_t a = fid >= 0 && named ? H5Aopen_by_name(fid, path, SUMS_TABLE_ATT,
-                                                  H5P_DEFAULT, H5P_DEFAULT)
-                                : -1;
+    hid_t a = kept >= 0 ? H5Aopen(kept, SUMS_TABLE_ATT, H5P_DEFAULT)
+              : fid >= 0 && named ? H5Aopen_by_name(fid, path, SUMS_TABLE_ATT,
+                                                    H5P_DEFAULT, H5P_DEFAULT)
+                                  : -1;
     hid_t space = a >= 0 ? H5Aget_space(a) : -1;
     hid_t type = a >= 0 ? H5Aget_type(a) : -1;
     int ok = space >= 0 && type >= 0 &&

@@ -150,6 +150,10 @@ struct raster_var {
     int64_t *store_did;        /* per store, its dataset (hid_t) kept open
                                   for small writes (chunkio.c), or -1;
                                   closed by fileio_close */
+    int64_t chunks_did;        /* a lean file's `chunks` table (hid_t),
+                                  kept open from its checksums' read to its
+                                  rows' (fileio_table_kept), or 0; closed
+                                  by fileio_close_stores */
     struct tile_index *tiles;  /* hyperslab reads of a read-only file
                                   (tiles.h); NULL until first needed */
     /* the stored mask for pread (maskio.c): 0 not looked at, 1 usable,
