@@ -134,14 +134,12 @@ static void file_free(raster_file *f)
     par_free(f);
 #endif
     var_list_free(&f->vars);
+    lean_view_free(f, 1); /* its groups before the file's id */
     fileio_close(f);
     fileio_cache_free(f);
     file_locks_destroy(f);
     raster_free(f->path);
     raster_free(f->view_keys);
-    for (size_t i = 0; f->view_paths && i < f->nview; i++)
-        raster_free(f->view_paths[i]);
-    raster_free(f->view_paths);
     f->magic = DEAD_MAGIC;
     raster_free(f);
 }
@@ -331,6 +329,7 @@ static int view_load(raster_file *f)
         rc = lean_open(f);
         if (rc && rc != RASTER_ENOMEM) /* lean declined: netCDF's way */
             rc = view_load_netcdf(f);
+        lean_view_free(f, 0); /* the groups it kept: loaded */
         if (rc == RASTER_OK)
             rc = ncbind_view(f, f->caller_ncid, 1);
         if (rc) {

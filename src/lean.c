@@ -394,12 +394,15 @@ static int view_dims(int pgrp, meta_desc *d, char *const *names)
  * view's dimensions from the caller's group pgrp of the placeholder
  * (view_dims), else (pgrp -1) from their HDF5 scales. */
 static int load_description(hid_t fid, int pgrp, hid_t g,
-                            const char *path, meta_desc *d, char *names)
+                            const char *path, meta_desc *d, char *names,
+                            int scanned)
 {
-    int version = 0, complete = 0;
+    /* a view's scan found it complete (check_storage) */
+    int version = 0, complete = scanned;
     if (att_one(g, ATT_VERSION, NC_INT, &version) != 0 || version < 3 ||
         version > RASTER_FORMAT_VERSION ||
-        att_one(g, ATT_COMPLETE, NC_INT, &complete) != 0 || complete != 1 ||
+        (!scanned &&
+         att_one(g, ATT_COMPLETE, NC_INT, &complete) != 0) || complete != 1 ||
         att_one(g, "raster_type", NC_INT, &d->xtype) != 0 ||
         convert_type_size(d->xtype) == 0)
         return raster_fail(RASTER_EFORMAT,
@@ -452,9 +455,12 @@ static int load_description(hid_t fid, int pgrp, hid_t g,
     return RASTER_OK;
 }
 
-/* The variable of raster group g (HDF5 path `path`, in group `parent`). */
+/* The variable of raster group g (HDF5 path `path`, in group `parent`);
+ * `scanned`: its name, when a view's scan read it (and found the group
+ * complete), else NULL. */
 static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
-                    const char *parent, raster_var **out)
+                    const char *parent, const char *scanned,
+                    raster_var **out)
 {
     meta_desc d;
     memset(&d, 0, sizeof d);
@@ -464,7 +470,16 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
     long long *summary = NULL;
     raster_mask *mask = NULL;
     hid_t maskd = -1;
-    int rc = att_text(g, ATT_VARIABLE, &name, &nlen);
+    int rc = RASTER_OK;
+    if (scanned) {
+        nlen = strlen(scanned);
+        if (!(name = raster_malloc(nlen + 1)))
+            rc = raster_fail(RASTER_ENOMEM, "out of memory loading %s", path);
+        else
+            memcpy(name, scanned, nlen + 1);
+    } else {
+        rc = att_text(g, ATT_VARIABLE, &name, &nlen);
+    }
     if (rc == RASTER_OK)
         rc = att_text(g, "raster_dims", &dims, &dlen);
     if (rc == RASTER_OK &&
@@ -479,7 +494,7 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
         rc = LEAN_FAIL("%s: the caller's handle has no group %s", path,
                        parent);
     if (rc == RASTER_OK)
-        rc = load_description(fid, pgrp, g, path, &d, dims);
+        rc = load_description(fid, pgrp, g, path, &d, dims, scanned != NULL);
     if (rc == RASTER_OK)
         rc = load_placeholder(fid, parent, &d);
     if (rc == RASTER_OK)
@@ -568,10 +583,10 @@ static int same_parent(const char *a, const char *b)
 /* Loads the variable of raster group c (path, in group parent) onto the
  * end of f's list. */
 static int add_var(raster_file *f, hid_t fid, hid_t c, const char *path,
-                   const char *parent)
+                   const char *parent, const char *scanned)
 {
     raster_var *v = NULL;
-    int rc = load_var(f, fid, c, path, parent, &v);
+    int rc = load_var(f, fid, c, path, parent, scanned, &v);
     raster_var **tail = &f->vars;
     /* two groups claiming one placeholder (scan_groups refuses) */
     for (; rc == RASTER_OK && *tail; tail = &(*tail)->next)
@@ -585,27 +600,23 @@ static int add_var(raster_file *f, hid_t fid, hid_t c, const char *path,
     return rc;
 }
 
-/* A view's variables from the storage groups lean_view_scan checked and
- * recorded, opened by their paths: walking the root's links again cost a
- * tenth of the load. A group gone or no longer raster's since fails. */
+/* A view's variables from the storage groups lean_view_scan checked,
+ * recorded and kept open: walking the root's links again cost a tenth of
+ * the load. The file is the one checked (its identity, file_unchanged,
+ * is checked again before any value is read). */
 static int load_recorded(raster_file *f, hid_t fid)
 {
     int rc = RASTER_OK;
     for (size_t i = 0; rc == RASTER_OK && i < f->nview; i++) {
-        const char *path = f->view_paths[i];
-        const char *slash = strrchr(path, '/');
+        const struct view_group *r = &f->view_groups[i];
+        const char *slash = strrchr(r->path, '/');
         char parent[PATH_BYTES];
-        if (!slash || (size_t)(slash - path) >= sizeof parent)
-            return LEAN_FAIL("%s: path unusable", path);
+        if (!slash || (size_t)(slash - r->path) >= sizeof parent)
+            return LEAN_FAIL("%s: path unusable", r->path);
         snprintf(parent, sizeof parent, "%.*s",
-                 slash == path ? 1 : (int)(slash - path), path);
-        hid_t c = H5Gopen2(fid, path, H5P_DEFAULT); /* errors are off */
-        if (c < 0)
-            return LEAN_FAIL("%s: its storage group is gone", path);
-        /* its version attribute read first thing (load_description):
-         * no group of raster's fails there */
-        rc = add_var(f, fid, c, path, parent);
-        H5Gclose(c);
+                 slash == r->path ? 1 : (int)(slash - r->path), r->path);
+        /* its version attribute is read first thing (load_description) */
+        rc = add_var(f, fid, (hid_t)r->gid, r->path, parent, r->name);
     }
     return rc;
 }
@@ -652,7 +663,7 @@ static herr_t visit(hid_t g, const char *name, const H5L_info_t *info,
         return -1;
     }
     if (H5Aexists(c, ATT_VERSION) > 0) {
-        w->rc = add_var(w->f, w->fid, c, path, w->path);
+        w->rc = add_var(w->f, w->fid, c, path, w->path, NULL);
     } else if (H5Aexists(c, ATT_ABANDONED) <= 0) {
         w->rc = walk_group(w, c, path);
     }
@@ -702,7 +713,7 @@ int lean_open(raster_file *f)
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL); /* failures only decline */
     hid_t fid = (hid_t)fileio_h5(f), root = -1;
-    int recorded = f->view && f->view_paths;
+    int recorded = f->view && f->view_groups;
     if (fid < 0 ||
         (!recorded && (root = H5Gopen2(fid, "/", H5P_DEFAULT)) < 0))
         rc = LEAN_FAIL("%s: not an HDF5 file", f->path);
@@ -755,37 +766,62 @@ typedef struct scan {
     int rc;
 } scan;
 
+/* Records placeholder (grp, varid) and its storage group: link `link` of
+ * group path `parent`, open as gid, of variable `var` (both taken). */
 static int add_key(raster_file *f, int grp, int varid, const char *parent,
-                   const char *name)
+                   const char *link, char *var, hid_t gid)
 {
     int *grown = raster_reallocarray(f->view_keys, 2 * (f->nview + 1),
                                      sizeof *grown);
-    if (!grown)
+    if (grown)
+        f->view_keys = grown;
+    struct view_group *groups =
+        grown ? raster_reallocarray(f->view_groups, f->nview + 1,
+                                    sizeof *groups)
+              : NULL;
+    if (groups)
+        f->view_groups = groups;
+    size_t len = strlen(parent) + strlen(link) + 2;
+    char *path = groups ? raster_malloc(len) : NULL;
+    if (!path) {
+        raster_free(var);
+        H5Gclose(gid);
         return raster_fail(RASTER_ENOMEM, "out of memory opening %s",
                            f->path);
-    f->view_keys = grown;
-    char **paths = raster_reallocarray(f->view_paths, f->nview + 1,
-                                       sizeof *paths);
-    if (!paths)
-        return raster_fail(RASTER_ENOMEM, "out of memory opening %s",
-                           f->path);
-    f->view_paths = paths;
-    int root = strcmp(parent, "/") == 0;
-    size_t len = strlen(parent) + strlen(name) + 2;
-    if (!(paths[f->nview] = raster_malloc(len)))
-        return raster_fail(RASTER_ENOMEM, "out of memory opening %s",
-                           f->path);
-    snprintf(paths[f->nview], len, "%s/%s", root ? "" : parent, name);
+    }
+    snprintf(path, len, "%s/%s", strcmp(parent, "/") ? parent : "", link);
+    groups[f->nview].path = path;
+    groups[f->nview].name = var;
+    groups[f->nview].gid = gid;
     grown[2 * f->nview] = grp;
     grown[2 * f->nview + 1] = varid;
     f->nview++;
     return RASTER_OK;
 }
 
+void lean_view_free(raster_file *f, int all)
+{
+    for (size_t i = 0; f->view_groups && i < f->nview; i++) {
+        struct view_group *r = &f->view_groups[i];
+        if (r->gid > 0)
+            H5Gclose((hid_t)r->gid);
+        r->gid = 0;
+        if (all) {
+            raster_free(r->path);
+            raster_free(r->name);
+        }
+    }
+    if (all) {
+        raster_free(f->view_groups);
+        f->view_groups = NULL;
+    }
+}
+
 /* A storage group the caller's open did not see: complete, with the
  * extent its last serial close recorded, and a placeholder of that extent
  * (so that the caller's netCDF shows the variable's shape). */
-static int check_storage(scan *s, hid_t parent, hid_t g, const char *name)
+static int check_storage(scan *s, hid_t parent, hid_t g, const char *name,
+                         int *kept)
 {
     int complete = 0;
     unsigned long long ext[RASTER_MAX_DIMS];
@@ -811,8 +847,10 @@ static int check_storage(scan *s, hid_t parent, hid_t g, const char *name)
     if (rc == RASTER_OK &&
         (!same || nc_inq_varid(s->grp, var, &varid) != NC_NOERR))
         rc = LEAN_FAIL("%s: placeholder not of the recorded extent", name);
-    if (rc == RASTER_OK)
-        rc = add_key(s->f, s->grp, varid, s->path, name);
+    if (rc == RASTER_OK) { /* the name and the group go to the record */
+        *kept = 1;
+        return add_key(s->f, s->grp, varid, s->path, name, var, g);
+    }
     raster_free(var);
     return rc;
 }
@@ -829,9 +867,11 @@ static herr_t scan_link(hid_t g, const char *name, const H5L_info_t *info,
         s->rc = LEAN_FAIL("%s: unreadable group", name);
         return -1;
     }
+    int kept = 0;
     if (H5Aexists(c, ATT_VERSION) > 0)
-        s->rc = check_storage(s, g, c, name);
-    H5Gclose(c);
+        s->rc = check_storage(s, g, c, name, &kept);
+    if (!kept)
+        H5Gclose(c);
     return s->rc == RASTER_OK ? 0 : -1;
 }
 
@@ -901,10 +941,7 @@ int lean_view_scan(raster_file *f, int ncid)
     if (rc) {
         raster_free(f->view_keys);
         f->view_keys = NULL;
-        for (size_t i = 0; f->view_paths && i < f->nview; i++)
-            raster_free(f->view_paths[i]);
-        raster_free(f->view_paths);
-        f->view_paths = NULL;
+        lean_view_free(f, 1);
         f->nview = 0;
     }
     H5Eset_auto2(H5E_DEFAULT, efunc, edata);

@@ -33,4 +33,16 @@ int lean_open(raster_file *f);
  * declines (RASTER_EFORMAT): the caller loads the file now instead. */
 int lean_view_scan(raster_file *f, int ncid);
 
+/* A storage group lean_view_scan checked: its HDF5 path, its variable's
+ * name and the group itself (hid_t), kept open for the load, which then
+ * neither walks the root's links again nor reads what the scan read. */
+struct view_group {
+    char *path, *name;
+    int64_t gid;
+};
+
+/* Closes the groups lean_view_scan kept open (before the file's HDF5
+ * id closes); with `all`, frees the records too. */
+void lean_view_free(raster_file *f, int all);
+
 #endif

@@ -263,8 +263,8 @@ struct raster_file {
      * caller's (group, varid) of each placeholder, in pairs */
     atomic_int view_pending;
     int *view_keys;
-    char **view_paths; /* the HDF5 path of each one's storage group: the
-                          load opens these, not the root's links again */
+    struct view_group *view_groups; /* each one's storage group as
+                                       lean_view_scan found it (lean.h) */
     size_t nview;
     struct raster_par *par; /* MPI state (parallel.c); NULL when serial */
     int tables_at_close; /* a parallel file: the mask and index tables are
