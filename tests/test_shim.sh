@@ -316,6 +316,60 @@ sys.exit(0 if served and refused else "no cell served or none refused")
 PY
     under /usr/bin/python3 "$tmp/dmg.py" "$tmp/view_plain.nc" "$tmp/view_dmg.nc" > "$tmp/dmg.txt" 2> "$tmp/dmg.err" && ok ||
         fail "a view of a file without a region's group: $(cat "$tmp/dmg.txt" "$tmp/dmg.err" | tail -3)"
+    # a point's series, each through a fresh view (its first read loads the
+    # variable from the storage group the open recorded), equals the plain
+    # file's element by element; the storage group renamed by another
+    # program between the open and the first read: the read is refused
+    # (the file changed), and with the file's times put back the read
+    # either fails or serves the plain file's values, never others
+    cp "$tmp/view.nc" "$tmp/view_pt.nc"
+    cat > "$tmp/pt.py" <<'PY'
+import os
+import subprocess
+import sys
+import netCDF4
+import numpy as np
+plain, path = netCDF4.Dataset(sys.argv[1]), sys.argv[2]
+want = plain["T"]
+_, ny, nx = want.shape
+for y, x in [(0, 0), (ny // 2, nx // 2), (ny - 1, nx - 1), (ny // 3, 2 * nx // 3)]:
+    with netCDF4.Dataset(path) as r:
+        got = r["T"][:, y, x]
+    if not np.array_equal(got, want[:, y, x]):
+        sys.exit(f"point ({y}, {x}): other values than the plain file's")
+env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+env["HDF5_USE_FILE_LOCKING"] = "FALSE"  # the reader holds the file open
+def rename(old, new, keep_times):
+    st = os.stat(path)
+    subprocess.run([sys.executable, "-c", "import netCDF4,sys; "
+                    "d=netCDF4.Dataset(sys.argv[1],'a'); "
+                    "d.renameGroup(sys.argv[2],sys.argv[3]); d.close()",
+                    path, old, new], env=env, check=True)
+    if keep_times:
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+y, x = ny // 2, nx // 2
+r = netCDF4.Dataset(path)
+rename("raster_T", "moved_T", False)
+try:
+    r["T"][:, y, x]
+    sys.exit("a read served a file changed since its open")
+except (RuntimeError, OSError):
+    pass
+r.close()
+rename("moved_T", "raster_T", False)
+r = netCDF4.Dataset(path)
+rename("raster_T", "moved_T", True)
+try:
+    got = r["T"][:, y, x]
+    if not np.array_equal(got, want[:, y, x]):
+        sys.exit("a storage group renamed after the open: other values")
+    print("served")
+except (RuntimeError, OSError):
+    print("refused")
+PY
+    RASTER_LOG=debug under /usr/bin/python3 "$tmp/pt.py" "$tmp/view_plain.nc" "$tmp/view_pt.nc" > "$tmp/pt.txt" 2> "$tmp/pt.err" && ok ||
+        fail "point series through views: $(cat "$tmp/pt.txt" "$tmp/pt.err" | tail -3)"
+    grep -q "opened whole" "$tmp/pt.err" && fail "point series: a view not taken: $(grep "opened whole" "$tmp/pt.err" | head -2)" || ok
     /usr/bin/python3 -c "import netCDF4,sys; d=netCDF4.Dataset(sys.argv[1],'a'); d['time_bnds'][2]=[2,3]; d.close()" "$tmp/view.nc"
     RASTER_LOG=debug under /usr/bin/python3 "$probe" r "$tmp/view.nc" > "$tmp/vv.txt" 2> "$tmp/vv.err"
     RASTER_NO_LEAN=1 under /usr/bin/python3 "$probe" r "$tmp/view.nc" > "$tmp/vw.txt" 2> /dev/null
