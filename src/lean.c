@@ -303,7 +303,8 @@ static int load_mask(hid_t g, const meta_desc *d, raster_mask **mask,
 
 /* The placeholder `d->name` of group path `parent`: the stored type,
  * rank and dimension ids, not a dimension scale; its fill value. */
-static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
+static int load_placeholder(hid_t fid, const char *parent, meta_desc *d,
+                            int view)
 {
     char path[PATH_BYTES];
     if ((size_t)snprintf(path, sizeof path, "%s/%s",
@@ -336,8 +337,11 @@ static int load_placeholder(hid_t fid, const char *parent, meta_desc *d)
                          d->fill) >= 0;
         att_close(&t);
     }
-    /* its compression (issue #23): the stores have the same */
-    int rc = ok ? compress_inq_h5(p, &d->comp, d->name) : RASTER_OK;
+    /* its compression (issue #23): the stores have the same; a view's
+     * reads never need it (the stores' own filters decide how they are
+     * read), so it waits for the first question (meta_comp) */
+    d->comp_later = ok && view;
+    int rc = ok && !view ? compress_inq_h5(p, &d->comp, d->name) : RASTER_OK;
     if (type >= 0)
         H5Tclose(type);
     if (p >= 0)
@@ -496,7 +500,7 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
     if (rc == RASTER_OK)
         rc = load_description(fid, pgrp, g, path, &d, dims, scanned != NULL);
     if (rc == RASTER_OK)
-        rc = load_placeholder(fid, parent, &d);
+        rc = load_placeholder(fid, parent, &d, f->view);
     if (rc == RASTER_OK)
         rc = load_mask(g, &d, &mask, &maskd);
     /* the summary: as many rows as it says, each naming a region group */

@@ -1718,6 +1718,7 @@ int meta_var_lean(raster_file *f, const meta_desc *d, raster_mask **mask,
     v->materialized = 1;
     v->sums = d->sums;
     v->comp = d->comp;
+    v->comp_later = d->comp_later;
     v->comp_fixed = 1;
     v->placeholder_fits = d->placeholder_fits;
     v->mask = *mask;
@@ -2067,4 +2068,38 @@ static int ensure_layout(raster_var *v)
     v->mesh = t.mesh;
     v->lay = t.lay; /* last: a reader that sees it finds the runs checked */
     return RASTER_OK;
+}
+
+int meta_comp(raster_var *v)
+{
+    lazy_lock(v->file);
+    int rc = RASTER_OK;
+    if (v->comp_later) {
+        /* the placeholder: v's name beside its storage group */
+        char path[4096];
+        const char *slash = strrchr(v->h5path, '/');
+        int len = slash ? (int)(slash - v->h5path) : 0;
+        H5E_auto2_t efunc;
+        void *edata;
+        H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+        hid_t fid = (hid_t)fileio_h5(v->file), p = -1;
+        if (slash && fid >= 0 &&
+            (size_t)snprintf(path, sizeof path, "%.*s/%s", len, v->h5path,
+                             v->name) < sizeof path)
+            p = H5Dopen2(fid, path, H5P_DEFAULT);
+        raster_compression c;
+        rc = p < 0 ? raster_fail(RASTER_EFORMAT, "%s: its placeholder "
+                                 "cannot be opened", v->name)
+                   : compress_inq_h5(p, &c, v->name);
+        if (p >= 0)
+            H5Dclose(p);
+        H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+        if (rc == RASTER_OK) {
+            v->comp = c;
+            v->comp_later = 0;
+        }
+    }
+    lazy_unlock(v->file);
+    return rc;
 }

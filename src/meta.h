@@ -83,6 +83,7 @@ typedef struct meta_desc {
     unsigned char fill[8];
     int sums;                  /* the tables carry checksums (integrity.h) */
     raster_compression comp;   /* the placeholder's (compress.h) */
+    int comp_later;            /* comp not read: on first ask (meta_comp) */
     int placeholder_fits;      /* its extent is the variable's shape */
 } meta_desc;
 
@@ -96,6 +97,10 @@ int meta_var_lean(raster_file *f, const meta_desc *d, raster_mask **mask,
  * read-only file of format 2 or 3) from its stored mask, and checks every
  * stored table against them. */
 int meta_ensure_layout(raster_var *v);
+
+/* v->comp read from the placeholder when its load left it for later (a
+ * view's: reads never need it; nc_inq_var_deflate and the like do). */
+int meta_comp(raster_var *v);
 
 /* Checks store s's type and shape, once (loaded lazily: on first use). */
 int meta_check_store(raster_var *v, size_t s);

@@ -192,6 +192,7 @@ struct raster_var {
      * variable, or one written), when netCDF no longer changes them */
     raster_compression comp;
     int comp_fixed;
+    int comp_later;            /* a view's comp not read yet (meta_comp) */
     int dirty;                 /* written since open: marker to rewrite */
     /* stored statistics (statstore.h): stats_looked once the group was
      * asked for its `stats` dataset, stats_var its varid then (-1: none);

@@ -413,6 +413,9 @@ int raster_var_set_compression(raster_var *v, const raster_compression *c)
     want.fletcher32 = want.fletcher32 != 0;
     if (!want.quantize_mode)
         want.quantize_nsd = 0;
+    int rc = meta_comp(v);
+    if (rc)
+        return rc;
     if (same_compression(&v->comp, &want))
         return RASTER_OK;
     if (!v->file->writable)
@@ -421,7 +424,7 @@ int raster_var_set_compression(raster_var *v, const raster_compression *c)
         return raster_fail_nc(RASTER_EINVAL, NC_ELATEDEF, "%s: written (or "
                               "in the file before this open): its stores' "
                               "filters are fixed", v->name);
-    int rc = compress_check(&want, v->xtype, v->file->par != NULL, v->name);
+    rc = compress_check(&want, v->xtype, v->file->par != NULL, v->name);
     if (rc)
         return rc;
     /* netCDF adds filters to a variable, and changes their parameters,
@@ -443,6 +446,9 @@ int raster_var_compression(const raster_var *v, raster_compression *out)
 {
     if (!var_ok(v) || !out)
         return raster_fail(RASTER_EINVAL, "NULL argument");
+    int rc = meta_comp((raster_var *)v);
+    if (rc)
+        return rc;
     *out = v->comp;
     return RASTER_OK;
 }

@@ -41,6 +41,14 @@ under "$NCDUMP" -s -h "$tmp/r4.nc" | tail -n +2 > "$tmp/h_shim"
 same "$tmp/h_plain" "$tmp/h_shim" "ncdump -s -h under the shim differs from plain"
 grep -q 'TEMP:_DeflateLevel = 4 ;' "$tmp/h_shim" && ok || fail "no _DeflateLevel"
 grep -q 'TEMP:_Shuffle = "true" ;' "$tmp/h_shim" && ok || fail "no _Shuffle"
+# raster's own answer through the shim's read-only handle (a view, which
+# reads the placeholder's settings on this first ask) and raster_open's
+RASTER_LOG=debug under "$build/tests/compress_prog" "$tmp/r4.nc" comp TEMP \
+    > "$tmp/comp" 2> "$tmp/comp.err" || fail "compress_prog comp: $(tail -2 "$tmp/comp.err")"
+grep -q "opened whole" "$tmp/comp.err" && fail "compress_prog comp: no view" || ok
+[ "$(grep -c '^handle: deflate 4 shuffle 1 ' "$tmp/comp")" -eq 1 ] &&
+    [ "$(sed 's/^[a-z]*://' "$tmp/comp" | sort -u | wc -l)" -eq 1 ] && ok ||
+    fail "a view's compression: $(cat "$tmp/comp")"
 # every store of TEMP and SALT deflated at 4 with shuffle, as HDF5 has it
 set -- $(stores "$tmp/r4.nc" 'COMPRESSION DEFLATE [{] LEVEL 4 [}]')
 [ "$1" -ge 2 ] && [ "$2" -eq "$1" ] && ok || fail "$1 stores, $2 deflated"
