@@ -320,8 +320,10 @@ static int mark_region(raster_var *v, struct tile_index *t, size_t r,
         for (size_t tx = (size_t)(c.x0 / tw);
              tx * tw < c.x0 + c.w; tx++) {
             size_t k = ty * t->ntx + tx;
-            if (c.mixed && t->kind[k] == TILE_UNSET)
+            if (c.mixed && t->kind[k] == TILE_UNSET) {
                 t->kind[k] = TILE_MIXED;
+                t->nshare[k] = 0;
+            }
             if (c.mixed ? t->kind[k] != TILE_MIXED
                         : t->kind[k] != TILE_UNSET)
                 return bad_table(v, "tile (%zu, %zu) is claimed twice", ty,
@@ -480,8 +482,11 @@ static int index_new(raster_var *v, struct tile_index **out)
     t->maskvar = maskvar;
     size_t ntiles = t->nty * t->ntx;
     t->kind = raster_reallocarray(NULL, ntiles, sizeof *t->kind);
-    t->off = raster_calloc(ntiles, sizeof *t->off);
-    t->nshare = raster_calloc(ntiles, sizeof *t->nshare);
+    /* not cleared (a per-cell cost a point's read noticed): a tile's off
+     * and nshare are set when its rows mark it (mark_region), and read
+     * only for tiles marked */
+    t->off = raster_reallocarray(NULL, ntiles, sizeof *t->off);
+    t->nshare = raster_reallocarray(NULL, ntiles, sizeof *t->nshare);
     if (!t->kind || !t->off || !t->nshare) {
         tiles_free(v);
         return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
