@@ -70,6 +70,7 @@ static atomic_int inflate_on = 1;
 static atomic_size_t chunks_inflated;
 static atomic_size_t split_chunk_writes;
 static atomic_size_t strided_reads;
+static atomic_size_t staged_threaded;
 
 atomic_int chunkio_timing;
 _Thread_local double chunkio_plan_end;
@@ -86,6 +87,8 @@ void chunkio_set_inflate(int on) { atomic_store(&inflate_on, on); }
 size_t chunkio_chunks_inflated(void) { return atomic_load(&chunks_inflated); }
 
 size_t chunkio_strided_reads(void) { return atomic_load(&strided_reads); }
+
+size_t chunkio_staged_threaded(void) { return atomic_load(&staged_threaded); }
 
 size_t chunkio_split_chunk_writes(void)
 {
@@ -1858,6 +1861,39 @@ static int threads_pay(const xfer *x, const span *spans, size_t nspans,
     return planes >= 2 && cells * v->elem * planes >= THREAD_MIN_BYTES;
 }
 
+/* Reads of many short spans (a thin band: a pread of about 10 KB per tile
+ * and plane) take threads from this many bytes pread on: their time is the
+ * kernel's, a system call and a page-cache copy per span, which 2 cores
+ * halve; a thread's start costs about what 0.3 MB of such reads do. */
+#define THREAD_MIN_STAGED ((size_t)2 << 20)
+#define THREAD_MIN_PREADS 128
+
+/* 1 when a read of many staged spans is worth threads: every span on the
+ * fast path, none from the span cache (a handle's repeated thin reads copy
+ * a few values out of memory), and enough preads and bytes. */
+static int staged_pay(const xfer *x, const span *spans, size_t nspans,
+                      const size_t *ocount)
+{
+    const raster_var *v = x->v;
+    size_t planes = 1, bytes = 0, reads = 0;
+    if (x->cache || x->win || v->file->fd < 0)
+        return 0;
+    for (int i = 0; i < var_nouter(v); i++)
+        planes *= ocount[i];
+    for (size_t i = 0; i < nspans; i++) {
+        const span *s = &spans[i];
+        if (!v->addr[s->store].ok)
+            return 0;
+        if (s->strided ||
+            s->covered * v->elem < STAGE_PIECE_BYTES * (s->p1 - s->p0)) {
+            bytes += (size_t)(s->hi - s->lo) * v->elem;
+            reads++;
+        }
+    }
+    return planes >= 2 && reads * planes >= THREAD_MIN_PREADS &&
+           bytes * planes >= THREAD_MIN_STAGED;
+}
+
 typedef struct worker {
     xfer x;                    /* its own stage, iovecs and junk */
     const span *spans;
@@ -2887,7 +2923,11 @@ static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
     if (x.win)
         atomic_fetch_add(&window_reads, 1);
     int threads = write ? 1 : read_threads();
-    if (threads > 1 && threads_pay(&x, spans, nspans, ocount)) {
+    int big = threads > 1 && threads_pay(&x, spans, nspans, ocount);
+    int many = threads > 1 && !big && staged_pay(&x, spans, nspans, ocount);
+    if (big || many) {
+        if (many)
+            atomic_fetch_add(&staged_threaded, 1);
         int t = read_threaded(&x, spans, nspans, ostart, ocount, ostride,
                               threads);
         if (t >= 0) {

@@ -66,6 +66,8 @@ size_t chunkio_window_reads(void);
 /* Reads that moved strided pieces (piece.h) on the direct path since the
  * process started (for tests). */
 size_t chunkio_strided_reads(void);
+/* Reads of many short staged spans split among threads (staged_pay). */
+size_t chunkio_staged_threaded(void);
 
 /* Chunks raster has inflated since the process started: the tests' proof
  * that the fast path served a read. */
