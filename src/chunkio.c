@@ -71,6 +71,7 @@ static atomic_size_t chunks_inflated;
 static atomic_size_t split_chunk_writes;
 static atomic_size_t strided_reads;
 static atomic_size_t staged_threaded;
+static atomic_size_t threads_ran; /* read_threaded's helpers that ran */
 
 atomic_int chunkio_timing;
 _Thread_local double chunkio_plan_end;
@@ -89,6 +90,8 @@ size_t chunkio_chunks_inflated(void) { return atomic_load(&chunks_inflated); }
 size_t chunkio_strided_reads(void) { return atomic_load(&strided_reads); }
 
 size_t chunkio_staged_threaded(void) { return atomic_load(&staged_threaded); }
+
+size_t chunkio_threads_ran(void) { return atomic_load(&threads_ran); }
 
 size_t chunkio_split_chunk_writes(void)
 {
@@ -1867,6 +1870,13 @@ static int threads_pay(const xfer *x, const span *spans, size_t nspans,
  * halve; a thread's start costs about what 0.3 MB of such reads do. */
 #define THREAD_MIN_STAGED ((size_t)2 << 20)
 #define THREAD_MIN_PREADS 128
+static atomic_size_t staged_min_set[2]; /* chunkio_set_staged_min; 0: above */
+
+void chunkio_set_staged_min(size_t bytes, size_t reads)
+{
+    atomic_store(&staged_min_set[0], bytes);
+    atomic_store(&staged_min_set[1], reads);
+}
 
 /* 1 when a read of many staged spans is worth threads: every span on the
  * fast path, none from the span cache (a handle's repeated thin reads copy
@@ -1890,8 +1900,11 @@ static int staged_pay(const xfer *x, const span *spans, size_t nspans,
             reads++;
         }
     }
-    return planes >= 2 && reads * planes >= THREAD_MIN_PREADS &&
-           bytes * planes >= THREAD_MIN_STAGED;
+    size_t min_bytes = atomic_load(&staged_min_set[0]);
+    size_t min_reads = atomic_load(&staged_min_set[1]);
+    return planes >= 2 &&
+           reads * planes >= (min_reads ? min_reads : THREAD_MIN_PREADS) &&
+           bytes * planes >= (min_bytes ? min_bytes : THREAD_MIN_STAGED);
 }
 
 typedef struct worker {
@@ -1926,10 +1939,97 @@ static void *work(void *arg)
     return NULL;
 }
 
+/* A helper thread's hold on its worker. The thread is detached: when it
+ * has not started by the time the caller has taken every plane (the other
+ * core busy), the caller cancels it instead of waiting for the scheduler
+ * to run it (a join then cost up to a time slice, more than a thin band's
+ * whole read); a thread that claimed its worker is waited for. The slot
+ * outlives the read until both sides let go of it. */
+enum { SLOT_POSTED, SLOT_CLAIMED, SLOT_CANCELLED };
+typedef struct wslot {
+    atomic_int state;
+    atomic_int refs; /* 2: the thread and the caller */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+    worker *w; /* touched only once claimed */
+} wslot;
+
+static void slot_release(wslot *sl)
+{
+    if (atomic_fetch_sub(&sl->refs, 1) != 1)
+        return;
+    pthread_cond_destroy(&sl->cv);
+    pthread_mutex_destroy(&sl->mu);
+    raster_free(sl);
+}
+
 static void *work_thread(void *arg)
 {
-    fileio_thread_quiet();
-    return work(arg);
+    wslot *sl = arg;
+    int posted = SLOT_POSTED;
+    if (atomic_compare_exchange_strong(&sl->state, &posted, SLOT_CLAIMED)) {
+        fileio_thread_quiet();
+        work(sl->w);
+        pthread_mutex_lock(&sl->mu);
+        sl->done = 1;
+        pthread_cond_signal(&sl->cv);
+        pthread_mutex_unlock(&sl->mu);
+    }
+    slot_release(sl);
+    return NULL;
+}
+
+/* A detached thread on worker w: its slot, or NULL (no thread). */
+static wslot *slot_start(worker *w)
+{
+    wslot *sl = raster_calloc(1, sizeof *sl);
+    if (!sl)
+        return NULL;
+    atomic_init(&sl->state, SLOT_POSTED);
+    atomic_init(&sl->refs, 2);
+    sl->w = w;
+    pthread_attr_t attr;
+    int ok = pthread_mutex_init(&sl->mu, NULL) == 0;
+    if (ok && pthread_cond_init(&sl->cv, NULL) != 0) {
+        pthread_mutex_destroy(&sl->mu);
+        ok = 0;
+    }
+    if (!ok) {
+        raster_free(sl);
+        return NULL;
+    }
+    pthread_t tid;
+    int started = 0;
+    if (pthread_attr_init(&attr) == 0) {
+        started =
+            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+            pthread_create(&tid, &attr, work_thread, sl) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (!started) {
+        atomic_store(&sl->refs, 1);
+        slot_release(sl);
+        return NULL;
+    }
+    return sl;
+}
+
+/* After the caller's own share: 1 when the slot's thread had claimed its
+ * worker (now finished), 0 when it was cancelled before it started. */
+static int slot_finish(wslot *sl)
+{
+    int posted = SLOT_POSTED, ran = 1;
+    if (atomic_compare_exchange_strong(&sl->state, &posted, SLOT_CANCELLED))
+        ran = 0;
+    else {
+        pthread_mutex_lock(&sl->mu);
+        while (!sl->done)
+            pthread_cond_wait(&sl->cv, &sl->mu);
+        pthread_mutex_unlock(&sl->mu);
+    }
+    slot_release(sl);
+    return ran;
 }
 
 /* Reads every plane of the outer box on n threads (the caller's included),
@@ -1946,8 +2046,8 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
         np *= ocount[i];
     size_t *flat = raster_reallocarray(NULL, np, 2 * sizeof *flat);
     worker *w = raster_calloc((size_t)n, sizeof *w);
-    pthread_t tid[MAX_READ_THREADS];
-    int started[MAX_READ_THREADS] = {0}, rc = RASTER_OK;
+    wslot *slot[MAX_READ_THREADS] = {NULL};
+    int rc = RASTER_OK;
     atomic_size_t next = 0;
     if (!flat || !w) {
         raster_free(flat);
@@ -1984,14 +2084,15 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
             rc = -1;
     }
     for (int t = 1; t < n && rc == RASTER_OK; t++)
-        started[t] = pthread_create(&tid[t], NULL, work_thread, &w[t]) == 0;
+        slot[t] = slot_start(&w[t]);
     if (rc == RASTER_OK) {
         work(&w[0]);
         for (int t = 1; t < n; t++) {
-            if (started[t])
-                pthread_join(tid[t], NULL);
+            /* no thread, or one cancelled: nothing left, or its error */
+            if (!slot[t] || !slot_finish(slot[t]))
+                work(&w[t]);
             else
-                work(&w[t]); /* no thread: nothing left, or its error */
+                atomic_fetch_add(&threads_ran, 1);
         }
         for (int t = 0; t < n && rc == RASTER_OK; t++)
             if (w[t].rc)

@@ -66,8 +66,14 @@ size_t chunkio_window_reads(void);
 /* Reads that moved strided pieces (piece.h) on the direct path since the
  * process started (for tests). */
 size_t chunkio_strided_reads(void);
-/* Reads of many short staged spans split among threads (staged_pay). */
+/* Reads of many short staged spans split among threads (staged_pay), and
+ * for tests the least bytes and preads such a read makes (0: the
+ * defaults, 2 MiB and 128). */
 size_t chunkio_staged_threaded(void);
+void chunkio_set_staged_min(size_t bytes, size_t reads);
+/* Helper threads of plane-split reads that took part (not cancelled
+ * before they started: read_threaded), for tests. */
+size_t chunkio_threads_ran(void);
 
 /* Chunks raster has inflated since the process started: the tests' proof
  * that the fast path served a read. */
