@@ -74,6 +74,9 @@ void chunkio_set_staged_min(size_t bytes, size_t reads);
 /* Helper threads of plane-split reads that took part (not cancelled
  * before they started: read_threaded), for tests. */
 size_t chunkio_threads_ran(void);
+/* For tests: 0 helpers as scheduled (the default), 1 the caller waits for
+ * every helper to run, 2 every helper cancelled before it starts. */
+void chunkio_set_helpers(int mode);
 
 /* Chunks raster has inflated since the process started: the tests' proof
  * that the fast path served a read. */
