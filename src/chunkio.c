@@ -1816,6 +1816,19 @@ static atomic_int threads_set; /* raster_set_threads(); 0: the default */
 
 void chunkio_set_threads(int n) { atomic_store(&threads_set, n); }
 
+/* Online cores, asked once: glibc reads /sys for it (three system calls) */
+static long online_cores(void)
+{
+    static atomic_long cores_seen;
+    long cores = atomic_load_explicit(&cores_seen, memory_order_relaxed);
+    if (cores == 0) {
+        cores = sysconf(_SC_NPROCESSORS_ONLN);
+        cores = cores > 0 ? cores : 1;
+        atomic_store_explicit(&cores_seen, cores, memory_order_relaxed);
+    }
+    return cores;
+}
+
 /* Threads for one large read: raster_set_threads(), else $RASTER_THREADS
  * (1 = none), else 2 where there are 2 cores or more; 1 in the MPI flavour,
  * whose ranks already share the cores. */
@@ -1835,16 +1848,51 @@ static int read_threads(void)
 #ifdef RASTER_MPI
     return 1;
 #else
-    /* glibc reads /sys for this (three system calls): once */
-    static atomic_long cores_seen;
-    long cores = atomic_load_explicit(&cores_seen, memory_order_relaxed);
-    if (cores == 0) {
-        cores = sysconf(_SC_NPROCESSORS_ONLN);
-        cores = cores > 0 ? cores : 1;
-        atomic_store_explicit(&cores_seen, cores, memory_order_relaxed);
-    }
-    return cores >= 2 ? 2 : 1;
+    return online_cores() >= 2 ? 2 : 1;
 #endif
+}
+
+/* 1 when the read threads were set (raster_set_threads, $RASTER_THREADS) */
+static int threads_chosen(void)
+{
+    const char *e = getenv("RASTER_THREADS");
+    return atomic_load(&threads_set) > 0 || (e && *e);
+}
+
+/* Cores nothing is running on at this instant (the runnable count of
+ * /proc/loadavg, the caller included), -1 when unknown. A helper of a
+ * thin read pays only on an idle core: on a busy one it took turns with
+ * the caller or another program, and the read was 8% slower than on one
+ * thread (docs/PERFORMANCE.md). */
+static atomic_int idle_set = -2; /* chunkio_set_idle */
+
+void chunkio_set_idle(int n) { atomic_store(&idle_set, n); }
+
+static int idle_cores(void)
+{
+    int forced = atomic_load(&idle_set);
+    if (forced >= -1)
+        return forced;
+    char b[128];
+    int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, b, sizeof b - 1);
+    (void)close(fd);
+    if (n <= 0)
+        return -1;
+    b[n] = '\0';
+    char *p = b, *end; /* "0.50 0.40 0.30 2/345 6789": the fourth field */
+    for (int f = 0; f < 3 && p; f++)
+        if ((p = strchr(p, ' ')) != NULL)
+            p++;
+    if (!p)
+        return -1;
+    long running = strtol(p, &end, 10);
+    if (end == p || *end != '/' || running < 1)
+        return -1;
+    long idle = online_cores() - running;
+    return idle > 0 ? (int)idle : 0;
 }
 
 /* 1 when a read is worth threads: every span on the fast path, and bytes
@@ -2078,13 +2126,25 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
         flat[p] = f;
         plane[p] = p;
     }
+    /* a helper's stage: what read_staged reads at once, at most (a thin
+     * band's span: 10 KB, where a fresh 1 MiB cost the helper a mapping) */
+    size_t need = stage_bytes(x0->win);
+    if (!x0->win) {
+        need = 64;
+        for (size_t i = 0; i < nspans; i++) {
+            size_t b = (size_t)(spans[i].hi - spans[i].lo) * x0->v->elem;
+            b = b < STAGE_BYTES ? b : STAGE_BYTES;
+            need = b > need ? b : need;
+        }
+    }
     for (int t = 0; t < n; t++) {
         w[t].x = *x0;
         w[t].x.iov = NULL;
         w[t].x.iov_cap = 0;
         w[t].x.tmp = NULL;
         w[t].x.junk = raster_malloc(GAP_BYTES + 64);
-        w[t].x.stage = raster_malloc(stage_bytes(x0->win));
+        /* the caller's own stage serves its share */
+        w[t].x.stage = t == 0 ? x0->stage : raster_malloc(need);
         w[t].spans = spans;
         w[t].nspans = nspans;
         w[t].flat = flat;
@@ -2111,7 +2171,8 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
     }
     for (int t = 0; t < n; t++) {
         raster_free(w[t].x.junk);
-        raster_free(w[t].x.stage);
+        if (t > 0)
+            raster_free(w[t].x.stage);
         raster_free(w[t].x.iov);
     }
     raster_free(w);
@@ -3037,6 +3098,13 @@ static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
     int threads = write ? 1 : read_threads();
     int big = threads > 1 && threads_pay(&x, spans, nspans, ocount);
     int many = threads > 1 && !big && staged_pay(&x, spans, nspans, ocount);
+    if (many && !threads_chosen()) { /* the default: idle cores only */
+        int idle = idle_cores();
+        if (idle == 0)
+            many = 0;
+        else if (idle > 0 && idle + 1 < threads)
+            threads = idle + 1;
+    }
     if (big || many) {
         if (many)
             atomic_fetch_add(&staged_threaded, 1);

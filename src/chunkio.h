@@ -77,6 +77,9 @@ size_t chunkio_threads_ran(void);
 /* For tests: 0 helpers as scheduled (the default), 1 the caller waits for
  * every helper to run, 2 every helper cancelled before it starts. */
 void chunkio_set_helpers(int mode);
+/* For tests: the idle cores a thin read's default threads see (-1:
+ * unknown), instead of /proc/loadavg's; -2 gives it back. */
+void chunkio_set_idle(int n);
 
 /* Chunks raster has inflated since the process started: the tests' proof
  * that the fast path served a read. */

@@ -786,8 +786,9 @@ static int fresh_band(pair *p, const size_t *start, const size_t *count,
  * columns across a tile and a region boundary, rows strided, a record
  * never written (fill), double, float and int reads. Helpers that run and
  * helpers cancelled before they start (the caller reads every plane) give
- * the same values; one thread splits nothing. Then every allocation of a
- * threaded band read failing in turn: the values, or RASTER_ENOMEM. */
+ * the same values; one thread splits nothing, nor the default threads
+ * when no core is idle. Then every allocation of a threaded band read
+ * failing in turn: the values, or RASTER_ENOMEM. */
 static void test_threaded_bands(void **state)
 {
     (void)state;
@@ -835,7 +836,26 @@ static void test_threaded_bands(void **state)
                                            : 0);
             }
         }
+    /* the default threads split only with a core idle (or not known) */
+    const char *env = getenv("RASTER_THREADS");
+    char *saved = env ? strdup(env) : NULL;
+    unsetenv("RASTER_THREADS");
+    RS(raster_set_threads(0));
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    for (int idle = -1; idle <= 1; idle++) {
+        chunkio_set_idle(idle);
+        size_t split = chunkio_staged_threaded();
+        RS(fresh_band(&p, boxes[2].start, boxes[2].count, boxes[2].stride,
+                      NC_DOUBLE, 0));
+        assert_int_equal(chunkio_staged_threaded() - split,
+                         idle != 0 && cores >= 2 ? 1 : 0);
+    }
+    chunkio_set_idle(-2);
+    if (saved)
+        setenv("RASTER_THREADS", saved, 1);
+    free(saved);
     /* the default thresholds: this file's bands are too small to split */
+    RS(raster_set_threads(2));
     chunkio_set_staged_min(0, 0);
     size_t split = chunkio_staged_threaded();
     RS(fresh_band(&p, boxes[2].start, boxes[2].count, boxes[2].stride,
