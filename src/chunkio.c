@@ -1918,6 +1918,10 @@ static int threads_pay(const xfer *x, const span *spans, size_t nspans,
  * halve; a thread's start costs about what 0.3 MB of such reads do. */
 #define THREAD_MIN_STAGED ((size_t)2 << 20)
 #define THREAD_MIN_PREADS 128
+/* Spans a thread takes at a time in such a read: the caller's wait for a
+ * helper's last turn is about half a turn (16 of the band's spans: about
+ * 10 us; a plane of them, 48, made it 25-50 us a band). */
+#define STAGED_TURN 16
 static atomic_size_t staged_min_set[2]; /* chunkio_set_staged_min; 0: above */
 
 void chunkio_set_staged_min(size_t bytes, size_t reads)
@@ -1961,7 +1965,8 @@ typedef struct worker {
     size_t nspans;
     const size_t *flat, *plane; /* the planes to read: [0, np) */
     size_t np;
-    atomic_size_t *next;       /* the next plane nobody has taken */
+    size_t per;                /* spans a turn: a plane's, or fewer */
+    atomic_size_t *next;       /* the next turn nobody has taken */
     int rc;
     char msg[512];             /* the error message, from its thread */
 } worker;
@@ -1970,14 +1975,19 @@ static void *work(void *arg)
 {
     worker *w = arg;
     const xfer *x = &w->x;
-    for (size_t i; w->rc == RASTER_OK &&
-                   (i = atomic_fetch_add(w->next, 1)) < w->np;) {
-        if (x->fault)
+    /* a turn: spans [g * per, (g + 1) * per) of plane i */
+    size_t groups = w->nspans ? (w->nspans + w->per - 1) / w->per : 1;
+    for (size_t u; w->rc == RASTER_OK &&
+                   (u = atomic_fetch_add(w->next, 1)) < w->np * groups;) {
+        size_t i = u / groups, g = u % groups;
+        if (x->fault && g == 0)
             prefault(plane_ptr(x, w->plane[i], 0),
                      x->plane_cells * x->v->elem);
         if (x->win)
             w->rc = read_windows(&w->x, w->flat[i], w->plane[i]);
-        for (size_t k = 0; !x->win && k < w->nspans && w->rc == RASTER_OK;
+        size_t k1 = (g + 1) * w->per < w->nspans ? (g + 1) * w->per
+                                                 : w->nspans;
+        for (size_t k = g * w->per; !x->win && k < k1 && w->rc == RASTER_OK;
              k++)
             w->rc = read_direct(&w->x, &w->spans[k], w->flat[i],
                                 w->plane[i], 1);
@@ -2092,11 +2102,12 @@ static int slot_finish(wslot *sl)
 }
 
 /* Reads every plane of the outer box on n threads (the caller's included),
- * each with buffers of its own, each taking the next plane in turn.
- * Returns -1 (nothing read) when the plan cannot be made, else a status. */
+ * each with buffers of its own, each taking the next turn (`per` spans of
+ * a plane; a whole plane by windows) in turn. Returns -1 (nothing read)
+ * when the plan cannot be made, else a status. */
 static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
                          const size_t *ostart, const size_t *ocount,
-                         const ptrdiff_t *ostride, int n)
+                         const ptrdiff_t *ostride, int n, size_t per)
 {
     raster_var *v = x0->v;
     int no = var_nouter(v);
@@ -2150,6 +2161,10 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
         w[t].flat = flat;
         w[t].plane = plane;
         w[t].np = np;
+        /* windows go a plane at a time */
+        w[t].per = x0->win || per == 0 || per > nspans ? nspans : per;
+        if (w[t].per == 0)
+            w[t].per = 1;
         w[t].next = &next;
         if (!w[t].x.junk || !w[t].x.stage)
             rc = -1;
@@ -3109,7 +3124,7 @@ static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
         if (many)
             atomic_fetch_add(&staged_threaded, 1);
         int t = read_threaded(&x, spans, nspans, ostart, ocount, ostride,
-                              threads);
+                              threads, many ? STAGED_TURN : nspans);
         if (t >= 0) {
             rc = t;
             goto done;
