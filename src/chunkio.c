@@ -15,6 +15,7 @@
  */
 #include "chunkio.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
@@ -2042,9 +2043,21 @@ static void *work_thread(void *arg)
     return NULL;
 }
 
+/* A cancelled helper may run after the read returned, in this library's
+ * code: the library is pinned (never unmapped by dlclose) before the first
+ * one starts. Statically linked, this finds the program: harmless. */
+static void pin_library(void)
+{
+    Dl_info info;
+    if (dladdr((void *)pin_library, &info) && info.dli_fname)
+        (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
 /* A detached thread on worker w: its slot, or NULL (no thread). */
 static wslot *slot_start(worker *w)
 {
+    static pthread_once_t pinned = PTHREAD_ONCE_INIT;
+    (void)pthread_once(&pinned, pin_library);
     wslot *sl = raster_calloc(1, sizeof *sl);
     if (!sl)
         return NULL;
