@@ -1860,15 +1860,15 @@ static int threads_chosen(void)
     return atomic_load(&threads_set) > 0 || (e && *e);
 }
 
+static atomic_int idle_set = -2; /* chunkio_set_idle */
+
+void chunkio_set_idle(int n) { atomic_store(&idle_set, n); }
+
 /* Cores nothing is running on at this instant (the runnable count of
  * /proc/loadavg, the caller included), -1 when unknown. A helper of a
  * thin read pays only on an idle core: on a busy one it took turns with
  * the caller or another program, and the read was 8% slower than on one
  * thread (docs/PERFORMANCE.md). */
-static atomic_int idle_set = -2; /* chunkio_set_idle */
-
-void chunkio_set_idle(int n) { atomic_store(&idle_set, n); }
-
 static int idle_cores(void)
 {
     int forced = atomic_load(&idle_set);
