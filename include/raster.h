@@ -457,10 +457,13 @@ RASTER_API int raster_abandon(raster_file *file);
  *  16 MiB or more whose stores take the pread fast path is split by plane
  *  among up to `n` threads (they only read the file and copy; no netCDF or
  *  HDF5 call runs on them): the copies out of the page cache and the first
- *  touch of the output's pages then run on several cores. 1: every read on
- *  the caller's thread. 0 (the start): $RASTER_THREADS when it holds a
- *  count, else 2 on machines of 2 cores or more, 1 in the MPI flavour
- *  (whose ranks share the cores already). At most 16.
+ *  touch of the output's pages then run on several cores. So is a read of
+ *  many short spans (a thin band: 128 preads and 2 MiB or more, a handle's
+ *  first thin read); with the default count, only when a core is idle at
+ *  that moment. 1: every read on the caller's thread. 0 (the start):
+ *  $RASTER_THREADS when it holds a count, else 2 on machines of 2 cores or
+ *  more, 1 in the MPI flavour (whose ranks share the cores already). At
+ *  most 16.
  *  @return RASTER_OK, or RASTER_EINVAL (n < 0). */
 RASTER_API int raster_set_threads(int n);
 

@@ -15,6 +15,7 @@
  */
 #include "chunkio.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <hdf5.h>
@@ -70,6 +71,8 @@ static atomic_int inflate_on = 1;
 static atomic_size_t chunks_inflated;
 static atomic_size_t split_chunk_writes;
 static atomic_size_t strided_reads;
+static atomic_size_t staged_threaded;
+static atomic_size_t threads_ran; /* read_threaded's helpers that ran */
 
 atomic_int chunkio_timing;
 _Thread_local double chunkio_plan_end;
@@ -86,6 +89,10 @@ void chunkio_set_inflate(int on) { atomic_store(&inflate_on, on); }
 size_t chunkio_chunks_inflated(void) { return atomic_load(&chunks_inflated); }
 
 size_t chunkio_strided_reads(void) { return atomic_load(&strided_reads); }
+
+size_t chunkio_staged_threaded(void) { return atomic_load(&staged_threaded); }
+
+size_t chunkio_threads_ran(void) { return atomic_load(&threads_ran); }
 
 size_t chunkio_split_chunk_writes(void)
 {
@@ -1810,6 +1817,19 @@ static atomic_int threads_set; /* raster_set_threads(); 0: the default */
 
 void chunkio_set_threads(int n) { atomic_store(&threads_set, n); }
 
+/* Online cores, asked once: glibc reads /sys for it (three system calls) */
+static long online_cores(void)
+{
+    static atomic_long cores_seen;
+    long cores = atomic_load_explicit(&cores_seen, memory_order_relaxed);
+    if (cores == 0) {
+        cores = sysconf(_SC_NPROCESSORS_ONLN);
+        cores = cores > 0 ? cores : 1;
+        atomic_store_explicit(&cores_seen, cores, memory_order_relaxed);
+    }
+    return cores;
+}
+
 /* Threads for one large read: raster_set_threads(), else $RASTER_THREADS
  * (1 = none), else 2 where there are 2 cores or more; 1 in the MPI flavour,
  * whose ranks already share the cores. */
@@ -1829,16 +1849,51 @@ static int read_threads(void)
 #ifdef RASTER_MPI
     return 1;
 #else
-    /* glibc reads /sys for this (three system calls): once */
-    static atomic_long cores_seen;
-    long cores = atomic_load_explicit(&cores_seen, memory_order_relaxed);
-    if (cores == 0) {
-        cores = sysconf(_SC_NPROCESSORS_ONLN);
-        cores = cores > 0 ? cores : 1;
-        atomic_store_explicit(&cores_seen, cores, memory_order_relaxed);
-    }
-    return cores >= 2 ? 2 : 1;
+    return online_cores() >= 2 ? 2 : 1;
 #endif
+}
+
+/* 1 when the read threads were set (raster_set_threads, $RASTER_THREADS) */
+static int threads_chosen(void)
+{
+    const char *e = getenv("RASTER_THREADS");
+    return atomic_load(&threads_set) > 0 || (e && *e);
+}
+
+static atomic_int idle_set = -2; /* chunkio_set_idle */
+
+void chunkio_set_idle(int n) { atomic_store(&idle_set, n); }
+
+/* Cores nothing is running on at this instant (the runnable count of
+ * /proc/loadavg, the caller included), -1 when unknown. A helper of a
+ * thin read pays only on an idle core: on a busy one it took turns with
+ * the caller or another program, and the read was 8% slower than on one
+ * thread (docs/PERFORMANCE.md). */
+static int idle_cores(void)
+{
+    int forced = atomic_load(&idle_set);
+    if (forced >= -1)
+        return forced;
+    char b[128];
+    int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, b, sizeof b - 1);
+    (void)close(fd);
+    if (n <= 0)
+        return -1;
+    b[n] = '\0';
+    char *p = b, *end; /* "0.50 0.40 0.30 2/345 6789": the fourth field */
+    for (int f = 0; f < 3 && p; f++)
+        if ((p = strchr(p, ' ')) != NULL)
+            p++;
+    if (!p)
+        return -1;
+    long running = strtol(p, &end, 10);
+    if (end == p || *end != '/' || running < 1)
+        return -1;
+    long idle = online_cores() - running;
+    return idle > 0 ? (int)idle : 0;
 }
 
 /* 1 when a read is worth threads: every span on the fast path, and bytes
@@ -1858,13 +1913,61 @@ static int threads_pay(const xfer *x, const span *spans, size_t nspans,
     return planes >= 2 && cells * v->elem * planes >= THREAD_MIN_BYTES;
 }
 
+/* Reads of many short spans (a thin band: a pread of about 10 KB per tile
+ * and plane) take threads from this many bytes pread on: their time is the
+ * kernel's, a system call and a page-cache copy per span, which 2 cores
+ * halve; a thread's start costs about what 0.3 MB of such reads do. */
+#define THREAD_MIN_STAGED ((size_t)2 << 20)
+#define THREAD_MIN_PREADS 128
+/* Spans a thread takes at a time in such a read: the caller's wait for a
+ * helper's last turn is about half a turn (16 of the band's spans: about
+ * 10 us; a plane of them, 48, made it 25-50 us a band). */
+#define STAGED_TURN 16
+static atomic_size_t staged_min_set[2]; /* chunkio_set_staged_min; 0: above */
+
+void chunkio_set_staged_min(size_t bytes, size_t reads)
+{
+    atomic_store(&staged_min_set[0], bytes);
+    atomic_store(&staged_min_set[1], reads);
+}
+
+/* 1 when a read of many staged spans is worth threads: every span on the
+ * fast path, none from the span cache (a handle's repeated thin reads copy
+ * a few values out of memory), and enough preads and bytes. */
+static int staged_pay(const xfer *x, const span *spans, size_t nspans,
+                      const size_t *ocount)
+{
+    const raster_var *v = x->v;
+    size_t planes = 1, bytes = 0, reads = 0;
+    if (x->cache || x->win || v->file->fd < 0)
+        return 0;
+    for (int i = 0; i < var_nouter(v); i++)
+        planes *= ocount[i];
+    for (size_t i = 0; i < nspans; i++) {
+        const span *s = &spans[i];
+        if (!v->addr[s->store].ok)
+            return 0;
+        if (s->strided ||
+            s->covered * v->elem < STAGE_PIECE_BYTES * (s->p1 - s->p0)) {
+            bytes += (size_t)(s->hi - s->lo) * v->elem;
+            reads++;
+        }
+    }
+    size_t min_bytes = atomic_load(&staged_min_set[0]);
+    size_t min_reads = atomic_load(&staged_min_set[1]);
+    return planes >= 2 &&
+           reads * planes >= (min_reads ? min_reads : THREAD_MIN_PREADS) &&
+           bytes * planes >= (min_bytes ? min_bytes : THREAD_MIN_STAGED);
+}
+
 typedef struct worker {
     xfer x;                    /* its own stage, iovecs and junk */
     const span *spans;
     size_t nspans;
     const size_t *flat, *plane; /* the planes to read: [0, np) */
     size_t np;
-    atomic_size_t *next;       /* the next plane nobody has taken */
+    size_t per;                /* spans a turn: a plane's, or fewer */
+    atomic_size_t *next;       /* the next turn nobody has taken */
     int rc;
     char msg[512];             /* the error message, from its thread */
 } worker;
@@ -1873,14 +1976,19 @@ static void *work(void *arg)
 {
     worker *w = arg;
     const xfer *x = &w->x;
-    for (size_t i; w->rc == RASTER_OK &&
-                   (i = atomic_fetch_add(w->next, 1)) < w->np;) {
-        if (x->fault)
+    /* a turn: spans [g * per, (g + 1) * per) of plane i */
+    size_t groups = w->nspans ? (w->nspans + w->per - 1) / w->per : 1;
+    for (size_t u; w->rc == RASTER_OK &&
+                   (u = atomic_fetch_add(w->next, 1)) < w->np * groups;) {
+        size_t i = u / groups, g = u % groups;
+        if (x->fault && g == 0)
             prefault(plane_ptr(x, w->plane[i], 0),
                      x->plane_cells * x->v->elem);
         if (x->win)
             w->rc = read_windows(&w->x, w->flat[i], w->plane[i]);
-        for (size_t k = 0; !x->win && k < w->nspans && w->rc == RASTER_OK;
+        size_t k1 = (g + 1) * w->per < w->nspans ? (g + 1) * w->per
+                                                 : w->nspans;
+        for (size_t k = g * w->per; !x->win && k < k1 && w->rc == RASTER_OK;
              k++)
             w->rc = read_direct(&w->x, &w->spans[k], w->flat[i],
                                 w->plane[i], 1);
@@ -1890,18 +1998,129 @@ static void *work(void *arg)
     return NULL;
 }
 
+/* A helper thread's hold on its worker. The thread is detached: when it
+ * has not started by the time the caller has taken every plane (the other
+ * core busy), the caller cancels it instead of waiting for the scheduler
+ * to run it (a join then cost up to a time slice, more than a thin band's
+ * whole read); a thread that claimed its worker is waited for. The slot
+ * outlives the read until both sides let go of it. */
+enum { SLOT_POSTED, SLOT_CLAIMED, SLOT_CANCELLED };
+typedef struct wslot {
+    atomic_int state;
+    atomic_int refs; /* 2: the thread and the caller */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+    worker *w; /* touched only once claimed */
+} wslot;
+
+static atomic_int helpers_mode; /* chunkio_set_helpers */
+
+void chunkio_set_helpers(int mode) { atomic_store(&helpers_mode, mode); }
+
+static void slot_release(wslot *sl)
+{
+    if (atomic_fetch_sub(&sl->refs, 1) != 1)
+        return;
+    pthread_cond_destroy(&sl->cv);
+    pthread_mutex_destroy(&sl->mu);
+    raster_free(sl);
+}
+
 static void *work_thread(void *arg)
 {
-    fileio_thread_quiet();
-    return work(arg);
+    wslot *sl = arg;
+    int posted = SLOT_POSTED;
+    if (atomic_compare_exchange_strong(&sl->state, &posted, SLOT_CLAIMED)) {
+        fileio_thread_quiet();
+        work(sl->w);
+        pthread_mutex_lock(&sl->mu);
+        sl->done = 1;
+        pthread_cond_signal(&sl->cv);
+        pthread_mutex_unlock(&sl->mu);
+    }
+    slot_release(sl);
+    return NULL;
+}
+
+/* A cancelled helper may run after the read returned, in this library's
+ * code: the library is pinned (never unmapped by dlclose) before the first
+ * one starts. Statically linked, this finds the program: harmless. */
+static void pin_library(void)
+{
+    Dl_info info;
+    if (dladdr((void *)pin_library, &info) && info.dli_fname)
+        (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+}
+
+/* A detached thread on worker w: its slot, or NULL (no thread). */
+static wslot *slot_start(worker *w)
+{
+    static pthread_once_t pinned = PTHREAD_ONCE_INIT;
+    (void)pthread_once(&pinned, pin_library);
+    wslot *sl = raster_calloc(1, sizeof *sl);
+    if (!sl)
+        return NULL;
+    atomic_init(&sl->state, SLOT_POSTED);
+    atomic_init(&sl->refs, 2);
+    sl->w = w;
+    pthread_attr_t attr;
+    int ok = pthread_mutex_init(&sl->mu, NULL) == 0;
+    if (ok && pthread_cond_init(&sl->cv, NULL) != 0) {
+        pthread_mutex_destroy(&sl->mu);
+        ok = 0;
+    }
+    if (!ok) {
+        raster_free(sl);
+        return NULL;
+    }
+    pthread_t tid;
+    int started = 0;
+    if (atomic_load(&helpers_mode) == 2) /* a test: as if never started */
+        atomic_store(&sl->state, SLOT_CANCELLED);
+    if (pthread_attr_init(&attr) == 0) {
+        started =
+            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
+            pthread_create(&tid, &attr, work_thread, sl) == 0;
+        pthread_attr_destroy(&attr);
+    }
+    if (!started) {
+        atomic_store(&sl->refs, 1);
+        slot_release(sl);
+        return NULL;
+    }
+    return sl;
+}
+
+/* After the caller's own share: 1 when the slot's thread had claimed its
+ * worker (now finished), 0 when it was cancelled before it started. */
+static int slot_finish(wslot *sl)
+{
+    int state = SLOT_POSTED, ran = 1;
+    if (atomic_load(&helpers_mode) == 1)
+        state = SLOT_CLAIMED; /* a test: waited for, whenever it starts */
+    else if (atomic_compare_exchange_strong(&sl->state, &state,
+                                            SLOT_CANCELLED))
+        state = SLOT_CANCELLED;
+    if (state == SLOT_CANCELLED)
+        ran = 0;
+    else {
+        pthread_mutex_lock(&sl->mu);
+        while (!sl->done)
+            pthread_cond_wait(&sl->cv, &sl->mu);
+        pthread_mutex_unlock(&sl->mu);
+    }
+    slot_release(sl);
+    return ran;
 }
 
 /* Reads every plane of the outer box on n threads (the caller's included),
- * each with buffers of its own, each taking the next plane in turn.
- * Returns -1 (nothing read) when the plan cannot be made, else a status. */
+ * each with buffers of its own, each taking the next turn (`per` spans of
+ * a plane; a whole plane by windows) in turn. Returns -1 (nothing read)
+ * when the plan cannot be made, else a status. */
 static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
                          const size_t *ostart, const size_t *ocount,
-                         const ptrdiff_t *ostride, int n)
+                         const ptrdiff_t *ostride, int n, size_t per)
 {
     raster_var *v = x0->v;
     int no = var_nouter(v);
@@ -1910,8 +2129,8 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
         np *= ocount[i];
     size_t *flat = raster_reallocarray(NULL, np, 2 * sizeof *flat);
     worker *w = raster_calloc((size_t)n, sizeof *w);
-    pthread_t tid[MAX_READ_THREADS];
-    int started[MAX_READ_THREADS] = {0}, rc = RASTER_OK;
+    wslot *slot[MAX_READ_THREADS] = {NULL};
+    int rc = RASTER_OK;
     atomic_size_t next = 0;
     if (!flat || !w) {
         raster_free(flat);
@@ -1931,31 +2150,48 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
         flat[p] = f;
         plane[p] = p;
     }
+    /* a helper's stage: what read_staged reads at once, at most (a thin
+     * band's span: 10 KB, where a fresh 1 MiB cost the helper a mapping) */
+    size_t need = stage_bytes(x0->win);
+    if (!x0->win) {
+        need = 64;
+        for (size_t i = 0; i < nspans; i++) {
+            size_t b = (size_t)(spans[i].hi - spans[i].lo) * x0->v->elem;
+            b = b < STAGE_BYTES ? b : STAGE_BYTES;
+            need = b > need ? b : need;
+        }
+    }
     for (int t = 0; t < n; t++) {
         w[t].x = *x0;
         w[t].x.iov = NULL;
         w[t].x.iov_cap = 0;
         w[t].x.tmp = NULL;
         w[t].x.junk = raster_malloc(GAP_BYTES + 64);
-        w[t].x.stage = raster_malloc(stage_bytes(x0->win));
+        /* the caller's own stage serves its share */
+        w[t].x.stage = t == 0 ? x0->stage : raster_malloc(need);
         w[t].spans = spans;
         w[t].nspans = nspans;
         w[t].flat = flat;
         w[t].plane = plane;
         w[t].np = np;
+        /* windows go a plane at a time */
+        w[t].per = x0->win || per == 0 || per > nspans ? nspans : per;
+        if (w[t].per == 0)
+            w[t].per = 1;
         w[t].next = &next;
         if (!w[t].x.junk || !w[t].x.stage)
             rc = -1;
     }
     for (int t = 1; t < n && rc == RASTER_OK; t++)
-        started[t] = pthread_create(&tid[t], NULL, work_thread, &w[t]) == 0;
+        slot[t] = slot_start(&w[t]);
     if (rc == RASTER_OK) {
         work(&w[0]);
         for (int t = 1; t < n; t++) {
-            if (started[t])
-                pthread_join(tid[t], NULL);
+            /* no thread, or one cancelled: nothing left, or its error */
+            if (!slot[t] || !slot_finish(slot[t]))
+                work(&w[t]);
             else
-                work(&w[t]); /* no thread: nothing left, or its error */
+                atomic_fetch_add(&threads_ran, 1);
         }
         for (int t = 0; t < n && rc == RASTER_OK; t++)
             if (w[t].rc)
@@ -1963,7 +2199,8 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
     }
     for (int t = 0; t < n; t++) {
         raster_free(w[t].x.junk);
-        raster_free(w[t].x.stage);
+        if (t > 0)
+            raster_free(w[t].x.stage);
         raster_free(w[t].x.iov);
     }
     raster_free(w);
@@ -2887,9 +3124,20 @@ static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
     if (x.win)
         atomic_fetch_add(&window_reads, 1);
     int threads = write ? 1 : read_threads();
-    if (threads > 1 && threads_pay(&x, spans, nspans, ocount)) {
+    int big = threads > 1 && threads_pay(&x, spans, nspans, ocount);
+    int many = threads > 1 && !big && staged_pay(&x, spans, nspans, ocount);
+    if (many && !threads_chosen()) { /* the default: idle cores only */
+        int idle = idle_cores();
+        if (idle == 0)
+            many = 0;
+        else if (idle > 0 && idle + 1 < threads)
+            threads = idle + 1;
+    }
+    if (big || many) {
+        if (many)
+            atomic_fetch_add(&staged_threaded, 1);
         int t = read_threaded(&x, spans, nspans, ostart, ocount, ostride,
-                              threads);
+                              threads, many ? STAGED_TURN : nspans);
         if (t >= 0) {
             rc = t;
             goto done;

@@ -66,6 +66,20 @@ size_t chunkio_window_reads(void);
 /* Reads that moved strided pieces (piece.h) on the direct path since the
  * process started (for tests). */
 size_t chunkio_strided_reads(void);
+/* Reads of many short staged spans split among threads (staged_pay), and
+ * for tests the least bytes and preads such a read makes (0: the
+ * defaults, 2 MiB and 128). */
+size_t chunkio_staged_threaded(void);
+void chunkio_set_staged_min(size_t bytes, size_t reads);
+/* Helper threads of plane-split reads that took part (not cancelled
+ * before they started: read_threaded), for tests. */
+size_t chunkio_threads_ran(void);
+/* For tests: 0 helpers as scheduled (the default), 1 the caller waits for
+ * every helper to run, 2 every helper cancelled before it starts. */
+void chunkio_set_helpers(int mode);
+/* For tests: the idle cores a thin read's default threads see (-1:
+ * unknown), instead of /proc/loadavg's; -2 gives it back. */
+void chunkio_set_idle(int n);
 
 /* Chunks raster has inflated since the process started: the tests' proof
  * that the fast path served a read. */

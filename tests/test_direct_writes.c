@@ -738,6 +738,159 @@ static void test_strided_bands(void **state)
     unlink(p.ppath);
 }
 
+/* One box of the read-only pair from a fresh raster handle (a handle's
+ * first thin read keeps no spans: read_threaded can take it) as memtype,
+ * against plain netCDF element by element; the status of the read. */
+static int fresh_band(pair *p, const size_t *start, const size_t *count,
+                      const ptrdiff_t *stride, nc_type memtype, int fail_at)
+{
+    size_t n = count[0] * count[1] * count[2] * count[3];
+    size_t sz = memtype == NC_DOUBLE ? 8 : 4;
+    unsigned char *a = malloc(n * sz), *b = malloc(n * sz);
+    assert_true(a && b);
+    RS(raster_open(p->rpath, RASTER_READ, &p->rf));
+    RS(raster_var_find(p->rf, "v", &p->rv));
+    memset(a, 0xa5, n * sz);
+    raster_errmsg_clear();
+    raster_alloc_fail_at((unsigned long)fail_at);
+    int rc = raster_var_get_typed(p->rv, start, count, stride, NULL, a,
+                                  memtype);
+    raster_alloc_fail_at(0);
+    if (rc == RASTER_OK) {
+        int want = memtype == NC_DOUBLE
+                       ? nc_get_vars_double(p->pid, p->pvar, start, count,
+                                            stride, (double *)b)
+                   : memtype == NC_FLOAT
+                       ? nc_get_vars_float(p->pid, p->pvar, start, count,
+                                           stride, (float *)b)
+                       : nc_get_vars_int(p->pid, p->pvar, start, count,
+                                         stride, (int *)b);
+        assert_int_equal(want, NC_NOERR);
+        for (size_t i = 0; i < n; i++)
+            if (memcmp(a + i * sz, b + i * sz, sz) != 0)
+                fail_msg("box (%zu %zu %zu %zu) x (%zu %zu %zu %zu) type %d "
+                         "value %zu differs", start[0], start[1], start[2],
+                         start[3], count[0], count[1], count[2], count[3],
+                         (int)memtype, i);
+    }
+    RS(raster_close(p->rf));
+    free(a);
+    free(b);
+    return rc;
+}
+
+/* Thin bands of many short spans (a staged pread a tile and plane) split
+ * among 2 and 3 read threads (chunkio.c staged_pay, its thresholds
+ * lowered to this small file's bands), warm and from disk, against plain
+ * netCDF element by element: columns through pure and mixed tiles and at
+ * the edges, two columns across a tile and a region boundary, rows
+ * strided, a record never written (fill), double, float and int reads. Helpers that run and
+ * helpers cancelled before they start (the caller reads every plane) give
+ * the same values; one thread splits nothing, nor the default threads
+ * when no core is idle. Then every allocation of a threaded band read
+ * failing in turn: the values, or RASTER_ENOMEM. */
+static void test_threaded_bands(void **state)
+{
+    (void)state;
+    pair p;
+    pair_create(&p, "threaded");
+    size_t s0[4] = {0, 0, 0, 0}, c0[4] = {1, NZ, NY, NX};
+    put_both(&p, 1, s0, c0);
+    s0[0] = 2; /* record 1 never written: fill */
+    put_both(&p, 2, s0, c0);
+    RS(raster_close(p.rf));
+    NC(nc_close(p.pid));
+    NC(nc_open(p.ppath, NC_NOWRITE, &p.pid));
+    NC(nc_inq_varid(p.pid, "v", &p.pvar));
+    static const struct {
+        size_t start[4], count[4];
+        ptrdiff_t stride[4];
+    } boxes[] = {
+        {{0, 0, 0, 0}, {3, NZ, NY, 1}, {1, 1, 1, 1}},     /* column 0 */
+        {{0, 0, 0, NX - 1}, {3, NZ, NY, 1}, {1, 1, 1, 1}}, /* last column */
+        {{0, 0, 0, 500}, {3, NZ, NY, 1}, {1, 1, 1, 1}},   /* mixed tiles */
+        {{0, 0, 0, 819}, {3, NZ, NY, 2}, {1, 1, 1, 1}},   /* regions 1, 2 */
+        {{0, 0, 1, 1049}, {3, NZ, 255, 1}, {1, 1, 3, 1}}, /* rows by 3 */
+        {{1, 0, 0, 33}, {2, NZ, NY, 1}, {1, 1, 1, 1}},    /* fill, then data */
+    };
+    static const nc_type types[] = {NC_DOUBLE, NC_FLOAT, NC_INT};
+    const size_t nb = sizeof boxes / sizeof boxes[0];
+    chunkio_set_staged_min(1, 1);
+    for (int threads = 1; threads <= 3; threads++)
+        for (int mode = 1; mode <= 2; mode++) {
+            RS(raster_set_threads(threads));
+            chunkio_set_helpers(mode);
+            size_t split = chunkio_staged_threaded();
+            size_t ran = chunkio_threads_ran();
+            for (size_t k = 0; k < nb; k++)
+                for (size_t t = 0; t < 3; t++) {
+                    if (t == 1) /* from disk: announced, output faulted in
+                                   by the thread that takes a plane first */
+                        evict_file(p.rpath);
+                    RS(fresh_band(&p, boxes[k].start, boxes[k].count,
+                                  boxes[k].stride, types[t], 0));
+                }
+            if (threads == 1) {
+                assert_int_equal(chunkio_staged_threaded(), split);
+            } else {
+                assert_int_equal(chunkio_staged_threaded() - split, nb * 3);
+                /* waited for: every helper ran; cancelled: none */
+                assert_int_equal(chunkio_threads_ran() - ran,
+                                 mode == 1 ? nb * 3 * (size_t)(threads - 1)
+                                           : 0);
+            }
+        }
+    /* the default threads split only with a core idle (or not known) */
+    const char *env = getenv("RASTER_THREADS");
+    char *saved = env ? strdup(env) : NULL;
+    unsetenv("RASTER_THREADS");
+    RS(raster_set_threads(0));
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    for (int idle = -1; idle <= 1; idle++) {
+        chunkio_set_idle(idle);
+        size_t split = chunkio_staged_threaded();
+        RS(fresh_band(&p, boxes[2].start, boxes[2].count, boxes[2].stride,
+                      NC_DOUBLE, 0));
+        assert_int_equal(chunkio_staged_threaded() - split,
+                         idle != 0 && cores >= 2 ? 1 : 0);
+    }
+    chunkio_set_idle(-2);
+    if (saved)
+        setenv("RASTER_THREADS", saved, 1);
+    free(saved);
+    /* the default thresholds: this file's bands are too small to split */
+    RS(raster_set_threads(2));
+    chunkio_set_staged_min(0, 0);
+    size_t split = chunkio_staged_threaded();
+    RS(fresh_band(&p, boxes[2].start, boxes[2].count, boxes[2].stride,
+                  NC_DOUBLE, 0));
+    assert_int_equal(chunkio_staged_threaded(), split);
+    /* allocations failing one by one in a split read */
+    chunkio_set_staged_min(1, 1);
+    chunkio_set_helpers(1);
+    RS(raster_set_threads(2));
+    int failed = 0, rc = RASTER_ENOMEM;
+    for (int n = 1; n < 400 && rc != RASTER_OK; n++) {
+        split = chunkio_staged_threaded();
+        rc = fresh_band(&p, boxes[2].start, boxes[2].count, boxes[2].stride,
+                        NC_FLOAT, n);
+        if (rc != RASTER_OK) {
+            assert_int_equal(rc, RASTER_ENOMEM);
+            assert_true(raster_errmsg()[0] != '\0');
+            failed++;
+        }
+    }
+    assert_int_equal(rc, RASTER_OK);
+    assert_true(failed > 0);
+    assert_true(chunkio_staged_threaded() > split);
+    chunkio_set_staged_min(0, 0);
+    chunkio_set_helpers(0);
+    RS(raster_set_threads(0));
+    NC(nc_close(p.pid));
+    unlink(p.rpath);
+    unlink(p.ppath);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -756,6 +909,7 @@ int main(void)
         cmocka_unit_test(test_direct_region_stretch),
         cmocka_unit_test(test_small_writes),
         cmocka_unit_test(test_strided_bands),
+        cmocka_unit_test(test_threaded_bands),
     };
     return cmocka_run_group_tests(tests, setup, tmpdir_remove);
 }
