@@ -40,6 +40,7 @@
 #include "meta.h"
 #include "ncbind.h"
 #include "state.h"
+#include "threads.h"
 #include "unfilter.h"
 
 /* Largest hole (in bytes) read through rather than split around. */
@@ -2064,7 +2065,6 @@ static wslot *slot_start(worker *w)
     atomic_init(&sl->state, SLOT_POSTED);
     atomic_init(&sl->refs, 2);
     sl->w = w;
-    pthread_attr_t attr;
     int ok = pthread_mutex_init(&sl->mu, NULL) == 0;
     if (ok && pthread_cond_init(&sl->cv, NULL) != 0) {
         pthread_mutex_destroy(&sl->mu);
@@ -2075,15 +2075,9 @@ static wslot *slot_start(worker *w)
         return NULL;
     }
     pthread_t tid;
-    int started = 0;
     if (atomic_load(&helpers_mode) == 2) /* a test: as if never started */
         atomic_store(&sl->state, SLOT_CANCELLED);
-    if (pthread_attr_init(&attr) == 0) {
-        started =
-            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED) == 0 &&
-            pthread_create(&tid, &attr, work_thread, sl) == 0;
-        pthread_attr_destroy(&attr);
-    }
+    int started = thread_start(&tid, 1, work_thread, sl) == 0;
     if (!started) {
         atomic_store(&sl->refs, 1);
         slot_release(sl);
@@ -2473,7 +2467,7 @@ static int read_inflated(xfer *x, const span *spans, size_t nspans,
     for (int t = 0; t < n; t++)
         w[t].c = &c;
     for (int t = 1; t < n; t++)
-        started[t] = pthread_create(&tid[t], NULL, iwork_thread, &w[t]) == 0;
+        started[t] = thread_start(&tid[t], 0, iwork_thread, &w[t]) == 0;
     iwork(&w[0]);
     for (int t = 1; t < n; t++)
         if (started[t])

@@ -31,6 +31,7 @@
 #include "alloc.h"
 #include "error.h"
 #include "fileio.h"
+#include "threads.h"
 
 /* Smaller chunks stay with netCDF: HDF5's chunk cache holds them until a
  * flush, which costs little at their size, and a writer whose small file
@@ -648,7 +649,7 @@ static int run_piped(const dwrite *w, const dleg *legs, size_t nlegs,
     p.slot[0] = slots[0];
     p.slot[1] = slots[1];
     pthread_t tid;
-    if (pthread_create(&tid, NULL, writer, &p) != 0)
+    if (thread_start(&tid, 0, writer, &p) != 0)
         return -1;
     int i = 0, going = 1;
     for (size_t k = 0; k < nlegs && going; k++) {

@@ -23,6 +23,7 @@
 #include "ncbind.h"
 #include "regions.h"
 #include "state.h"
+#include "threads.h"
 
 /* Neumaier's compensated sum: plain double sums of a million values lose
  * up to 1e-10 relative, near the 1e-9 the statistics promise. */
@@ -1400,7 +1401,7 @@ int statstore_begin(raster_var *v, const size_t *start, const size_t *count,
             pt->k0 = nrec * (size_t)t / ROW_THREADS;
             pt->k1 = nrec * (size_t)(t + 1) / ROW_THREADS;
             pt->started = pt->k0 < pt->k1 &&
-                          pthread_create(&pt->tid, NULL, rows_thread, pt) == 0;
+                          thread_start(&pt->tid, 0, rows_thread, pt) == 0;
         }
     }
     *out = j;
