@@ -13,10 +13,10 @@
 
 #include <pthread.h>
 
-/* pthread_create(tid, ..., fn, arg), detached when `detached`, asked to
- * run on any core the process may use but the caller's current one (a
- * hint: none where there is a single core or the kernel refuses it).
- * Returns pthread_create's result. */
+/* pthread_create(tid, ..., fn, arg), detached when `detached`, started on
+ * any core the caller may use but its current one, then free to use them
+ * all (a hint: none where there is a single core or the kernel refuses
+ * it). Returns pthread_create's result. */
 int thread_start(pthread_t *tid, int detached, void *(*fn)(void *),
                  void *arg);
 
