@@ -652,6 +652,30 @@ static void test_small_writes(void **state)
 
 /* One box read from both files as memtype, twice (the second time from
  * the tile index's memo), compared element by element. */
+/* The plain file's values of the box into b, as memtype; netCDF's status */
+static int plain_box(const pair *p, const size_t *start, const size_t *count,
+                     const ptrdiff_t *stride, nc_type memtype, void *b)
+{
+    return memtype == NC_DOUBLE
+               ? nc_get_vars_double(p->pid, p->pvar, start, count, stride, b)
+           : memtype == NC_FLOAT
+               ? nc_get_vars_float(p->pid, p->pvar, start, count, stride, b)
+               : nc_get_vars_int(p->pid, p->pvar, start, count, stride, b);
+}
+
+/* a and b, n values of sz bytes of the box, equal value by value */
+static void same_box(const unsigned char *a, const unsigned char *b,
+                     size_t n, size_t sz, const size_t *start,
+                     const size_t *count, nc_type memtype)
+{
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(a + i * sz, b + i * sz, sz) != 0)
+            fail_msg("box (%zu %zu %zu %zu) x (%zu %zu %zu %zu) type %d "
+                     "value %zu differs", start[0], start[1], start[2],
+                     start[3], count[0], count[1], count[2], count[3],
+                     (int)memtype, i);
+}
+
 static void band_compared(pair *p, const size_t *start, const size_t *count,
                           const ptrdiff_t *stride, nc_type memtype)
 {
@@ -665,26 +689,33 @@ static void band_compared(pair *p, const size_t *start, const size_t *count,
         RS(raster_var_get_typed(p->rv, start, count, stride, NULL, a,
                                 memtype));
         int st = raster_nc_status();
-        int want = memtype == NC_DOUBLE
-                       ? nc_get_vars_double(p->pid, p->pvar, start, count,
-                                            stride, (double *)b)
-                   : memtype == NC_FLOAT
-                       ? nc_get_vars_float(p->pid, p->pvar, start, count,
-                                           stride, (float *)b)
-                       : nc_get_vars_int(p->pid, p->pvar, start, count,
-                                         stride, (int *)b);
+        int want = plain_box(p, start, count, stride, memtype, b);
         assert_int_equal(st, want);
-        for (size_t i = 0; i < n; i++)
-            if (memcmp(a + i * sz, b + i * sz, sz) != 0)
-                fail_msg("box (%zu %zu %zu %zu) x (%zu %zu %zu %zu) type %d "
-                         "value %zu differs", start[0], start[1], start[2],
-                         start[3], count[0], count[1], count[2], count[3],
-                         (int)memtype, i);
+        same_box(a, b, n, sz, start, count, memtype);
         if (again)
             assert_true(tiles_memo_hits() > hits);
     }
     free(a);
     free(b);
+}
+
+/* A box of a band test: start, count and stride of the 4 dimensions */
+typedef struct band_box {
+    size_t start[4], count[4];
+    ptrdiff_t stride[4];
+} band_box;
+
+/* A pair named `name` with records 0 and 2 written (1 never: fill), both
+ * files closed. */
+static void records_0_and_2(pair *p, const char *name)
+{
+    pair_create(p, name);
+    size_t s0[4] = {0, 0, 0, 0}, c0[4] = {1, NZ, NY, NX};
+    put_both(p, 1, s0, c0);
+    s0[0] = 2;
+    put_both(p, 2, s0, c0);
+    RS(raster_close(p->rf));
+    NC(nc_close(p->pid));
 }
 
 /* Thin bands and strided boxes of the reopened file (strided pieces,
@@ -697,19 +728,10 @@ static void test_strided_bands(void **state)
 {
     (void)state;
     pair p;
-    pair_create(&p, "strided");
-    size_t s0[4] = {0, 0, 0, 0}, c0[4] = {1, NZ, NY, NX};
-    put_both(&p, 1, s0, c0);
-    s0[0] = 2; /* record 1 never written: fill */
-    put_both(&p, 2, s0, c0);
-    RS(raster_close(p.rf));
-    NC(nc_close(p.pid));
+    records_0_and_2(&p, "strided");
     reopen_compared(&p);
     size_t before = chunkio_strided_reads();
-    static const struct {
-        size_t start[4], count[4];
-        ptrdiff_t stride[4];
-    } boxes[] = {
+    static const band_box boxes[] = {
         {{0, 0, 0, 0}, {3, NZ, NY, 1}, {1, 1, 1, 1}},        /* column 0 */
         {{0, 0, 0, NX - 1}, {3, NZ, NY, 1}, {1, 1, 1, 1}},   /* last column */
         {{0, 0, 0, 500}, {3, NZ, NY, 1}, {1, 1, 1, 1}},      /* mixed tiles */
@@ -757,21 +779,9 @@ static int fresh_band(pair *p, const size_t *start, const size_t *count,
                                   memtype);
     raster_alloc_fail_at(0);
     if (rc == RASTER_OK) {
-        int want = memtype == NC_DOUBLE
-                       ? nc_get_vars_double(p->pid, p->pvar, start, count,
-                                            stride, (double *)b)
-                   : memtype == NC_FLOAT
-                       ? nc_get_vars_float(p->pid, p->pvar, start, count,
-                                           stride, (float *)b)
-                       : nc_get_vars_int(p->pid, p->pvar, start, count,
-                                         stride, (int *)b);
+        int want = plain_box(p, start, count, stride, memtype, b);
         assert_int_equal(want, NC_NOERR);
-        for (size_t i = 0; i < n; i++)
-            if (memcmp(a + i * sz, b + i * sz, sz) != 0)
-                fail_msg("box (%zu %zu %zu %zu) x (%zu %zu %zu %zu) type %d "
-                         "value %zu differs", start[0], start[1], start[2],
-                         start[3], count[0], count[1], count[2], count[3],
-                         (int)memtype, i);
+        same_box(a, b, n, sz, start, count, memtype);
     }
     RS(raster_close(p->rf));
     free(a);
@@ -793,19 +803,10 @@ static void test_threaded_bands(void **state)
 {
     (void)state;
     pair p;
-    pair_create(&p, "threaded");
-    size_t s0[4] = {0, 0, 0, 0}, c0[4] = {1, NZ, NY, NX};
-    put_both(&p, 1, s0, c0);
-    s0[0] = 2; /* record 1 never written: fill */
-    put_both(&p, 2, s0, c0);
-    RS(raster_close(p.rf));
-    NC(nc_close(p.pid));
+    records_0_and_2(&p, "threaded");
     NC(nc_open(p.ppath, NC_NOWRITE, &p.pid));
     NC(nc_inq_varid(p.pid, "v", &p.pvar));
-    static const struct {
-        size_t start[4], count[4];
-        ptrdiff_t stride[4];
-    } boxes[] = {
+    static const band_box boxes[] = {
         {{0, 0, 0, 0}, {3, NZ, NY, 1}, {1, 1, 1, 1}},     /* column 0 */
         {{0, 0, 0, NX - 1}, {3, NZ, NY, 1}, {1, 1, 1, 1}}, /* last column */
         {{0, 0, 0, 500}, {3, NZ, NY, 1}, {1, 1, 1, 1}},   /* mixed tiles */
