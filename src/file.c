@@ -139,7 +139,6 @@ static void file_free(raster_file *f)
     fileio_cache_free(f);
     file_locks_destroy(f);
     raster_free(f->path);
-    raster_free(f->view_keys);
     f->magic = DEAD_MAGIC;
     raster_free(f);
 }
@@ -589,8 +588,8 @@ raster_var *raster_var_by_varid(const raster_file *f, int parent, int varid)
     if (file_ok(f) && f->view) { /* the caller's ids: no netCDF needed */
         if (atomic_load(&f->view_pending)) {
             size_t i = 0;
-            while (i < f->nview && (f->view_keys[2 * i] != parent ||
-                                    f->view_keys[2 * i + 1] != varid))
+            while (i < f->nview && (f->view_groups[i].grp != parent ||
+                                    f->view_groups[i].varid != varid))
                 i++;
             /* only a placeholder's call loads the variables */
             if (i == f->nview || view_load((raster_file *)f) != RASTER_OK)

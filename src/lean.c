@@ -775,14 +775,8 @@ typedef struct scan {
 static int add_key(raster_file *f, int grp, int varid, const char *parent,
                    const char *link, char *var, hid_t gid)
 {
-    int *grown = raster_reallocarray(f->view_keys, 2 * (f->nview + 1),
-                                     sizeof *grown);
-    if (grown)
-        f->view_keys = grown;
     struct view_group *groups =
-        grown ? raster_reallocarray(f->view_groups, f->nview + 1,
-                                    sizeof *groups)
-              : NULL;
+        raster_reallocarray(f->view_groups, f->nview + 1, sizeof *groups);
     if (groups)
         f->view_groups = groups;
     size_t len = strlen(parent) + strlen(link) + 2;
@@ -794,12 +788,7 @@ static int add_key(raster_file *f, int grp, int varid, const char *parent,
                            f->path);
     }
     snprintf(path, len, "%s/%s", strcmp(parent, "/") ? parent : "", link);
-    groups[f->nview].path = path;
-    groups[f->nview].name = var;
-    groups[f->nview].gid = gid;
-    grown[2 * f->nview] = grp;
-    grown[2 * f->nview + 1] = varid;
-    f->nview++;
+    groups[f->nview++] = (struct view_group){grp, varid, path, var, gid};
     return RASTER_OK;
 }
 
@@ -818,6 +807,7 @@ void lean_view_free(raster_file *f, int all)
     if (all) {
         raster_free(f->view_groups);
         f->view_groups = NULL;
+        f->nview = 0;
     }
 }
 
@@ -942,12 +932,8 @@ int lean_view_scan(raster_file *f, int ncid)
                      : scan_group(f, fid, ncid);
     if (rc == RASTER_OK && f->nview == 0)
         rc = LEAN_FAIL("%s holds no raster variable", f->path);
-    if (rc) {
-        raster_free(f->view_keys);
-        f->view_keys = NULL;
+    if (rc)
         lean_view_free(f, 1);
-        f->nview = 0;
-    }
     H5Eset_auto2(H5E_DEFAULT, efunc, edata);
     return rc;
 }

@@ -29,20 +29,22 @@ int lean_open(raster_file *f);
  * caller's handle `ncid` shows none, are checked without loading them
  * (complete, each placeholder of the extent recorded at the last serial
  * close, ATT_EXTENT), and each placeholder's caller ids are kept in
- * f->view_keys; lean_open() loads the variables on first need. Any doubt
+ * f->view_groups; lean_open() loads the variables on first need. Any doubt
  * declines (RASTER_EFORMAT): the caller loads the file now instead. */
 int lean_view_scan(raster_file *f, int ncid);
 
-/* A storage group lean_view_scan checked: its HDF5 path, its variable's
- * name and the group itself (hid_t), kept open for the load, which then
- * neither walks the root's links again nor reads what the scan read. */
+/* A storage group lean_view_scan checked: its placeholder's ids in the
+ * caller's handle (group, varid), its HDF5 path, its variable's name and
+ * the group itself (hid_t), kept open for the load, which then neither
+ * walks the root's links again nor reads what the scan read. */
 struct view_group {
+    int grp, varid;
     char *path, *name;
     int64_t gid;
 };
 
 /* Closes the groups lean_view_scan kept open (before the file's HDF5
- * id closes); with `all`, frees the records too. */
+ * id closes); with `all`, frees the records too (none left). */
 void lean_view_free(raster_file *f, int all);
 
 #endif

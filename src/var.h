@@ -260,12 +260,10 @@ struct raster_file {
     int caller_ncid;  /* the ncid raster_file_for_ncid() finds it by */
     int view;         /* raster_attach_view(): the caller's handle does not
                          see the storage; variables are found by view ids */
-    /* a view whose variables load on first need (lean_view_scan): the
-     * caller's (group, varid) of each placeholder, in pairs */
+    /* a view whose variables load on first need (lean_view_scan): each
+     * placeholder's caller ids and storage group (lean.h) */
     atomic_int view_pending;
-    int *view_keys;
-    struct view_group *view_groups; /* each one's storage group as
-                                       lean_view_scan found it (lean.h) */
+    struct view_group *view_groups;
     size_t nview;
     struct raster_par *par; /* MPI state (parallel.c); NULL when serial */
     int tables_at_close; /* a parallel file: the mask and index tables are
