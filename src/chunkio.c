@@ -2840,6 +2840,14 @@ static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
                        const ptrdiff_t *ostride, void *buf,
                        size_t plane_cells, int write, size_t cells);
 
+/* 1 when a read of `cells` cells in n pieces goes by windows: large, and
+ * its pieces short on average */
+static int wants_windows(const raster_var *v, size_t cells, size_t n)
+{
+    return cells * v->elem >= WIN_STAGE_BYTES &&
+           cells * v->elem < STAGE_PIECE_BYTES * n;
+}
+
 int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
                  const size_t *ostart, const size_t *ocount,
                  const ptrdiff_t *ostride, void *buf, size_t plane_cells,
@@ -2874,8 +2882,7 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
         }
     }
     if (strided && !other)
-        other = cells * v->elem >= WIN_STAGE_BYTES &&
-                cells * v->elem < STAGE_PIECE_BYTES * npieces;
+        other = wants_windows(v, cells, npieces);
     if (strided && !other)
         atomic_fetch_add(&strided_reads, 1);
     if (!strided || !other)
@@ -2914,8 +2921,7 @@ static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
     wplan wp = {0};
     int use_win = 0, want_win = 0;
     if (!write && v->file->fd >= 0) {
-        want_win = cells * v->elem >= WIN_STAGE_BYTES &&
-                   cells * v->elem < STAGE_PIECE_BYTES * npieces;
+        want_win = wants_windows(v, cells, npieces);
     }
     /* pieces that fill dense ranges: windows and spans from the caller's
      * order as it is, the pieces neither cut nor sorted (a packed read of
