@@ -550,27 +550,17 @@ group_runs(acc *a, const float *x, float fill, const stats_run *runs,
     held_flush(h, fill);
 }
 
-/* 1 when this CPU has AVX2 (asked once) */
-static int have_avx2(void)
-{
-    static atomic_int known = -1;
-    int k = atomic_load(&known);
-    if (k < 0) {
-        __builtin_cpu_init();
-        k = __builtin_cpu_supports("avx2") ? 1 : 0;
-        atomic_store(&known, k);
-    }
-    return k;
-}
+enum { CPU_AVX2 = 1, CPU_AVX512 = 2 }; /* AVX-512: its foundation */
 
-/* 1 when this CPU has AVX-512 (its foundation; asked once) */
-static int have_avx512(void)
+/* The CPU_* this CPU has (asked once) */
+static int cpu_features(void)
 {
     static atomic_int known = -1;
     int k = atomic_load(&known);
     if (k < 0) {
         __builtin_cpu_init();
-        k = __builtin_cpu_supports("avx512f") ? 1 : 0;
+        k = (__builtin_cpu_supports("avx2") ? CPU_AVX2 : 0) |
+            (__builtin_cpu_supports("avx512f") ? CPU_AVX512 : 0);
         atomic_store(&known, k);
     }
     return k;
@@ -582,9 +572,10 @@ int statstore_pair_blocks = 1;
 int statstore_paired(void)
 {
 #ifdef PAIRED_BLOCKS
-    if (statstore_pair_blocks == 0 || !have_avx2())
+    int cpu = cpu_features();
+    if (statstore_pair_blocks == 0 || !(cpu & CPU_AVX2))
         return 0;
-    return statstore_pair_blocks != 2 && have_avx512() ? 4 : 2;
+    return statstore_pair_blocks != 2 && (cpu & CPU_AVX512) ? 4 : 2;
 #else
     return 0;
 #endif
