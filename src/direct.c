@@ -711,9 +711,11 @@ static size_t new_bytes(const dwrite *w)
  * were, which then report what they meet. */
 static void reserve_space(const dwrite *w)
 {
+    if (!direct_reserve)
+        return;
     size_t n = new_bytes(w);
-    hid_t fid = (hid_t)fileio_h5(w->v->file);
-    if (!direct_reserve || n == 0 || fid < 0)
+    hid_t fid = n ? (hid_t)fileio_h5(w->v->file) : -1;
+    if (fid < 0)
         return;
     /* only the POSIX driver's handle is a file descriptor (a diskless
      * file's is its memory) */
