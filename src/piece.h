@@ -8,7 +8,7 @@
  * a column of a thin band through a tile is one piece, not one a value.
  * Only read-only hyperslab reads make them (tiles.c); chunkio.c moves
  * them on its direct path and turns them back into plain pieces for any
- * other (piece_rows).
+ * other (unstride).
  */
 #ifndef RASTER_PIECE_H
 #define RASTER_PIECE_H
