@@ -707,6 +707,21 @@ RASTER_API int raster_var_varid(const raster_var *var);
 RASTER_API int raster_var_dims(const raster_var *var, int *dimids,
                                size_t *shape, size_t *chunk);
 
+/*! raster_var_view_inq() :
+ *  For a variable of a view (raster_attach_view), what netCDF's nc_inq_var
+ *  answers on the caller's handle for its placeholder: its name (up to
+ *  NC_MAX_NAME + 1 bytes), netCDF type, number of dimensions and the
+ *  caller's dimension ids; any pointer may be NULL. They come from the
+ *  description the view loaded and checked against the placeholder and
+ *  the caller's handle: netCDF, asked instead, reads the placeholder's
+ *  metadata first (for a 4-D variable netCDF-C 4.9 resolves its dimension
+ *  scales for 0.9 M instructions, more than raster's whole point read).
+ *  @return RASTER_OK; RASTER_EUNSUPPORTED when the variable is not a
+ *  view's or its view was loaded through netCDF (ask netCDF then);
+ *  RASTER_EINVAL for a NULL variable. */
+RASTER_API int raster_var_view_inq(const raster_var *var, char *name,
+                                   int *xtype, int *ndims, int *dimids);
+
 /*! raster_var_mesh(), raster_var_mask() : the variable's mesh and mask,
  *  owned by the variable. A file opened read-only loads neither the mask's
  *  values nor the mesh (reads need only each region's runs): the first

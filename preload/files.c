@@ -416,6 +416,11 @@ raster_var *files_var(shim_file *sf, int grpid, int varid)
     return raster_var_by_varid(sf->rf, grpid, varid);
 }
 
+raster_var *files_view_var(shim_file *sf, int grpid, int varid)
+{
+    return sf->view ? raster_var_by_varid(sf->rf, grpid, varid) : NULL;
+}
+
 int files_close(int ncid)
 {
     shim_file *sf = unlink_file(ncid);

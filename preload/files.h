@@ -48,6 +48,10 @@ void files_note_chunking(shim_file *sf, int grpid, int varid);
  * NULL for ordinary variables. */
 raster_var *files_var(shim_file *sf, int grpid, int varid);
 
+/* The raster variable behind (grpid, varid) of a view (a read-only open
+ * whose handle does not show the storage), or NULL; adopts nothing. */
+raster_var *files_view_var(shim_file *sf, int grpid, int varid);
+
 /* The pending variables of the file as a count and a 64-bit digest of
  * their groups, varids, base chunk shapes and masks: ranks of a parallel
  * job compare them before defining anything (preload/par.h). */

@@ -195,6 +195,11 @@ int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
     X(nc_inq_var, (int ncid, int varid, char *name, nc_type *xtypep,          \
                    int *ndimsp, int *dimidsp, int *nattsp),                   \
       (ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp))                   \
+    X(nc_inq_varname, (int ncid, int varid, char *name), (ncid, varid, name))  \
+    X(nc_inq_vartype, (int ncid, int varid, nc_type *xtypep),                 \
+      (ncid, varid, xtypep))                                                  \
+    X(nc_inq_varndims, (int ncid, int varid, int *ndimsp),                    \
+      (ncid, varid, ndimsp))                                                  \
     X(nc_inq_vardimid, (int ncid, int varid, int *dimidsp),                   \
       (ncid, varid, dimidsp))                                                 \
     X(nc_def_var_deflate, (int ncid, int varid, int shuffle, int deflate,     \

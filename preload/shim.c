@@ -516,12 +516,43 @@ SHIM_API int nc_inq(int ncid, int *ndimsp, int *nvarsp, int *nattsp,
  * count without the placeholder's note (note_attnum, below). */
 static int note_attnum(int ncid, int varid);
 
-SHIM_API int nc_inq_var(int ncid, int varid, char *name, nc_type *xtypep,
-                        int *ndimsp, int *dimidsp, int *nattsp)
+/* A view's placeholder, asked for anything but its attribute count,
+ * answered from raster's checked description (raster_var_view_inq):
+ * netCDF would first read the placeholder's metadata, which for a 4-D
+ * variable costs more than a point's whole read. 1 when answered (*st
+ * its status), 0 to ask netCDF. The view's variables load here when
+ * they have not yet: the first read would load them anyway. */
+static int inq_view(int ncid, int varid, char *name, nc_type *xtypep,
+                    int *ndimsp, int *dimidsp, int *st)
 {
+    shim_file *sf = shim_on() ? files_find(ncid) : NULL;
+    raster_var *rv = sf ? files_view_var(sf, ncid, varid) : NULL;
+    int type, n, ids[NC_MAX_VAR_DIMS];
+    if (!rv || raster_var_ndims(rv) > NC_MAX_VAR_DIMS ||
+        raster_var_view_inq(rv, name, &type, &n, ids) != RASTER_OK)
+        return 0;
+    *st = NC_NOERR;
+    if (xtypep)
+        *xtypep = (nc_type)type;
+    if (ndimsp)
+        *ndimsp = n;
+    if (dimidsp) {
+        memcpy(dimidsp, ids, (size_t)n * sizeof *ids);
+        *st = dims_out(ncid, n, dimidsp);
+    }
+    return 1;
+}
+
+static int inq_var(int ncid, int varid, char *name, nc_type *xtypep,
+                   int *ndimsp, int *dimidsp, int *nattsp)
+{
+    int st;
+    if (!nattsp && inq_view(ncid, varid, name, xtypep, ndimsp, dimidsp, &st))
+        return st;
     int note = nattsp ? note_attnum(ncid, varid) : -1;
-    int n = 0, st = CALL_REAL(nc_inq_var, (ncid, varid, name, xtypep, &n,
-                                           dimidsp, nattsp));
+    int n = 0;
+    st = CALL_REAL(nc_inq_var, (ncid, varid, name, xtypep, &n, dimidsp,
+                                nattsp));
     if (st == NC_NOERR && dimidsp && shim_on())
         st = dims_out(ncid, n, dimidsp);
     if (st == NC_NOERR && ndimsp)
@@ -531,14 +562,32 @@ SHIM_API int nc_inq_var(int ncid, int varid, char *name, nc_type *xtypep,
     return st;
 }
 
+/* netCDF's own nc_inq_varname and the others call its nc_inq_var
+ * directly, past the shim: each is wrapped. */
+SHIM_API int nc_inq_var(int ncid, int varid, char *name, nc_type *xtypep,
+                        int *ndimsp, int *dimidsp, int *nattsp)
+{
+    return inq_var(ncid, varid, name, xtypep, ndimsp, dimidsp, nattsp);
+}
+
+SHIM_API int nc_inq_varname(int ncid, int varid, char *name)
+{
+    return inq_var(ncid, varid, name, NULL, NULL, NULL, NULL);
+}
+
+SHIM_API int nc_inq_vartype(int ncid, int varid, nc_type *xtypep)
+{
+    return inq_var(ncid, varid, NULL, xtypep, NULL, NULL, NULL);
+}
+
+SHIM_API int nc_inq_varndims(int ncid, int varid, int *ndimsp)
+{
+    return inq_var(ncid, varid, NULL, NULL, ndimsp, NULL, NULL);
+}
+
 SHIM_API int nc_inq_vardimid(int ncid, int varid, int *dimidsp)
 {
-    int n = 0;
-    int st = CALL_REAL(nc_inq_vardimid, (ncid, varid, dimidsp));
-    if (st != NC_NOERR || !dimidsp || !shim_on())
-        return st;
-    st = CALL_REAL(nc_inq_var, (ncid, varid, NULL, NULL, &n, NULL, NULL));
-    return st == NC_NOERR ? dims_out(ncid, n, dimidsp) : st;
+    return inq_var(ncid, varid, NULL, NULL, NULL, dimidsp, NULL);
 }
 
 SHIM_API int nc_def_grp(int parent_ncid, const char *name, int *new_ncid)

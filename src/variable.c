@@ -308,6 +308,29 @@ int raster_var_check(raster_var *v)
     return meta_ensure_layout(v);
 }
 
+int raster_var_view_inq(const raster_var *v, char *name, int *xtype,
+                        int *ndims, int *dimids)
+{
+    if (!v)
+        return raster_fail(RASTER_EINVAL, "NULL variable");
+    /* loaded lean as a view: load_var checked the type and rank against
+     * the placeholder, and its dimension ids against both the placeholder's
+     * scales and the caller's handle (lean.c, view_dims); the caller's
+     * varid was found by this name (ncbind.c, view_ids) */
+    if (!v->file->view || !v->h5path)
+        return raster_fail(RASTER_EUNSUPPORTED, "%s: not a variable of a "
+                           "view loaded lean", v->name);
+    if (name)
+        memcpy(name, v->name, strlen(v->name) + 1);
+    if (xtype)
+        *xtype = (int)v->xtype;
+    if (ndims)
+        *ndims = v->ndims;
+    for (int i = 0; dimids && i < v->ndims; i++)
+        dimids[i] = v->dimids[i];
+    return RASTER_OK;
+}
+
 int raster_var_dims(const raster_var *v, int *dimids, size_t *shape,
                     size_t *chunk)
 {

@@ -91,6 +91,7 @@ static int nc_status;   /* raster_nc_status */
 static int hide_on;     /* hide_install: opens may hide the storage */
 static size_t hidden_n; /* hide_end: storage groups the open skipped */
 static int view_rc;     /* raster_attach_view's status */
+static int view_inq_rc; /* raster_var_view_inq's status */
 
 static int setup(void **state)
 {
@@ -98,7 +99,7 @@ static int setup(void **state)
     ncalls = 0;
     forced = attach_rc = typed_rc = nc_status = 0;
     nvars = 1;
-    hide_on = view_rc = 0;
+    hide_on = view_rc = view_inq_rc = 0;
     hidden_n = 0;
     return 0;
 }
@@ -608,6 +609,27 @@ int raster_var_ndims(const raster_var *var)
 {
     assert_ptr_equal(var, FAKE_VAR);
     return 2;
+}
+
+/* a view's placeholder, its dimensions 5 and 6 in netCDF's numbering */
+int raster_var_view_inq(const raster_var *var, char *name, int *xtype,
+                        int *ndims, int *dimids)
+{
+    assert_ptr_equal(var, FAKE_VAR);
+    record("raster_var_view_inq", -1, -1);
+    if (view_inq_rc)
+        return view_inq_rc;
+    if (name)
+        strcpy(name, "TEMP");
+    if (xtype)
+        *xtype = NC_FLOAT;
+    if (ndims)
+        *ndims = 2;
+    if (dimids) {
+        dimids[0] = 5;
+        dimids[1] = 6;
+    }
+    return RASTER_OK;
 }
 
 int raster_var_get_typed(raster_var *var, const size_t *start,
@@ -1242,6 +1264,41 @@ static void test_view_open(void **state)
     float f = 0;
     assert_int_equal(nc_get_vara_float(ncid, RVAR, start, cnt, &f), NC_NOERR);
     assert_int_equal(count("raster_var_get_typed"), 1); /* raster's read */
+
+    /* the placeholder described by raster, not by netCDF (which would
+     * read its metadata first); every pointer optional */
+    char name[NC_MAX_NAME + 1] = "";
+    nc_type type = NC_NAT;
+    int nd = -1, dims[2] = {-1, -1}, natts = -1;
+    assert_int_equal(nc_inq_varname(ncid, RVAR, name), NC_NOERR);
+    assert_string_equal(name, "TEMP");
+    assert_int_equal(nc_inq_vartype(ncid, RVAR, &type), NC_NOERR);
+    assert_int_equal(type, NC_FLOAT);
+    assert_int_equal(nc_inq_varndims(ncid, RVAR, &nd), NC_NOERR);
+    assert_int_equal(nd, 2);
+    /* renumbered as the program knows them: this view shows netCDF's
+     * dimensions 4 and 5 only (fake_inq_dimids), so 0-3 are gaps the
+     * program does not count: netCDF's 5 is its 1, 6 its 2 */
+    assert_int_equal(nc_inq_vardimid(ncid, RVAR, dims), NC_NOERR);
+    assert_int_equal(dims[0], 1);
+    assert_int_equal(dims[1], 2);
+    assert_int_equal(nc_inq_var(ncid, RVAR, NULL, NULL, NULL, NULL, NULL),
+                     NC_NOERR);
+    assert_int_equal(count("nc_inq_var") + count("nc_inq_vardimid"), 0);
+    assert_int_equal(count("raster_var_view_inq"), 5);
+    /* its attribute count is netCDF's; so is an ordinary variable */
+    assert_int_equal(nc_inq_var(ncid, RVAR, NULL, NULL, NULL, NULL, &natts),
+                     NC_NOERR);
+    assert_int_equal(count("nc_inq_var"), 1);
+    assert_int_equal(nc_inq_varndims(ncid, 2, &nd), NC_NOERR);
+    assert_int_equal(count("nc_inq_var"), 2);
+    assert_int_equal(count("raster_var_view_inq"), 5);
+    /* a view raster cannot vouch for: netCDF's answer */
+    view_inq_rc = RASTER_EUNSUPPORTED;
+    nd = -1;
+    assert_int_equal(nc_inq_varndims(ncid, RVAR, &nd), NC_NOERR);
+    assert_int_equal(nd, 2);
+    assert_int_equal(count("nc_inq_var"), 3);
     close_raster(ncid);
 
     setup(NULL);
