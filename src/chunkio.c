@@ -2054,8 +2054,9 @@ static void pin_library(void)
         (void)dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
 }
 
-/* A detached thread on worker w: its slot, or NULL (no thread). */
-static wslot *slot_start(worker *w)
+/* A detached thread of team t on worker w: its slot, or NULL (no
+ * thread). */
+static wslot *slot_start(thread_team *t, worker *w)
 {
     static pthread_once_t pinned = PTHREAD_ONCE_INIT;
     (void)pthread_once(&pinned, pin_library);
@@ -2077,7 +2078,7 @@ static wslot *slot_start(worker *w)
     pthread_t tid;
     if (atomic_load(&helpers_mode) == 2) /* a test: as if never started */
         atomic_store(&sl->state, SLOT_CANCELLED);
-    int started = thread_start(&tid, 1, work_thread, sl) == 0;
+    int started = thread_team_start(t, &tid, 1, work_thread, sl) == 0;
     if (!started) {
         atomic_store(&sl->refs, 1);
         slot_release(sl);
@@ -2176,10 +2177,14 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
         if (!w[t].x.junk || !w[t].x.stage)
             rc = -1;
     }
+    thread_team team;
+    thread_team_begin(&team);
     for (int t = 1; t < n && rc == RASTER_OK; t++)
-        slot[t] = slot_start(&w[t]);
-    if (rc == RASTER_OK) {
+        slot[t] = slot_start(&team, &w[t]);
+    if (rc == RASTER_OK)
         work(&w[0]);
+    thread_team_end(&team);
+    if (rc == RASTER_OK) {
         for (int t = 1; t < n; t++) {
             /* no thread, or one cancelled: nothing left, or its error */
             if (!slot[t] || !slot_finish(slot[t]))
@@ -2466,9 +2471,14 @@ static int read_inflated(xfer *x, const span *spans, size_t nspans,
     int started[MAX_READ_THREADS] = {0};
     for (int t = 0; t < n; t++)
         w[t].c = &c;
+    thread_team team = {0};
+    if (n > 1)
+        thread_team_begin(&team);
     for (int t = 1; t < n; t++)
-        started[t] = thread_start(&tid[t], 0, iwork_thread, &w[t]) == 0;
+        started[t] =
+            thread_team_start(&team, &tid[t], 0, iwork_thread, &w[t]) == 0;
     iwork(&w[0]);
+    thread_team_end(&team);
     for (int t = 1; t < n; t++)
         if (started[t])
             pthread_join(tid[t], NULL);

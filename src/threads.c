@@ -8,13 +8,15 @@
 
 #include "alloc.h"
 
-/* What a helper runs, and the cores it may use once it runs: the start's
- * mask only places it. Kept, it would hold helpers that outlast their
- * caller's busy spell (the direct writer, the statistics' row threads)
- * off the caller's core when that core goes idle. */
+/* What a helper runs, and the cores it may use once it runs. By default
+ * the start's mask only places it: kept, it would hold helpers that
+ * outlast their caller's busy spell (the direct writer, the statistics'
+ * row threads) off the caller's core when that core goes idle. A team's
+ * helper (`keep`) ends with the spell and keeps it. */
 typedef struct launch {
     void *(*fn)(void *);
     void *arg;
+    int keep;
 #if defined(__linux__) && defined(CPU_SETSIZE)
     cpu_set_t allowed;
 #endif
@@ -25,54 +27,82 @@ static void *trampoline(void *p)
     launch l = *(launch *)p;
     raster_free(p);
 #if defined(__linux__) && defined(CPU_SETSIZE)
-    (void)sched_setaffinity(0, sizeof l.allowed, &l.allowed); /* a hint */
+    if (!l.keep)
+        (void)sched_setaffinity(0, sizeof l.allowed, &l.allowed); /* a hint */
 #endif
     return l.fn(l.arg);
 }
 
-/* Sets attr's cores to the allowed ones but the caller's: 1 when set,
- * the allowed ones in *l. */
-static int away_from_caller(pthread_attr_t *attr, launch *l)
+/* The caller's core and the cores it may use (a held team's: those it
+ * had before the hold), in l->allowed: 1 when there is another core. */
+static int caller_cores(const thread_team *team, launch *l, int *here)
 {
 #if defined(__linux__) && defined(CPU_SETSIZE)
-    cpu_set_t away;
-    int here = sched_getcpu();
-    if (here < 0 || here >= CPU_SETSIZE ||
-        sched_getaffinity(0, sizeof l->allowed, &l->allowed) != 0 ||
-        !CPU_ISSET(here, &l->allowed) || CPU_COUNT(&l->allowed) < 2)
+    if (team && team->held) {
+        *here = team->here;
+        l->allowed = team->cores;
+    } else if ((*here = sched_getcpu()) < 0 || *here >= CPU_SETSIZE ||
+               sched_getaffinity(0, sizeof l->allowed, &l->allowed) != 0) {
         return 0;
-    away = l->allowed;
-    CPU_CLR(here, &away);
-    return pthread_attr_setaffinity_np(attr, sizeof away, &away) == 0;
+    }
+    return CPU_ISSET(*here, &l->allowed) && CPU_COUNT(&l->allowed) >= 2;
 #else
-    (void)attr;
+    (void)team;
     (void)l;
+    (void)here;
     return 0;
 #endif
 }
 
-static int start(pthread_t *tid, int detached, int away,
-                 void *(*fn)(void *), void *arg, int *placed)
+/* Starts fn(arg) on `l`'s cores but the caller's (`away`) or on all of
+ * them (a held team's helper that could not be placed: the creator's
+ * own mask, one core, is what it would inherit). */
+static int start_with(pthread_t *tid, pthread_attr_t *attr, launch *l,
+                      int here, int away)
+{
+#if defined(__linux__) && defined(CPU_SETSIZE)
+    cpu_set_t mask = l->allowed;
+    if (away)
+        CPU_CLR(here, &mask);
+    if (pthread_attr_setaffinity_np(attr, sizeof mask, &mask) != 0)
+        return -1;
+    return pthread_create(tid, attr, trampoline, l);
+#else
+    (void)tid, (void)attr, (void)l, (void)here, (void)away;
+    return -1;
+#endif
+}
+
+static int start(pthread_t *tid, int detached, const thread_team *team,
+                 void *(*fn)(void *), void *arg)
 {
     pthread_attr_t attr;
-    int rc = pthread_attr_init(&attr);
+    int rc = pthread_attr_init(&attr), here = -1;
     if (rc != 0)
         return rc;
     if (detached)
         rc = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    launch *l = rc == 0 && away ? raster_malloc(sizeof *l) : NULL;
-    *placed = l && away_from_caller(&attr, l);
-    if (*placed) {
+    launch *l = rc == 0 ? raster_malloc(sizeof *l) : NULL;
+    int held = team && team->held;
+    if (l && caller_cores(team, l, &here)) {
         l->fn = fn;
         l->arg = arg;
-        rc = pthread_create(tid, &attr, trampoline, l);
-        if (rc != 0)
-            raster_free(l);
-    } else {
-        raster_free(l);
+        l->keep = held;
+        rc = start_with(tid, &attr, l, here, 1);
+        if (rc != 0) { /* cores that went away since: any of them */
+            l->keep = 0;
+            rc = start_with(tid, &attr, l, here, 0);
+        }
         if (rc == 0)
+            l = NULL; /* the thread's now */
+        else if (held) /* plain, it would share the caller's one core */
+            rc = -1;
+        else
             rc = pthread_create(tid, &attr, fn, arg);
+    } else if (rc == 0) {
+        rc = pthread_create(tid, &attr, fn, arg);
     }
+    raster_free(l);
     (void)pthread_attr_destroy(&attr);
     return rc;
 }
@@ -80,9 +110,37 @@ static int start(pthread_t *tid, int detached, int away,
 int thread_start(pthread_t *tid, int detached, void *(*fn)(void *),
                  void *arg)
 {
-    int placed = 0, rc = start(tid, detached, 1, fn, arg, &placed);
-    /* cores that went away since they were asked for: anywhere, then */
-    if (rc != 0 && placed)
-        rc = start(tid, detached, 0, fn, arg, &placed);
-    return rc;
+    return start(tid, detached, NULL, fn, arg);
+}
+
+void thread_team_begin(thread_team *t)
+{
+    t->held = 0;
+#if defined(__linux__) && defined(CPU_SETSIZE)
+    cpu_set_t one;
+    t->here = sched_getcpu();
+    if (t->here < 0 || t->here >= CPU_SETSIZE ||
+        sched_getaffinity(0, sizeof t->cores, &t->cores) != 0 ||
+        !CPU_ISSET(t->here, &t->cores) || CPU_COUNT(&t->cores) < 2)
+        return;
+    CPU_ZERO(&one);
+    CPU_SET(t->here, &one);
+    t->held = sched_setaffinity(0, sizeof one, &one) == 0;
+#endif
+}
+
+int thread_team_start(thread_team *t, pthread_t *tid, int detached,
+                      void *(*fn)(void *), void *arg)
+{
+    return start(tid, detached, t, fn, arg);
+}
+
+void thread_team_end(thread_team *t)
+{
+#if defined(__linux__) && defined(CPU_SETSIZE)
+    if (t->held) /* a hint, as the hold was: cores gone since are the
+                    kernel's business */
+        (void)sched_setaffinity(0, sizeof t->cores, &t->cores);
+#endif
+    t->held = 0;
 }

@@ -12,6 +12,7 @@
 #define RASTER_THREADS_H
 
 #include <pthread.h>
+#include <sched.h>
 
 /* pthread_create(tid, ..., fn, arg), detached when `detached`, started on
  * any core the caller may use but its current one, then free to use them
@@ -19,5 +20,30 @@
  * it). Returns pthread_create's result. */
 int thread_start(pthread_t *tid, int detached, void *(*fn)(void *),
                  void *arg);
+
+/* A caller and the helpers that share its busy spell (a read's threads).
+ * Left free, Linux now and then moved one of them onto the other's core
+ * while both were busy, for milliseconds: a region's move on two threads
+ * took 7.8-8.1 ms in half the runs and 9-16 ms in the rest (the bench VM,
+ * Atlantic); with the caller held on its core and its helpers off it,
+ * 7.8-8.3 ms in 28 runs of 28 (docs/PERFORMANCE.md, "Threads held").
+ * thread_team_begin() holds the calling thread on the core it runs on
+ * (when it may use another: nothing to hold otherwise), saving its
+ * cores; thread_team_start() starts a helper as thread_start() does but,
+ * in a held team, keeps it off the caller's core for its whole life (so
+ * helpers must not outlast the spell); thread_team_end() gives the caller
+ * its cores back, before it waits for its helpers. */
+typedef struct thread_team {
+    int held;
+#if defined(__linux__) && defined(CPU_SETSIZE)
+    cpu_set_t cores; /* the caller's, restored at the end */
+    int here;
+#endif
+} thread_team;
+
+void thread_team_begin(thread_team *t);
+int thread_team_start(thread_team *t, pthread_t *tid, int detached,
+                      void *(*fn)(void *), void *arg);
+void thread_team_end(thread_team *t);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * test_threads.c - thread_start: helpers start away from their caller's
  * core where there is another, anywhere where there is not, and run
- * joined or detached.
+ * joined or detached; a team holds its caller on its core and its helpers
+ * off it until the team ends, then gives the caller its cores back.
  */
 #include <sched.h>
 #include <stdatomic.h>
@@ -105,12 +106,93 @@ static void test_detached_runs(void **state)
     assert_int_equal(atomic_load(&s.ran), 1);
 }
 
+/* A team's helper notes its cores when it starts and again after the
+ * caller's share of the work (`go`): they must not change. */
+typedef struct mate {
+    seen first;
+    atomic_int go;
+    cpu_set_t later;
+} mate;
+
+static void *team_mate(void *arg)
+{
+    mate *m = arg;
+    (void)note(&m->first);
+    while (!atomic_load(&m->go))
+        sched_yield();
+    (void)sched_getaffinity(0, sizeof m->later, &m->later);
+    return NULL;
+}
+
+static void test_team_held(void **state)
+{
+    (void)state;
+    cpu_set_t allowed, during, after;
+    assert_int_equal(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+    if (CPU_COUNT(&allowed) < 2)
+        skip();
+    for (int i = 0; i < 5; i++) {
+        thread_team team;
+        mate m = {0};
+        pthread_t tid;
+        thread_team_begin(&team);
+        int here = sched_getcpu();
+        /* the caller: on its core only, the one it ran on */
+        assert_int_equal(sched_getaffinity(0, sizeof during, &during), 0);
+        assert_int_equal(CPU_COUNT(&during), 1);
+        assert_true(CPU_ISSET(here, &during));
+        assert_int_equal(thread_team_start(&team, &tid, 0, team_mate, &m),
+                         0);
+        volatile double x = 0;
+        for (long k = 0; k < 200000; k++)
+            x += (double)k;
+        thread_team_end(&team);
+        atomic_store(&m.go, 1);
+        assert_int_equal(pthread_join(tid, NULL), 0);
+        /* the helper: every allowed core but the caller's, for its life
+         * (before, it was given them all once it ran) */
+        cpu_set_t away = allowed;
+        CPU_CLR(here, &away);
+        assert_true(CPU_EQUAL(&m.first.mask, &away));
+        assert_true(CPU_EQUAL(&m.later, &away));
+        assert_int_not_equal(m.first.cpu, here);
+        /* the caller has its cores back */
+        assert_int_equal(sched_getaffinity(0, sizeof after, &after), 0);
+        assert_true(CPU_EQUAL(&after, &allowed));
+    }
+}
+
+/* One core allowed: nothing to hold; helpers start there, as
+ * thread_start's. */
+static void test_team_single_core(void **state)
+{
+    (void)state;
+    cpu_set_t allowed, after;
+    assert_int_equal(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+    cpu_set_t was = pin_to(first_cpu(&allowed, -1));
+    thread_team team;
+    mate m = {0};
+    pthread_t tid;
+    thread_team_begin(&team);
+    assert_int_equal(team.held, 0);
+    assert_int_equal(thread_team_start(&team, &tid, 0, team_mate, &m), 0);
+    atomic_store(&m.go, 1);
+    thread_team_end(&team);
+    assert_int_equal(pthread_join(tid, NULL), 0);
+    assert_int_equal(CPU_COUNT(&m.first.mask), 1);
+    assert_int_equal(sched_getaffinity(0, sizeof after, &after), 0);
+    assert_int_equal(CPU_COUNT(&after), 1);
+    assert_int_equal(sched_setaffinity(0, sizeof was, &was), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_away_from_caller),
         cmocka_unit_test(test_single_core_anywhere),
         cmocka_unit_test(test_detached_runs),
+        cmocka_unit_test(test_team_held),
+        cmocka_unit_test(test_team_single_core),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
