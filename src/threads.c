@@ -33,19 +33,28 @@ static void *trampoline(void *p)
     return l.fn(l.arg);
 }
 
+#if defined(__linux__) && defined(CPU_SETSIZE)
+/* The calling thread's core and the cores it may use: 1 when there is
+ * another one. */
+static int caller_cores(int *here, cpu_set_t *cores)
+{
+    *here = sched_getcpu();
+    return *here >= 0 && *here < CPU_SETSIZE &&
+           sched_getaffinity(0, sizeof *cores, cores) == 0 &&
+           CPU_ISSET(*here, cores) && CPU_COUNT(cores) >= 2;
+}
+#endif
+
 /* The caller's core and the cores it may use (a held team's: those it
  * had before the hold), in l->allowed: 1 when there is another core. */
-static int caller_cores(const thread_team *team, launch *l, int *here)
+static int helper_cores(const thread_team *team, launch *l, int *here)
 {
 #if defined(__linux__) && defined(CPU_SETSIZE)
-    if (team && team->held) {
-        *here = team->here;
-        l->allowed = team->cores;
-    } else if ((*here = sched_getcpu()) < 0 || *here >= CPU_SETSIZE ||
-               sched_getaffinity(0, sizeof l->allowed, &l->allowed) != 0) {
-        return 0;
-    }
-    return CPU_ISSET(*here, &l->allowed) && CPU_COUNT(&l->allowed) >= 2;
+    if (!team || !team->held)
+        return caller_cores(here, &l->allowed);
+    *here = team->here;
+    l->allowed = team->cores;
+    return 1;
 #else
     (void)team;
     (void)l;
@@ -83,25 +92,23 @@ static int start(pthread_t *tid, int detached, const thread_team *team,
     if (detached)
         rc = pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     launch *l = rc == 0 ? raster_malloc(sizeof *l) : NULL;
-    int held = team && team->held;
-    if (l && caller_cores(team, l, &here)) {
+    int held = team && team->held, placed = -1;
+    if (l && helper_cores(team, l, &here)) {
         l->fn = fn;
         l->arg = arg;
         l->keep = held;
-        rc = start_with(tid, &attr, l, here, 1);
-        if (rc != 0) { /* cores that went away since: any of them */
+        placed = start_with(tid, &attr, l, here, 1);
+        if (placed != 0) { /* cores that went away since: any of them */
             l->keep = 0;
-            rc = start_with(tid, &attr, l, here, 0);
+            placed = start_with(tid, &attr, l, here, 0);
         }
-        if (rc == 0)
+        if (placed == 0)
             l = NULL; /* the thread's now */
-        else if (held) /* plain, it would share the caller's one core */
-            rc = -1;
-        else
-            rc = pthread_create(tid, &attr, fn, arg);
-    } else if (rc == 0) {
-        rc = pthread_create(tid, &attr, fn, arg);
     }
+    /* not placed: a plain start, but not from a held caller, whose one
+     * core is all it would inherit (the caller does its share instead) */
+    if (rc == 0 && placed != 0)
+        rc = held ? -1 : pthread_create(tid, &attr, fn, arg);
     raster_free(l);
     (void)pthread_attr_destroy(&attr);
     return rc;
@@ -118,10 +125,7 @@ void thread_team_begin(thread_team *t)
     t->held = 0;
 #if defined(__linux__) && defined(CPU_SETSIZE)
     cpu_set_t one;
-    t->here = sched_getcpu();
-    if (t->here < 0 || t->here >= CPU_SETSIZE ||
-        sched_getaffinity(0, sizeof t->cores, &t->cores) != 0 ||
-        !CPU_ISSET(t->here, &t->cores) || CPU_COUNT(&t->cores) < 2)
+    if (!caller_cores(&t->here, &t->cores))
         return;
     CPU_ZERO(&one);
     CPU_SET(t->here, &one);

@@ -31,8 +31,10 @@ int thread_start(pthread_t *tid, int detached, void *(*fn)(void *),
  * (when it may use another: nothing to hold otherwise), saving its
  * cores; thread_team_start() starts a helper as thread_start() does but,
  * in a held team, keeps it off the caller's core for its whole life (so
- * helpers must not outlast the spell); thread_team_end() gives the caller
- * its cores back, before it waits for its helpers. */
+ * helpers must not outlast the spell), and does not start one it cannot
+ * place there (nonzero: the caller does that share itself);
+ * thread_team_end() gives the caller its cores back, before it waits for
+ * its helpers. */
 typedef struct thread_team {
     int held;
 #if defined(__linux__) && defined(CPU_SETSIZE)
