@@ -22,7 +22,6 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +29,6 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "alloc.h"
 #include "chunkmap.h"
@@ -62,11 +58,6 @@
 #define ANNOUNCE_READS 64
 /* Upper bound on the scratch buffer of one netCDF call. */
 #define SCRATCH_BYTES ((size_t)32 << 20)
-/* A windowed read whose output reaches this size (the last-level cache's)
- * writes it with non-temporal stores (stream_window): the output cannot
- * stay cached anyway, and plain stores first read each line in (the lines
- * the kernel just zeroed, evicted), a third more memory traffic. */
-#define STREAM_MIN_BYTES ((size_t)32 << 20)
 
 #ifndef IOV_MAX
 #define IOV_MAX 1024
@@ -523,7 +514,6 @@ typedef struct xfer {
     size_t full[RASTER_MAX_DIMS]; /* outer shape, for the fast path */
     int cache; /* a thin read: staged spans kept (fileio_keep) */
     const struct wplan *win; /* moved by windows (read_windows), or NULL */
-    int stream; /* windows copied out with stream_window */
 } xfer;
 
 static unsigned char *plane_ptr(const xfer *x, size_t plane, uint64_t cell)
@@ -853,16 +843,6 @@ void chunkio_set_window_bytes(size_t bytes)
 }
 
 size_t chunkio_window_reads(void) { return atomic_load(&window_reads); }
-
-static atomic_size_t stream_min_set; /* chunkio_set_stream_min; 0: default */
-static atomic_size_t streamed_reads;
-
-void chunkio_set_stream_min(size_t bytes)
-{
-    atomic_store(&stream_min_set, bytes);
-}
-
-size_t chunkio_streamed_reads(void) { return atomic_load(&streamed_reads); }
 
 static size_t win_stage(void)
 {
@@ -1206,59 +1186,6 @@ static void copy_window(unsigned char *base, const unsigned char *stage,
     }
 }
 
-#if defined(__SSE2__)
-#define STREAM_BOUNCE 4096
-
-/* copy_window for a large output: the pieces gathered in order into a
- * small cache-resident bounce buffer, and each of its whole 64-byte lines
- * written to the plane with non-temporal stores. A run's first and last
- * lines, which the neighbouring runs (another window, another thread)
- * may share, take plain stores. */
-static void stream_window(unsigned char *base, const unsigned char *stage,
-                          const wpiece *p, size_t n, size_t elem)
-{
-    _Alignas(64) unsigned char b[STREAM_BOUNCE];
-    unsigned char *to = NULL; /* line-aligned: where b[0] belongs */
-    size_t skip = 0, fill = 0; /* b[skip, fill): the run's bytes */
-    for (size_t i = 0; i < n; i++) {
-        unsigned char *dst = base + p[i].uoff * elem;
-        const unsigned char *src = stage + p[i].src;
-        size_t len = (size_t)p[i].len * elem;
-        if (dst != to + fill) { /* a new run */
-            if (fill > skip)
-                memcpy(to + skip, b + skip, fill - skip);
-            to = (unsigned char *)((uintptr_t)dst & ~(uintptr_t)63);
-            skip = fill = (size_t)(dst - to);
-        }
-        while (len > 0) {
-            size_t c = STREAM_BOUNCE - fill < len ? STREAM_BOUNCE - fill : len;
-            memcpy(b + fill, src, c);
-            fill += c;
-            src += c;
-            len -= c;
-            if (fill < STREAM_BOUNCE)
-                continue;
-            size_t k = 0;
-            if (skip > 0) { /* the run's first line */
-                memcpy(to + skip, b + skip, 64 - skip);
-                k = 64;
-            }
-            for (; k < STREAM_BOUNCE; k += 16)
-                _mm_stream_si128((__m128i *)(void *)(to + k),
-                                 _mm_load_si128((const __m128i *)(void *)
-                                                (b + k)));
-            to += STREAM_BOUNCE;
-            skip = fill = 0;
-        }
-    }
-    if (fill > skip)
-        memcpy(to + skip, b + skip, fill - skip);
-    _mm_sfence(); /* the streamed lines before the caller sees the read */
-}
-#else
-#define stream_window copy_window
-#endif
-
 /* The windows of one plane: each store range read with one pread into the
  * stage, its pieces copied out in the plane's order; a direct window read
  * into the plane. `flat` is the record's flat outer index. */
@@ -1301,12 +1228,7 @@ static int read_windows(xfer *x, size_t flat, size_t plane)
             any_fill |= fill[r];
         unsigned char *base = plane_ptr(x, plane, 0);
         if (!any_fill) {
-            if (x->stream)
-                stream_window(base, x->stage, wp->p + w->p0, w->p1 - w->p0,
-                              elem);
-            else
-                copy_window(base, x->stage, wp->p + w->p0, w->p1 - w->p0,
-                            elem);
+            copy_window(base, x->stage, wp->p + w->p0, w->p1 - w->p0, elem);
             continue;
         }
         for (size_t i = w->p0; i < w->p1; i++) {
@@ -3099,18 +3021,6 @@ static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
 
     xfer x = {.v = v, .pieces = pieces, .buf = buf,
               .plane_cells = plane_cells, .win = use_win ? &wp : NULL};
-    if (use_win) {
-        size_t least = atomic_load(&stream_min_set);
-        size_t out = plane_cells * v->elem;
-        if (!least)
-            least = STREAM_MIN_BYTES;
-        for (int i = 0; i < no && out < least; i++)
-            if (raster_mul_overflows(out, ocount[i], &out))
-                out = SIZE_MAX;
-        x.stream = out >= least;
-        if (x.stream)
-            atomic_fetch_add(&streamed_reads, 1);
-    }
     size_t widest = 0;
     for (size_t i = 0; i < nspans; i++)
         if (spans[i].hi - spans[i].lo > widest)

@@ -62,11 +62,6 @@ void chunkio_set_window_bytes(size_t bytes);
 
 /* Reads served by windows since the process started (for tests). */
 size_t chunkio_window_reads(void);
-/* The least output bytes of a windowed read that writes its output with
- * non-temporal stores (0: the default, 32 MiB), for reads from now on, and
- * the reads that did since the process started (for tests). */
-void chunkio_set_stream_min(size_t bytes);
-size_t chunkio_streamed_reads(void);
 
 /* Reads that moved strided pieces (piece.h) on the direct path since the
  * process started (for tests). */

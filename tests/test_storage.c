@@ -1313,15 +1313,9 @@ static void test_split_store_chunks(void **state)
 static void test_window_reads(void **state)
 {
     (void)state;
-    static const size_t stages[] = {24, 200, 1024, 8192, 24, 200, 8192,
-                                    65536};
+    static const size_t stages[] = {24, 200, 1024, 8192};
     size_t before = chunkio_window_reads();
-    size_t streamed = chunkio_streamed_reads();
     for (size_t k = 0; k < sizeof stages / sizeof *stages; k++) {
-        /* the second half written through non-temporal stores (from a
-         * byte on): runs that start and end inside a line, and bounces
-         * that fill */
-        chunkio_set_stream_min(k >= 4 ? 1 : 0);
         chunkio_set_window_bytes(stages[k]);
         for (int i = 0; i < 6; i++) {
             rng_seed(5000 + k * 16 + (uint64_t)i);
@@ -1335,12 +1329,9 @@ static void test_window_reads(void **state)
             case_free(&c);
         }
     }
-    chunkio_set_stream_min(0);
     size_t after_small = chunkio_window_reads();
     if (after_small == before)
         fail_msg("no read went by windows");
-    if (chunkio_streamed_reads() == streamed)
-        fail_msg("no windowed read streamed its output");
     /* stores chunked along their cells: ranges stay within a chunk */
     chunkio_set_window_bytes(4096);
     rng_seed(92);
@@ -1352,21 +1343,6 @@ static void test_window_reads(void **state)
     case_free(&c);
     if (chunkio_window_reads() == after_small)
         fail_msg("no read of the split stores went by windows");
-    /* and streamed: long runs, bounces filled from an unaligned start
-     * (format 3 plans 64 KiB windows here, format 4 only the smaller) */
-    chunkio_set_stream_min(1);
-    streamed = chunkio_streamed_reads();
-    for (size_t stage = 16384; stage <= 65536; stage *= 4) {
-        chunkio_set_window_bytes(stage);
-        rng_seed(93);
-        case_init(&c, "windows-stream", NC_FLOAT, 3, shape, chunk, 1,
-                  MASK_BLOCKY, 0);
-        run_case(&c, W_RECORDS, 1);
-        case_free(&c);
-    }
-    if (chunkio_streamed_reads() == streamed)
-        fail_msg("no read of the split stores streamed its output");
-    chunkio_set_stream_min(0);
     chunkio_set_window_bytes(0);
 }
 
