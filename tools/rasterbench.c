@@ -82,7 +82,9 @@ typedef struct record {
     double phase[BENCH_PHASES]; /* raster reads: each phase's median */
     int nphase;           /* BENCH_PHASES when phase[] holds them, else 0 */
     double pair;          /* cold raster: the median over repetitions of
-                             raster's time / the floor's next to it */
+                             raster's time / the floor's next to it;
+                             ncregions_read: over rounds, its time /
+                             raster_paired's in the process before */
 } record;
 
 static record results[MAX_RESULTS];
@@ -760,10 +762,15 @@ static void summarize_peers(summary *s)
         const record *x = &results[i];
         if (strcmp(x->method, "ncregions") != 0)
             continue;
-        /* against the C worker timed by turns with it (raster_paired),
-         * else against the region case's raster record */
-        double over = ratio_of(x->kase, "ncregions_read", "raster_paired",
-                               "warm");
+        /* against the C worker timed by turns with it: the median of
+         * the rounds' ratios (bench_peers.py), else the ratio of the
+         * medians (raster_paired), else against the region case's raster
+         * record */
+        const record *py = find(x->kase, "ncregions_read", "warm");
+        double over = py && !isnan(py->pair)
+                          ? py->pair
+                          : ratio_of(x->kase, "ncregions_read",
+                                     "raster_paired", "warm");
         if (isnan(over))
             over = ratio_of(x->kase, "ncregions_read", "raster", "warm");
         if (!isnan(over) && (isnan(s->py_over_max) || over > s->py_over_max))
@@ -911,7 +918,10 @@ static int write_json(const options *o, const summary *s, const size_t *shape,
         if (x->file_bytes > 0)
             fprintf(f, ",\"file_bytes\":%lld", x->file_bytes);
         if (!isnan(x->pair))
-            fprintf(f, ",\"floor_pair_ratio\":%.4f", x->pair);
+            fprintf(f, ",\"%s\":%.4f",
+                    strcmp(x->cache, "cold") == 0 ? "floor_pair_ratio"
+                                                  : "paired_ratio",
+                    x->pair);
         if (!isnan(x->check)) {
             fputs(",\"check\":", f);
             fprintf(f, "%.17g", x->check);
@@ -1540,7 +1550,8 @@ static const char *peers_source(const options *o)
 }
 
 /* Reads bench_peers.py's records ("record CASE METHOD KIND MEDIAN RCHAR
- * PEAK REGION_BYTES FILE_BYTES CHECK", tab-separated) into results[]. */
+ * PEAK REGION_BYTES FILE_BYTES CHECK [PAIR]", tab-separated) into
+ * results[]. */
 static int read_peer_records(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -1549,13 +1560,13 @@ static int read_peer_records(const char *path)
     char line[1024];
     int rc = 0;
     while (rc == 0 && fgets(line, sizeof line, f)) {
-        char *field[10], *save = NULL;
+        char *field[12], *save = NULL;
         int n = 0;
         line[strcspn(line, "\n")] = '\0';
-        for (char *t = strtok_r(line, "\t", &save); t && n < 10;
+        for (char *t = strtok_r(line, "\t", &save); t && n < 12;
              t = strtok_r(NULL, "\t", &save))
             field[n++] = t;
-        if (n != 10 || strcmp(field[0], "record") != 0 ||
+        if ((n != 10 && n != 11) || strcmp(field[0], "record") != 0 ||
             nresults == MAX_RESULTS) {
             rc = -1;
             break;
@@ -1568,6 +1579,8 @@ static int read_peer_records(const char *path)
         results[nresults - 1].peak = strtol(field[6], NULL, 10);
         results[nresults - 1].file_bytes = strtoll(field[8], NULL, 10);
         results[nresults - 1].check = strtod(field[9], NULL);
+        if (n == 11)
+            results[nresults - 1].pair = strtod(field[10], NULL);
     }
     fclose(f);
     return rc;
