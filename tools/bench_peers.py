@@ -19,7 +19,8 @@ what a user would otherwise use (docs/PERFORMANCE.md, "Peers"):
       raster method), so the cost of the Python layer alone; with
       --rasterbench it runs in rounds alternating with that C method's
       worker (recorded as raster_paired), so that the two are timed at
-      the same moment of a busy machine
+      the same moment of a busy machine; its record's last field is the
+      median over the rounds of its fastest repetition / the C worker's
   adios2_records
       the variable in an ADIOS2 BP5 file written as a model writes it (one
       step per record of the first dimension, one block per step), read
@@ -387,10 +388,14 @@ def run_process(cmd, with_check):
             ru.ru_maxrss * 1024)
 
 
-# ncregions_read against the C worker, alternating: a process's speed on
-# this VM is set for its life (the same read took 7 ms in one process and
-# 12.5 ms in the next, in either language), so the ratio is the median of
-# the rounds' ratios, over enough rounds that one slow process cannot set it
+# ncregions_read against the C worker, alternating, a process of each a
+# round. On this VM a repetition can take 2-5 times its usual time (spells
+# of a few tenths of a second: 96.5 ms among 20.2-20.4 in one Python
+# process, 89.7 among 19.4-20.3 in a C one), in either language; they land
+# on three of five repetitions often enough to move a median. The Python
+# layer's cost adds the same to every repetition, so each round compares
+# the two processes' fastest repetitions, and the field is the median of
+# the rounds' ratios.
 ROUNDS = 7
 
 
@@ -469,7 +474,7 @@ def driver(a):
                         ctimes += ct
                         got, check, pt, peak = run_worker(py, argv)
                         times += pt
-                        pairs.append(median(pt) / median(ct))
+                        pairs.append(min(pt) / min(ct))
                     pair = median(pairs)
                     lines.append(["record", label, "raster_paired", "peer",
                                   f"{median(ctimes):.6f}", str(cgot),
