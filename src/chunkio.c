@@ -1973,6 +1973,10 @@ typedef struct worker {
     char msg[512];             /* the error message, from its thread */
 } worker;
 
+/* A read thread: takes turns (a plane's spans, or fewer) one at a time
+ * until none is left, so that a thread whose vCPU the host holds back
+ * reads fewer planes instead of holding the read back (an even split
+ * waited for the slower half). */
 static void *work(void *arg)
 {
     worker *w = arg;

@@ -329,9 +329,6 @@ int fileio_page_cached(int fd, off_t off)
 #endif
 }
 
-/* Takes planes one at a time until none is left: a thread whose vCPU the
- * host holds back reads fewer planes instead of holding the read back (an
- * even split waited for the slower half). */
 void fileio_thread_quiet(void)
 {
     hbool_t safe = 0;
