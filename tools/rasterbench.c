@@ -83,8 +83,9 @@ typedef struct record {
     int nphase;           /* BENCH_PHASES when phase[] holds them, else 0 */
     double pair;          /* cold raster: the median over repetitions of
                              raster's time / the floor's next to it;
-                             ncregions_read: over rounds, its time /
-                             raster_paired's in the process before */
+                             ncregions_read: the median over rounds of
+                             its fastest repetition / the C worker's in
+                             the process before (bench_peers.py) */
 } record;
 
 static record results[MAX_RESULTS];
