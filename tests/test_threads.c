@@ -38,6 +38,14 @@ static cpu_set_t pin_to(int cpu)
     return was;
 }
 
+/* Keeps the calling thread busy on its core for a moment. */
+static void keep_busy(void)
+{
+    volatile double x = 0;
+    for (long k = 0; k < 200000; k++)
+        x += (double)k;
+}
+
 static int first_cpu(const cpu_set_t *s, int skip)
 {
     for (int c = 0; c < CPU_SETSIZE; c++)
@@ -63,9 +71,7 @@ static void test_away_from_caller(void **state)
         int before = sched_getcpu();
         assert_int_equal(thread_start(&tid, 0, note, &s), 0);
         int after = sched_getcpu();
-        volatile double x = 0; /* the caller stays busy on its core */
-        for (long k = 0; k < 200000; k++)
-            x += (double)k;
+        keep_busy(); /* the caller stays busy on its core */
         assert_int_equal(pthread_join(tid, NULL), 0);
         assert_int_equal(atomic_load(&s.ran), 1);
         assert_true(CPU_EQUAL(&s.mask, &allowed));
@@ -143,9 +149,7 @@ static void test_team_held(void **state)
         assert_true(CPU_ISSET(here, &during));
         assert_int_equal(thread_team_start(&team, &tid, 0, team_mate, &m),
                          0);
-        volatile double x = 0;
-        for (long k = 0; k < 200000; k++)
-            x += (double)k;
+        keep_busy();
         thread_team_end(&team);
         atomic_store(&m.go, 1);
         assert_int_equal(pthread_join(tid, NULL), 0);

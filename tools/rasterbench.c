@@ -763,17 +763,14 @@ static void summarize_peers(summary *s)
         const record *x = &results[i];
         if (strcmp(x->method, "ncregions") != 0)
             continue;
-        /* against the C worker timed by turns with it: the median of
-         * the rounds' ratios (bench_peers.py), else the ratio of the
-         * medians (raster_paired), else against the region case's raster
-         * record */
+        /* against the C worker timed by turns with it (the median of
+         * the rounds' ratios, bench_peers.py), else against the region
+         * case's raster record */
         const record *py = find(x->kase, "ncregions_read", "warm");
         double over = py && !isnan(py->pair)
                           ? py->pair
-                          : ratio_of(x->kase, "ncregions_read",
-                                     "raster_paired", "warm");
-        if (isnan(over))
-            over = ratio_of(x->kase, "ncregions_read", "raster", "warm");
+                          : ratio_of(x->kase, "ncregions_read", "raster",
+                                     "warm");
         if (!isnan(over) && (isnan(s->py_over_max) || over > s->py_over_max))
             s->py_over_max = over;
         double mem = (double)x->peak /
