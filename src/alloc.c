@@ -5,9 +5,19 @@
 
 #include "error.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#define SCRATCH_POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define SCRATCH_UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define SCRATCH_POISON(p, n) ((void)(p), (void)(n))
+#define SCRATCH_UNPOISON(p, n) ((void)(p), (void)(n))
+#endif
 
 /* Atomics only so that threads allocating at once are not a data race. */
 static atomic_ulong fail_at;  /* 0: never fail */
@@ -83,4 +93,98 @@ int raster_grow(void *array, size_t *cap, size_t need, size_t elem)
     *slot = p;
     *cap = cap2;
     return RASTER_OK;
+}
+
+/* ---- scratch blocks ------------------------------------------------------ */
+
+#define SCRATCH_KEPT 8
+#define SCRATCH_KEPT_BYTES ((size_t)32 << 20)
+/* a block's size sits in front of it; 64 keeps the block on a cache line */
+#define SCRATCH_HEAD 64
+
+static pthread_mutex_t scratch_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned char *scratch_kept[SCRATCH_KEPT]; /* heads, or NULL */
+static size_t scratch_kept_bytes;
+
+static size_t head_size(const unsigned char *head)
+{
+    size_t n;
+    memcpy(&n, head, sizeof n);
+    return n;
+}
+
+void *raster_scratch(size_t n, size_t elem)
+{
+    size_t size;
+    if (raster_mul_overflows(n, elem, &size) ||
+        size > SIZE_MAX - 2 * SCRATCH_HEAD || should_fail())
+        return NULL;
+    size = (size + SCRATCH_HEAD - 1) / SCRATCH_HEAD * SCRATCH_HEAD;
+    unsigned char *head = NULL;
+    pthread_mutex_lock(&scratch_lock);
+    int best = -1;
+    for (int i = 0; i < SCRATCH_KEPT; i++)
+        if (scratch_kept[i] && head_size(scratch_kept[i]) >= size &&
+            (best < 0 ||
+             head_size(scratch_kept[i]) < head_size(scratch_kept[best])))
+            best = i;
+    if (best >= 0) {
+        head = scratch_kept[best];
+        scratch_kept[best] = NULL;
+        scratch_kept_bytes -= head_size(head);
+    }
+    pthread_mutex_unlock(&scratch_lock);
+    if (head) {
+        SCRATCH_UNPOISON(head + SCRATCH_HEAD, head_size(head));
+        return head + SCRATCH_HEAD;
+    }
+    head = aligned_alloc(SCRATCH_HEAD, SCRATCH_HEAD + size);
+    if (!head)
+        return NULL;
+    memcpy(head, &size, sizeof size);
+    return head + SCRATCH_HEAD;
+}
+
+void raster_scratch_free(void *ptr)
+{
+    if (!ptr)
+        return;
+    unsigned char *head = (unsigned char *)ptr - SCRATCH_HEAD;
+    size_t size = head_size(head);
+    SCRATCH_POISON(ptr, size); /* a use after this is caught (ASan) */
+    pthread_mutex_lock(&scratch_lock);
+    for (int i = 0; i < SCRATCH_KEPT && head; i++)
+        if (!scratch_kept[i] && scratch_kept_bytes + size <= SCRATCH_KEPT_BYTES) {
+            scratch_kept[i] = head;
+            scratch_kept_bytes += size;
+            head = NULL;
+        }
+    pthread_mutex_unlock(&scratch_lock);
+    if (head) {
+        SCRATCH_UNPOISON(ptr, size);
+        free(head);
+    }
+}
+
+void raster_scratch_release(void)
+{
+    unsigned char *gone[SCRATCH_KEPT];
+    pthread_mutex_lock(&scratch_lock);
+    memcpy(gone, scratch_kept, sizeof gone);
+    memset(scratch_kept, 0, sizeof scratch_kept);
+    scratch_kept_bytes = 0;
+    pthread_mutex_unlock(&scratch_lock);
+    for (int i = 0; i < SCRATCH_KEPT; i++)
+        if (gone[i]) {
+            SCRATCH_UNPOISON(gone[i] + SCRATCH_HEAD, head_size(gone[i]));
+            free(gone[i]);
+        }
+}
+
+size_t raster_scratch_kept(void)
+{
+    pthread_mutex_lock(&scratch_lock);
+    size_t n = scratch_kept_bytes;
+    pthread_mutex_unlock(&scratch_lock);
+    return n;
 }

@@ -883,7 +883,7 @@ static size_t stage_bytes(const wplan *wp)
 
 static void wplan_free(wplan *wp)
 {
-    raster_free(wp->p);
+    raster_scratch_free(wp->p);
     raster_free(wp->r);
     raster_free(wp->w);
     *wp = (wplan){0};
@@ -965,8 +965,7 @@ static int plan_windows(const raster_var *v, const piece *p, size_t n,
     /* the pieces cut at chunks, those that follow on in both the store
      * and the plane merged; until its window is placed, an entry holds its
      * store cell in src and its span in range */
-    wpiece *q = raster_reallocarray(NULL, n + extra ? n + extra : 1,
-                                    sizeof *q);
+    wpiece *q = raster_scratch(n + extra ? n + extra : 1, sizeof *q);
     wrange *r = raster_reallocarray(NULL, WIN_RANGES, sizeof *r);
     uint64_t *cov = raster_reallocarray(NULL, WIN_RANGES, sizeof *cov);
     /* each span's range in the window being planned (a million pieces
@@ -2167,7 +2166,7 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
         w[t].x.tmp = NULL;
         w[t].x.junk = raster_malloc(GAP_BYTES + 64);
         /* the caller's own stage serves its share */
-        w[t].x.stage = t == 0 ? x0->stage : raster_malloc(need);
+        w[t].x.stage = t == 0 ? x0->stage : raster_scratch(need, 1);
         w[t].spans = spans;
         w[t].nspans = nspans;
         w[t].flat = flat;
@@ -2203,7 +2202,7 @@ static int read_threaded(const xfer *x0, const span *spans, size_t nspans,
     for (int t = 0; t < n; t++) {
         raster_free(w[t].x.junk);
         if (t > 0)
-            raster_free(w[t].x.stage);
+            raster_scratch_free(w[t].x.stage);
         raster_free(w[t].x.iov);
     }
     raster_free(w);
@@ -3043,7 +3042,7 @@ static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
     }
     x.tmp_bytes = widest * v->elem * batch; /* allocated when first used */
     x.junk = raster_malloc(GAP_BYTES + 64);
-    x.stage = write ? NULL : raster_malloc(stage_bytes(x.win));
+    x.stage = write ? NULL : raster_scratch(stage_bytes(x.win), 1);
     if (!write && !v->file->writable) { /* a thin read keeps its spans */
         size_t bytes = plane_cells * v->elem;
         for (int i = 0; i < no && bytes <= FILEIO_KEPT_READ; i++)
@@ -3170,7 +3169,7 @@ static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
 done:
     raster_free(x.tmp);
     raster_free(x.junk);
-    raster_free(x.stage);
+    raster_scratch_free(x.stage);
     raster_free(x.iov);
     raster_free(x.ann);
     raster_free(spans);

@@ -324,8 +324,7 @@ int raster_region_read(raster_var *v, const int32_t *ids, size_t nids,
     size_t np = 0;
     for (size_t r = 0; r < v->nregions; r++)
         np += sel[r] ? v->regions[r].nruns : 0;
-    pieces_walk w = {.p = raster_reallocarray(NULL, np ? np : 1,
-                                              sizeof *w.p),
+    pieces_walk w = {.p = raster_scratch(np ? np : 1, sizeof *w.p),
                      .packed = layout_kind == RASTER_LAYOUT_PACKED,
                      .box0 = box[0], .box1 = box[1], .bw = box[3] - box[1]};
     if (!w.p) {
@@ -346,7 +345,7 @@ int raster_region_read(raster_var *v, const int32_t *ids, size_t nids,
         t[4] = chunkio_clock();
     if (rc == RASTER_OK)
         rc = chunkio_xfer(v, w.p, w.np, start, count, NULL, out, plane, 0);
-    raster_free(w.p);
+    raster_scratch_free(w.p);
     if (timing)
         t[5] = chunkio_clock();
     if (rc == RASTER_OK) /* and while it was read */

@@ -497,7 +497,7 @@ static int runs_from_file(raster_var *v, size_t r)
     if (shared)
         n = ri->run_rows;
     size_t count[2] = {n, RUN_FIELDS};
-    long long *rows = raster_reallocarray(NULL, n * RUN_FIELDS, sizeof *rows);
+    long long *rows = raster_scratch(n * RUN_FIELDS, sizeof *rows);
     region_run *runs = raster_reallocarray(NULL, n, sizeof *runs);
     int rc = RASTER_OK;
     if (!rows || !runs)
@@ -513,7 +513,7 @@ static int runs_from_file(raster_var *v, size_t r)
         rc = check_runs_sum(v, r, rows, n);
     if (rc == RASTER_OK)
         rc = check_runs(v, r, rows, n, runs);
-    raster_free(rows);
+    raster_scratch_free(rows);
     if (rc) {
         raster_free(runs);
         return rc;
