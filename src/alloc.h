@@ -16,14 +16,15 @@ void raster_free(void *ptr);
 char *raster_strdup(const char *s);
 
 /* Scratch: a read's large passing buffers (its stages, its plan, the rows
- * of a table before they are checked). A fresh one cost a page fault per
- * 4 KiB at every read, and glibc gave the pages back at close, so every
- * read paid them again: 500 faults, 0.5-0.7 ms of Indian's 9 ms region
- * read (docs/PERFORMANCE.md, "Fixed costs of a read"). A freed block is
- * kept for the next read instead (SCRATCH_KEPT blocks and
- * SCRATCH_KEPT_BYTES in all, process-wide; any thread), the smallest that
- * fits handed out first. Only raster_scratch_free() frees one, and none is
- * reallocated. Counted by the failure hook like any allocation. */
+ * of a table before they are checked, its load buffer). Fresh ones cost
+ * a page fault per 4 KiB at every read, and glibc gave the pages back at
+ * close, so every read paid them again: 500 faults, 0.5-0.7 ms of
+ * Indian's 9 ms region read (docs/PERFORMANCE.md, "Warm reads and the
+ * floor", fifteenth session). A freed block is kept for the next read
+ * instead (8 blocks and 32 MiB in all, process-wide; any thread), the
+ * smallest that fits handed out first. Only raster_scratch_free() frees
+ * one, and none is reallocated. Counted by the failure hook like any
+ * allocation. */
 void *raster_scratch(size_t n, size_t size); /* n * size bytes, or NULL */
 void raster_scratch_free(void *ptr);
 /* Frees every kept block. */

@@ -1572,6 +1572,32 @@ static void test_large_records(void **state)
                 fail_msg("large: packed value %zu of record %zu differs",
                          k - 1, t);
     assert_int_equal(k, cells * LT);
+    /* from disk: the stretches loaded ahead of the move (from 64 KiB on,
+     * and from the default 8 MiB on), then only announced (no stretch
+     * long enough) */
+    static const size_t mins[3] = {65536, 0, SIZE_MAX};
+    for (int m = 0; m < 3; m++) {
+        chunkio_set_load_min(mins[m]);
+        evict_file(path);
+        size_t loaded = chunkio_loaded_bytes();
+        memset(got, 0, sizeof(double) * n);
+        RS(raster_region_read(v, &id, 1, &os, &oc, RASTER_LAYOUT_PACKED,
+                              got));
+        k = 0;
+        for (size_t t = 0; t < LT; t++)
+            for (size_t cell = 0; cell < (size_t)LY * LX; cell++)
+                if (mask[cell] == 1 && got[k++] != data[t * LY * LX + cell])
+                    fail_msg("large, from disk (load from %zu bytes): packed "
+                             "value %zu of record %zu differs", mins[m],
+                             k - 1, t);
+        /* the stores' short pieces (the mixed shares) are not noted */
+        size_t took = chunkio_loaded_bytes() - loaded;
+        if (m < 2 ? took < cells * LT * sizeof(double) / 10 * 9 : took != 0)
+            fail_msg("large, from disk (load from %zu bytes): %zu bytes "
+                     "loaded for %zu read", mins[m], took,
+                     cells * LT * sizeof(double));
+    }
+    chunkio_set_load_min(0);
     RS(raster_close(f));
     free(mask);
     free(data);
