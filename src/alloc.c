@@ -154,7 +154,8 @@ void raster_scratch_free(void *ptr)
     SCRATCH_POISON(ptr, size); /* a use after this is caught (ASan) */
     pthread_mutex_lock(&scratch_lock);
     for (int i = 0; i < SCRATCH_KEPT && head; i++)
-        if (!scratch_kept[i] && scratch_kept_bytes + size <= SCRATCH_KEPT_BYTES) {
+        if (!scratch_kept[i] &&
+            scratch_kept_bytes + size <= SCRATCH_KEPT_BYTES) {
             scratch_kept[i] = head;
             scratch_kept_bytes += size;
             head = NULL;

@@ -770,53 +770,72 @@ static void load_stretch(int fd, unsigned char *buf, off_t lo, off_t hi)
     }
 }
 
+/* The end of the stretch that starts at noted range i (x->ann sorted):
+ * the ranges that follow on through holes of up to LOAD_HOLE bytes no
+ * longer than the range before them; *hi its last byte + 1. */
+static size_t stretch_end(const xfer *x, size_t i, off_t *hi)
+{
+    off_t end = x->ann[i][0] + x->ann[i][1], prev = x->ann[i][1];
+    size_t j = i + 1;
+    for (; j < x->nann; j++) {
+        off_t hole = x->ann[j][0] - end;
+        if (hole > LOAD_HOLE || hole > prev)
+            break;
+        if (x->ann[j][0] + x->ann[j][1] > end)
+            end = x->ann[j][0] + x->ann[j][1];
+        prev = x->ann[j][1];
+    }
+    *hi = end;
+    return j;
+}
+
+/* Announces noted ranges i..j-1 (sorted) to the kernel (WILLNEED),
+ * neighbours less than GAP_BYTES apart merged. */
+static void announce_ranges(const xfer *x, size_t i, size_t j)
+{
+    off_t lo = x->ann[i][0], hi = lo + x->ann[i][1];
+    for (size_t k = i + 1; k <= j; k++) {
+        if (k < j && x->ann[k][0] <= hi + GAP_BYTES) {
+            if (x->ann[k][0] + x->ann[k][1] > hi)
+                hi = x->ann[k][0] + x->ann[k][1];
+            continue;
+        }
+        (void)posix_fadvise(x->v->file->fd, lo, hi - lo, POSIX_FADV_WILLNEED);
+        if (k < j) {
+            lo = x->ann[k][0];
+            hi = lo + x->ann[k][1];
+        }
+    }
+}
+
 /* Brings the noted ranges in from disk ahead of the reads, in file order
  * (in plane order, a region's request is one range per span and record,
  * hopping between the stores; sorted, it is a few long ranges, since a
  * store's records lie side by side when they were written together,
- * direct.c): the short stretches announced (WILLNEED, neighbours less
- * than GAP_BYTES apart merged), so that the disk serves them while the
- * long ones load. */
+ * direct.c): the short stretches announced first, so that the disk
+ * serves them while the long ones load. */
 static void announce_all(xfer *x)
 {
     if (x->nann == 0)
         return;
-    int fd = x->v->file->fd;
     qsort(x->ann, x->nann, sizeof *x->ann, cmp_range);
     size_t nlong = 0, min = atomic_load(&load_min);
     off_t budget = LOAD_MAX;
-    unsigned char *buf = raster_scratch(LOAD_STEP, 1); /* none: announce */
+    /* without a buffer, every range is announced */
+    unsigned char *buf = raster_scratch(LOAD_STEP, 1);
     for (size_t i = 0, j; i < x->nann; i = j) {
-        off_t lo = x->ann[i][0], hi = lo + x->ann[i][1], prev = x->ann[i][1];
-        for (j = i + 1; buf && j < x->nann && x->ann[j][0] - hi <= LOAD_HOLE &&
-                        x->ann[j][0] - hi <= prev;
-             j++) {
-            if (x->ann[j][0] + x->ann[j][1] > hi)
-                hi = x->ann[j][0] + x->ann[j][1];
-            prev = x->ann[j][1];
-        }
+        off_t lo = x->ann[i][0], hi = 0;
+        j = buf ? stretch_end(x, i, &hi) : x->nann;
         if (buf && (size_t)(hi - lo) >= min && hi - lo <= budget) {
             budget -= hi - lo; /* the list's head keeps the long ones */
-            memcpy(x->ann[nlong++], ((off_t[2]){lo, hi - lo}),
-                   sizeof *x->ann);
-            continue;
-        }
-        off_t alo = x->ann[i][0], ahi = alo + x->ann[i][1];
-        for (size_t k = i + 1; k <= j; k++) {
-            if (k < j && x->ann[k][0] <= ahi + GAP_BYTES) {
-                if (x->ann[k][0] + x->ann[k][1] > ahi)
-                    ahi = x->ann[k][0] + x->ann[k][1];
-                continue;
-            }
-            (void)posix_fadvise(fd, alo, ahi - alo, POSIX_FADV_WILLNEED);
-            if (k < j) {
-                alo = x->ann[k][0];
-                ahi = alo + x->ann[k][1];
-            }
+            memcpy(x->ann[nlong++], ((off_t[2]){lo, hi - lo}), sizeof *x->ann);
+        } else {
+            announce_ranges(x, i, j);
         }
     }
     for (size_t i = 0; i < nlong; i++)
-        load_stretch(fd, buf, x->ann[i][0], x->ann[i][0] + x->ann[i][1]);
+        load_stretch(x->v->file->fd, buf, x->ann[i][0],
+                     x->ann[i][0] + x->ann[i][1]);
     raster_scratch_free(buf);
     x->nann = 0;
 }

@@ -117,8 +117,8 @@ static void test_threads(void **state)
     (void)state;
     pthread_t t[4];
     for (uintptr_t i = 0; i < 4; i++)
-        assert_int_equal(pthread_create(&t[i], NULL, take_and_mark,
-                                        (void *)(i + 1)), 0);
+        assert_int_equal(
+            pthread_create(&t[i], NULL, take_and_mark, (void *)(i + 1)), 0);
     for (int i = 0; i < 4; i++) {
         void *ret;
         assert_int_equal(pthread_join(t[i], &ret), 0);

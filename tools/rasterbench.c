@@ -1083,6 +1083,7 @@ static int run_methods(const bench_job *jobs, int n, bench_result *r,
                 struct timespec pause = {0, COLD_PAUSE_NS};
                 while (nanosleep(&pause, &pause) != 0 && errno == EINTR)
                     continue;
+                bench_prime_memory(j.file);
             }
             if (run_worker(&j, NULL, NULL, &one) != 0) {
                 fprintf(stderr, PROG ": %s: the %s read failed\n", label,
