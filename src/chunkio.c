@@ -699,7 +699,7 @@ static int announced(const xfer *x, const span *s)
             (size_t)(s->hi - s->lo) * x->v->elem >= ANNOUNCE_BYTES);
 }
 
-/* Notes span s of planes flat.. flat+nb-1 in x->ann for announce_all,
+/* Notes span s of planes flat.. flat+nb-1 in x->ann for bring_in_noted,
  * when it is large enough for read-ahead to matter (announced at once
  * when the list cannot grow). */
 static void announce(xfer *x, const span *s, size_t flat, size_t nb)
@@ -813,29 +813,33 @@ static void announce_ranges(const xfer *x, size_t i, size_t j)
  * hopping between the stores; sorted, it is a few long ranges, since a
  * store's records lie side by side when they were written together,
  * direct.c): the short stretches announced first, so that the disk
- * serves them while the long ones load. */
-static void announce_all(xfer *x)
+ * serves them while the long ones load (announced too when there is no
+ * memory to load them through). */
+static void bring_in_noted(xfer *x)
 {
     if (x->nann == 0)
         return;
     qsort(x->ann, x->nann, sizeof *x->ann, cmp_range);
     size_t nlong = 0, min = atomic_load(&load_min);
     off_t budget = LOAD_MAX;
-    /* without a buffer, every range is announced */
-    unsigned char *buf = raster_scratch(LOAD_STEP, 1);
     for (size_t i = 0, j; i < x->nann; i = j) {
-        off_t lo = x->ann[i][0], hi = 0;
-        j = buf ? stretch_end(x, i, &hi) : x->nann;
-        if (buf && (size_t)(hi - lo) >= min && hi - lo <= budget) {
+        off_t lo = x->ann[i][0], hi;
+        j = stretch_end(x, i, &hi);
+        if ((size_t)(hi - lo) >= min && hi - lo <= budget) {
             budget -= hi - lo; /* the list's head keeps the long ones */
             memcpy(x->ann[nlong++], ((off_t[2]){lo, hi - lo}), sizeof *x->ann);
         } else {
             announce_ranges(x, i, j);
         }
     }
-    for (size_t i = 0; i < nlong; i++)
-        load_stretch(x->v->file->fd, buf, x->ann[i][0],
-                     x->ann[i][0] + x->ann[i][1]);
+    unsigned char *buf = nlong ? raster_scratch(LOAD_STEP, 1) : NULL;
+    for (size_t i = 0; i < nlong; i++) {
+        off_t lo = x->ann[i][0], len = x->ann[i][1];
+        if (buf)
+            load_stretch(x->v->file->fd, buf, lo, lo + len);
+        else
+            (void)posix_fadvise(x->v->file->fd, lo, len, POSIX_FADV_WILLNEED);
+    }
     raster_scratch_free(buf);
     x->nann = 0;
 }
@@ -2546,7 +2550,7 @@ static int read_inflated(xfer *x, const span *spans, size_t nspans,
                                        .csize[lin]}),
                        sizeof *x->ann);
         }
-        announce_all(x);
+        bring_in_noted(x);
     }
     ictx c = {.x = x, .spans = spans, .jobs = jobs, .njobs = njobs};
     int n = read_threads();
@@ -3215,7 +3219,7 @@ static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
                       batched, 0, write);
         if (rc)
             goto done;
-        announce_all(&x);
+        bring_in_noted(&x);
         first = 1;
         x.fault = 1; /* each reading thread faults in its own planes */
     }

@@ -88,12 +88,13 @@ int bench_run(const bench_job *job, bench_result *res);
 /* Evicts a file from the page cache (fdatasync, POSIX_FADV_DONTNEED) and
  * checks that none of its pages stayed (mincore). 0, or -1 with a message
  * on stderr (then a cold measurement is not quite cold). */
+int bench_evict(const char *path);
+
 /* Touches fresh memory, twice the size of file `path` up to 1 GiB, and
  * gives it back (benchwork.c): run in the parent right before each cold
  * repetition's worker, so that no method fills memory the VM's host has
  * just taken back. */
 void bench_prime_memory(const char *path);
-int bench_evict(const char *path);
 
 /* Evicts a file from the page cache and reads it back in order, so that
  * the kernel holds it as its read-ahead does (large folios); the warm
