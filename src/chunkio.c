@@ -39,6 +39,7 @@
 #include "integrity.h"
 #include "meta.h"
 #include "ncbind.h"
+#include "prefetch.h"
 #include "state.h"
 #include "threads.h"
 #include "unfilter.h"
@@ -514,6 +515,7 @@ typedef struct xfer {
     size_t full[RASTER_MAX_DIMS]; /* outer shape, for the fast path */
     int cache; /* a thin read: staged spans kept (fileio_keep) */
     const struct wplan *win; /* moved by windows (read_windows), or NULL */
+    struct behind *bh;       /* a read by windows from disk (read_behind) */
 } xfer;
 
 static unsigned char *plane_ptr(const xfer *x, size_t plane, uint64_t cell)
@@ -729,118 +731,18 @@ static int cmp_range(const void *a, const void *b)
     return (p[0] > q[0]) - (p[0] < q[0]);
 }
 
-/* A read from disk loads its long stretches before it moves them: the
- * noted ranges merged through holes of up to LOAD_HOLE bytes no longer
- * than the range before them (at most half of what is read is waste),
- * from load_min bytes on (LOAD_MIN; tests set less), at most LOAD_MAX
- * bytes a read (beyond it the page cache could drop the first before the
- * move), read front to back in LOAD_STEP preads. Announced instead
- * (WILLNEED), they came in as 4 KiB pages in the order the reads asked
- * (a region's planes hop between its stores): Atlantic 94-96 ms against
- * 82-85 loaded, and the warm reads after it 20-23 ms against 16 (the
- * page cache in large folios); docs/PERFORMANCE.md, "Cold reads". */
-#define LOAD_HOLE ((off_t)1 << 20)
-#define LOAD_MIN ((size_t)8 << 20)
-#define LOAD_MAX ((off_t)1 << 30)
-#define LOAD_STEP ((size_t)8 << 20)
-static atomic_size_t load_min = LOAD_MIN;
-static atomic_size_t loaded_bytes;
-
-void chunkio_set_load_min(size_t bytes)
-{
-    atomic_store(&load_min, bytes ? bytes : LOAD_MIN);
-}
-
-size_t chunkio_loaded_bytes(void) { return atomic_load(&loaded_bytes); }
-
-/* Reads bytes [lo, hi) of fd into buf, LOAD_STEP at a time, and drops
- * them: the kernel's sequential read-ahead brings them into the page
- * cache many requests deep. A failure leaves the rest to the reads that
- * follow, which report it. */
-static void load_stretch(int fd, unsigned char *buf, off_t lo, off_t hi)
-{
-    while (lo < hi) {
-        size_t n = (size_t)(hi - lo) < LOAD_STEP ? (size_t)(hi - lo)
-                                                 : LOAD_STEP;
-        ssize_t got = pread(fd, buf, n, lo);
-        if (got <= 0)
-            return;
-        atomic_fetch_add(&loaded_bytes, (size_t)got);
-        lo += got;
-    }
-}
-
-/* The end of the stretch that starts at noted range i (x->ann sorted):
- * the ranges that follow on through holes of up to LOAD_HOLE bytes no
- * longer than the range before them; *hi its last byte + 1. */
-static size_t stretch_end(const xfer *x, size_t i, off_t *hi)
-{
-    off_t end = x->ann[i][0] + x->ann[i][1], prev = x->ann[i][1];
-    size_t j = i + 1;
-    for (; j < x->nann; j++) {
-        off_t hole = x->ann[j][0] - end;
-        if (hole > LOAD_HOLE || hole > prev)
-            break;
-        if (x->ann[j][0] + x->ann[j][1] > end)
-            end = x->ann[j][0] + x->ann[j][1];
-        prev = x->ann[j][1];
-    }
-    *hi = end;
-    return j;
-}
-
-/* Announces noted ranges i..j-1 (sorted) to the kernel (WILLNEED),
- * neighbours less than GAP_BYTES apart merged. */
-static void announce_ranges(const xfer *x, size_t i, size_t j)
-{
-    off_t lo = x->ann[i][0], hi = lo + x->ann[i][1];
-    for (size_t k = i + 1; k <= j; k++) {
-        if (k < j && x->ann[k][0] <= hi + GAP_BYTES) {
-            if (x->ann[k][0] + x->ann[k][1] > hi)
-                hi = x->ann[k][0] + x->ann[k][1];
-            continue;
-        }
-        (void)posix_fadvise(x->v->file->fd, lo, hi - lo, POSIX_FADV_WILLNEED);
-        if (k < j) {
-            lo = x->ann[k][0];
-            hi = lo + x->ann[k][1];
-        }
-    }
-}
-
-/* Brings the noted ranges in from disk ahead of the reads, in file order
- * (in plane order, a region's request is one range per span and record,
- * hopping between the stores; sorted, it is a few long ranges, since a
- * store's records lie side by side when they were written together,
- * direct.c): the short stretches announced first, so that the disk
- * serves them while the long ones load (announced too when there is no
- * memory to load them through). */
+/* Brings the noted ranges in from disk ahead of the reads (prefetch.c),
+ * in file order: in plane order, a region's request is one range per span
+ * and record, hopping between the stores; sorted, it is a few long
+ * ranges, since a store's records lie side by side when they were written
+ * together (direct.c). */
 static void bring_in_noted(xfer *x)
 {
     if (x->nann == 0)
         return;
     qsort(x->ann, x->nann, sizeof *x->ann, cmp_range);
-    size_t nlong = 0, min = atomic_load(&load_min);
-    off_t budget = LOAD_MAX;
-    for (size_t i = 0, j; i < x->nann; i = j) {
-        off_t lo = x->ann[i][0], hi;
-        j = stretch_end(x, i, &hi);
-        if ((size_t)(hi - lo) >= min && hi - lo <= budget) {
-            budget -= hi - lo; /* the list's head keeps the long ones */
-            memcpy(x->ann[nlong++], ((off_t[2]){lo, hi - lo}), sizeof *x->ann);
-        } else {
-            announce_ranges(x, i, j);
-        }
-    }
-    unsigned char *buf = nlong ? raster_scratch(LOAD_STEP, 1) : NULL;
-    for (size_t i = 0; i < nlong; i++) {
-        off_t lo = x->ann[i][0], len = x->ann[i][1];
-        if (buf)
-            load_stretch(x->v->file->fd, buf, lo, lo + len);
-        else
-            (void)posix_fadvise(x->v->file->fd, lo, len, POSIX_FADV_WILLNEED);
-    }
-    raster_scratch_free(buf);
+    prefetch_end(prefetch_begin(x->v->file->fd, (const off_t(*)[2])x->ann,
+                                x->nann, 0));
     x->nann = 0;
 }
 
@@ -1329,6 +1231,103 @@ static int read_windows(xfer *x, size_t flat, size_t plane)
         }
     }
     return RASTER_OK;
+}
+
+/* ---- reads by windows from disk, behind the load ---------------------- */
+
+/* From disk, a read by windows goes in file order behind the load of its
+ * long stretches (prefetch.c, on a helper thread): each range of each
+ * window of each plane (a unit) is read once the load has passed it, and
+ * the window's pieces that come from it copied out. In plane order the
+ * move waited for the whole load, since a region's planes hop between the
+ * stretches of its stores: Atlantic's 111 MB took 51-58 ms to load and 16
+ * more to move after it (docs/PERFORMANCE.md, "Cold reads"). */
+typedef struct unit {
+    off_t off;           /* the range's first byte in the file */
+    size_t plane;        /* in the caller's buffer */
+    uint32_t win, range; /* in the window plan (range: of all) */
+} unit;
+
+typedef struct behind {
+    unit *u;
+    size_t n;
+    wpiece *p;     /* the plan's pieces, range by range */
+    size_t *first; /* range r's: p[first[r] .. first[r + 1]) */
+} behind;
+
+static atomic_size_t behind_reads;
+
+size_t chunkio_behind_reads(void) { return atomic_load(&behind_reads); }
+
+static int cmp_unit(const void *a, const void *b)
+{
+    const unit *p = a, *q = b;
+    return (p->off > q->off) - (p->off < q->off);
+}
+
+/* The fill value in the cells that range r of window k brings to plane
+ * `plane` (never written). */
+static void fill_range(const xfer *x, size_t k, size_t r, size_t plane)
+{
+    const wplan *wp = x->win;
+    const window *w = &wp->w[k];
+    const raster_var *v = x->v;
+    if (w->direct) {
+        fill_cells(plane_ptr(x, plane, wp->p[w->p0].uoff), wp->p[w->p0].len,
+                   v->fill, v->elem);
+        return;
+    }
+    const behind *bh = x->bh;
+    for (size_t i = bh->first[r]; i < bh->first[r + 1]; i++)
+        fill_cells(plane_ptr(x, plane, bh->p[i].uoff), bh->p[i].len, v->fill,
+                   v->elem);
+}
+
+/* Notes the units of plane `plane` (flat outer index `flat`) in x->bh,
+ * filling those never written at once. */
+static int note_windows(xfer *x, size_t flat, size_t plane)
+{
+    raster_var *v = x->v;
+    const wplan *wp = x->win;
+    behind *bh = x->bh;
+    for (size_t k = 0; k < wp->nw; k++)
+        for (size_t r = wp->w[k].r0; r < wp->w[k].r1; r++) {
+            const wrange *g = &wp->r[r];
+            off_t off = store_offset(x, &v->addr[g->store],
+                                     v->store_cells[g->store], flat, g->lo);
+            if (off == -2)
+                return raster_fail(RASTER_EIO, "reading %s: a chunk's byte "
+                                   "offset was never looked up", v->name);
+            if (off == -1)
+                fill_range(x, k, r, plane);
+            else
+                bh->u[bh->n++] = (unit){off, plane, (uint32_t)k,
+                                        (uint32_t)r};
+        }
+    return RASTER_OK;
+}
+
+/* Reads unit u and copies its pieces out. */
+static int move_unit(xfer *x, const unit *u)
+{
+    raster_var *v = x->v;
+    const wplan *wp = x->win;
+    const window *w = &wp->w[u->win];
+    const wrange *g = &wp->r[u->range];
+    size_t bytes = (size_t)(g->hi - g->lo) * v->elem;
+    if (w->direct)
+        return fileio_pread(v->file->fd,
+                            plane_ptr(x, u->plane, wp->p[w->p0].uoff), bytes,
+                            u->off, v->name);
+    int rc = fileio_pread(v->file->fd, x->stage + g->at, bytes, u->off,
+                          v->name);
+    if (rc == RASTER_OK) {
+        const behind *bh = x->bh;
+        copy_window(plane_ptr(x, u->plane, 0), x->stage,
+                    bh->p + bh->first[u->range],
+                    bh->first[u->range + 1] - bh->first[u->range], v->elem);
+    }
+    return rc;
 }
 
 /* One span for nb consecutive outer indices through netCDF. */
@@ -1842,7 +1841,7 @@ static void prefault(unsigned char *buf, size_t bytes)
 
 /* One walk over the outer box (odometer; dimension no-1 advances by
  * `batch` when batched): pass 0 announces the direct spans, pass 1 moves
- * the data. */
+ * the data, pass 2 (windows only) notes the ranges for read_behind. */
 static int walk_box(xfer *x, const span *spans, size_t nspans,
                     const size_t *ostart, const size_t *ocount,
                     const ptrdiff_t *ostride, size_t batch, int batched,
@@ -1864,11 +1863,12 @@ static int walk_box(xfer *x, const span *spans, size_t nspans,
         if (batched)
             nb = ocount[no - 1] - idx[no - 1] < batch
                      ? ocount[no - 1] - idx[no - 1] : batch;
-        for (size_t b = 0; pass == 1 && x->win && b < nb && rc == RASTER_OK;
+        for (size_t b = 0; pass > 0 && x->win && b < nb && rc == RASTER_OK;
              b++)
-            rc = read_windows(x, flat + b, plane0 + b);
+            rc = pass == 1 ? read_windows(x, flat + b, plane0 + b)
+                           : note_windows(x, flat + b, plane0 + b);
         for (size_t i = 0; i < nspans && rc == RASTER_OK &&
-                           !(pass == 1 && x->win); i++) {
+                           !(pass > 0 && x->win); i++) {
             int direct = !write && v->addr[spans[i].store].ok &&
                          v->file->fd >= 0;
             if (pass == 0) {
@@ -1892,6 +1892,85 @@ static int walk_box(xfer *x, const span *spans, size_t nspans,
         if (d < 0)
             return RASTER_OK;
     }
+}
+
+/* A read by windows from disk (above): its units noted, sorted by file
+ * offset and moved behind the load, the output faulted in while the load
+ * starts. */
+static int read_behind(xfer *x, const size_t *ostart, const size_t *ocount,
+                       const ptrdiff_t *ostride, size_t batch, int batched)
+{
+    raster_var *v = x->v;
+    const wplan *wp = x->win;
+    int no = var_nouter(v), rc = RASTER_OK;
+    size_t planes = 1, nu;
+    for (int i = 0; i < no; i++)
+        planes *= ocount[i];
+    behind bh = {0};
+    if (!raster_mul_overflows(planes, wp->nr, &nu)) {
+        bh.u = raster_reallocarray(NULL, nu ? nu : 1, sizeof *bh.u);
+        bh.p = raster_scratch(wp->np ? wp->np : 1, sizeof *bh.p);
+        bh.first = raster_calloc(wp->nr + 1, sizeof *bh.first);
+        x->ann = raster_reallocarray(NULL, nu ? nu : 1, sizeof *x->ann);
+    }
+    if (!bh.u || !bh.p || !bh.first || !x->ann) {
+        rc = raster_fail(RASTER_ENOMEM, "out of memory reading %s", v->name);
+        goto done;
+    }
+    /* the pieces range by range (a counting sort), in the caller's order
+     * within each */
+    for (size_t k = 0; k < wp->nw; k++)
+        for (size_t i = wp->w[k].p0; i < wp->w[k].p1; i++)
+            bh.first[wp->w[k].r0 + wp->p[i].range + 1]++;
+    for (size_t r = 0; r < wp->nr; r++)
+        bh.first[r + 1] += bh.first[r];
+    for (size_t k = 0; k < wp->nw; k++)
+        for (size_t i = wp->w[k].p0; i < wp->w[k].p1; i++)
+            bh.p[bh.first[wp->w[k].r0 + wp->p[i].range]++] = wp->p[i];
+    for (size_t r = wp->nr; r > 0; r--) /* each back to its start */
+        bh.first[r] = bh.first[r - 1];
+    bh.first[0] = 0;
+    x->bh = &bh;
+    if ((rc = walk_box(x, NULL, 0, ostart, ocount, ostride, batch, batched, 2,
+                       0)))
+        goto done;
+    qsort(bh.u, bh.n, sizeof *bh.u, cmp_unit);
+    for (size_t i = 0; i < bh.n; i++) {
+        const wrange *g = &wp->r[bh.u[i].range];
+        memcpy(x->ann[i],
+               ((off_t[2]){bh.u[i].off, (off_t)((g->hi - g->lo) * v->elem)}),
+               sizeof *x->ann);
+    }
+    prefetch *pf = prefetch_begin(v->file->fd, (const off_t(*)[2])x->ann,
+                                  bh.n, 1);
+    prefault(x->buf, planes * x->plane_cells * v->elem);
+    /* the units the load brings in (l) in file order, behind it; the
+     * announced ones (a: mixed shares, each record's apart) while it has
+     * not passed the next, so that few are left when it ends */
+    size_t l = 0, a = 0;
+    while (rc == RASTER_OK) {
+        while (l < bh.n && !prefetch_loads(pf, x->ann[l][0]))
+            l++;
+        while (a < bh.n && prefetch_loads(pf, x->ann[a][0]))
+            a++;
+        if (l == bh.n && a == bh.n)
+            break;
+        int take_l = l < bh.n &&
+                     (a == bh.n ||
+                      prefetch_passed(pf, x->ann[l][0] + x->ann[l][1]));
+        size_t i = take_l ? l++ : a++;
+        if (take_l)
+            prefetch_wait(pf, x->ann[i][0] + x->ann[i][1]);
+        rc = move_unit(x, &bh.u[i]);
+    }
+    prefetch_end(pf);
+    atomic_fetch_add(&behind_reads, 1);
+done:
+    x->bh = NULL;
+    raster_free(bh.u);
+    raster_scratch_free(bh.p);
+    raster_free(bh.first);
+    return rc;
 }
 
 /* ---- large reads on several threads ------------------------------------ */
@@ -3214,6 +3293,12 @@ static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
         write || cached(&x, spans, nspans, ostart, ocount, ostride) ? 1 : 0;
     if (timing && nspans == nspans0)
         chunkio_plan_end = chunkio_clock();
+    if (x.win)
+        atomic_fetch_add(&window_reads, 1);
+    if (first == 0 && x.win) { /* from disk, by windows */
+        rc = read_behind(&x, ostart, ocount, ostride, batch, batched);
+        goto done;
+    }
     if (first == 0) { /* from disk: announce, then fault the output in */
         rc = walk_box(&x, spans, nspans, ostart, ocount, ostride, batch,
                       batched, 0, write);
@@ -3223,8 +3308,6 @@ static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
         first = 1;
         x.fault = 1; /* each reading thread faults in its own planes */
     }
-    if (x.win)
-        atomic_fetch_add(&window_reads, 1);
     int threads = write ? 1 : read_threads();
     int big = threads > 1 && threads_pay(&x, spans, nspans, ocount);
     int many = threads > 1 && !big && staged_pay(&x, spans, nspans, ocount);

@@ -60,11 +60,9 @@ void chunkio_set_inflate(int on);
  */
 void chunkio_set_window_bytes(size_t bytes);
 
-/* A read from disk loads stretches of its ranges from this many bytes on
- * (0: the default, 8 MiB; tests make it small), and the bytes so loaded
+/* Reads by windows from disk, moved behind the load of their stretches,
  * since the process started (for tests). */
-void chunkio_set_load_min(size_t bytes);
-size_t chunkio_loaded_bytes(void);
+size_t chunkio_behind_reads(void);
 
 /* Reads served by windows since the process started (for tests). */
 size_t chunkio_window_reads(void);

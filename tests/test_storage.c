@@ -48,6 +48,7 @@
 #include "chunkio.h"
 #include "fileio.h"
 #include "meta.h" /* meta_default_format: the format the run writes */
+#include "prefetch.h"
 #include "raster.h"
 #include "var.h" /* to see whether the pread fast path was taken */
 
@@ -1572,32 +1573,79 @@ static void test_large_records(void **state)
                 fail_msg("large: packed value %zu of record %zu differs",
                          k - 1, t);
     assert_int_equal(k, cells * LT);
-    /* from disk: the stretches loaded ahead of the move (from 64 KiB on,
-     * and from the default 8 MiB on), then only announced (no stretch
-     * long enough) */
-    static const size_t mins[3] = {65536, 0, SIZE_MAX};
-    for (int m = 0; m < 3; m++) {
-        chunkio_set_load_min(mins[m]);
+    /* from disk, by spans and by windows (a 512 KiB stage: the default
+     * 1 MiB is more than a record here): the stretches
+     * loaded ahead of the move from 64 KiB on (on a helper thread, the
+     * windows moved behind it; then before the move), from the default
+     * 8 MiB on, then only announced (no stretch long enough) */
+    static const size_t mins[4] = {65536, 65536, 0, SIZE_MAX};
+    for (int win = 0; win < 2; win++) {
+        chunkio_set_window_bytes(win ? 524288 : 0);
+        for (int m = 0; m < 4; m++) {
+            prefetch_set_min(mins[m]);
+            prefetch_set_behind(m != 1);
+            evict_file(path);
+            size_t loaded = prefetch_loaded_bytes();
+            size_t wins = chunkio_window_reads();
+            size_t behind = chunkio_behind_reads();
+            memset(got, 0, sizeof(double) * n);
+            RS(raster_region_read(v, &id, 1, &os, &oc, RASTER_LAYOUT_PACKED,
+                                  got));
+            k = 0;
+            for (size_t t = 0; t < LT; t++)
+                for (size_t cell = 0; cell < (size_t)LY * LX; cell++)
+                    if (mask[cell] == 1 &&
+                        got[k++] != data[t * LY * LX + cell])
+                        fail_msg("large, from disk (%s, load from %zu "
+                                 "bytes, mode %d): packed value %zu of "
+                                 "record %zu differs",
+                                 win ? "windows" : "spans", mins[m], m,
+                                 k - 1, t);
+            /* (in format 4, one store for all, no windows here) */
+            size_t by_win = chunkio_window_reads() - wins;
+            if (by_win != chunkio_behind_reads() - behind ||
+                by_win != (size_t)(win && meta_default_format != 4))
+                fail_msg("large, from disk (%s, mode %d): %zu reads by "
+                         "windows, %zu behind the load",
+                         win ? "windows" : "spans", m,
+                         chunkio_window_reads() - wins,
+                         chunkio_behind_reads() - behind);
+            /* the stores' short pieces (the mixed shares) are not noted
+             * by spans */
+            size_t took = prefetch_loaded_bytes() - loaded;
+            if (m < 3 ? took < cells * LT * sizeof(double) / 10 * 9
+                      : took != 0)
+                fail_msg("large, from disk (%s, load from %zu bytes): %zu "
+                         "bytes loaded for %zu read",
+                         win ? "windows" : "spans", mins[m], took,
+                         cells * LT * sizeof(double));
+        }
+    }
+    /* out of memory at each allocation of a read by windows from disk:
+     * ENOMEM, or (the load announced instead) the right values */
+    prefetch_set_min(65536);
+    prefetch_set_behind(1);
+    for (unsigned long at = 1;; at++) {
         evict_file(path);
-        size_t loaded = chunkio_loaded_bytes();
-        memset(got, 0, sizeof(double) * n);
-        RS(raster_region_read(v, &id, 1, &os, &oc, RASTER_LAYOUT_PACKED,
-                              got));
+        raster_alloc_fail_at(at);
+        int rc = raster_region_read(v, &id, 1, &os, &oc, RASTER_LAYOUT_PACKED,
+                                    got);
+        unsigned long used = raster_alloc_count();
+        raster_alloc_fail_at(0);
+        if (rc != RASTER_OK && rc != RASTER_ENOMEM)
+            fail_msg("large, out of memory at allocation %lu: %d (%s)", at,
+                     rc, raster_errmsg());
         k = 0;
-        for (size_t t = 0; t < LT; t++)
+        for (size_t t = 0; rc == RASTER_OK && t < LT; t++)
             for (size_t cell = 0; cell < (size_t)LY * LX; cell++)
                 if (mask[cell] == 1 && got[k++] != data[t * LY * LX + cell])
-                    fail_msg("large, from disk (load from %zu bytes): packed "
-                             "value %zu of record %zu differs", mins[m],
-                             k - 1, t);
-        /* the stores' short pieces (the mixed shares) are not noted */
-        size_t took = chunkio_loaded_bytes() - loaded;
-        if (m < 2 ? took < cells * LT * sizeof(double) / 10 * 9 : took != 0)
-            fail_msg("large, from disk (load from %zu bytes): %zu bytes "
-                     "loaded for %zu read", mins[m], took,
-                     cells * LT * sizeof(double));
+                    fail_msg("large, out of memory at allocation %lu: value "
+                             "%zu of record %zu differs", at, k - 1, t);
+        if (used < at)
+            break; /* the read made fewer allocations: all tried */
     }
-    chunkio_set_load_min(0);
+    chunkio_set_window_bytes(0);
+    prefetch_set_min(0);
     RS(raster_close(f));
     free(mask);
     free(data);

@@ -1,0 +1,58 @@
+/*
+ * prefetch.h - a read's byte ranges brought from disk into the page cache
+ * ahead of the read.
+ *
+ * The ranges, sorted by offset, are merged into stretches through holes
+ * of up to 1 MiB no longer than the range before them. Stretches from the
+ * load minimum on (8 MiB; at most 1 GiB a read) are loaded front to back
+ * by 8 MiB preads into a buffer that is dropped: the kernel's sequential
+ * read-ahead then fetches them in large requests, where ranges announced
+ * one by one (WILLNEED) came in as 4 KiB pages in the order asked. The
+ * other ranges are announced, first, so that the disk serves them while
+ * the long stretches load (docs/PERFORMANCE.md, "Cold reads").
+ *
+ * The load runs on a helper thread when the caller asks to read behind
+ * it (prefetch_wait), else before prefetch_begin returns. Nothing here
+ * fails: a range that cannot be loaded is left to the caller's reads,
+ * which report the error.
+ */
+#ifndef RASTER_PREFETCH_H
+#define RASTER_PREFETCH_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+typedef struct prefetch prefetch;
+
+/* Brings ranges r[0..n) (offset, length; sorted by offset) of fd in.
+ * `behind`: load on a helper thread and return at once, the caller
+ * reading behind the load with prefetch_wait; else load before returning.
+ * Returns the load to wait for, or NULL (nothing left to wait for). */
+prefetch *prefetch_begin(int fd, const off_t (*r)[2], size_t n, int behind);
+
+/* Returns once every byte the load brings in below `end` is in, or the
+ * load stopped (NULL: at once). */
+void prefetch_wait(prefetch *p, off_t end);
+
+/* 1 when the load brings byte `off` in (a read of it should wait for the
+ * load), 0 when it was announced or p is NULL. */
+int prefetch_loads(const prefetch *p, off_t off);
+
+/* 1 when every byte the load brings in below `end` is in (NULL: 1). */
+int prefetch_passed(prefetch *p, off_t end);
+
+/* Stops the load where it is, waits for its thread and frees p (NULL:
+ * nothing). */
+void prefetch_end(prefetch *p);
+
+/* Stretches are loaded from this many bytes on, for reads from now on
+ * (0: the default, 8 MiB; tests make it small), and the bytes so loaded
+ * since the process started (for tests). */
+void prefetch_set_min(size_t bytes);
+size_t prefetch_loaded_bytes(void);
+
+/* Loads run behind the caller's reads on a helper thread (1, the
+ * default) or before them (0: tests compare the two). */
+void prefetch_set_behind(int on);
+
+#endif
