@@ -5,11 +5,13 @@
  */
 #include "prefetch.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -32,6 +34,7 @@
 static atomic_size_t load_min = LOAD_MIN;
 static atomic_size_t loaded_bytes;
 static atomic_int behind_on = 1;
+static atomic_int sendfile_on = 1;
 
 void prefetch_set_min(size_t bytes)
 {
@@ -42,11 +45,14 @@ size_t prefetch_loaded_bytes(void) { return atomic_load(&loaded_bytes); }
 
 void prefetch_set_behind(int on) { atomic_store(&behind_on, on); }
 
+void prefetch_set_sendfile(int on) { atomic_store(&sendfile_on, on); }
+
 struct prefetch {
     int fd;
     off_t (*s)[2]; /* the long stretches: offset, length */
     size_t ns;
-    unsigned char *buf; /* LOAD_STEP bytes, dropped */
+    int sink;           /* /dev/null, where sendfile drops what it loads */
+    unsigned char *buf; /* else LOAD_STEP bytes pread drops them in */
     int threaded;       /* loading on tid; lock and moved initialised */
     pthread_t tid;
     pthread_mutex_t lock;
@@ -144,6 +150,33 @@ static int advance(prefetch *p, off_t done)
     return stop;
 }
 
+/* Brings n bytes from lo in (fewer at the end of the file; -1 on an
+ * error). sendfile to /dev/null reads them into the page cache as a
+ * pread does, through the same read-ahead, without copying them out:
+ * Pacific's 204 MB stretch loaded in 85-88 ms against 100 by pread, while
+ * the caller copies behind it. Where sendfile cannot (a file system
+ * without splice), pread into a dropped buffer. */
+static ssize_t load_step(prefetch *p, off_t lo, size_t n)
+{
+    for (;;) {
+        ssize_t got = -1;
+        if (p->sink >= 0) {
+            off_t at = lo;
+            got = sendfile(p->sink, p->fd, &at, n);
+            if (got < 0 && errno != EINTR) {
+                (void)close(p->sink); /* pread from now on */
+                p->sink = -1;
+            }
+        } else if (p->buf || (p->buf = raster_scratch(LOAD_STEP, 1))) {
+            got = pread(p->fd, p->buf, n, lo);
+        } else {
+            return -1;
+        }
+        if (got >= 0 || errno != EINTR)
+            return got;
+    }
+}
+
 /* Loads the stretches front to back, on the helper thread or in
  * prefetch_begin; a failed pread ends the load (the caller's own read of
  * those bytes reports it). */
@@ -158,7 +191,7 @@ static void *load(void *arg)
         while (lo < hi) {
             size_t n = (size_t)(hi - lo) < LOAD_STEP ? (size_t)(hi - lo)
                                                      : LOAD_STEP;
-            ssize_t got = pread(p->fd, p->buf, n, lo);
+            ssize_t got = load_step(p, lo, n);
             if (got <= 0)
                 break;
             atomic_fetch_add(&loaded_bytes, (size_t)got);
@@ -175,6 +208,8 @@ static void *load(void *arg)
 
 static void release(prefetch *p)
 {
+    if (p->sink >= 0)
+        (void)close(p->sink);
     raster_scratch_free(p->buf);
     raster_free(p->s);
     raster_free(p);
@@ -224,10 +259,13 @@ prefetch *prefetch_begin(int fd, const off_t (*r)[2], size_t n, int behind)
     }
     prefetch *p = nlong ? raster_malloc(sizeof *p) : NULL;
     if (p) {
-        *p = (prefetch){.fd = fd};
+        *p = (prefetch){.fd = fd, .sink = -1};
+        if (atomic_load(&sendfile_on))
+            p->sink = open("/dev/null", O_WRONLY | O_CLOEXEC);
         p->s = raster_reallocarray(NULL, nlong, sizeof *p->s);
-        p->buf = raster_scratch(LOAD_STEP, 1);
-        if (!p->s || !p->buf) { /* no memory: everything announced */
+        if (p->s && p->sink < 0)
+            p->buf = raster_scratch(LOAD_STEP, 1);
+        if (!p->s || (p->sink < 0 && !p->buf)) { /* no memory: announced */
             release(p);
             p = NULL;
         }

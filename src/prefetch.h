@@ -5,11 +5,11 @@
  * The ranges, sorted by offset, are merged into stretches through holes
  * of up to 1 MiB no longer than the range before them. Stretches from the
  * load minimum on (8 MiB; at most 1 GiB a read) are loaded front to back
- * by 8 MiB preads into a buffer that is dropped: the kernel's sequential
+ * 8 MiB at a time (sendfile to /dev/null): the kernel's sequential
  * read-ahead then fetches them in large requests, where ranges announced
  * one by one (WILLNEED) came in as 4 KiB pages in the order asked. The
- * other ranges are announced, first, so that the disk serves them while
- * the long stretches load (docs/PERFORMANCE.md, "Cold reads").
+ * other ranges are announced, so that the disk serves them while the long
+ * stretches load (docs/PERFORMANCE.md, "Cold reads").
  *
  * The load runs on a helper thread when the caller asks to read behind
  * it (prefetch_wait), else before prefetch_begin returns. Nothing here
@@ -54,5 +54,9 @@ size_t prefetch_loaded_bytes(void);
 /* Loads run behind the caller's reads on a helper thread (1, the
  * default) or before them (0: tests compare the two). */
 void prefetch_set_behind(int on);
+
+/* Loads go by sendfile to /dev/null (1, the default) or by pread into a
+ * buffer that is dropped (0; what a file system without splice gets). */
+void prefetch_set_sendfile(int on);
 
 #endif

@@ -1576,14 +1576,15 @@ static void test_large_records(void **state)
     /* from disk, by spans and by windows (a 512 KiB stage: the default
      * 1 MiB is more than a record here): the stretches
      * loaded ahead of the move from 64 KiB on (on a helper thread, the
-     * windows moved behind it; then before the move), from the default
-     * 8 MiB on, then only announced (no stretch long enough) */
-    static const size_t mins[4] = {65536, 65536, 0, SIZE_MAX};
+     * windows moved behind it; then before the move; then by pread), from
+     * the default 8 MiB on, then only announced (no stretch long enough) */
+    static const size_t mins[5] = {65536, 65536, 65536, 0, SIZE_MAX};
     for (int win = 0; win < 2; win++) {
         chunkio_set_window_bytes(win ? 524288 : 0);
-        for (int m = 0; m < 4; m++) {
+        for (int m = 0; m < 5; m++) {
             prefetch_set_min(mins[m]);
             prefetch_set_behind(m != 1);
+            prefetch_set_sendfile(m != 2);
             evict_file(path);
             size_t loaded = prefetch_loaded_bytes();
             size_t wins = chunkio_window_reads();
@@ -1613,7 +1614,7 @@ static void test_large_records(void **state)
             /* the stores' short pieces (the mixed shares) are not noted
              * by spans */
             size_t took = prefetch_loaded_bytes() - loaded;
-            if (m < 3 ? took < cells * LT * sizeof(double) / 10 * 9
+            if (m < 4 ? took < cells * LT * sizeof(double) / 10 * 9
                       : took != 0)
                 fail_msg("large, from disk (%s, load from %zu bytes): %zu "
                          "bytes loaded for %zu read",
@@ -1625,6 +1626,7 @@ static void test_large_records(void **state)
      * ENOMEM, or (the load announced instead) the right values */
     prefetch_set_min(65536);
     prefetch_set_behind(1);
+    prefetch_set_sendfile(0); /* its buffer too */
     for (unsigned long at = 1;; at++) {
         evict_file(path);
         raster_alloc_fail_at(at);
@@ -1644,6 +1646,7 @@ static void test_large_records(void **state)
         if (used < at)
             break; /* the read made fewer allocations: all tried */
     }
+    prefetch_set_sendfile(1);
     chunkio_set_window_bytes(0);
     prefetch_set_min(0);
     RS(raster_close(f));
