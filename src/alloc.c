@@ -9,6 +9,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -187,5 +189,101 @@ size_t raster_scratch_kept(void)
     pthread_mutex_lock(&scratch_lock);
     size_t n = scratch_kept_bytes;
     pthread_mutex_unlock(&scratch_lock);
+    return n;
+}
+
+/* ---- large zeroed buffers ------------------------------------------------ */
+
+/* One freed buffer kept, at most MAPPED_KEPT_MAX bytes and a sixteenth of
+ * the machine's memory; handed out again for a request of at least half
+ * its size. `lent` remembers the kept buffer handed out, whose mapping
+ * may be longer than its caller knows. */
+#define MAPPED_KEPT_MAX ((size_t)1 << 30)
+
+static pthread_mutex_t mapped_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *mapped_kept, *mapped_lent;
+static size_t mapped_kept_len, mapped_lent_len;
+
+static size_t mapped_cap(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    size_t cap = MAPPED_KEPT_MAX;
+    if (pages > 0 && size > 0 && (size_t)pages / 16 < cap / (size_t)size)
+        cap = (size_t)pages / 16 * (size_t)size;
+    return cap;
+}
+
+void *raster_mapped(size_t n)
+{
+    if (n == 0 || should_fail())
+        return NULL;
+    void *p = NULL;
+    pthread_mutex_lock(&mapped_lock);
+    if (mapped_kept && !mapped_lent && mapped_kept_len >= n &&
+        mapped_kept_len / 2 <= n) {
+        p = mapped_lent = mapped_kept;
+        mapped_lent_len = mapped_kept_len;
+        mapped_kept = NULL;
+        mapped_kept_len = 0;
+    }
+    pthread_mutex_unlock(&mapped_lock);
+    if (p) {
+        SCRATCH_UNPOISON(p, mapped_lent_len);
+        memset(p, 0, n);
+        return p;
+    }
+    p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+             0);
+    if (p == MAP_FAILED)
+        return NULL;
+    (void)madvise(p, n, MADV_HUGEPAGE); /* advice only */
+    return p;
+}
+
+void raster_unmapped(void *p, size_t n)
+{
+    if (!p)
+        return;
+    size_t len = n;
+    pthread_mutex_lock(&mapped_lock);
+    if (p == mapped_lent) {
+        len = mapped_lent_len;
+        mapped_lent = NULL;
+    }
+    if (len <= mapped_cap()) { /* kept: the last one freed */
+        void *old = mapped_kept;
+        size_t old_len = mapped_kept_len;
+        mapped_kept = p;
+        mapped_kept_len = len;
+        SCRATCH_POISON(p, len);
+        p = old;
+        len = old_len;
+    }
+    pthread_mutex_unlock(&mapped_lock);
+    if (p) {
+        SCRATCH_UNPOISON(p, len);
+        (void)munmap(p, len);
+    }
+}
+
+void raster_mapped_release(void)
+{
+    pthread_mutex_lock(&mapped_lock);
+    void *p = mapped_kept;
+    size_t len = mapped_kept_len;
+    mapped_kept = NULL;
+    mapped_kept_len = 0;
+    pthread_mutex_unlock(&mapped_lock);
+    if (p) {
+        SCRATCH_UNPOISON(p, len);
+        (void)munmap(p, len);
+    }
+}
+
+size_t raster_mapped_kept(void)
+{
+    pthread_mutex_lock(&mapped_lock);
+    size_t n = mapped_kept_len;
+    pthread_mutex_unlock(&mapped_lock);
     return n;
 }

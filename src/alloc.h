@@ -32,6 +32,22 @@ void raster_scratch_release(void);
 /* Test hook: the bytes of the blocks kept now. */
 size_t raster_scratch_kept(void);
 
+/* Large buffers (raster_region_alloc's): n bytes of zeros, mapped with
+ * transparent-huge-page advice, or NULL. raster_unmapped() (n: the size
+ * asked for) keeps the last one freed, up to 1 GiB and a sixteenth of the
+ * machine's memory, and raster_mapped() hands it out again, zeroed, for a
+ * request of half its size or more: a fresh mapping's first touch made
+ * the bench VM's host fault its pages in (free page reporting), and
+ * Southern's warm read took 21.8-34.4 ms into fresh memory against
+ * 20.6-20.8 into a kept buffer zeroed (docs/PERFORMANCE.md, "Warm reads
+ * and the floor", sixteenth session). Counted by the failure hook. */
+void *raster_mapped(size_t n);
+void raster_unmapped(void *p, size_t n);
+/* Unmaps the kept buffer. */
+void raster_mapped_release(void);
+/* Test hook: the bytes of the kept buffer. */
+size_t raster_mapped_kept(void);
+
 /* Makes *array (of *cap elements of `elem` bytes) hold at least `need`,
  * doubling; RASTER_OK, or RASTER_ENOMEM / RASTER_EOVERFLOW with a message
  * (the array is then untouched). */

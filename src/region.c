@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "alloc.h"
@@ -34,8 +33,9 @@ typedef struct pieces_walk {
     size_t box0, box1, bw;
 } pieces_walk;
 
-/* Buffers from this size on are mapped (with huge-page advice), smaller
- * ones come from malloc; raster_region_free() tells them apart by size. */
+/* Buffers from this size on are mapped (raster_mapped(): huge-page advice,
+ * the last one freed kept), smaller ones come from malloc;
+ * raster_region_free() tells them apart by size. */
 #define MAPPED_BYTES ((size_t)2 << 20)
 
 int raster_region_lookup(const raster_var *v, const char *text, int32_t *id)
@@ -376,17 +376,7 @@ int raster_region_alloc(const raster_var *v, const int32_t *ids, size_t nids,
         if (raster_mul_overflows(n, ocount[i], &n))
             return raster_fail(RASTER_EOVERFLOW, "%s: region buffer too large",
                                v->name);
-    void *p;
-    if (n >= MAPPED_BYTES) {
-        p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                 -1, 0);
-        if (p == MAP_FAILED)
-            p = NULL;
-        else
-            (void)madvise(p, n, MADV_HUGEPAGE); /* advice only */
-    } else {
-        p = raster_calloc(1, n);
-    }
+    void *p = n >= MAPPED_BYTES ? raster_mapped(n) : raster_calloc(1, n);
     if (!p)
         return raster_fail(RASTER_ENOMEM, "%s: no memory for %zu bytes",
                            v->name, n);
@@ -400,7 +390,13 @@ void raster_region_free(void *buf, size_t bytes)
     if (!buf)
         return;
     if (bytes >= MAPPED_BYTES)
-        munmap(buf, bytes);
+        raster_unmapped(buf, bytes);
     else
         raster_free(buf);
+}
+
+void raster_release_memory(void)
+{
+    raster_mapped_release();
+    raster_scratch_release();
 }

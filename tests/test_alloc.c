@@ -3,7 +3,8 @@
  * caller that fits in it (the smallest such), never to two callers at
  * once, not at all to a larger request; the failure hook counts them;
  * threads taking and freeing at once each keep their own; released, none
- * is kept; what is kept is bounded.
+ * is kept; what is kept is bounded. Large zeroed buffers: the last one
+ * freed comes back zeroed.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -126,11 +127,57 @@ static void test_threads(void **state)
     }
 }
 
+/* Large buffers: zeros, also when the one kept comes back (after being
+ * written); kept for a request of half its size or more only, and not
+ * for a larger one; the kept one handed out once at a time, and its
+ * whole mapping kept again when freed with the smaller size asked; the
+ * last one freed kept; released, none; the failure hook counts them. */
+static void test_mapped(void **state)
+{
+    (void)state;
+    enum { MB = 1 << 20 };
+    unsigned char *a = raster_mapped(8 * MB);
+    assert_non_null(a);
+    for (size_t i = 0; i < 8 * MB; i += 4093)
+        assert_int_equal(a[i], 0);
+    memset(a, 0x5a, 8 * MB);
+    raster_unmapped(a, 8 * MB);
+    assert_int_equal(raster_mapped_kept(), 8 * MB);
+    unsigned char *b = raster_mapped(9 * MB); /* larger: fresh */
+    assert_ptr_not_equal(b, a);
+    raster_unmapped(b, 9 * MB); /* the last freed is kept, a unmapped */
+    assert_int_equal(raster_mapped_kept(), 9 * MB);
+    unsigned char *c = raster_mapped(4 * MB); /* less than half: fresh */
+    assert_ptr_not_equal(c, b);
+    unsigned char *d = raster_mapped(5 * MB); /* the kept one, zeroed */
+    assert_ptr_equal(d, b);
+    assert_int_equal(raster_mapped_kept(), 0);
+    for (size_t i = 0; i < 5 * MB; i++)
+        if (d[i] != 0)
+            fail_msg("a kept buffer handed out again: byte %zu is %d", i,
+                     d[i]);
+    unsigned char *e = raster_mapped(5 * MB); /* d is out: fresh */
+    assert_ptr_not_equal(e, d);
+    raster_unmapped(e, 5 * MB);
+    raster_unmapped(d, 5 * MB); /* its whole 9 MiB kept again */
+    assert_int_equal(raster_mapped_kept(), 9 * MB);
+    raster_unmapped(c, 4 * MB);
+    assert_int_equal(raster_mapped_kept(), 4 * MB);
+    raster_mapped_release();
+    assert_int_equal(raster_mapped_kept(), 0);
+    raster_unmapped(NULL, 0);
+    raster_alloc_fail_at(1);
+    assert_null(raster_mapped(MB));
+    raster_alloc_fail_at(0);
+    assert_null(raster_mapped(0));
+}
+
 /* each test starts with nothing kept */
 static int release(void **state)
 {
     (void)state;
     raster_scratch_release();
+    raster_mapped_release();
     return 0;
 }
 
@@ -142,6 +189,7 @@ int main(void)
         cmocka_unit_test_setup(test_bounded, release),
         cmocka_unit_test_setup(test_overflow_and_hook, release),
         cmocka_unit_test_setup(test_threads, release),
+        cmocka_unit_test_setup(test_mapped, release),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

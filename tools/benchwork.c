@@ -338,23 +338,49 @@ static int raster_once(const bench_job *j, int use_malloc, double *ph)
 
 /* ---- floor: one pread ----------------------------------------------------- */
 
+/* The floors' output, got as raster_region_alloc() gets raster's callers
+ * theirs, so that the floor stays the limit: mapped with huge-page advice,
+ * the last one given back kept and zeroed again for the next request of
+ * at least half its size (a worker's repetitions). */
+static void *floor_kept, *floor_lent;
+static size_t floor_kept_len, floor_lent_len;
+
+static void *floor_output(size_t n)
+{
+    if (floor_kept && floor_kept_len >= n && floor_kept_len / 2 <= n) {
+        floor_lent = floor_kept;
+        floor_lent_len = floor_kept_len;
+        floor_kept = NULL;
+        memset(floor_lent, 0, n);
+        return floor_lent;
+    }
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return NULL;
+    (void)madvise(p, n, MADV_HUGEPAGE);
+    return p;
+}
+
+static void floor_output_done(void *p, size_t n)
+{
+    if (p == floor_lent) {
+        n = floor_lent_len;
+        floor_lent = NULL;
+    }
+    if (floor_kept)
+        munmap(floor_kept, floor_kept_len);
+    floor_kept = p;
+    floor_kept_len = n;
+}
+
 static int floor_once(const bench_job *j)
 {
     int fd = open(j->file, O_RDONLY);
     if (fd < 0)
         return -1;
     off_t size = lseek(fd, 0, SEEK_END);
-    /* the buffer raster_region_alloc() gives raster's callers, so that the
-     * floor stays the limit */
-    unsigned char *out = NULL;
-    if (size > 0) {
-        out = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (out == MAP_FAILED)
-            out = NULL;
-        else
-            (void)madvise(out, (size_t)size, MADV_HUGEPAGE);
-    }
+    unsigned char *out = size > 0 ? floor_output((size_t)size) : NULL;
     size_t got = 0;
     while (out && got < (size_t)size) {
         ssize_t n = pread(fd, out + got, (size_t)size - got, (off_t)got);
@@ -363,7 +389,7 @@ static int floor_once(const bench_job *j)
         got += (size_t)n;
     }
     if (out)
-        munmap(out, (size_t)size);
+        floor_output_done(out, (size_t)size);
     close(fd);
     return out && got == (size_t)size ? 0 : -1;
 }
@@ -693,16 +719,13 @@ static void *zwork(void *arg)
 
 static int zfloor_once(zfloor *z)
 {
-    /* a fresh output each time, mapped as raster_region_alloc() maps it:
-     * its first touch is part of every read */
-    z->out = mmap(NULL, z->out_bytes ? z->out_bytes : 1,
-                  PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (z->out == MAP_FAILED) {
-        z->out = NULL;
+    /* the output got as raster_region_alloc() gets it (floor_output):
+     * its zeroing or first touch is part of every read */
+    z->out = floor_output(z->out_bytes ? z->out_bytes : 1);
+    if (!z->out) {
         fprintf(stderr, "rasterbench: floor: no memory for the output\n");
         return -1;
     }
-    (void)madvise(z->out, z->out_bytes ? z->out_bytes : 1, MADV_HUGEPAGE);
     atomic_size_t next = 0;
     zworker w[16];
     pthread_t tid[16];
@@ -717,7 +740,7 @@ static int zfloor_once(zfloor *z)
             pthread_join(tid[t], NULL);
     for (int t = 0; t < z->threads; t++)
         rc |= w[t].rc;
-    munmap(z->out, z->out_bytes ? z->out_bytes : 1);
+    floor_output_done(z->out, z->out_bytes ? z->out_bytes : 1);
     z->out = NULL;
     if (rc)
         fprintf(stderr, "rasterbench: floor: a chunk did not inflate to its "
