@@ -240,6 +240,15 @@ void *raster_mapped(size_t n)
     return p;
 }
 
+/* Unmaps a buffer taken out of the cache (unpoisoned first). */
+static void unmap(void *p, size_t len)
+{
+    if (p) {
+        SCRATCH_UNPOISON(p, len);
+        (void)munmap(p, len);
+    }
+}
+
 void raster_unmapped(void *p, size_t n)
 {
     if (!p)
@@ -260,10 +269,7 @@ void raster_unmapped(void *p, size_t n)
         len = old_len;
     }
     pthread_mutex_unlock(&mapped_lock);
-    if (p) {
-        SCRATCH_UNPOISON(p, len);
-        (void)munmap(p, len);
-    }
+    unmap(p, len);
 }
 
 void raster_mapped_release(void)
@@ -274,10 +280,7 @@ void raster_mapped_release(void)
     mapped_kept = NULL;
     mapped_kept_len = 0;
     pthread_mutex_unlock(&mapped_lock);
-    if (p) {
-        SCRATCH_UNPOISON(p, len);
-        (void)munmap(p, len);
-    }
+    unmap(p, len);
 }
 
 size_t raster_mapped_kept(void)
