@@ -21,9 +21,9 @@
 /* Holes merged into a stretch (no longer than the range before them, so
  * at most half of what is loaded is waste); stretches loaded from
  * load_min bytes on, at most LOAD_MAX bytes a read (beyond it the page
- * cache could drop the first before the read reaches them), in LOAD_STEP
- * preads (8 MiB: 41-42 ms for Atlantic's 111 MB stretch, against 52 and
- * 68 ms in 32 and 128 MiB preads). Neighbours less than ANNOUNCE_GAP
+ * cache could drop the first before the read reaches them), LOAD_STEP at
+ * a time (8 MiB, the read-ahead window here: Atlantic's 111 MB stretch
+ * took 41-42 ms in 8 MiB preads, 52 and 68 ms in 32 and 128 MiB ones). Neighbours less than ANNOUNCE_GAP
  * bytes apart are announced as one. */
 #define LOAD_HOLE ((off_t)1 << 20)
 #define LOAD_MIN ((size_t)8 << 20)
