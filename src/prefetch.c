@@ -251,33 +251,31 @@ prefetch *prefetch_begin(int fd, const off_t (*r)[2], size_t n, int behind)
 {
     if (n == 0 || fd < 0)
         return NULL;
-    size_t min = atomic_load(&load_min), nlong = 0;
-    for (size_t i = 0, j; i < n; i = j) {
-        off_t hi;
-        j = stretch_end(r, n, i, &hi);
-        nlong += (size_t)(hi - r[i][0]) >= min;
-    }
-    prefetch *p = nlong ? raster_malloc(sizeof *p) : NULL;
+    /* the long stretches (no more than there are ranges) */
+    size_t min = atomic_load(&load_min);
+    off_t budget = LOAD_MAX;
+    prefetch *p = raster_malloc(sizeof *p);
     if (p) {
         *p = (prefetch){.fd = fd, .sink = -1};
-        if (atomic_load(&sendfile_on))
-            p->sink = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        p->s = raster_reallocarray(NULL, nlong, sizeof *p->s);
-        if (p->s && p->sink < 0)
-            p->buf = raster_scratch(LOAD_STEP, 1);
-        if (!p->s || (p->sink < 0 && !p->buf)) { /* no memory: announced */
-            release(p);
-            p = NULL;
-        }
+        p->s = raster_reallocarray(NULL, n, sizeof *p->s);
     }
-    off_t budget = LOAD_MAX;
-    for (size_t i = 0, j; p && i < n; i = j) {
+    for (size_t i = 0, j; p && p->s && i < n; i = j) {
         off_t lo = r[i][0], hi;
         j = stretch_end(r, n, i, &hi);
         if ((size_t)(hi - lo) >= min && hi - lo <= budget) {
             budget -= hi - lo;
             memcpy(p->s[p->ns++], ((off_t[2]){lo, hi - lo}), sizeof *p->s);
         }
+    }
+    if (p && p->ns > 0) {
+        if (atomic_load(&sendfile_on))
+            p->sink = open("/dev/null", O_WRONLY | O_CLOEXEC);
+        if (p->sink < 0)
+            p->buf = raster_scratch(LOAD_STEP, 1);
+    }
+    if (p && (p->ns == 0 || (p->sink < 0 && !p->buf))) {
+        release(p); /* nothing long enough, or no memory: all announced */
+        p = NULL;
     }
     int threaded = p && behind && atomic_load(&behind_on) &&
                    start_thread(p) == 0;
