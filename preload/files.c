@@ -416,6 +416,13 @@ raster_var *files_var(shim_file *sf, int grpid, int varid)
     return raster_var_by_varid(sf->rf, grpid, varid);
 }
 
+raster_var *files_data_var(shim_file *sf, int grpid, int varid)
+{
+    if (sf->pend)
+        files_adopt(sf, 0, -1);
+    return raster_var_by_varid(sf->rf, grpid, varid);
+}
+
 raster_var *files_view_var(shim_file *sf, int grpid, int varid)
 {
     return sf->view ? raster_var_by_varid(sf->rf, grpid, varid) : NULL;

@@ -4,9 +4,12 @@
  * variables waiting to become raster variables.
  *
  * A chosen variable is first defined by netCDF exactly as the program asked
- * (it becomes the placeholder). It is handed to raster when its definition
- * is final: at nc_enddef, at its first data access, or at nc_close, so the
- * program's own chunking call (which comes after nc_def_var) is seen.
+ * (it becomes the placeholder). It is handed to raster when the definition
+ * ends, whoever ends it: nc_enddef, the first data call on any variable of
+ * the file (netCDF-4 ends define mode there itself), nc_sync or nc_close.
+ * Every pending variable of the file is adopted then, before netCDF creates
+ * its dataset, so the program's own settings (chunking, compression, fill
+ * value, attributes), made after nc_def_var, are seen.
  */
 #ifndef RASTER_PRELOAD_FILES_H
 #define RASTER_PRELOAD_FILES_H
@@ -47,6 +50,13 @@ void files_note_chunking(shim_file *sf, int grpid, int varid);
 /* The raster variable behind (grpid, varid), adopting it first if pending;
  * NULL for ordinary variables. */
 raster_var *files_var(shim_file *sf, int grpid, int varid);
+
+/* A data call on any variable of the file: netCDF ends the definition at
+ * it (and creates every variable's dataset, whose filters HDF5 fixes
+ * then), so every pending variable is adopted first. Then as files_var,
+ * adopting nothing else. In a parallel file it is collective, as netCDF's
+ * own end of definition is. */
+raster_var *files_data_var(shim_file *sf, int grpid, int varid);
 
 /* The raster variable behind (grpid, varid) of a view (a read-only open
  * whose handle does not show the storage), or NULL; adopts nothing. */

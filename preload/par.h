@@ -12,12 +12,12 @@
 
 /* Before pending variables of sf are adopted (files_adopt): in a parallel
  * file the ranks first compare their pending variables, base chunk shapes
- * and masks. Returns 1 to go on adopting (*varid may become -1: adopt all
- * pending variables, when a collective data access triggered it), 0 when
- * nothing is adopted: on disagreement every pending variable stays plain on
- * every rank (one warning, from the file's rank 0), and a pending variable
- * first touched by an independent access stays plain (defining is
- * collective). Serial files: always 1, unchanged. */
+ * and masks (collective). Returns 1 to go on adopting, *varid set to -1:
+ * every pending variable, as netCDF's end of definition creates them all
+ * (a variable asked for that is not pending: 1 at once, nothing agreed);
+ * 0 when nothing is adopted: on disagreement every pending variable stays
+ * plain on every rank (one warning, from the file's rank 0). Serial files:
+ * always 1, unchanged. */
 int par_agree(shim_file *sf, int grpid, int *varid);
 
 /* A variable adopted in a parallel file takes the access the program set

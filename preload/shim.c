@@ -876,7 +876,8 @@ SHIM_API int nc_inq_grp_full_ncid(int ncid, const char *full_name,
 
 /* ---- attributes --------------------------------------------------------- */
 
-/* A new _FillValue of a raster variable must reach its stores too. */
+/* The raster variable a call on (ncid, varid) concerns, adopting it first
+ * when it is still pending (a rename); NULL: netCDF's alone. */
 static raster_var *raster_target(int ncid, int varid)
 {
     if (varid < 0 || !shim_on())
@@ -885,6 +886,19 @@ static raster_var *raster_target(int ncid, int varid)
     if (!sf)
         return NULL;
     return files_var(sf, ncid, varid);
+}
+
+/* The same for a data call, on any variable: netCDF ends the definition
+ * there, so every pending variable of the file is adopted first (a data
+ * call on a coordinate written before the fields ends it too). */
+static raster_var *data_target(int ncid, int varid)
+{
+    if (varid < 0 || !shim_on())
+        return NULL;
+    shim_file *sf = files_find(ncid);
+    if (!sf)
+        return NULL;
+    return files_data_var(sf, ncid, varid);
 }
 
 /* The raster variable whose attribute `name` raster keeps itself (only
@@ -1329,7 +1343,7 @@ static int data_call(raster_var *v, int put, int shape, const size_t *start,
                                         NCAPI_KIND_##kind##_PARAMS,           \
                                         NCAPI_CONST_##dir ctype *data)        \
     {                                                                         \
-        raster_var *v = raster_target(ncid, varid);                           \
+        raster_var *v = data_target(ncid, varid);                             \
         if (v)                                                                \
             return data_call(v, #dir[0] == 'p', NCAPI_KIND_##kind##_SHAPE,    \
                              (void *)data, memtype);                          \

@@ -338,7 +338,7 @@ void fileio_thread_quiet(void)
         H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
 }
 
-int fileio_has_data(int grpid, const char *varname)
+int fileio_dataset_state(int grpid, const char *varname)
 {
     size_t plen, glen;
     char path[4096], dset[4096];
@@ -370,9 +370,15 @@ int fileio_has_data(int grpid, const char *varname)
         H5Pclose(fapl);
     }
     if (fid >= 0) {
-        hid_t did = H5Dopen2(fid, dset, H5P_DEFAULT);
+        /* no link of that name: netCDF has not created the dataset (a
+         * group not yet created either: HDF5 cannot tell, -1) */
+        htri_t there = H5Lexists(fid, dset, H5P_DEFAULT);
+        hid_t did = there > 0 ? H5Dopen2(fid, dset, H5P_DEFAULT) : -1;
+        if (there == 0)
+            result = FILEIO_NOT_CREATED;
         if (did >= 0) {
-            result = H5Dget_storage_size(did) > 0;
+            result = H5Dget_storage_size(did) > 0 ? FILEIO_HAS_DATA
+                                                  : FILEIO_CREATED;
             H5Dclose(did);
         }
         H5Fclose(fid);

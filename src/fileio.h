@@ -15,10 +15,12 @@
 
 #include "var.h"
 
-/* 1 when variable `varname` of netCDF group `grpid` has storage in the
- * file (data written), 0 when it has none, -1 when HDF5 cannot tell (no
+/* What HDF5 holds of variable `varname` of netCDF group `grpid`: 0 no
+ * dataset yet (netCDF creates it when the definition ends), 1 a dataset
+ * without storage, 2 one with data written, -1 when HDF5 cannot tell (no
  * path, in-memory file). */
-int fileio_has_data(int grpid, const char *varname);
+enum { FILEIO_NOT_CREATED, FILEIO_CREATED, FILEIO_HAS_DATA };
+int fileio_dataset_state(int grpid, const char *varname);
 
 /* Releases per-file resources of the fast path (HDF5 handle, fd); the
  * HDF5 handle is closed before netCDF closes the file. */

@@ -135,6 +135,14 @@ int raster_filter_register(void)
     return RASTER_OK;
 }
 
+int placeholder_too_late(const char *name)
+{
+    return raster_fail_nc(RASTER_EUNSUPPORTED, NC_ELATEDEF, "%s was created "
+                          "in the file before: HDF5 fixes a variable's "
+                          "filters then, so it cannot be marked as a "
+                          "placeholder; define the variable anew", name);
+}
+
 int placeholder_mark(int parent, int varid, const char *name)
 {
     int rc = raster_filter_register();
@@ -142,10 +150,7 @@ int placeholder_mark(int parent, int varid, const char *name)
         return rc;
     int st = nc_def_var_filter(parent, varid, RASTER_FILTER_ID, 0, NULL);
     if (st == NC_ELATEDEF)
-        return raster_fail_nc(RASTER_EUNSUPPORTED, st, "%s was created in "
-                              "the file before: HDF5 fixes a variable's "
-                              "filters then, so it cannot be marked as a "
-                              "placeholder; define the variable anew", name);
+        return placeholder_too_late(name);
     if (st != NC_NOERR)
         return raster_fail_nc(RASTER_ENETCDF, st, "marking the placeholder "
                               "of %s: %s", name, nc_strerror(st));

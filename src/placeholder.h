@@ -16,6 +16,10 @@
  * define mode, before the variable's dataset is created). */
 int placeholder_mark(int parent, int varid, const char *name);
 
+/* The failure of adopting variable `name` whose dataset netCDF created
+ * already: RASTER_EUNSUPPORTED, with the reason. */
+int placeholder_too_late(const char *name);
+
 /* Puts RASTER_NOTE_ATT on the placeholder varid of group parent, naming
  * its storage group `group`. */
 int placeholder_note(int parent, int varid, const char *group);

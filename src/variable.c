@@ -18,6 +18,7 @@
 #include "fileio.h"
 #include "meta.h"
 #include "ncbind.h"
+#include "placeholder.h"
 #include "state.h"
 #include "var.h"
 #include "variable.h"
@@ -153,11 +154,17 @@ int raster_adopt_var(raster_file *f, int parent, int varid,
     if (raster_var_by_varid(f, parent, varid) != NULL)
         return raster_fail(RASTER_EINVAL, "%s is a raster variable already",
                            name);
-    if (fileio_has_data(parent, name) == 1)
+    if (!f->writable)
+        return raster_fail(RASTER_EINVAL, "file is read-only");
+    int state = fileio_dataset_state(parent, name);
+    if (state == FILEIO_HAS_DATA)
         return raster_fail(
             RASTER_EINVAL,
             "%s holds data already; raster takes only variables never written",
             name);
+    /* refused before anything is made: no group is left behind */
+    if (state == FILEIO_CREATED)
+        return placeholder_too_late(name);
     /* the program's compression (nc_def_var_deflate and the like on it)
      * goes on every store; what raster cannot honour leaves it to netCDF
      * (the shim keeps it plain and says so) */

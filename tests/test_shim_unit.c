@@ -1246,6 +1246,42 @@ static void test_chunk_spec(void **state)
     assert_int_equal(nc_close(ncid), NC_NOERR);
 }
 
+/* Issue 39: netCDF ends the definition at a data call on any variable
+ * (and creates every variable's dataset then), so the shim adopts every
+ * pending variable first, before the call reaches netCDF: here two given
+ * by chunk specs, at a read of a plain variable. */
+static void test_data_call_adopts_all(void **state)
+{
+    (void)state;
+    const int mask[6] = {1, 1, 2, -3, 2, 2};
+    const size_t chunk[2] = {1, 3};
+    size_t spec[3 + 2 + 6];
+    raster_chunkspec(spec, 2, chunk, mask, 2, 3);
+    int ncid = -1;
+    assert_int_equal(nc_open("raster.nc", NC_WRITE, &ncid), NC_NOERR);
+    assert_int_equal(nc_def_var_chunking(ncid, 2, NC_CHUNKED, spec),
+                     NC_NOERR);
+    assert_int_equal(nc_def_var_chunking(ncid, 5, NC_CHUNKED, spec),
+                     NC_NOERR);
+    assert_int_equal(count("raster_adopt_var"), 0); /* pending */
+    size_t start[2] = {0, 0}, cnt[2] = {1, 1};
+    float f[1] = {0};
+    assert_int_equal(nc_get_vara_float(ncid, PVAR, start, cnt, f), NC_NOERR);
+    assert_int_equal(count("raster_adopt_var"), 2);
+    /* in definition order, both before netCDF's own call */
+    int seen = 0;
+    for (int i = 0; i < ncalls; i++) {
+        if (strcmp(calls[i].fn, "raster_adopt_var") == 0)
+            assert_int_equal(calls[i].varid, seen++ == 0 ? 2 : 5);
+        if (strcmp(calls[i].fn, "nc_get_vara_float") == 0)
+            assert_int_equal(seen, 2);
+    }
+    assert_int_equal(last("nc_get_vara_float")->varid, PVAR);
+    /* nothing left to adopt at close */
+    close_raster(ncid);
+    assert_int_equal(count("raster_adopt_var"), 2);
+}
+
 /* A read-only open hides the storage from netCDF and attaches a view; a
  * file without storage is left alone; a file the view cannot take is
  * opened again whole; a writable open never hides. */
@@ -1358,6 +1394,7 @@ int main(void)
         cmocka_unit_test_setup(test_raster_variable_data, setup),
         cmocka_unit_test_setup(test_groups_and_dims_hidden, setup),
         cmocka_unit_test_setup(test_chunk_spec, setup),
+        cmocka_unit_test_setup(test_data_call_adopts_all, setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -625,6 +625,45 @@ static void test_adopt_written_var(void **state)
     assert_true(v == NULL);
 }
 
+/* Issue 39: a variable netCDF created already (nc_enddef, nothing
+ * written) cannot carry the placeholder's marker: adopting it is refused
+ * before anything is made, so no group (not even an abandoned one) is
+ * left, and it stays an ordinary variable that reads what is written. */
+static void test_adopt_created_var(void **state)
+{
+    (void)state;
+    char path[600];
+    tmpdir_path(path, sizeof path, "adopt_created.nc");
+    int32_t mvals[NY * NX];
+    std_mask(mvals);
+    raster_mask *m;
+    RS(raster_mask_wrap(mvals, NY, NX, &m));
+    raster_file *f;
+    RS(raster_create(path, &f));
+    int ncid = raster_file_ncid(f), d[2], c, ngrps;
+    NC(nc_def_dim(ncid, "y", NY, &d[0]));
+    NC(nc_def_dim(ncid, "x", NX, &d[1]));
+    NC(nc_def_var(ncid, "c", NC_INT, 2, d, &c));
+    NC(nc_enddef(ncid));
+    raster_var *v = SENTINEL_VAR;
+    raster_errmsg_clear();
+    EXPECT_ERR(RASTER_EUNSUPPORTED, raster_adopt_var(f, ncid, c, NULL, m, &v));
+    assert_null(v);
+    assert_non_null(strstr(raster_errmsg(), "c was created in the file"));
+    NC(nc_inq_grps(ncid, &ngrps, NULL));
+    assert_int_equal(ngrps, 0);
+    assert_int_equal(raster_file_nvars(f), 0);
+    int vals[NY * NX], got[NY * NX];
+    for (int i = 0; i < NY * NX; i++)
+        vals[i] = 3 * i + 1;
+    NC(nc_put_var_int(ncid, c, vals));
+    NC(nc_get_var_int(ncid, c, got));
+    assert_memory_equal(vals, got, sizeof vals);
+    RS(raster_close(f));
+    raster_mask_free(m);
+    unlink(path);
+}
+
 /* ---- definitions that fail half-way ------------------------------------------------ */
 
 /* Names of the groups of g that are not user groups in `keep`: every one
@@ -3631,6 +3670,7 @@ int main(void)
         cmocka_unit_test(test_def_var_errors),
         cmocka_unit_test(test_adopt_var_errors),
         cmocka_unit_test(test_adopt_written_var),
+        cmocka_unit_test(test_adopt_created_var),
         cmocka_unit_test(test_failed_definition_abandoned),
         cmocka_unit_test(test_failed_placeholder_leaves_name),
         cmocka_unit_test(test_put_get_errors),
