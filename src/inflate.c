@@ -1,0 +1,315 @@
+/*
+ * inflate.c - filtered stores: chunks read and inflated by raster.
+ *
+ * A store HDF5 keeps deflated (shuffled, checksummed: fileio_filters) is
+ * read without HDF5: each chunk the pieces touch read with one pread,
+ * undone once (unfilter.c) and copied to every record it holds, the
+ * chunks shared among raster's threads, each with its own decompressor
+ * and buffers. The chunks' byte offsets and stored sizes were looked up
+ * before (chunkio.c); from disk they are announced to the kernel first.
+ */
+#include "inflate.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "error.h"
+#include "fanout.h"
+#include "fileio.h"
+#include "threads.h"
+#include "unfilter.h"
+
+/* The chunks inflated so far (chunkio_chunks_inflated). */
+static atomic_size_t chunks_inflated;
+
+size_t chunkio_chunks_inflated(void) { return atomic_load(&chunks_inflated); }
+
+/* A plane of the box as an inflated chunk serves it: its place in the
+ * caller's buffer and its record's position inside the chunk. `key` is
+ * the chunk's index along the outer dimensions, SIZE_MAX beyond what the
+ * store holds. */
+typedef struct iplane {
+    size_t key, plane, inner;
+} iplane;
+
+/* One chunk to inflate: spans [s0, s1) of one cell chunk of one store,
+ * for planes pl[0..np) (all of one key). */
+typedef struct ijob {
+    size_t s0, s1, np;
+    const iplane *pl;
+} ijob;
+
+typedef struct ictx {
+    const xfer *x;
+    const span *spans;
+    const ijob *jobs;
+    size_t njobs;
+    atomic_size_t next;
+    atomic_int stop;
+} ictx;
+
+static int cmp_iplane(const void *a, const void *b)
+{
+    const iplane *p = a, *q = b;
+    if (p->key != q->key)
+        return (p->key > q->key) - (p->key < q->key);
+    return (p->plane > q->plane) - (p->plane < q->plane);
+}
+
+/* Byte offset in the file of job j's chunk, -1 when it holds nothing
+ * (never written, or beyond the store), -2 when not looked up (a bug). */
+static int64_t job_chunk(const xfer *x, const span *spans, const ijob *j,
+                         size_t *lin)
+{
+    const store_addr *a = &x->v->addr[spans[j->s0].store];
+    if (j->pl[0].key == SIZE_MAX)
+        return -1;
+    *lin = j->pl[0].key * a->nckc + (size_t)(spans[j->s0].lo / a->ckc);
+    int64_t off = a->addr[*lin];
+    return off == CHUNK_UNKNOWN ? -2 : off < 0 ? -1 : off;
+}
+
+/* Inflates job j's chunk once and copies its pieces into every plane it
+ * serves (a shuffled chunk's unshuffled straight into them). */
+static int run_ijob(const ictx *c, const ijob *j, unfilter *u)
+{
+    const xfer *x = c->x;
+    raster_var *v = x->v;
+    size_t elem = v->elem, lin = 0;
+    const span *s0 = &c->spans[j->s0];
+    const store_addr *a = &v->addr[s0->store];
+    int64_t off = job_chunk(x, c->spans, j, &lin);
+    if (off == -2)
+        return raster_fail(RASTER_EINTERNAL,
+                           "reading %s: a chunk's byte "
+                           "offset was never looked up",
+                           v->name);
+    if (off < 0) { /* fill */
+        for (size_t p = 0; p < j->np; p++)
+            for (size_t k = j->s0; k < j->s1; k++)
+                for (size_t i = c->spans[k].p0; i < c->spans[k].p1; i++)
+                    spans_fill_cells(
+                        spans_plane_ptr(x, j->pl[p].plane, x->pieces[i].uoff),
+                        x->pieces[i].len, v->fill, elem);
+        return RASTER_OK;
+    }
+    size_t bytes = elem * a->ckc, csize = a->csize[lin];
+    for (int d = 0; d < var_nouter(v); d++)
+        bytes *= a->ck[d];
+    unsigned char *in = unfilter_input(u, csize);
+    if (!in)
+        return RASTER_ENOMEM;
+    int rc = fileio_pread(v->file->fd, in, csize, (off_t)off, v->name);
+    const unsigned char *chunk = NULL;
+    int shuffled = 0;
+    if (rc == RASTER_OK)
+        rc = unfilter_chunk_keep_shuffle(u, a->filt, a->nfilt, elem, bytes,
+                                         csize, v->name, &chunk, &shuffled);
+    if (rc)
+        return rc;
+    atomic_fetch_add(&chunks_inflated, 1);
+    uint64_t first = (s0->lo / a->ckc) * a->ckc; /* the chunk's first cell */
+    for (size_t p = 0; p < j->np; p++) {
+        size_t rec = j->pl[p].inner * a->ckc; /* the record's first value */
+        for (size_t k = j->s0; k < j->s1; k++)
+            for (size_t i = c->spans[k].p0, e; i < c->spans[k].p1; i = e) {
+                const piece *q = &x->pieces[i];
+                /* pieces that follow on in both the store and the plane
+                 * (a packed region's rows) taken as one */
+                size_t len = q->len;
+                for (e = i + 1; e < c->spans[k].p1 &&
+                                x->pieces[e].soff == q->soff + len &&
+                                x->pieces[e].uoff == q->uoff + len;
+                     e++)
+                    len += x->pieces[e].len;
+                unsigned char *dst = spans_plane_ptr(x, j->pl[p].plane,
+                                                     q->uoff);
+                size_t at = rec + (size_t)(q->soff - first);
+                /* a shuffled chunk unshuffled straight into place */
+                if (shuffled)
+                    unfilter_unshuffle(dst, chunk, elem, bytes / elem, at,
+                                       len);
+                else
+                    spans_copy_cells(dst, chunk + at * elem, len * elem);
+            }
+    }
+    return RASTER_OK;
+}
+
+typedef struct iworker {
+    ictx *c;
+    int rc, nc;
+    char msg[512];
+} iworker;
+
+/* An inflater state: an idle one of the file's, or a new one. */
+static unfilter *inflater_take(raster_file *f)
+{
+    unfilter *u = NULL;
+    lazy_lock(f);
+    if (f->ninflaters > 0)
+        u = f->inflaters[--f->ninflaters];
+    lazy_unlock(f);
+    return u ? u : unfilter_new();
+}
+
+static void inflater_give(raster_file *f, unfilter *u)
+{
+    if (!u)
+        return;
+    lazy_lock(f);
+    if (f->ninflaters < FILE_INFLATERS) {
+        f->inflaters[f->ninflaters++] = u;
+        u = NULL;
+    }
+    lazy_unlock(f);
+    unfilter_free(u);
+}
+
+static void *iwork(void *arg)
+{
+    iworker *w = arg;
+    ictx *c = w->c;
+    unfilter *u = inflater_take(c->x->v->file);
+    if (!u)
+        w->rc = raster_fail(RASTER_ENOMEM, "out of memory inflating %s",
+                            c->x->v->name);
+    for (size_t i; w->rc == RASTER_OK && !atomic_load(&c->stop) &&
+                   (i = atomic_fetch_add(&c->next, 1)) < c->njobs;)
+        w->rc = run_ijob(c, &c->jobs[i], u);
+    if (w->rc) {
+        atomic_store(&c->stop, 1);
+        w->nc = raster_nc_status();
+        snprintf(w->msg, sizeof w->msg, "%s", raster_errmsg());
+    }
+    inflater_give(c->x->v->file, u);
+    return NULL;
+}
+
+static void *iwork_thread(void *arg)
+{
+    fileio_thread_quiet();
+    return iwork(arg);
+}
+
+/* Decoded bytes from which a read's chunks are inflated on several
+ * threads: below, starting one costs more than it saves. */
+#define INFLATE_THREAD_BYTES ((size_t)256 << 10)
+
+/* Reads spans[0..nspans) (all of stores with a->inflate) for every plane
+ * of the outer box: each chunk they touch read with one pread, inflated
+ * once, and its pieces copied to every plane it holds, on raster's read
+ * threads (each with its own decompressor and buffers; no HDF5 or netCDF
+ * call). The byte offsets were looked up before (lookup_chunks). */
+int inflate_read(xfer *x, const span *spans, size_t nspans,
+                 const size_t *ostart, const size_t *ocount,
+                 const ptrdiff_t *ostride)
+{
+    raster_var *v = x->v;
+    int no = var_nouter(v), rc = RASTER_OK;
+    size_t np = 1, nstores = 0, njobs = 0, jcap = 0;
+    for (int i = 0; i < no; i++)
+        np *= ocount[i];
+    for (size_t i = 0; i < nspans; i++)
+        nstores += i == 0 || spans[i].store != spans[i - 1].store;
+    iplane *pl = raster_reallocarray(NULL, np, nstores * sizeof *pl);
+    ijob *jobs = NULL;
+    if (!pl)
+        return raster_fail(RASTER_ENOMEM, "out of memory reading %s", v->name);
+    size_t decoded = 0;
+    for (size_t i = 0, j, st = 0; i < nspans; i = j, st++) {
+        const store_addr *a = &v->addr[spans[i].store];
+        for (j = i; j < nspans && spans[j].store == spans[i].store; j++)
+            ;
+        /* the store's planes, grouped by the chunk (along the outer
+         * dimensions) that holds them */
+        iplane *sp = pl + st * np;
+        size_t idx[RASTER_MAX_DIMS] = {0};
+        for (size_t p = 0; p < np; p++) {
+            size_t flat = 0, inner = 0;
+            for (int d = 0; d < no; d++)
+                flat = flat * x->full[d] + ostart[d] +
+                       idx[d] * (size_t)(ostride ? ostride[d] : 1);
+            long lin = spans_chunk_of(x->full, no, a, flat, 0, &inner);
+            sp[p] = (iplane){lin < 0 ? SIZE_MAX : (size_t)lin / a->nckc, p,
+                             inner};
+            for (int d = no - 1; d >= 0; d--) { /* odometer */
+                if (++idx[d] < ocount[d])
+                    break;
+                idx[d] = 0;
+            }
+        }
+        qsort(sp, np, sizeof *sp, cmp_iplane);
+        size_t bytes = v->elem * a->ckc;
+        for (int d = 0; d < no; d++)
+            bytes *= a->ck[d];
+        /* a job per cell chunk and outer chunk */
+        for (size_t k = i, k1; k < j; k = k1) {
+            for (k1 = k;
+                 k1 < j && spans[k1].lo / a->ckc == spans[k].lo / a->ckc; k1++)
+                ;
+            for (size_t p = 0, q; p < np; p = q) {
+                for (q = p; q < np && sp[q].key == sp[p].key; q++)
+                    ;
+                if ((rc = raster_grow(&jobs, &jcap, njobs + 1,
+                                      sizeof *jobs)) != RASTER_OK)
+                    goto done;
+                jobs[njobs++] = (ijob){k, k1, q - p, sp + p};
+                decoded += bytes;
+            }
+        }
+    }
+    /* from disk: the compressed chunks announced to the kernel first */
+    size_t lin;
+    int64_t first = -1;
+    for (size_t i = 0; i < njobs && first < 0; i++)
+        first = job_chunk(x, spans, &jobs[i], &lin);
+    if (first >= 0 && !spans_page_cached(x, (off_t)first)) {
+        for (size_t i = 0; i < njobs; i++) {
+            int64_t off = job_chunk(x, spans, &jobs[i], &lin);
+            if (off >= 0 && raster_grow(&x->ann, &x->ann_cap, x->nann + 1,
+                                        sizeof *x->ann) == RASTER_OK)
+                memcpy(
+                    x->ann[x->nann++],
+                    ((off_t[2]){
+                        (off_t)off,
+                        (off_t)v->addr[spans[jobs[i].s0].store].csize[lin]}),
+                    sizeof *x->ann);
+        }
+        spans_bring_in_noted(x);
+    }
+    ictx c = {.x = x, .spans = spans, .jobs = jobs, .njobs = njobs};
+    int n = fanout_read_threads();
+    if (n > (int)njobs)
+        n = (int)njobs;
+    if (decoded < INFLATE_THREAD_BYTES || n < 1)
+        n = 1;
+    iworker w[MAX_READ_THREADS] = {{0}};
+    pthread_t tid[MAX_READ_THREADS];
+    int started[MAX_READ_THREADS] = {0};
+    for (int t = 0; t < n; t++)
+        w[t].c = &c;
+    thread_team team = {0};
+    if (n > 1)
+        thread_team_begin(&team);
+    for (int t = 1; t < n; t++)
+        started[t] = thread_team_start(&team, &tid[t], 0, iwork_thread,
+                                       &w[t]) == 0;
+    iwork(&w[0]);
+    thread_team_end(&team);
+    for (int t = 1; t < n; t++)
+        if (started[t])
+            pthread_join(tid[t], NULL);
+    /* a thread that did not start: its share went to the others */
+    for (int t = 0; t < n && rc == RASTER_OK; t++)
+        if (w[t].rc)
+            rc = raster_fail_nc(w[t].rc, w[t].nc, "%s", w[t].msg);
+done:
+    raster_free(jobs);
+    raster_free(pl);
+    return rc;
+}
