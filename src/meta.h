@@ -1,13 +1,16 @@
 /*
  * meta.h - Metadata Handler: the on-disk description of a reorganised
  * variable (its group, region groups, Mixed_Chunks, index tables, mask and
- * completeness marker), written when the variable is defined and read back
- * and validated when a file is opened. The format is docs/FORMAT.md.
+ * completeness marker), written when the variable is defined (define.c,
+ * tables.c) and read back and validated when a file is opened (meta.c).
+ * The format is docs/FORMAT.md.
  */
 #ifndef RASTER_META_H
 #define RASTER_META_H
 
 #include "var.h"
+/* the definition's calls, once meta.c's: */
+#include "define.h"
 
 #define RASTER_FORMAT_VERSION 4
 /* Oldest format version raster still writes (raster_file_set_format()). */
@@ -39,31 +42,6 @@ extern int meta_default_format;
 /* the variable's shape at a serial writer's close, its placeholder fitted
  * to it (FORMAT.md); removed when a writer marks the variable incomplete */
 #define ATT_EXTENT "raster_extent"
-
-/* Defines the group and stores of a raster variable `name` of group
- * `parent`, in format f->write_format, or with RASTER_FORMAT_AUTO in 3,
- * or 4 when it has more than FORMAT4_MIN_REGIONS regions or its region
- * groups would take the file past FORMAT4_GROUP_BUDGET groups; a format
- * of 2 or 3 chosen explicitly that would take the file past
- * NC_GROUPS_MAX groups is RASTER_EUNSUPPORTED, before anything is
- * defined. varid >= 0 adopts that existing, never-written variable as the
- * placeholder; -1 creates the placeholder (last, so that a failure leaves
- * only an abandoned group). Copies the mask. `comp` (NULL: plain, checked
- * by the caller) goes on every store, and on a placeholder created here;
- * an adopted one carries it already. */
-int meta_define(raster_file *f, int parent, int varid, const char *name,
-                int xtype, int ndims, const int *dimids, const size_t *chunk,
-                const raster_mask *mask, const raster_compression *comp,
-                raster_var **out);
-
-/* Puts `c` (checked by the caller) on the defined stores and the
- * placeholder of v, whose settings are plain: netCDF define mode, before
- * the datasets are created (NC_ELATEDEF is RASTER_EINVAL). */
-int meta_set_compression(raster_var *v, const raster_compression *c);
-
-/* Writes the data part of the metadata (mask, index tables) once the file
- * can take data; a no-op after the first call. */
-int meta_materialize(raster_var *v);
 
 /* Loads the raster variable stored in group `grpid`, rebuilding its mesh
  * and layout from the stored mask and checking every stored table against
@@ -110,21 +88,10 @@ int meta_check_store(raster_var *v, size_t s);
  * its group. The Mixed_Chunks store, and format 2, pass. */
 int meta_store_region(const raster_var *v, size_t s, int varid);
 
-/* Records shape (v->ndims lengths) as the variable's extent at a serial
- * close, after its placeholder was fitted to it (ATT_EXTENT). */
-int meta_put_extent(raster_var *v, const size_t *shape);
-
-/* Sets (1) or clears (0) the completeness marker. */
-int meta_mark_complete(raster_var *v, int complete);
-
 /* 1 when group `grpid` holds a raster variable. */
 int meta_is_raster_group(int grpid);
 
 /* 1 when group `grpid` is a definition raster gave up (see abandon_group). */
 int meta_is_abandoned_group(int grpid);
-
-/* Records the current names of v's dimensions in its raster_dims (after a
- * rename: the ids are what readers use, the names follow them). */
-int meta_store_dim_names(raster_var *v);
 
 #endif
