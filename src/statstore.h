@@ -1,8 +1,8 @@
 /*
  * statstore.h - statistics kept in the file (docs/FORMAT.md, "Stored
  * statistics"): the `stats` dataset of a storage group, kept by writes,
- * marked stale by partial ones and recomputed at close; the float64
- * reductions they and raster_region_statistics share.
+ * marked stale by partial ones and recomputed at close. The float64
+ * reductions they and raster_region_statistics share are reduce.h's.
  */
 #ifndef RASTER_STATSTORE_H
 #define RASTER_STATSTORE_H
@@ -11,6 +11,8 @@
 #include <stdint.h>
 
 #include "var.h"
+/* the reductions, once statstore.c's: */
+#include "reduce.h"
 
 /* The dataset: double stats(outer..., stats_region, stats_field). */
 #define STATS_VAR "stats"
@@ -29,46 +31,9 @@ enum {
 #define STATS_FRESH 1
 #define STATS_STALE 2
 
-/* Converts n values of type xtype to double, NaN where a value is `fill`
- * (floating types compared as values, others byte for byte). */
-void stats_to_double(const void *src, int xtype, size_t elem,
-                     const unsigned char *fill, double *dst, size_t n);
-
-/* The statistics of n values x[] (NaN: not valid) with weights w[] (NULL:
- * none; NaN: not valid) per region: cell i belongs to region reg[i]
- * (NULL: all to region 0; negative: to none); out[0..nreg).
- * RASTER_OK or RASTER_ENOMEM. */
-int stats_cells(const double *x, const double *w, const int32_t *reg,
-                size_t n, size_t nreg, raster_stats *out);
-
-/* A run of consecutive grid cells (row-major) of one region: cells
- * [start, start + len) of region position reg. */
-typedef struct stats_run {
-    size_t start;
-    uint32_t len;
-    int32_t reg;
-} stats_run;
-
-/* Test hook: 0 makes float statistics skip the vector paths that take
- * blocks two (AVX2, statstore.c run_pair) or four (AVX-512, run_quad) at
- * once, 2 keeps them to two, 1 (the default) takes the widest the CPU
- * has, so that tests can compare their bits with the scalar path's.
- * statstore_paired(): the blocks taken at once (2 or 4), 0 for the scalar
- * path. */
-extern int statstore_pair_blocks;
-int statstore_paired(void);
-
 /* Test hook: v's grid runs as whole-record statistics take them (built
  * from the mask on first use; freed with v). */
 int statstore_grid_runs(raster_var *v, const stats_run **runs, size_t *n);
-
-/* stats_cells over n raw values of netCDF type xtype (elem bytes each, the
- * fill value `fill` left out as NaN is), converted a slice at a time,
- * over the cells of runs[0..nruns) (their regions). */
-int stats_cells_raw(const void *raw, int xtype, size_t elem,
-                    const unsigned char *fill, const double *w,
-                    const stats_run *runs, size_t nruns, size_t nreg,
-                    raster_stats *out);
 
 /* The statistics of a write of box start/count/stride of `data` (v's
  * type, as stored): statstore_begin before the write starts computing a
