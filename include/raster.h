@@ -383,30 +383,7 @@ RASTER_API int raster_open(const char *path, int mode, raster_file **out);
  *  refused as in raster_open(). */
 RASTER_API int raster_attach(int ncid, int writable, raster_file **out);
 
-/*! raster_attach_view() :
- *  Wraps a netCDF file the caller opened read-only (ncid) and whose open
- *  did not see raster's storage groups (the preload shim hides them from
- *  its read-only opens, which then cost what the plain file's does). The
- *  raster variables are read through HDF5 alone as raster_open() reads
- *  them, raster opens its own netCDF handle when a call first needs one,
- *  and raster_var_by_varid() takes the caller's ids of the placeholders.
- *  raster_close() leaves ncid open. $RASTER_NO_LEAN set: declined.
- *  @return RASTER_OK and *out; RASTER_EFORMAT when the file cannot be read
- *  this way (no raster variable, a placeholder that does not show its
- *  stores' shape, any check the lean open makes), RASTER_EUNSUPPORTED for
- *  an in-memory file, RASTER_ENETCDF, RASTER_ENOMEM. The caller then opens
- *  the file whole and uses raster_attach(). */
-RASTER_API int raster_attach_view(int ncid, raster_file **out);
 
-/*! raster_is_storage_link() :
- *  @return 1 when the hard link `name` of HDF5 group `loc` (a hid_t) leads
- *  to one of raster's storage groups (or one a failed definition left,
- *  which readers skip), 0 otherwise. Only links named as raster names its
- *  groups (raster_*) are looked at: a storage group renamed since is not
- *  recognised (raster_attach_view() refuses a handle that shows one). For
- *  programs that walk a file through HDF5 and want only the program's own
- *  objects; the shim hides storage from netCDF's read-only opens with it. */
-RASTER_API int raster_is_storage_link(int64_t loc, const char *name);
 
 /*! raster_file_for_ncid() :
  *  @return the raster_file attached (raster_attach(), which the preload shim
@@ -467,29 +444,6 @@ RASTER_API int raster_abandon(raster_file *file);
  *  @return RASTER_OK, or RASTER_EINVAL (n < 0). */
 RASTER_API int raster_set_threads(int n);
 
-/*! raster_read_phases :
- *  Wall seconds raster_region_read() calls spent in each phase, summed
- *  over the calls counted (raster_read_phases_take). */
-typedef struct raster_read_phases {
-    double check;  /* the box checked; the file checked unchanged, before
-                      and after (integrity) */
-    double tables; /* the regions' runs loaded and checked against the
-                      stored mask, the stores' metadata loaded (the first
-                      read of an open file; later reads find them) */
-    double plan;   /* runs walked into pieces, pieces sorted and grouped
-                      into spans, chunk offsets looked up, the page cache
-                      probed */
-    double move;   /* the data read, copied or inflated into the buffer,
-                      the buffer's first touch (page faults) included */
-    unsigned long reads; /* raster_region_read() calls counted */
-} raster_read_phases;
-
-/*! raster_read_phases_take() :
- *  For benchmarks. on = 1 switches on the timing of raster_region_read()'s
- *  phases, process-wide (a few clock reads per call; off, the start, it
- *  costs one test per call); on = 0 switches it off. Stores in *out (may
- *  be NULL) the sums counted since the previous call, and zeroes them. */
-RASTER_API void raster_read_phases_take(int on, raster_read_phases *out);
 
 /*! raster_file_set_format() :
  *  Chooses the format version of the raster variables defined in `file`
@@ -640,11 +594,6 @@ RASTER_API int raster_is_raster_group(int grpid);
  *  @return RASTER_OK, or RASTER_ENETCDF when HDF5 refuses. */
 RASTER_API int raster_filter_register(void);
 
-/*! raster_filter_is_placeholder() :
- *  @return 1 when HDF5 filter id `id` is RASTER_FILTER_ID: the shim hides
- *  it from nc_inq_var_filter_ids() and friends, as tools that copy a
- *  file's variables must. */
-RASTER_API int raster_filter_is_placeholder(unsigned id);
 
 /*! raster_var_rename() :
  *  Renames the variable (its placeholder, as nc_rename_var would) and keeps
@@ -665,16 +614,6 @@ RASTER_API int raster_var_rename(raster_var *var, const char *name);
 RASTER_API int raster_rename_dim(raster_file *file, int ncid, int dimid,
                                  const char *name);
 
-/*! raster_free_name() :
- *  Makes `name` free in group `grpid` for a group, variable or type of
- *  the program: when one of raster's own groups has that name (storage
- *  groups are "raster_<V>"), it is renamed to `name_<k>`, the first free
- *  one. Readers find storage groups by their attributes, not their
- *  names. The shim calls it before the program's nc_def_grp, nc_def_var
- *  and renames. Nothing happens when nothing of raster's has the name.
- *  @return RASTER_OK, RASTER_ENETCDF (netCDF refused the rename: a
- *  read-only file), RASTER_EINVAL. */
-RASTER_API int raster_free_name(int grpid, const char *name);
 
 /*! raster_var_put_att() :
  *  Sets attribute `name` of the variable (as nc_put_att would); a
@@ -707,20 +646,6 @@ RASTER_API int raster_var_varid(const raster_var *var);
 RASTER_API int raster_var_dims(const raster_var *var, int *dimids,
                                size_t *shape, size_t *chunk);
 
-/*! raster_var_view_inq() :
- *  For a variable of a view (raster_attach_view), what netCDF's nc_inq_var
- *  answers on the caller's handle for its placeholder: its name (up to
- *  NC_MAX_NAME + 1 bytes), netCDF type, number of dimensions and the
- *  caller's dimension ids; any pointer may be NULL. They come from the
- *  description the view loaded and checked against the placeholder and
- *  the caller's handle: netCDF, asked instead, reads the placeholder's
- *  metadata first (for a 4-D variable netCDF-C 4.9 resolves its dimension
- *  scales for 0.9 M instructions, more than raster's whole point read).
- *  @return RASTER_OK; RASTER_EUNSUPPORTED when the variable is not a
- *  view's or its view was loaded through netCDF (ask netCDF then);
- *  RASTER_EINVAL for a NULL variable. */
-RASTER_API int raster_var_view_inq(const raster_var *var, char *name,
-                                   int *xtype, int *ndims, int *dimids);
 
 /*! raster_var_mesh(), raster_var_mask() : the variable's mesh and mask,
  *  owned by the variable. A file opened read-only loads neither the mask's

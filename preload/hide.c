@@ -22,6 +22,7 @@
 
 #include "imports.h"
 #include "raster.h"
+#include "raster_internal.h"
 #include "resolve.h"
 
 /* H5Literate's three names (1.10 has the first; 1.12 and on have all

@@ -26,6 +26,7 @@
 #include "hide.h"
 #include "ncapi.h"
 #include "raster.h"
+#include "raster_internal.h"
 #include "real.h"
 #include "resolve.h"
 

@@ -23,6 +23,7 @@
 #include "ncbind.h"
 #include "parwrite.h"
 #include "placeholder.h"
+#include "raster_internal.h"
 #include "state.h"
 #include "statstore.h"
 #include "var.h"

@@ -29,6 +29,7 @@
 #include "mask.h"
 #include "maskio.h"
 #include "meta.h"
+#include "raster_internal.h"
 #include "regions.h"
 #include "state.h"
 

@@ -23,6 +23,7 @@
 #include "integrity.h"
 #include "mask.h"
 #include "ncbind.h"
+#include "raster_internal.h"
 #include "regions.h"
 #include "state.h"
 #include "tables.h"

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "raster_internal.h"
 
 /* The name HDF5 stores in the pipeline message: what h5dump, h5py and
  * HDF5's "required filter ... is not registered" show. */

@@ -17,6 +17,7 @@
 #include "error.h"
 #include "integrity.h"
 #include "meta.h"
+#include "raster_internal.h"
 #include "regions.h"
 #include "var.h"
 #include "variable.h"

@@ -19,6 +19,7 @@
 #include "meta.h"
 #include "ncbind.h"
 #include "placeholder.h"
+#include "raster_internal.h"
 #include "state.h"
 #include "var.h"
 #include "variable.h"

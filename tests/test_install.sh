@@ -63,6 +63,27 @@ case $flags in
 esac
 [ -f "$dest$prefix/include/raster_version.h" ] && ok ||
     fail "raster_version.h not installed beside raster.h"
+# issue 40: the internal header stays home, and libraster.so exports what
+# raster.h declares plus the calls raster_internal.h names for the shim
+# and rasterbench, nothing else
+[ ! -e "$dest$prefix/include/raster_internal.h" ] && ok ||
+    fail "raster_internal.h installed"
+sed -n 's/^RASTER_API[^(]*[ *]\([a-z_0-9]*\)(.*/\1/p' \
+    "$dest$prefix/include/raster.h" "$src/include/raster_internal.h" |
+    sort > "$tmp/declared"
+so=$(ls "$lib"/libraster.so.*.*.* 2> /dev/null | head -1)
+if [ -n "$so" ] && nm -D --defined-only "$so" | awk '$3 ~ /^raster_/ {print $3}' |
+        sort > "$tmp/exported" && [ -s "$tmp/exported" ]; then
+    # (the serial library leaves raster.h's MPI calls out)
+    extra=$(comm -13 "$tmp/declared" "$tmp/exported")
+    [ -z "$extra" ] && ok ||
+        fail "libraster.so exports more than its headers declare: $extra"
+    grep -qx raster_attach_view "$tmp/exported" &&
+        grep -qx raster_region_read "$tmp/exported" && ok ||
+        fail "libraster.so lacks raster_attach_view or raster_region_read"
+else
+    fail "no installed libraster.so.X.Y.Z to list"
+fi
 # shellcheck disable=SC2086
 if ${CC:-cc} -std=c11 ${SAN_CFLAGS:-} -o "$tmp/region_reader" \
         "$src/examples/region_reader.c" $flags 2> "$tmp/cc.err"; then

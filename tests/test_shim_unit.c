@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "ncapi.h" /* nc_def_var_chunking_ints */
-#include "raster.h"
+#include "raster_internal.h"
 #include "resolve.h"
 
 #define PLAIN 0x10000

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "raster.h"
+#include "raster_internal.h"
 #include "unshuffle.h"
 
 /* The inflater the library was built with (src/meson.build): the floor

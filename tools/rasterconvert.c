@@ -18,6 +18,7 @@
 #include "copy.h"
 #include "extract.h"
 #include "raster.h"
+#include "raster_internal.h"
 
 #define MAX_RASTER_DIMS 32
 
