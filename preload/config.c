@@ -110,7 +110,7 @@ static void read_chunk(void)
                  s);
 }
 
-/* RASTER_THREADS is read by the library (chunkio.c); a value it cannot
+/* RASTER_THREADS is read by the library (fanout.c); a value it cannot
  * use means one thread, said once here. */
 static void check_threads(void)
 {

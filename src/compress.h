@@ -11,7 +11,7 @@
 #include "raster.h"
 
 /* 1 when c asks for an HDF5 filter on the stores (shuffle, deflate,
- * fletcher32 or another filter): they are then chunked (meta.c). Quantize
+ * fletcher32 or another filter): they are then chunked (define.c). Quantize
  * alone is not a filter: raster quantizes the caller's buffer. */
 int compress_filtered(const raster_compression *c);
 

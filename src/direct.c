@@ -37,7 +37,7 @@
  * flush, which costs little at their size, and a writer whose small file
  * fills the disk then sees the error where plain netCDF reports it (at
  * nc_sync or nc_close, tests/test_diskfull.sh) rather than at the write.
- * Store chunks are 0.5-1 MiB once a record exceeds 1 MiB (meta.c). */
+ * Store chunks are 0.5-1 MiB once a record exceeds 1 MiB (define.c). */
 #define DIRECT_MIN_BYTES ((size_t)256 << 10)
 
 static atomic_size_t chunks_written;

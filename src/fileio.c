@@ -146,7 +146,7 @@ int64_t fileio_store(raster_var *v, size_t s)
     }
     if (v->store_var[s] < 0)
         return -1;
-    /* the store variable (meta.c, define_store) */
+    /* the store variable (define.c, define_store) */
     return fileio_dataset(v->file, v->store_grp[s], "data");
 }
 
@@ -592,7 +592,7 @@ int fileio_mask_rows(const raster_var *v, size_t y0, size_t ny, size_t x0,
 
 /* ---- the span cache ------------------------------------------------------ */
 
-/* A read-only file keeps what its thin reads pread (chunkio.c's staged
+/* A read-only file keeps what its thin reads pread (spans.c's staged
  * spans, maskio.c's mask rows): a band a cell or a few wide pays a pread
  * per tile span and plane, each copying the whole span (about 100 times
  * the values a one-column band needs), and mask rows for its mixed tiles,

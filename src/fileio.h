@@ -93,7 +93,7 @@ int64_t fileio_contiguous(int64_t did, size_t elem);
  * then the caller opens what it needs itself. */
 int64_t fileio_table_kept(raster_var *v, const char *name);
 
-/* Filters raster can undo itself (chunkio.c). */
+/* Filters raster can undo itself (inflate.c). */
 #define FILEIO_MAX_FILTERS 3
 
 /* 1 when dataset `did` (creation property list `dcpl`) holds values of

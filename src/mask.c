@@ -315,7 +315,7 @@ static void put_chunk(raster_mask *m, const unsigned char *out,
 
 /* An int mask file deflated (and shuffled), as mask files usually are,
  * its chunks read with pread where HDF5 says they are and inflated by
- * unfilter.c (as chunkio.c reads deflated stores): the
+ * unfilter.c (as inflate.c reads deflated stores): the
  * bundled 2400 x 3600 POP mask (deflate level 9) took 0.10-0.18 s through
  * netCDF, 60 % of it in zlib, and each shim process that writes loads its
  * RASTER_MASK once. 1 when m->values holds the mask; 0 (nothing to undo,

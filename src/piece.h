@@ -6,9 +6,9 @@
  * A strided piece (rep > 0) is rep + 1 such rows, row r at store cell
  * soff + r * sstep and plane cell uoff + r * ustep (sstep, ustep >= len):
  * a column of a thin band through a tile is one piece, not one a value.
- * Only read-only hyperslab reads make them (tiles.c); chunkio.c moves
+ * Only read-only hyperslab reads make them (tiles.c); spans.c moves
  * them on its direct path and turns them back into plain pieces for any
- * other (unstride).
+ * other (spans_unstride).
  */
 #ifndef RASTER_PIECE_H
 #define RASTER_PIECE_H

@@ -37,7 +37,7 @@ void var_wrote(raster_var *v, const size_t *start, const size_t *count,
 /* 1 when dimension `dimid`, seen from group `grpid`, is unlimited. */
 int var_nc_dim_unlimited(int grpid, int dimid);
 
-/* Frees the small writes v holds back, unwritten (chunkio.c's flush has
+/* Frees the small writes v holds back, unwritten (writeback.c's flush has
  * written them; var_free drops them). */
 void var_pend_free(raster_var *v);
 

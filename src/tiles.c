@@ -1133,7 +1133,7 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
     const struct tile_index *t = v->tiles;
     s.maxstep = t->th * t->tw < PIECE_STEP_MAX ? t->th * t->tw
                                                 : PIECE_STEP_MAX;
-    /* a large box goes by windows (chunkio.c), which take plain pieces:
+    /* a large box goes by windows (windows.c), which take plain pieces:
      * merging rows there would only be undone */
     if (count[dy] * count[dx] > MEMO_BYTES / v->elem)
         s.maxstep = 0;

@@ -1,7 +1,7 @@
 /*
  * unfilter.h - undoing HDF5's deflate, shuffle and fletcher32 filters on
  * a chunk's stored bytes, without HDF5: the read path's inflater
- * (chunkio.c), one state per reading thread.
+ * (inflate.c), one state per reading thread.
  */
 #ifndef RASTER_UNFILTER_H
 #define RASTER_UNFILTER_H

@@ -86,7 +86,7 @@ typedef struct region_info {
 #define VAR_MAGIC 0x52535456u  /* "RSTV" */
 #define DEAD_MAGIC 0xdeadbeefu
 
-/* A small write held back (chunkio.c, pend_add): len cells of store
+/* A small write held back (writeback.c, pend_add): len cells of store
  * `store` from cell soff, in plane `outer` (outer indices row-major), its
  * values from cell voff of pend_write.vals; seq: arrival order. */
 typedef struct pent {
@@ -144,11 +144,11 @@ struct raster_var {
     unsigned char *store_ncw;  /* per store: 1 once raster wrote it through
                                   netCDF in this handle (netCDF then knows
                                   it written: a late _FillValue is refused;
-                                  chunkio.c's small writes wait for it) */
-    pend_write *pend;          /* small writes held back (chunkio.c),
+                                  writeback.c's small writes wait for it) */
+    pend_write *pend;          /* small writes held back (writeback.c),
                                   written by chunkio_flush; NULL when none */
     int64_t *store_did;        /* per store, its dataset (hid_t) kept open
-                                  for small writes (chunkio.c), or -1;
+                                  for small writes (writeback.c), or -1;
                                   closed by fileio_close */
     int64_t chunks_did;        /* a lean file's `chunks` table (hid_t),
                                   kept open from its checksums' read to its

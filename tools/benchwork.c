@@ -413,7 +413,7 @@ typedef struct zfloor {
     int threads;
 } zfloor;
 
-/* Threads as raster's read path takes them (src/chunkio.c read_threads,
+/* Threads as raster's read path takes them (src/fanout.c fanout_read_threads,
  * serial flavour): $RASTER_THREADS, else 2 where there are 2 cores. */
 static int floor_threads(void)
 {
@@ -641,7 +641,7 @@ static int zfloor_prepare(const bench_job *j, zfloor *z)
     z->threads = floor_threads();
     if ((size_t)z->threads > z->n)
         z->threads = z->n ? (int)z->n : 1;
-    /* raster inflates on one thread below 256 KiB decoded (chunkio.c) */
+    /* raster inflates on one thread below 256 KiB decoded (inflate.c) */
     if (z->decoded < ((size_t)256 << 10))
         z->threads = 1;
     rc = z->n ? 0 : -1;
