@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh - the project's entry point.
 #   ./run.sh demo    build, then run the main job end to end on bundled data
-#   ./run.sh test    build, then run the whole test suite (also sanitized)
+#   ./run.sh test    build, then run the test suite (also sanitized); with
+#                    --full also the heavier variants (meson suite 'full')
 #   ./run.sh build   only build (into build/)
 # Each installs the Debian packages it needs when they are missing.
 set -euo pipefail
@@ -103,10 +104,15 @@ build() {
     say "built: build/src/libraster.so, build/preload/libraster_preload.so, build/tools/"
 }
 
-# run_suite DIR: meson test in DIR; prints its summary, returns its status.
+# run_suite DIR [meson test options]: meson test in DIR; prints its
+# summary, returns its status.
 run_suite() {
     local dir=$1 status=0
+    shift
+    # timeouts catch hangs; a busy machine (a CI host, a second job) runs
+    # the slow tests at a third of their idle speed
     meson test -C "$dir" --print-errorlogs --num-processes 2 \
+        --timeout-multiplier 3 "$@" \
         > "$dir/test-output.txt" 2>&1 || status=$?
     grep -E '^ *[0-9]+/[0-9]+ ' "$dir/test-output.txt" || true
     if [ $status -ne 0 ]; then
@@ -120,7 +126,14 @@ count() {
     awk -v w="$2:" '$1 == w { n = $2 } END { print n + 0 }' "$1/test-output.txt"
 }
 
+# run_tests [--full]: both builds' suites; the 'full' suite only with --full
 run_tests() {
+    local start=$SECONDS select=(--no-suite full) what="test suite"
+    case ${1:-} in
+        --full) select=() what="full test suite" ;;
+        '') ;;
+        *) echo "usage: ./run.sh test [--full]" >&2; return 2 ;;
+    esac
     build
     # UBSan must fail a test, not only print: no recovery.
     setup build-san -Db_sanitize=address,undefined -Db_lundef=false \
@@ -128,13 +141,15 @@ run_tests() {
     quietly build-san/ninja-output.txt ninja -C build-san
     local status=0 passed=0 failed=0 skipped=0 dir
     for dir in build build-san; do
-        say "test suite in $dir/"
-        run_suite "$dir" || status=1
+        say "$what in $dir/"
+        run_suite "$dir" "${select[@]}" || status=1
         passed=$((passed + $(count "$dir" Ok)))
         failed=$((failed + $(count "$dir" Fail) + $(count "$dir" Timeout)))
         skipped=$((skipped + $(count "$dir" Skipped)))
     done
-    echo "raster: $passed passed, $failed failed, $skipped skipped"
+    local took=$((SECONDS - start))
+    echo "raster: $passed passed, $failed failed, $skipped skipped" \
+         "($what, $((took / 60)) min $((took % 60)) s with the builds)"
     return $status
 }
 
@@ -145,7 +160,7 @@ demo() {
 
 case "${1:-}" in
     demo) demo ;;
-    test) run_tests ;;
+    test) run_tests "${2:-}" ;;
     build) build ;;
-    *) echo "usage: ./run.sh demo|test|build" >&2; exit 2 ;;
+    *) echo "usage: ./run.sh demo|test [--full]|build" >&2; exit 2 ;;
 esac
