@@ -33,6 +33,7 @@
 
 static atomic_size_t load_min = LOAD_MIN;
 static atomic_size_t loaded_bytes;
+static atomic_size_t begun;
 static atomic_int behind_on = 1;
 static atomic_int sendfile_on = 1;
 
@@ -42,6 +43,8 @@ void prefetch_set_min(size_t bytes)
 }
 
 size_t prefetch_loaded_bytes(void) { return atomic_load(&loaded_bytes); }
+
+size_t prefetch_begun(void) { return atomic_load(&begun); }
 
 void prefetch_set_behind(int on) { atomic_store(&behind_on, on); }
 
@@ -251,6 +254,7 @@ prefetch *prefetch_begin(int fd, const off_t (*r)[2], size_t n, int behind)
 {
     if (n == 0 || fd < 0)
         return NULL;
+    atomic_fetch_add(&begun, 1);
     /* the long stretches (no more than there are ranges) */
     size_t min = atomic_load(&load_min);
     off_t budget = LOAD_MAX;

@@ -51,6 +51,11 @@ void prefetch_end(prefetch *p);
 void prefetch_set_min(size_t bytes);
 size_t prefetch_loaded_bytes(void);
 
+/* prefetch_begin's calls with ranges since the process started (for
+ * tests): a read that judged its data on disk made one, a read that found
+ * it cached none, so that a test can tell that choice from the load. */
+size_t prefetch_begun(void);
+
 /* Loads run behind the caller's reads on a helper thread (1, the
  * default) or before them (0: tests compare the two). */
 void prefetch_set_behind(int on);

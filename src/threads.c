@@ -19,14 +19,29 @@ typedef struct launch {
     int keep;
 #if defined(__linux__) && defined(CPU_SETSIZE)
     cpu_set_t allowed;
+    cpu_set_t start; /* the cores it was started on */
 #endif
 } launch;
+
+#if defined(__linux__) && defined(CPU_SETSIZE)
+/* thread_started's: noted before the mask is widened */
+static _Thread_local int started_cpu = -1;
+static _Thread_local cpu_set_t started_mask;
+
+int thread_started(cpu_set_t *mask)
+{
+    *mask = started_mask;
+    return started_cpu;
+}
+#endif
 
 static void *trampoline(void *p)
 {
     launch l = *(launch *)p;
     raster_free(p);
 #if defined(__linux__) && defined(CPU_SETSIZE)
+    started_cpu = sched_getcpu();
+    started_mask = l.start;
     if (!l.keep)
         (void)sched_setaffinity(0, sizeof l.allowed, &l.allowed); /* a hint */
 #endif
@@ -75,6 +90,7 @@ static int start_with(pthread_t *tid, pthread_attr_t *attr, launch *l,
         CPU_CLR(here, &mask);
     if (pthread_attr_setaffinity_np(attr, sizeof mask, &mask) != 0)
         return -1;
+    l->start = mask;
     return pthread_create(tid, attr, trampoline, l);
 #else
     (void)tid, (void)attr, (void)l, (void)here, (void)away;

@@ -48,4 +48,13 @@ int thread_team_start(thread_team *t, pthread_t *tid, int detached,
                       void *(*fn)(void *), void *arg);
 void thread_team_end(thread_team *t);
 
+#if defined(__linux__) && defined(CPU_SETSIZE)
+/* Called by a helper: the core it first ran on (-1: not started by
+ * thread_start or thread_team_start, or not placed), and in *mask the
+ * cores it was started on. For tests: once it runs, a helper may be moved
+ * to any core its widened mask allows, so where it runs later proves
+ * nothing about where it was placed. */
+int thread_started(cpu_set_t *mask);
+#endif
+
 #endif

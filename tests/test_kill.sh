@@ -77,7 +77,8 @@ refused() {
 }
 
 # kills at fixed moments spread over the run (about 0.2 s), then two at
-# random ones; odd trials sync after every record
+# random ones; odd trials sync after every record (and two more below, at
+# a point of the writing)
 i=0
 for delay in 0 0.003 0.01 0.02 0.04 0.06 0.09 0.12 0.16 \
              "0.$(awk 'BEGIN { srand(); printf "%03d", rand() * 200 }')" \
@@ -108,6 +109,31 @@ for delay in 0 0.003 0.01 0.02 0.04 0.06 0.09 0.12 0.16 \
         fi
     else
         fail "trial $i: writer ended with status $status"
+    fi
+    rm -f "$f"
+done
+# killed once the file holds records (64 KiB: 8 of them), whatever the
+# machine's speed: beside a busy CPU or sanitized, the fixed moments above
+# can all fall before the writer has created anything, and then nothing
+# above is refused
+grown() { [ -f "$1" ] && [ "$(wc -c < "$1")" -ge 65536 ]; }
+for sync in 0 1; do
+    i=$((i + 1))
+    f="$tmp/killed$i.nc"
+    LD_PRELOAD="$preload" "$writer" "$tmp/m.nc" "$f" $nrec $sync > "$tmp/w.out" &
+    pid=$!
+    n=0 # a writer that fails or stalls is not waited for past a minute
+    while ! grown "$f" && [ $n -lt 12000 ]; do
+        sleep 0.005
+        n=$((n + 1))
+    done
+    kill -9 $pid 2> /dev/null
+    { wait $pid; } 2> /dev/null
+    status=$?
+    if [ $status -eq 137 ] && grown "$f" && ! grep -q closed "$tmp/w.out"; then
+        refused "$f" "trial $i (killed past 64 KiB, sync $sync)"
+    else
+        fail "trial $i: writer not killed while writing (status $status)"
     fi
     rm -f "$f"
 done

@@ -32,7 +32,7 @@ static void test_behind(void **state)
                            {5 * MB + 4096, 4 * MB},
                            {9 * MB + 8192, 4 * MB},
                            {13 * MB + 8192, 4 * MB}};
-    size_t before = prefetch_loaded_bytes();
+    size_t before = prefetch_loaded_bytes(), begun = prefetch_begun();
     prefetch *p = prefetch_begin(fd, r, 4, 1);
     assert_non_null(p);
     assert_true(prefetch_loads(p, MB));
@@ -47,6 +47,9 @@ static void test_behind(void **state)
     const off_t s[2][2] = {{0, 4096}, {8 * MB, 4096}};
     assert_null(prefetch_begin(fd, s, 2, 1));
     prefetch_end(NULL);
+    /* both counted (a read from disk began a load); no ranges, none */
+    assert_null(prefetch_begin(fd, s, 0, 1));
+    assert_int_equal(prefetch_begun() - begun, 2);
     close(fd);
     unlink(path);
 }

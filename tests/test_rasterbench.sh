@@ -55,21 +55,28 @@ for case in singles | multis:
         assert rb <= f["bytes_read"] < rb + 4096, (case, f["bytes_read"], rb)
         assert rb <= r["bytes_read"] < rb + 8 * 1024 * 1024, (case, r, rb)
         assert n["bytes_read"] >= rb, (case, n, rb)
-# raster's reads carry their phases (raster_read_phases), which add up to
-# about the read's time (open to close; a repetition each here, so the
-# median is that repetition)
+# raster's reads carry their phases (raster_read_phases): parts of the
+# read's time (open to close; a repetition each here, so the median is
+# that repetition) that add up to about all of it (over 99% here). Never
+# more; but less by any amount in a read that lost the core between two
+# phases (to a CPU hog, for a time slice: 3 ms of a 1.5 ms read), so the
+# lower bound holds for the reads' median: half of them would have to
+# lose their core in the few microseconds between phases
 phases = ("open", "find", "alloc", "check", "tables", "plan", "move",
           "free", "close")
+shares = []
 for x in cases:
     if x["method"] in ("raster", "raster_malloc", "raster_deflated"):
         p = x["phases_s"]
         assert sorted(p) == sorted(phases), x
         assert all(v >= 0 for v in p.values()), x
         assert p["move"] > 0 and p["open"] > 0, x
-        assert 0.5 * x["median_s"] <= sum(p.values()) <= \
-            1.05 * x["median_s"] + 1e-4, x
+        assert sum(p.values()) <= 1.05 * x["median_s"] + 1e-4, x
+        shares.append(sum(p.values()) / x["median_s"])
     else:
         assert "phases_s" not in x, x
+shares.sort()
+assert len(shares) >= 20 and shares[len(shares) // 2] >= 0.5, shares
 # the Atlantic straddles the seam: its bounding box is the whole width
 a = get("Atlantic", "netcdf", "warm")
 assert a["bytes_read"] > 3 * get("Atlantic", "raster", "warm")["bytes_read"]

@@ -18,9 +18,25 @@ __attribute__((constructor)) static void testutil_format_from_env(void)
         meta_default_format = atoi(e);
 }
 
+/* RASTER_TEST_ONLY=PATTERN runs only the tests whose names match it (one
+ * test run many times over, e.g. beside a CPU hog). */
+__attribute__((constructor)) static void testutil_filter_from_env(void)
+{
+    const char *e = getenv("RASTER_TEST_ONLY");
+    if (e && *e)
+        cmocka_set_test_filter(e);
+}
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#ifdef __linux__
+#include <linux/magic.h>
+#include <sys/vfs.h>
+#endif
 #include <sys/wait.h>
 #include <hdf5.h>
 #include <math.h>
@@ -63,16 +79,87 @@ void tmpdir_path(char *buf, size_t len, const char *name)
     snprintf(buf, len, "%s/%s", test_tmpdir, name);
 }
 
-void evict_file(const char *path)
+/* Pages of fd's file in the page cache: cachestat (Linux 6.5, no I/O),
+ * else mincore over a mapping of it; -1 when neither can tell. */
+static long cached_pages(int fd)
+{
+#ifdef __linux__
+#ifndef SYS_cachestat
+#define SYS_cachestat 451 /* the same on every architecture */
+#endif
+    struct {
+        uint64_t off, len; /* len 0: to the end of the file */
+    } range = {0, 0};
+    struct {
+        uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted,
+            nr_recently_evicted;
+    } cs;
+    if (syscall(SYS_cachestat, fd, &range, &cs, 0) == 0)
+        return (long)cs.nr_cache;
+#endif
+    struct stat st;
+    long ps = sysconf(_SC_PAGESIZE);
+    if (fstat(fd, &st) != 0 || ps <= 0)
+        return -1;
+    if (st.st_size == 0)
+        return 0;
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED)
+        return -1;
+    size_t np = ((size_t)st.st_size + (size_t)ps - 1) / (size_t)ps;
+    unsigned char *vec = malloc(np);
+    long n = -1;
+    if (vec && mincore(m, (size_t)st.st_size, vec) == 0) {
+        n = 0;
+        for (size_t i = 0; i < np; i++)
+            n += vec[i] & 1;
+    }
+    free(vec);
+    (void)munmap(m, (size_t)st.st_size);
+    return n;
+}
+
+/* Rounds of DONTNEED while pages stay cached, 2 ms apart: a page the
+ * kernel is still reading in (read-ahead an earlier read started) is
+ * locked, and DONTNEED passes it by; the next round drops it. */
+#define EVICT_ROUNDS 1000
+
+long evict_file(const char *path)
 {
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         fail_msg("%s: cannot open it to evict it", path);
-    (void)fdatasync(fd);
-    int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    int keeps = 0; /* tmpfs and ramfs keep their pages: no wait */
+#ifdef __linux__
+    struct statfs fs;
+    keeps = fstatfs(fd, &fs) == 0 &&
+            (fs.f_type == TMPFS_MAGIC || fs.f_type == RAMFS_MAGIC);
+#endif
+    long left = -1;
+    for (int round = 0; round < EVICT_ROUNDS; round++) {
+        (void)fdatasync(fd);
+        int rc = posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+        if (rc != 0) {
+            close(fd);
+            fail_msg("%s: posix_fadvise(DONTNEED): error %d", path, rc);
+        }
+        left = cached_pages(fd);
+        if (left <= 0 || keeps) /* gone, or cannot tell */
+            break;
+        (void)usleep(2000);
+    }
     close(fd);
-    if (rc != 0)
-        fail_msg("%s: posix_fadvise(DONTNEED): error %d", path, rc);
+    return left;
+}
+
+void evict_cold(const char *path)
+{
+    long left = evict_file(path);
+    if (left > 0)
+        fail_msg("%s: %ld pages still cached after eviction (a file "
+                 "system without a page cache of its own, such as tmpfs?): "
+                 "a read from disk cannot be tested",
+                 path, left);
 }
 
 /* ---- PRNG (splitmix64) -------------------------------------------------- */

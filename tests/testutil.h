@@ -4,7 +4,8 @@
  * a seeded PRNG, a netCDF mask file writer, lookups in the raster layout
  * (storage groups, text attributes, HDF5 storage of a dataset), and checks
  * of masks, meshes and region statistics. Helpers used by one program stay
- * in its file.
+ * in its file. RASTER_TEST_ONLY=PATTERN in the environment runs only the
+ * tests whose names match it.
  */
 #ifndef RASTER_TESTUTIL_H
 #define RASTER_TESTUTIL_H
@@ -45,11 +46,16 @@ int tmpdir_remove(void **state);
 void tmpdir_path(char *buf, size_t len, const char *name);
 
 /* Drops the file's pages from the page cache (fdatasync, then
- * POSIX_FADV_DONTNEED), so that the next read takes raster's path for
- * data on disk; on a file system without a page cache of its own (tmpfs)
- * nothing changes. Fails the test when the file cannot be opened or the
- * kernel refuses the advice. */
-void evict_file(const char *path);
+ * POSIX_FADV_DONTNEED, again while pages the kernel was still reading in
+ * stay), so that the next read finds the file on disk; on a file system
+ * without a page cache of its own (tmpfs) nothing changes.
+ * Returns the pages left cached (0: all gone; -1: unknown). Fails the
+ * test when the file cannot be opened or the kernel refuses the advice. */
+long evict_file(const char *path);
+
+/* evict_file, failing the test unless every page is gone (a test whose
+ * assertions need the read from disk). */
+void evict_cold(const char *path);
 
 /* ---- status checks ------------------------------------------------------ */
 
