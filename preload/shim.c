@@ -877,29 +877,20 @@ SHIM_API int nc_inq_grp_full_ncid(int ncid, const char *full_name,
 
 /* ---- attributes --------------------------------------------------------- */
 
-/* The raster variable a call on (ncid, varid) concerns, adopting it first
- * when it is still pending (a rename); NULL: netCDF's alone. */
-static raster_var *raster_target(int ncid, int varid)
+/* The raster variable a call on (ncid, varid) concerns, or NULL: netCDF's
+ * alone. A rename adopts the variable first when it is still pending; a
+ * data call (`data`), on any variable, adopts every pending variable of
+ * the file, as netCDF ends the definition there (a data call on a
+ * coordinate written before the fields ends it too). */
+static raster_var *call_target(int ncid, int varid, int data)
 {
     if (varid < 0 || !shim_on())
         return NULL;
     shim_file *sf = files_find(ncid);
     if (!sf)
         return NULL;
-    return files_var(sf, ncid, varid);
-}
-
-/* The same for a data call, on any variable: netCDF ends the definition
- * there, so every pending variable of the file is adopted first (a data
- * call on a coordinate written before the fields ends it too). */
-static raster_var *data_target(int ncid, int varid)
-{
-    if (varid < 0 || !shim_on())
-        return NULL;
-    shim_file *sf = files_find(ncid);
-    if (!sf)
-        return NULL;
-    return files_data_var(sf, ncid, varid);
+    return data ? files_data_var(sf, ncid, varid)
+                : files_var(sf, ncid, varid);
 }
 
 /* The raster variable whose attribute `name` raster keeps itself (only
@@ -1115,7 +1106,7 @@ SHIM_API int nc_inq_var_filter(int ncid, int varid, unsigned int *idp,
 SHIM_API int nc_rename_var(int ncid, int varid, const char *name)
 {
     free_name(ncid, name);
-    raster_var *v = raster_target(ncid, varid);
+    raster_var *v = call_target(ncid, varid, 0);
     if (!v)
         return CALL_REAL(nc_rename_var, (ncid, varid, name));
     int rc = raster_var_rename(v, name);
@@ -1135,7 +1126,7 @@ static int is_note(const char *name)
 
 /* The note's attribute number on variable varid, or -1 (not a raster
  * variable, or a placeholder written before notes). A variable still
- * pending has no note; it is not adopted here (raster_target would), as
+ * pending has no note; it is not adopted here (call_target would), as
  * adoption waits for the program's attributes (files.c). */
 static int note_attnum(int ncid, int varid)
 {
@@ -1344,7 +1335,7 @@ static int data_call(raster_var *v, int put, int shape, const size_t *start,
                                         NCAPI_KIND_##kind##_PARAMS,           \
                                         NCAPI_CONST_##dir ctype *data)        \
     {                                                                         \
-        raster_var *v = data_target(ncid, varid);                             \
+        raster_var *v = call_target(ncid, varid, 1);                          \
         if (v)                                                                \
             return data_call(v, #dir[0] == 'p', NCAPI_KIND_##kind##_SHAPE,    \
                              (void *)data, memtype);                          \

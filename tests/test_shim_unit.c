@@ -1186,17 +1186,27 @@ static void test_groups_and_dims_hidden(void **state)
 /* The chunk-spec route (include/raster.h): a tagged spec hands raster the
  * variable's mask and base chunk shape; netCDF gets the chunk shape only,
  * and the variable is adopted when the file closes. */
+/* The test's chunk spec: a 2 x 3 mask, base chunk 1 x 3. */
+static const int spec_mask[6] = {1, 1, 2, -3, 2, 2};
+static const size_t spec_chunk[2] = {1, 3};
+
+/* Opens raster.nc for writing and gives variable varid the chunk spec. */
+static int open_with_spec(int varid, size_t *spec)
+{
+    raster_chunkspec(spec, 2, spec_chunk, spec_mask, 2, 3);
+    int ncid = -1;
+    assert_int_equal(nc_open("raster.nc", NC_WRITE, &ncid), NC_NOERR);
+    assert_int_equal(nc_def_var_chunking(ncid, varid, NC_CHUNKED, spec),
+                     NC_NOERR);
+    return ncid;
+}
+
 static void test_chunk_spec(void **state)
 {
     (void)state;
-    const int mask[6] = {1, 1, 2, -3, 2, 2};
-    const size_t chunk[2] = {1, 3};
+    const int *mask = spec_mask;
     size_t spec[3 + 2 + 6];
-    raster_chunkspec(spec, 2, chunk, mask, 2, 3);
-    int ncid = -1;
-    assert_int_equal(nc_open("raster.nc", NC_WRITE, &ncid), NC_NOERR);
-    assert_int_equal(nc_def_var_chunking(ncid, 2, NC_CHUNKED, spec),
-                     NC_NOERR);
+    int ncid = open_with_spec(2, spec);
     call *c = last("nc_def_var_chunking");
     assert_int_equal(c->i[0], NC_CHUNKED);
     assert_int_equal(c->i[1], 1);
@@ -1253,14 +1263,8 @@ static void test_chunk_spec(void **state)
 static void test_data_call_adopts_all(void **state)
 {
     (void)state;
-    const int mask[6] = {1, 1, 2, -3, 2, 2};
-    const size_t chunk[2] = {1, 3};
     size_t spec[3 + 2 + 6];
-    raster_chunkspec(spec, 2, chunk, mask, 2, 3);
-    int ncid = -1;
-    assert_int_equal(nc_open("raster.nc", NC_WRITE, &ncid), NC_NOERR);
-    assert_int_equal(nc_def_var_chunking(ncid, 2, NC_CHUNKED, spec),
-                     NC_NOERR);
+    int ncid = open_with_spec(2, spec);
     assert_int_equal(nc_def_var_chunking(ncid, 5, NC_CHUNKED, spec),
                      NC_NOERR);
     assert_int_equal(count("raster_adopt_var"), 0); /* pending */
