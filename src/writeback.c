@@ -228,6 +228,19 @@ int chunkio_flush(raster_var *v)
     return rc;
 }
 
+
+/* writeback_small's way out, whether it wrote or held back: the stores'
+ * dataspaces closed, HDF5's error printing as it was, the buffers freed. */
+static void small_done(hid_t *space, size_t nst, unsigned char *tmp,
+                       H5E_auto2_t efunc, void *edata)
+{
+    for (size_t i = 0; i < nst; i++)
+        if (space[i] >= 0)
+            H5Sclose(space[i]);
+    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    raster_free(space);
+    raster_free(tmp);
+}
 /* *done = 1 when written here; 0 (nothing written) to go the usual way. */
 int writeback_small(raster_var *v, const piece *p, size_t n,
                     const size_t *ostart, const size_t *ocount,
@@ -290,12 +303,7 @@ int writeback_small(raster_var *v, const piece *p, size_t n,
     }
     /* a box of one plane is held back (see pend_add), the rest written */
     if (fits && planes == 1 && holdable(v)) {
-        for (size_t i = 0; i < nst; i++)
-            if (space[i] >= 0)
-                H5Sclose(space[i]);
-        H5Eset_auto2(H5E_DEFAULT, efunc, edata);
-        raster_free(space);
-        raster_free(tmp);
+        small_done(space, nst, tmp, efunc, edata);
         rc = pend_add(v, p, n, ostart, buf);
         if (rc == RASTER_OK)
             atomic_fetch_add(&small_writes, 1);
@@ -355,12 +363,7 @@ int writeback_small(raster_var *v, const piece *p, size_t n,
         }
         a = b;
     }
-    for (size_t i = 0; i < nst; i++)
-        if (space[i] >= 0)
-            H5Sclose(space[i]);
-    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
-    raster_free(space);
-    raster_free(tmp);
+    small_done(space, nst, tmp, efunc, edata);
     if (fits && rc == RASTER_OK) {
         atomic_fetch_add(&small_writes, 1);
         *done = 1;
