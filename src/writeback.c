@@ -228,7 +228,6 @@ int chunkio_flush(raster_var *v)
     return rc;
 }
 
-
 /* writeback_small's way out, whether it wrote or held back: the stores'
  * dataspaces closed, HDF5's error printing as it was, the buffers freed. */
 static void small_done(hid_t *space, size_t nst, unsigned char *tmp,
@@ -241,6 +240,7 @@ static void small_done(hid_t *space, size_t nst, unsigned char *tmp,
     raster_free(space);
     raster_free(tmp);
 }
+
 /* *done = 1 when written here; 0 (nothing written) to go the usual way. */
 int writeback_small(raster_var *v, const piece *p, size_t n,
                     const size_t *ostart, const size_t *ocount,
