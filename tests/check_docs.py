@@ -8,10 +8,12 @@ usage: check_docs.py SOURCE_DIR BUILD_DIR            check (exit 1 on drift)
    `nm` (a call is an undefined symbol of one object that another object
    of the same library defines), each module on the floor above the
    highest module it calls. The picture between the markers in
-   ARCHITECTURE.md must be exactly the one the objects give, and no module
-   may call one that calls it back (directly or through others).
+   ARCHITECTURE.md must be exactly the one the objects give, no module
+   may call one that calls it back (directly or through others), and no
+   module of src/ may call one of a folder that comes after its own in
+   src/meson.build's `layers` (the folders are the layers, bottom up).
 2. Every file path and every function the page cites exists: a path in
-   backquotes (`src/file.c`, `docs/FORMAT.md`), a `name()` in backquotes,
+   backquotes (`src/api/file.c`, `docs/FORMAT.md`), a `name()` in backquotes,
    and a `file.c:name` pair (the function defined in that file).
 """
 import os
@@ -22,7 +24,7 @@ import sys
 BEGIN = "<!-- modules: begin (tests/check_docs.py --picture) -->"
 END = "<!-- modules: end -->"
 # Everything calls these: left out of the picture, named under it.
-GROUND = {"error", "alloc"}
+GROUND = {"base/error", "base/alloc"}
 
 
 def objects(build):
@@ -33,8 +35,9 @@ def objects(build):
         d = os.path.join(build, "src", core)
         if os.path.isdir(d):
             for o in sorted(os.listdir(d)):
+                # meson names src/base/error.c's object base_error.c.o
                 if o.endswith(".c.o"):
-                    objs[o[:-4]] = os.path.join(d, o)
+                    objs[o[:-4].replace("_", "/", 1)] = os.path.join(d, o)
             break
     d = os.path.join(build, "preload", "libraster_shim.so.p")
     for o in sorted(os.listdir(d)) if os.path.isdir(d) else []:
@@ -68,6 +71,27 @@ def calls(build):
             if callee and callee != mod and not name.startswith("nc_"):
                 graph[mod].add(callee)
     return graph
+
+
+def layers(src):
+    """The folders of src/, bottom up, as src/meson.build lists them."""
+    text = open(os.path.join(src, "src", "meson.build")).read()
+    m = re.search(r"^layers = \[([^]]*)\]", text, re.M)
+    return re.findall(r"'(\w+)'", m.group(1)) if m else []
+
+
+def upward(graph, order):
+    """Calls from a folder of src/ into one that comes after it."""
+    rank = {name: i for i, name in enumerate(order)}
+    bad = []
+    for m, callees in sorted(graph.items()):
+        folder = m.split("/")[0]
+        if folder not in rank:
+            continue
+        for c in sorted(callees):
+            if rank.get(c.split("/")[0], -1) > rank[folder]:
+                bad.append(f"{m} calls {c}, in a folder above its own")
+    return bad
 
 
 def cycles(graph):
@@ -176,6 +200,10 @@ def main():
     fails = []
     for m in cycles(graph):
         fails.append(f"module {m} calls a module that calls it back")
+    order = layers(src)
+    if not order:
+        fails.append("src/meson.build lists no layers")
+    fails += upward(graph, order)
     text = open(doc).read()
     if BEGIN not in text or END not in text:
         fails.append("ARCHITECTURE.md has no module picture markers")

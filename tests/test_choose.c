@@ -1,5 +1,5 @@
 /*
- * test_choose.c - unit tests of raster_var_choose (src/choose.c), the rule
+ * test_choose.c - unit tests of raster_var_choose (src/api/choose.c), the rule
  * for which variables are data stored by region: every reason on one
  * netCDF-4 file (coordinates by dimension name, axis, standard_name, CF
  * units, coordinates/bounds/cell_measures words of any group, char and

@@ -563,7 +563,7 @@ static void test_adopt_refused(void **state)
     RS(raster_mask_wrap(mask_vals, NY, NX, &m));
     raster_var *v = NULL;
     int rc = raster_adopt_var(rf, nc, varid, NULL, m, &v);
-    if (rc == RASTER_OK) { /* once raster quantizes (src/quantize.c) */
+    if (rc == RASTER_OK) { /* once raster quantizes (src/base/quantize.c) */
         raster_compression got;
         RS(raster_var_compression(v, &got));
         assert_int_equal(got.quantize_mode, NC_QUANTIZE_BITGROOM);

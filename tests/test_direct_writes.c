@@ -1,6 +1,6 @@
 /*
  * test_direct_writes.c - store chunks written straight to the file
- * (src/direct.c) hold what netCDF would have written.
+ * (src/access/direct.c) hold what netCDF would have written.
  *
  * The same writes go to a raster variable (raster_var_put) and to a plain
  * netCDF-4 variable; both are then compared element by element, through

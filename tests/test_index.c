@@ -1,5 +1,5 @@
 /*
- * test_index.c - unit tests of the Chunk Index Manager (src/index.c):
+ * test_index.c - unit tests of the Chunk Index Manager (src/plan/index.c):
  * per-region statistics and chunk lists on small hand-made masks whose
  * every number is worked out by hand in the comments.
  *

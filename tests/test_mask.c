@@ -1,5 +1,5 @@
 /*
- * test_mask.c - unit tests of region masks (src/mask.c): loading 2-D mask
+ * test_mask.c - unit tests of region masks (src/plan/mask.c): loading 2-D mask
  * variables of every netCDF numeric type from netCDF-4 and classic files,
  * the errors for unusable masks and files, CF region names
  * (flag_values / flag_meanings), raster_mask_wrap, a mask larger than the

@@ -1,5 +1,5 @@
 /*
- * test_mesh.c - unit tests of the Region Mesh Builder (src/mesh.c) and of
+ * test_mesh.c - unit tests of the Region Mesh Builder (src/plan/mesh.c) and of
  * the statistics the Chunk Index Manager derives from its chunks.
  *
  *  - the paper's Table 1 (DESIGN.md worked example), exactly, on a 4 x 80

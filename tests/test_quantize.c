@@ -1,5 +1,5 @@
 /*
- * test_quantize.c - unit tests of src/quantize.c against netCDF itself:
+ * test_quantize.c - unit tests of src/base/quantize.c against netCDF itself:
  * for each quantize mode, float and double, several nsd, with and without
  * a _FillValue (also NaN), the values one nc_put_vara stores through a
  * variable with nc_def_var_quantize equal quantize_buffer's bit for bit

@@ -1,5 +1,5 @@
 /*
- * test_regions.c - unit tests of regions_mark (src/regions.c), the bitmap
+ * test_regions.c - unit tests of regions_mark (src/format/regions.c), the bitmap
  * that proves a region's runs use each of its store cells once and a
  * hyperslab's pieces cover each cell of the caller's plane once. It marks
  * whole words at a time, so the cases are the edges of words: a run inside

@@ -1,6 +1,6 @@
 /*
- * test_storage.c - round trips of the region storage core (src/meta.c,
- * src/chunkio.c, src/layout.c, src/file.c, src/hyperslab.c, src/region.c) that assert real values.
+ * test_storage.c - round trips of the region storage core (src/format/meta.c,
+ * src/move/chunkio.c, src/plan/layout.c, src/api/file.c, src/api/hyperslab.c, src/api/region.c) that assert real values.
  *
  * Every case keeps an in-memory reference of the whole variable (the fill
  * value where nothing was written) and writes each hyperslab both through
@@ -1461,7 +1461,7 @@ static int tile_pure(const scase *c, size_t ty, size_t tx, size_t th,
 }
 
 /* Thin bands of a wide grid, read-only: the mask of the tiles a band
- * touches is read with pread (src/maskio.c): a mixed tile whole, a pure
+ * touches is read with pread (src/access/maskio.c): a mixed tile whole, a pure
  * tile's first served row, or the band of a tile row whole when that costs
  * less. Masks stored in 1, 2 and 4 bytes (the 4-byte mask's rows lie
  * further apart than MASKIO_PREAD_BYTES: read a row per call; the others
@@ -2822,7 +2822,7 @@ static void test_adopt_var_fill_value(void **state)
     }
     RS(raster_close(f));
     unlink(path);
-    /* Regression (fixed): src/meta.c meta_define() (adoption, varid >= 0) ignores the
+    /* Regression (fixed): src/format/meta.c meta_define() (adoption, varid >= 0) ignores the
      * adopted variable's own _FillValue: v->fill stays the type's default
      * and every store gets `data:_FillValue` = the default (-2147483647
      * here). Unwritten cells read as the default while the file is open;
@@ -2987,7 +2987,7 @@ static void test_storage_name_taken_by_variable(void **state)
         RS(raster_close(f));
     }
     unlink(path);
-    /* Regression (fixed): src/meta.c define_group() skips only names taken by groups
+    /* Regression (fixed): src/format/meta.c define_group() skips only names taken by groups
      * (nc_inq_grp_ncid), so when a variable (or a user-defined type) is
      * named raster_v, nc_def_grp fails with NC_ENAMEINUSE and
      * raster_def_var() returns RASTER_ENETCDF ("defining the group of v:

@@ -16,7 +16,7 @@
  *    (the storage group's description and tables, the placeholder missing
  *    or of another type or shape, two storage groups for one placeholder),
  *    newer format versions; no descriptor is leaked on failure;
- *  - allocation failure injection (src/alloc.h) over opening, reading and
+ *  - allocation failure injection (src/base/alloc.h) over opening, reading and
  *    writing.
  * Requests that might crash run in a forked child, so a crash is reported
  * as a failed assertion instead of ending the program.
@@ -610,7 +610,7 @@ static void test_adopt_written_var(void **state)
     }
     RS(raster_close(f));
     unlink(path);
-    /* Regression (fixed): src/variable.c raster_adopt_var() never checks that the variable was
+    /* Regression (fixed): src/api/variable.c raster_adopt_var() never checks that the variable was
      * never written (include/raster.h requires it, as it requires the
      * checked type, rank and grid): a written variable is adopted with
      * RASTER_OK, and from then on raster reads fill values where plain
@@ -810,7 +810,7 @@ static void test_failed_placeholder_leaves_name(void **state)
     }
     raster_mask_free(m);
     unlink(path);
-    /* Regression (fixed): src/meta.c meta_define() creates the placeholder (nc_def_var)
+    /* Regression (fixed): src/format/meta.c meta_define() creates the placeholder (nc_def_var)
      * and only then chunks it (nc_def_var_chunking); when the chunking is
      * refused (NC_EBADCHUNK here: outer chunk sizes of unlimited
      * dimensions are not clipped) the group is abandoned but the
@@ -866,7 +866,7 @@ static void test_two_groups_one_placeholder(void **state)
         snprintf(msg[mode], sizeof msg[mode], "%s", raster_errmsg());
     }
     unlink(path);
-    /* Regression (fixed): src/meta.c meta_load() / src/file.c scan_groups() never check
+    /* Regression (fixed): src/format/meta.c meta_load() / src/api/file.c scan_groups() never check
      * that a placeholder is claimed by one storage group only: the file
      * opens with two raster variables named "a" (raster_var_find and
      * raster_var_by_varid see the first only), b's placeholder is left
@@ -997,7 +997,7 @@ static void test_put_unlimited_wraps(void **state)
     for (int i = 0; i < 2; i++) {
         assert_true(codes[i] != RASTER_OK);
         assert_true(msgs[i][0] != '\0');
-        /* Regression (fixed): src/variable.c var_check_box() skips every check of an unlimited
+        /* Regression (fixed): src/api/variable.c var_check_box() skips every check of an unlimited
          * dimension for writes, so start + count wrapping around size_t
          * reaches netCDF, which fails with an HDF error (RASTER_ENETCDF)
          * after having set the dimension's length to the wrapped end
@@ -1039,7 +1039,7 @@ static void test_stride_overflow(void **state)
     make_raster_file(path, 0);
     int rc = in_child("get with count * stride overflowing", huge_stride_child,
                       path);
-    /* Regression (fixed): src/variable.c var_check_box(): `last = start + (count - 1) * step` can
+    /* Regression (fixed): src/api/variable.c var_check_box(): `last = start + (count - 1) * step` can
      * wrap to a small value (count = SIZE_MAX/2 + 2, step 2 gives last ==
      * start), passing the range check; hyperslab_pieces() then walks rows
      * far past the grid (lay->row_seg[y] out of bounds). */
@@ -1092,7 +1092,7 @@ static void test_unlimited_grid_dimension(void **state)
     tmpdir_path(path, sizeof path, "unlimgrid.nc");
     int rc = in_child("unlimited grid dimension", unlimited_grid_child, path);
     unlink(path);
-    /* Regression (fixed): src/variable.c raster_def_var() accepts an unlimited grid dimension;
+    /* Regression (fixed): src/api/variable.c raster_def_var() accepts an unlimited grid dimension;
      * when another variable grows it past the mask, check_box() (which
      * takes the limit from the dimension's current length) lets a read of
      * row NY+2 through, and hyperslab_pieces() reads lay->row_seg[y] past
@@ -1146,7 +1146,7 @@ static void test_late_fill_value(void **state)
     RS(raster_region_read(v, &id, 1, NULL, NULL, RASTER_LAYOUT_FULL, full));
     RS(raster_close(f));
     unlink(path);
-    /* Regression (fixed): src/variable.c raster_var_put_att(): a _FillValue after data is
+    /* Regression (fixed): src/api/variable.c raster_var_put_att(): a _FillValue after data is
      * first written to the attribute carrier (which netCDF accepts, it was
      * never written to) and copied into v->fill, and only then refused by
      * the stores (NC_ELATEFILL); the failed call leaves the file claiming
@@ -1492,7 +1492,7 @@ static void test_writer_died_unsynced(void **state)
             changed += got[i] != big_value(i);
         free(got);
         RS(raster_close(f));
-        /* Regression (fixed): src/hyperslab.c var_io(): the first write after raster_open(...,
+        /* Regression (fixed): src/api/hyperslab.c var_io(): the first write after raster_open(...,
          * RASTER_WRITE) clears the completeness marker only in HDF5's
          * metadata cache (meta_mark_complete(v, 0) without nc_sync) while
          * large data writes go straight to disk; a writer that dies leaves
@@ -2397,7 +2397,7 @@ static void c_mask_pure_cell(int g) { set_mask_cell(g, 0, 0, 6); }
 static void c_mask_mixed_cell(int g) { set_mask_cell(g, 5, 5, -5); }
 
 /* A read-only file serves hyperslabs from its `chunks` table and stored
- * mask (src/tiles.c), each served cell checked against the mask: where the
+ * mask (src/format/tiles.c), each served cell checked against the mask: where the
  * two disagree the read itself refuses the file. The runs of one region
  * (the one with the fewest) pin the tile shape down, so a damaged run of
  * that region is refused by the read too. */
@@ -2501,7 +2501,7 @@ static void *point_reader(void *p)
 
 /* A small read of a file with checksums builds a partial tile index: the
  * `chunks` rows of the regions its tiles' mask names, each region's rows
- * checked against their checksum (src/tiles.c, load_partial). Every cell's
+ * checked against their checksum (src/format/tiles.c, load_partial). Every cell's
  * series on a fresh handle and all of them on one, against the values
  * written; damage in the rows of a region is refused by the first read
  * that names it, and a cell whose mask names another region than its
@@ -2889,7 +2889,7 @@ static void test_format4_damage(void **state)
     unlink(path);
 }
 
-/* ---- the lean open (src/lean.c) ----------------------------------------------- */
+/* ---- the lean open (src/format/lean.c) ----------------------------------------------- */
 
 /* raster_open(RASTER_READ) through HDF5 alone, or through netCDF when
  * `netcdf` is set (RASTER_NO_LEAN); the file must have been opened the
@@ -3554,7 +3554,7 @@ static void test_alloc_failures_write(void **state)
             break; /* nothing failed any more */
     }
     assert_true(failures_seen > 5);
-    /* Regression (fixed): src/meta.c meta_define(): a failure after nc_def_grp(parent,
+    /* Regression (fixed): src/format/meta.c meta_define(): a failure after nc_def_grp(parent,
      * name) (out of memory for the region names text, or in
      * define_region() / define_mixed()) returns without removing the
      * half-defined group, so the name stays taken ("name v is already in

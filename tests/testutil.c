@@ -295,7 +295,7 @@ unsigned long long h5_storage_size(const char *path, const char *dataset)
 }
 
 /* Fails the test unless dataset `dataset` of `path` is a marked placeholder
- * (src/placeholder.c): raster's filter first and mandatory, its chunks
+ * (src/base/placeholder.c): raster's filter first and mandatory, its chunks
  * allocated early and every one of them the 8-byte marker, no data. */
 void h5_check_placeholder(const char *path, const char *dataset)
 {

@@ -413,7 +413,7 @@ typedef struct zfloor {
     int threads;
 } zfloor;
 
-/* Threads as raster's read path takes them (src/fanout.c fanout_read_threads,
+/* Threads as raster's read path takes them (src/move/fanout.c fanout_read_threads,
  * serial flavour): $RASTER_THREADS, else 2 where there are 2 cores. */
 static int floor_threads(void)
 {

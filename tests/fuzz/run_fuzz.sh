@@ -38,10 +38,10 @@ if [ ! -x "$bin" ]; then
 fi
 # (re)build when a source is newer than the binary
 # the serial library: every source but the MPI flavour's own
-sources="$src/tests/fuzz/fuzz_raster_file.c $(ls "$src"/src/*.c | grep -v -e '/parallel\.c$' -e '/parwrite\.c$')"
+sources="$src/tests/fuzz/fuzz_raster_file.c $(ls "$src"/src/*/*.c | grep -v -e '/parallel\.c$' -e '/parwrite\.c$')"
 stale=0
 [ -x "$bin" ] || stale=1
-for f in $sources "$src"/src/*.h "$src"/include/raster.h "$geninc/raster_version.h"; do
+for f in $sources "$src"/src/*/*.h "$src"/include/raster.h "$geninc/raster_version.h"; do
     [ "$f" -nt "$bin" ] && stale=1
 done
 if [ $stale = 1 ]; then
@@ -53,7 +53,7 @@ if [ $stale = 1 ]; then
     # shellcheck disable=SC2086
     "$CLANG" -std=c11 -D_GNU_SOURCE -DRASTER_BUILDING -g -O1 \
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-        -I"$src/include" -I"$geninc" -I"$src/src" $sources $flags -lm -lpthread \
+        -I"$src/include" -I"$geninc" $(printf ' -I%s' "$src"/src/*/) $sources $flags -lm -lpthread \
         -o "$bin.new" || { echo "FAIL: building the fuzz target"; exit 1; }
     mv "$bin.new" "$bin"
 fi

@@ -59,7 +59,7 @@ typedef struct region_run {
     uint64_t off;
 } region_run;
 
-/* One region of a variable (src/regions.h). */
+/* One region of a variable (src/format/regions.h). */
 typedef struct region_info {
     int32_t id;
     size_t pure_cells;   /* cells of its pure store */
@@ -174,7 +174,7 @@ struct raster_var {
     unsigned char wunlim[RASTER_MAX_DIMS];
     int64_t mask_base;
     size_t mask_elem;
-    /* a variable of a file opened without netCDF (src/lean.c): the HDF5
+    /* a variable of a file opened without netCDF (src/format/lean.c): the HDF5
      * path of its group, and which outer dimensions are unlimited; its
      * netCDF ids are -1 until file_netcdf() binds them */
     char *h5path;
@@ -222,7 +222,7 @@ struct raster_file {
     uint32_t magic;   /* FILE_MAGIC while open */
     struct raster_file *next_live; /* the registry of open files (file.c) */
     int ncid;         /* -1 while `lean` */
-    /* opened read-only through HDF5 alone (src/lean.c): netCDF is opened,
+    /* opened read-only through HDF5 alone (src/format/lean.c): netCDF is opened,
      * and the variables' netCDF ids bound, by file_netcdf() when a call
      * first needs it. Cleared (release) only once every id is in place,
      * so a reader that sees 0 sees the ids; the lean paths (HDF5 handle,

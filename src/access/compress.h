@@ -35,7 +35,7 @@ int compress_plain(const raster_compression *c);
  * type or with significant digits out of range, a filter HDF5 does not
  * have, raster's own marker, too many filters or parameters);
  * RASTER_EUNSUPPORTED for what raster cannot honour: filters or quantize
- * in a parallel file (`parallel` 1), quantize until src/quantize.c lands. */
+ * in a parallel file (`parallel` 1), quantize until src/base/quantize.c lands. */
 int compress_check(const raster_compression *c, int xtype, int parallel,
                    const char *name);
 

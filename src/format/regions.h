@@ -29,7 +29,7 @@ int regions_from_file(raster_var *v, int g, int *grps);
 
 /* Fills v's region table from the rows of a summary (below), len values,
  * with the same checks as regions_from_file(); finding each region's group
- * is the caller's (src/lean.c). v->ny, v->nx and v->format must be set. */
+ * is the caller's (src/format/lean.c). v->ny, v->nx and v->format must be set. */
 int regions_from_summary(raster_var *v, const long long *t, size_t len);
 
 /* Format 3: the variable group's summary of its regions, attribute

@@ -48,7 +48,7 @@ int mask_describe_ncid(int ncid, int varid, const char *label,
 #define MASK_STORED_NTYPES 5
 extern const int mask_stored_types[MASK_STORED_NTYPES];
 
-/* A stored mask described without netCDF (src/lean.c): its shape, and its
+/* A stored mask described without netCDF (src/format/lean.c): its shape, and its
  * names from flag_values (nvals) and flag_meanings (modified) when given.
  * It holds no values and reads none back until the file's netCDF ids are
  * bound to it (mask_bind_source). */

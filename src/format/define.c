@@ -30,7 +30,7 @@
 #include "placeholder.h"
 #include "regions.h"
 #include "state.h"
-#include "statstore.h"
+#include "statsfmt.h"
 #include "tables.h"
 
 /* Chunks of stores with unlimited dimensions: at most this many bytes (a
@@ -462,7 +462,7 @@ static int define_region_tables(raster_var *v, size_t nchunk_rows,
     return rc;
 }
 
-/* The stored statistics (statstore.h, docs/FORMAT.md): a row of
+/* The stored statistics (statsfmt.h, docs/FORMAT.md): a row of
  * STATS_FIELDS doubles per record and region, chunked a record at a time;
  * records never computed hold netCDF's default fill value, whose state is
  * neither fresh nor stale (and that no reader masks a 0 for). */

@@ -475,7 +475,7 @@ static int check_runs_sum(raster_var *v, size_t r, const long long *rows,
 static int runs_from_file(raster_var *v, size_t r)
 {
     region_info *ri = &v->regions[r];
-    int lean = v->file && v->file->lean; /* through HDF5 (src/lean.c) */
+    int lean = v->file && v->file->lean; /* through HDF5 (src/format/lean.c) */
     int shared = v->format >= 3;
     int g = shared ? v->grpid : v->store_grp[r], varid = -1, ndims;
     int dimids[2], st;

@@ -48,7 +48,7 @@ extern int meta_default_format;
  * them. `need_complete`: refuse a variable without the completeness marker. */
 int meta_load(raster_file *f, int grpid, int need_complete, raster_var **out);
 
-/* What src/lean.c reads of a variable through HDF5, checked there. */
+/* What src/format/lean.c reads of a variable through HDF5, checked there. */
 typedef struct meta_desc {
     const char *name;          /* the placeholder's */
     const char *h5path;        /* HDF5 path of the variable's group */
