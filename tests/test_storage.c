@@ -1,6 +1,8 @@
 /*
- * test_storage.c - round trips of the region storage core (src/format/meta.c,
- * src/move/chunkio.c, src/plan/layout.c, src/api/file.c, src/api/hyperslab.c, src/api/region.c) that assert real values.
+ * test_storage.c - round trips of the region storage core
+ * (src/format/meta.c, src/move/chunkio.c, src/plan/layout.c,
+ * src/api/file.c, src/api/hyperslab.c, src/api/region.c) that assert real
+ * values.
  *
  * Every case keeps an in-memory reference of the whole variable (the fill
  * value where nothing was written) and writes each hyperslab both through
@@ -34,6 +36,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <dlfcn.h>
 #include <hdf5.h>
 #include <inttypes.h>
 #include <netcdf.h>
@@ -2333,6 +2336,97 @@ static void test_two_vars_and_plain(void **state)
     unlink(path);
 }
 
+/* netCDF's dimension lengths asked for, counted: this program's
+ * nc_inq_dimlen comes before libnetcdf's for the library linked into it.
+ * An unlimited dimension's length makes netCDF scan every dataset on it. */
+static int dimlen_calls;
+
+int nc_inq_dimlen(int ncid, int dimid, size_t *lenp)
+{
+    static int (*real)(int, int, size_t *);
+    if (!real) {
+        void *sym = dlsym(RTLD_NEXT, "nc_inq_dimlen");
+        assert_non_null(sym);
+        memcpy(&real, &sym, sizeof real);
+    }
+    dimlen_calls++;
+    return real(ncid, dimid, lenp);
+}
+
+/* Issue 40: a warm read of a writable file asks netCDF nothing about its
+ * dimensions while the records it reads lie inside the lengths last seen;
+ * records a plain variable added since read as fill, and a read past
+ * them is refused as before. */
+static void test_warm_reads_skip_netcdf(void **state)
+{
+    (void)state;
+    enum { NY = 12, NX = 16 };
+    char path[600];
+    tmpdir_path(path, sizeof path, "warm.nc");
+    rng_seed(4040);
+    int32_t *m = make_mask(MASK_BLOCKY, NY, NX);
+    raster_mask *rm;
+    RS(raster_mask_wrap(m, NY, NX, &rm));
+    raster_file *f;
+    raster_var *v;
+    RS(raster_create(path, &f));
+    int ncid = raster_file_ncid(f), d[3], tv;
+    NC(nc_def_dim(ncid, "time", NC_UNLIMITED, &d[0]));
+    NC(nc_def_dim(ncid, "y", NY, &d[1]));
+    NC(nc_def_dim(ncid, "x", NX, &d[2]));
+    NC(nc_def_var(ncid, "time", NC_DOUBLE, 1, d, &tv));
+    RS(raster_def_var(f, ncid, "sst", NC_FLOAT, 3, d, NULL, rm, &v));
+    float vals[2 * NY * NX];
+    for (int i = 0; i < 2 * NY * NX; i++)
+        vals[i] = (float)i * 0.25f - 3.0f;
+    size_t st[3] = {0, 0, 0}, ct[3] = {2, NY, NX};
+    RS(raster_var_put(v, st, ct, NULL, vals));
+    double times[4] = {0, 1, 2, 3};
+    size_t t0 = 0, t2 = 2;
+    NC(nc_put_vara_double(ncid, tv, &t0, &t2, times));
+
+    int32_t id = m[0];
+    size_t n;
+    RS(raster_region_size(v, &id, 1, RASTER_LAYOUT_PACKED, &n));
+    float *got = malloc(sizeof(float) * 2 * n);
+    assert_non_null(got);
+    size_t os[1] = {0}, oc[1] = {2};
+    RS(raster_region_read(v, &id, 1, os, oc, RASTER_LAYOUT_PACKED, got));
+    /* warm: the same read, and a hyperslab read, ask netCDF nothing */
+    dimlen_calls = 0;
+    memset(got, 0, sizeof(float) * 2 * n);
+    RS(raster_region_read(v, &id, 1, os, oc, RASTER_LAYOUT_PACKED, got));
+    float slab[2 * NY * NX];
+    RS(raster_var_get(v, st, ct, NULL, slab));
+    assert_int_equal(dimlen_calls, 0);
+    size_t k = 0;
+    for (int r = 0; r < 2; r++)
+        for (int i = 0; i < NY * NX; i++)
+            if (m[i] == id)
+                assert_true(got[k++] == vals[r * NY * NX + i]);
+    assert_int_equal(k, 2 * n);
+    assert_memory_equal(slab, vals, sizeof slab);
+
+    /* a plain variable takes time to 4 records: records 2 and 3 exist
+     * now, as fill for sst; record 4 does not */
+    NC(nc_put_vara_double(ncid, tv, &t2, &t2, times + 2));
+    os[0] = 2;
+    RS(raster_region_read(v, &id, 1, os, oc, RASTER_LAYOUT_PACKED, got));
+    for (size_t i = 0; i < 2 * n; i++)
+        assert_true(got[i] == NC_FILL_FLOAT);
+    os[0] = 4;
+    oc[0] = 1;
+    assert_int_equal(
+        raster_region_read(v, &id, 1, os, oc, RASTER_LAYOUT_PACKED, got),
+        RASTER_EINVAL);
+    assert_int_equal(raster_nc_status(), NC_EINVALCOORDS);
+    RS(raster_close(f));
+    raster_mask_free(rm);
+    free(got);
+    free(m);
+    unlink(path);
+}
+
 /* A raster variable defined after another one already holds data (the file
  * has left define mode), with its own _FillValue; and raster_attach on a
  * netCDF id the caller opened, which raster_close leaves open. */
@@ -3022,6 +3116,7 @@ int main(void)
         cmocka_unit_test(test_never_written),
         cmocka_unit_test(test_fast_vs_netcdf),
         cmocka_unit_test(test_two_vars_and_plain),
+        cmocka_unit_test(test_warm_reads_skip_netcdf),
         cmocka_unit_test(test_rename),
         cmocka_unit_test(test_define_after_write_and_attach),
         cmocka_unit_test(test_subgroup_shadowed_dimension),

@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 int testutil_write_format = 0;
+const raster_compression *testutil_write_compression = NULL;
 
 #include <stdlib.h>
 
@@ -224,6 +225,8 @@ void write_raster_file(const char *path, int xtype, int ndims,
         NC(nc_def_dim(ncid, names[i],
                       i == 0 && unlim ? NC_UNLIMITED : shape[i], &d[i]));
     RS(raster_def_var(f, ncid, "v", xtype, ndims, d, chunk, m, &v));
+    if (testutil_write_compression)
+        RS(raster_var_set_compression(v, testutil_write_compression));
     raster_mask_free(m);
     size_t start[8] = {0};
     RS(raster_var_put(v, start, shape, NULL, data));

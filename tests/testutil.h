@@ -102,6 +102,8 @@ void write_mask_file(const char *path, const char *var, const char *ydim,
  * whole, row-major) written in one call; closed. */
 /* Format version write_raster_file() writes: 0 for the default. */
 extern int testutil_write_format;
+/* Compression write_raster_file() sets on its variable: NULL for none. */
+extern const raster_compression *testutil_write_compression;
 
 void write_raster_file(const char *path, int xtype, int ndims,
                        const char *const *names, const size_t *shape,

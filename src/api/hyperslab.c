@@ -226,7 +226,8 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
     if (write && !v->file->writable)
         return raster_fail_nc(RASTER_EINVAL, NC_EPERM, "%s: file is read-only",
                               v->name);
-    int rc = var_check_box(v, start, count, stride, write);
+    int rc = write ? var_check_write(v, start, count, stride)
+                   : var_check_read(v, start, count, stride);
     if (rc)
         return rc;
     /* a file rewritten under the handle: its tables no longer describe it */

@@ -292,7 +292,7 @@ int raster_region_read(raster_var *v, const int32_t *ids, size_t nids,
     double t[7] = {0};
     if (timing)
         t[0] = chunkio_clock();
-    int rc = var_check_box(v, start, count, NULL, 0);
+    int rc = var_check_read(v, start, count, NULL);
     if (rc == RASTER_OK) /* rewritten under the handle (integrity.h) */
         rc = file_unchanged(v->file);
     if (rc)

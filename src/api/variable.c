@@ -370,20 +370,14 @@ int raster_var_dims(const raster_var *v, int *dimids, size_t *shape,
     return RASTER_OK;
 }
 
-/* Checks start/count/stride against the current shape; writes may extend
- * unlimited outer dimensions. Grid dimensions are bounded by the mask.
- * Failures record netCDF's status for the same request (strides first, then
- * dimension by dimension: NC_ESTRIDE, NC_EINVALCOORDS, NC_EEDGE). */
-int var_check_box(const raster_var *v, const size_t *start,
-                     const size_t *count, const ptrdiff_t *stride, int write)
+/* Checks start/count/stride against shape (v's outer lengths filled in;
+ * an unlimited one a write may extend raised to MAX_RECORD_INDEX); the
+ * grid is the mask's. Failures record netCDF's status for the same request
+ * (strides first, then dimension by dimension: NC_ESTRIDE,
+ * NC_EINVALCOORDS, NC_EEDGE). */
+static int check_box(const raster_var *v, size_t *shape, const size_t *start,
+                     const size_t *count, const ptrdiff_t *stride)
 {
-    size_t shape[RASTER_MAX_DIMS];
-    /* a write needs no record count (see var.h: wshape) */
-    raster_var *w = (raster_var *)v; /* only its cached shape is written */
-    int rc = write ? var_write_shape(w, shape)
-                   : raster_var_dims(v, NULL, shape, NULL);
-    if (rc)
-        return rc;
     shape[v->ndims - 2] = v->ny;
     shape[v->ndims - 1] = v->nx;
     for (int i = 0; stride && i < v->ndims; i++)
@@ -394,8 +388,6 @@ int var_check_box(const raster_var *v, const size_t *start,
     for (int i = 0; i < v->ndims; i++) {
         ptrdiff_t step = stride ? stride[i] : 1;
         size_t limit = shape[i];
-        if (write && var_write_unlimited(w, i))
-            limit = MAX_RECORD_INDEX;
         if (start[i] > limit || (start[i] == limit && count[i] > 0))
             return raster_fail_nc(
                 RASTER_EINVAL, NC_EINVALCOORDS,
@@ -413,6 +405,29 @@ int var_check_box(const raster_var *v, const size_t *start,
                                   v->name, start[i], count[i], step, limit, i);
     }
     return RASTER_OK;
+}
+
+int var_check_read(const raster_var *v, const size_t *start,
+                   const size_t *count, const ptrdiff_t *stride)
+{
+    size_t shape[RASTER_MAX_DIMS];
+    /* lengths that hold the box: netCDF asked only past the last seen */
+    int rc = var_read_shape(v, start, count, stride, shape);
+    return rc ? rc : check_box(v, shape, start, count, stride);
+}
+
+int var_check_write(raster_var *v, const size_t *start, const size_t *count,
+                    const ptrdiff_t *stride)
+{
+    size_t shape[RASTER_MAX_DIMS];
+    /* no record count needed (see var.h: wshape) */
+    int rc = var_write_shape(v, shape);
+    if (rc)
+        return rc;
+    for (int i = 0; i < var_nouter(v); i++)
+        if (var_write_unlimited(v, i))
+            shape[i] = MAX_RECORD_INDEX;
+    return check_box(v, shape, start, count, stride);
 }
 
 /* 1 when a and b ask for the same (filters compared up to their count). */

@@ -124,6 +124,43 @@ int var_outer_shape(const raster_var *v, size_t *shape)
     return rc;
 }
 
+/* 1 when every outer extent of the box ends inside shape. */
+static int box_inside(const raster_var *v, const size_t *shape,
+                      const size_t *start, const size_t *count,
+                      const ptrdiff_t *stride)
+{
+    for (int i = 0; i < var_nouter(v); i++) {
+        if (count[i] == 0)
+            continue;
+        size_t step = stride ? (size_t)stride[i] : 1, span;
+        if (start[i] >= shape[i] ||
+            raster_mul_overflows(count[i] - 1, step, &span) ||
+            span >= shape[i] - start[i])
+            return 0;
+    }
+    return 1;
+}
+
+int var_read_shape(const raster_var *v, const size_t *start,
+                   const size_t *count, const ptrdiff_t *stride,
+                   size_t *shape)
+{
+    if (!v->file || !v->file->writable)
+        return var_outer_shape(v, shape);
+    /* the cache is the only thing written through the const pointer */
+    raster_var *c = (raster_var *)v;
+    int rc = RASTER_OK;
+    lazy_lock(c->file);
+    if (!c->outer_known || !box_inside(v, c->outer, start, count, stride)) {
+        rc = outer_from_netcdf(v, c->outer);
+        c->outer_known = rc == RASTER_OK;
+    }
+    if (rc == RASTER_OK)
+        memcpy(shape, c->outer, (size_t)var_nouter(v) * sizeof *shape);
+    lazy_unlock(c->file);
+    return rc;
+}
+
 void var_list_free(raster_var **list)
 {
     while (*list) {

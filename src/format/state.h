@@ -20,6 +20,16 @@ int var_dim_unlimited(const raster_var *v, int d);
 /* Outer dimension lengths of v right now (unlimited ones grow). */
 int var_outer_shape(const raster_var *v, size_t *shape);
 
+/* Outer dimension lengths for a read of the outer box start/count/stride
+ * (stride may be NULL): var_outer_shape's, except that a writable file
+ * asks netCDF only when the lengths it last saw do not hold the box. A
+ * read inside them is placed and filled exactly as with today's lengths
+ * (dimensions only grow), and netCDF's length of an unlimited dimension
+ * costs a scan of every dataset on it. */
+int var_read_shape(const raster_var *v, const size_t *start,
+                   const size_t *count, const ptrdiff_t *stride,
+                   size_t *shape);
+
 /* A writable file: v's whole shape for a write (the grid too): fixed
  * lengths, and along unlimited dimensions at least the records any store
  * of v holds (see var.h); looked up once. */

@@ -833,8 +833,10 @@ static int xfer_pieces(raster_var *v, piece *pieces, size_t npieces,
                          v->name);
         goto done;
     }
-    /* a write: the records that may exist, without asking netCDF */
-    rc = write ? var_write_shape(v, x.full) : var_outer_shape(v, x.full);
+    /* the records that may exist, without asking netCDF (a write), or
+     * lengths that hold the box (a read: var_check_read looked them up) */
+    rc = write ? var_write_shape(v, x.full)
+               : var_read_shape(v, ostart, ocount, ostride, x.full);
     if (rc)
         goto done;
     if (!write &&

@@ -159,8 +159,10 @@ struct raster_var {
     /* the stored mask for pread (maskio.c): 0 not looked at, 1 usable,
      * -1 not; its byte offset and bytes per value */
     int mask_io;
-    /* outer shape of a read-only file, looked up once (var_outer_shape):
-     * for an unlimited dimension netCDF scans every variable using it */
+    /* outer shape of a read-only file, looked up once (var_outer_shape);
+     * of a writable one, the lengths last seen, looked up again when a
+     * read reaches past them (var_read_shape): for an unlimited dimension
+     * netCDF scans every variable using it */
     int outer_known;
     size_t outer[RASTER_MAX_DIMS];
     /* a writable file's shape for writes (var_write_shape), looked up
