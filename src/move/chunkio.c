@@ -406,10 +406,11 @@ static int lookup_unlocked(xfer *x, const span *spans, size_t nspans,
     size_t positions = 1;
     for (int d = 0; d < no; d++)
         positions *= ocount[d]; /* at most the caller's planes */
-    H5E_auto2_t efunc;
-    void *edata;
-    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    /* HDF5's error printing is turned off around the first lookup only:
+     * a warm read, whose stores are all known, makes no HDF5 call */
+    H5E_auto2_t efunc = NULL;
+    void *edata = NULL;
+    int quiet = 0;
     for (size_t i = 0, j; i < nspans; i = j) {
         uint32_t st = spans[i].store;
         store_addr *a = &v->addr[st];
@@ -417,6 +418,11 @@ static int lookup_unlocked(xfer *x, const span *spans, size_t nspans,
             ;
         if (!a->ok || !a->chunked || a->unknown == 0 || v->file->fd < 0)
             continue; /* later reads of a store find it all known */
+        if (!quiet) {
+            H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+            H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+            quiet = 1;
+        }
         hid_t did = -1;
         int good = 1;
         if (!a->walked) { /* every offset at once, when chunkmap can */
@@ -473,7 +479,8 @@ static int lookup_unlocked(xfer *x, const span *spans, size_t nspans,
             }
         }
     }
-    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    if (quiet)
+        H5Eset_auto2(H5E_DEFAULT, efunc, edata);
     return RASTER_OK;
 }
 
