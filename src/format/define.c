@@ -137,7 +137,7 @@ int define_var_new(const char *name, int xtype, int ndims, const int *dimids,
     if (rc == RASTER_OK && groups != SIZE_MAX)
         rc = pick_format(name, format, v->mesh->nregions, groups, &v->format);
     if (rc == RASTER_OK)
-        rc = layout_build(v->mesh, mask->values, v->format >= 4, &v->lay);
+        rc = layout_build(v->mesh, mask->values, var_layout_mode(v), &v->lay);
     if (rc == RASTER_OK)
         rc = regions_from_layout(v);
     if (rc == RASTER_OK)

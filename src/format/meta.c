@@ -653,7 +653,7 @@ static int ensure_layout(raster_var *v)
     rc = raster_mesh_build(ids, v->ny, v->nx, v->chunk[v->ndims - 2],
                            v->chunk[v->ndims - 1], &t.mesh);
     if (rc == RASTER_OK)
-        rc = layout_build(t.mesh, ids, v->format >= 4, &t.lay);
+        rc = layout_build(t.mesh, ids, var_layout_mode(v), &t.lay);
     /* the region table from the layout must equal the one loaded */
     if (rc == RASTER_OK)
         rc = regions_from_layout(&t);

@@ -53,6 +53,30 @@ static int push_seg(layout *lay, size_t *cap, layout_seg seg)
     return RASTER_OK;
 }
 
+/* Tiles mode: every tile whole, pure ones in their region's store, mixed
+ * ones in the mixed store, each in chunk-id order; a mixed chunk's shares
+ * all start at its tile. */
+static void assign_tiles(layout *lay, const raster_mesh *m)
+{
+    size_t tile = lay->tile_h * lay->tile_w, mixed = 0;
+    for (size_t ci = 0; ci < m->nchunks; ci++) {
+        const mesh_chunk *c = &m->chunks[ci];
+        if (!c->mixed) {
+            size_t r = (size_t)layout_region_pos(lay, m->shares[c->share0].id);
+            lay->chunk_off[ci] = lay->pure_cells[r];
+            lay->pure_cells[r] += (c->w + lay->tile_w - 1) / lay->tile_w * tile;
+            continue;
+        }
+        for (size_t k = 0; k < c->nshares; k++) {
+            const raster_share *s = &m->shares[c->share0 + k];
+            lay->mixed_cells[(size_t)layout_region_pos(lay, s->id)] += s->cells;
+            lay->share_off[c->share0 + k] = mixed;
+        }
+        mixed += tile;
+    }
+    lay->mixed_total = mixed;
+}
+
 /* Store offsets of every pure chunk and every mixed share; with `shared`
  * a region's pure chunks go to the shared store ahead of its shares. */
 static void assign_offsets(layout *lay, const raster_mesh *m, int shared,
@@ -125,21 +149,25 @@ static size_t share_of(const raster_mesh *m, const mesh_chunk *c, int32_t id)
 /* Segments of row y of the band whose chunks are [c0, c1). `done[s]` counts
  * the cells of mixed share s already emitted in earlier rows. */
 static int emit_row(layout *lay, const raster_mesh *m, const int32_t *mask,
-                    int shared, size_t c0, size_t c1, size_t y, size_t *done,
-                    size_t *cap)
+                    size_t c0, size_t c1, size_t y, size_t *done, size_t *cap)
 {
     uint32_t mixed_store = (uint32_t)lay->nregions;
+    int tiles = lay->mode == LAYOUT_TILES;
+    size_t tw = lay->tile_w, th = lay->tile_h;
     for (size_t ci = c0; ci < c1; ci++) {
         const mesh_chunk *c = &m->chunks[ci];
         size_t dy = y - c->y0;
         if (!c->mixed) {
             uint32_t region = (uint32_t)layout_region_pos(
                 lay, m->shares[c->share0].id);
-            uint32_t store = shared ? mixed_store : region;
-            for (size_t x = c->x0; x < c->x0 + c->w; x += lay->tile_w) {
-                size_t w = x + lay->tile_w <= c->x0 + c->w ? lay->tile_w
-                                                          : c->x0 + c->w - x;
-                size_t off = lay->chunk_off[ci] + c->h * (x - c->x0) + dy * w;
+            uint32_t store = lay->mode == LAYOUT_SHARED ? mixed_store : region;
+            for (size_t x = c->x0; x < c->x0 + c->w; x += tw) {
+                size_t w = x + tw <= c->x0 + c->w ? tw : c->x0 + c->w - x;
+                /* a tile whole (rows of tw) or packed (rows of w) */
+                size_t off = tiles ? lay->chunk_off[ci] +
+                                         (x - c->x0) / tw * th * tw + dy * tw
+                                   : lay->chunk_off[ci] + c->h * (x - c->x0) +
+                                         dy * w;
                 int rc = push_seg(lay, cap, (layout_seg){off, store, region,
                                   (uint32_t)y, (uint32_t)x, (uint32_t)w});
                 if (rc)
@@ -154,9 +182,11 @@ static int emit_row(layout *lay, const raster_mesh *m, const int32_t *mask,
                 end++;
             size_t s = share_of(m, c, row[x]);
             uint32_t region = (uint32_t)layout_region_pos(lay, row[x]);
+            size_t off = tiles ? lay->share_off[s] + dy * tw + (x - c->x0)
+                               : lay->share_off[s] + done[s];
             int rc = push_seg(lay, cap, (layout_seg){
-                lay->share_off[s] + done[s], mixed_store, region,
-                (uint32_t)y, (uint32_t)x, (uint32_t)(end - x)});
+                off, mixed_store, region, (uint32_t)y, (uint32_t)x,
+                (uint32_t)(end - x)});
             if (rc)
                 return rc;
             done[s] += end - x;
@@ -189,7 +219,7 @@ static int index_regions(layout *lay)
     return RASTER_OK;
 }
 
-int layout_build(const raster_mesh *m, const int32_t *mask, int shared,
+int layout_build(const raster_mesh *m, const int32_t *mask, layout_mode mode,
                  layout **out)
 {
     *out = NULL;
@@ -202,6 +232,7 @@ int layout_build(const raster_mesh *m, const int32_t *mask, int shared,
     int rc = RASTER_OK;
     if (!lay)
         return raster_fail(RASTER_ENOMEM, "out of memory planning a layout");
+    lay->mode = mode;
     lay->ny = m->ny;
     lay->nx = m->nx;
     lay->tile_h = m->tile_h;
@@ -225,7 +256,10 @@ int layout_build(const raster_mesh *m, const int32_t *mask, int shared,
     }
     for (size_t r = 0; r < nr; r++)
         lay->ids[r] = region_index_at(m, r)->id;
-    assign_offsets(lay, m, shared, done); /* nshares >= nregions */
+    if (mode == LAYOUT_TILES)
+        assign_tiles(lay, m);
+    else /* done: room for nregions, nshares >= nregions */
+        assign_offsets(lay, m, mode == LAYOUT_SHARED, done);
     memset(done, 0, m->nshares * sizeof *done);
 
     size_t cap = 0;
@@ -234,7 +268,7 @@ int layout_build(const raster_mesh *m, const int32_t *mask, int shared,
         while (c1 < m->nchunks && m->chunks[c1].y0 == y0)
             c1++;
         for (size_t y = y0; y < y0 + h && rc == RASTER_OK; y++)
-            rc = emit_row(lay, m, mask, shared, c0, c1, y, done, &cap);
+            rc = emit_row(lay, m, mask, c0, c1, y, done, &cap);
         c0 = c1;
     }
     if (rc == RASTER_OK)

@@ -17,6 +17,13 @@
  * id order, its pure chunks (chunk-id order, tile by tile as above) and
  * then its mixed shares, so a region's cells are one contiguous run of
  * it (mixed_off, mixed_cells; pure_cells are all 0).
+ * Tiles (format 5, the variable's own chunks hold the values): every tile
+ * takes tile_h * tile_w store cells, row-major with a row of tile_w cells
+ * also when it is an edge tile (an HDF5 chunk is always whole); a pure
+ * store holds its region's pure tiles in chunk-id order, the mixed store
+ * every mixed tile whole in chunk-id order. A region's cells of a mixed
+ * tile are then not contiguous: mixed_off is 0 and mixed_cells counts its
+ * cells there.
  * A segment maps `len` consecutive store cells to the grid cells
  * (y, x .. x+len-1). Segments cover every cell once and are kept in grid
  * order (y, then x).
@@ -28,6 +35,14 @@
 
 #include "mesh.h"
 
+/* How the stores are laid out: by region (format 3), in one shared store
+ * (format 4), in whole tiles (format 5). */
+typedef enum layout_mode {
+    LAYOUT_REGIONS = 0,
+    LAYOUT_SHARED = 1,
+    LAYOUT_TILES = 2
+} layout_mode;
+
 typedef struct layout_seg {
     uint64_t off;    /* first cell in the store */
     uint32_t store;  /* region position, or nregions for the mixed store */
@@ -36,6 +51,7 @@ typedef struct layout_seg {
 } layout_seg;
 
 typedef struct layout {
+    layout_mode mode;
     size_t ny, nx, tile_h, tile_w;
     size_t nregions;
     int32_t *ids;          /* ascending */
@@ -57,10 +73,9 @@ typedef struct layout {
     size_t *region_segs;   /* nsegs */
 } layout;
 
-/* Plans the stores of `mesh`, built from `mask` (same shape); `shared`
- * puts every region's cells in the one shared store (format 4). */
-int layout_build(const raster_mesh *mesh, const int32_t *mask, int shared,
-                 layout **out);
+/* Plans the stores of `mesh`, built from `mask` (same shape). */
+int layout_build(const raster_mesh *mesh, const int32_t *mask,
+                 layout_mode mode, layout **out);
 void layout_free(layout *lay);
 
 /* Position of region `id` in ascending order, or -1. */

@@ -297,4 +297,12 @@ static inline void lazy_unlock(raster_file *f)
 /* Number of outer dimensions. */
 static inline int var_nouter(const raster_var *v) { return v->ndims - 2; }
 
+/* How v's format lays its stores out (layout.h). */
+static inline layout_mode var_layout_mode(const raster_var *v)
+{
+    return v->format >= 5   ? LAYOUT_TILES
+           : v->format >= 4 ? LAYOUT_SHARED
+                            : LAYOUT_REGIONS;
+}
+
 #endif
