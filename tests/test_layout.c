@@ -62,7 +62,7 @@ static int32_t *random_mask(size_t ny, size_t nx, int nids)
 
 static size_t store_size(const layout *lay, uint32_t s)
 {
-    return s < lay->nregions ? lay->pure_cells[s] : lay->mixed_total;
+    return s < lay->nregions ? lay->pure_store[s] : lay->mixed_total;
 }
 
 /* The checks every mode passes. */
@@ -137,7 +137,7 @@ static void check_tiles(const layout *lay, const raster_mesh *m,
         }
     }
     for (size_t r = 0; r < lay->nregions; r++)
-        CHECK(lay->pure_cells[r] == pure[r] && lay->mixed_off[r] == 0);
+        CHECK(lay->pure_store[r] == pure[r] && lay->mixed_off[r] == 0);
     CHECK(lay->mixed_total == mixed);
     for (size_t i = 0; i < lay->nsegs; i++) {
         const layout_seg *g = &lay->segs[i];
@@ -152,17 +152,26 @@ static void check_tiles(const layout *lay, const raster_mesh *m,
     for (size_t i = 0; i < lay->nsegs; i++)
         if (lay->segs[i].store == lay->nregions)
             cells[lay->segs[i].region] += lay->segs[i].len;
+    size_t *pcells = calloc(lay->nregions, sizeof *pcells);
+    for (size_t i = 0; i < lay->nsegs; i++)
+        if (lay->segs[i].store != lay->nregions)
+            pcells[lay->segs[i].region] += lay->segs[i].len;
     for (size_t r = 0; r < lay->nregions; r++)
-        CHECK(lay->mixed_cells[r] == cells[r]);
+        CHECK(lay->mixed_cells[r] == cells[r] &&
+              lay->pure_cells[r] == pcells[r]);
+    free(pcells);
     free(cells);
     free(want);
     free(wstore);
     free(pure);
 }
 
-/* By region: each region's mixed segments fill [mixed_off, +mixed_cells). */
+/* By region: each region's mixed segments fill [mixed_off, +mixed_cells),
+ * its pure store holds exactly its pure cells. */
 static void check_regions(const layout *lay)
 {
+    for (size_t r = 0; r < lay->nregions; r++)
+        CHECK(lay->pure_store[r] == lay->pure_cells[r]);
     for (size_t r = 0; r < lay->nregions; r++) {
         size_t n = 0;
         for (size_t i = 0; i < lay->nsegs; i++) {
@@ -224,9 +233,11 @@ static void test_tiles_edges(void **state)
     layout *lay = NULL;
     assert_int_equal(layout_build(m, mask, LAYOUT_TILES, &lay), RASTER_OK);
     snprintf(ctx, sizeof ctx, "edges");
-    /* region 1: three pure tiles (two in the first band, one below) */
-    assert_int_equal(lay->pure_cells[0], 3 * 12);
-    assert_int_equal(lay->pure_cells[1], 0);
+    /* region 1: three pure tiles (two in the first band, one below),
+     * 12 + 9 + 8 cells, stored whole */
+    assert_int_equal(lay->pure_store[0], 3 * 12);
+    assert_int_equal(lay->pure_cells[0], 12 + 9 + 8);
+    assert_int_equal(lay->pure_store[1], 0);
     assert_int_equal(lay->mixed_total, 12);
     assert_int_equal(lay->mixed_cells[0], 5);
     assert_int_equal(lay->mixed_cells[1], 1);

@@ -849,20 +849,37 @@ static void check_file_layout(scase *c)
     NC(nc_inq_attlen(ncid, varid, RASTER_NOTE_ATT, &nlen));
     assert_true(nlen < sizeof note);
     NC(nc_get_att_text(ncid, varid, RASTER_NOTE_ATT, note));
-    assert_non_null(strstr(note, "raster_v beside this variable"));
+    /* format 5 when the run is told to write it (TESTUTIL_FORMAT): the
+     * variable holds its values */
+    int f5 = meta_default_format == 5;
+    assert_non_null(strstr(note, f5 ? "raster_v beside it"
+                                    : "raster_v beside this variable"));
     if (c->user_fill) {
         unsigned char fill[8];
         NC(nc_get_att(ncid, varid, "_FillValue", fill));
         assert_memory_equal(fill, c->fill, c->es);
     }
-    /* a plain read of the placeholder fails: never fill values as data */
+    /* a plain read of the placeholder fails: never fill values as data;
+     * in format 5 it reads every value written, by any netCDF reader */
     size_t n = prod(cur, c->ndims);
     if (n > 0) {
         unsigned char *plain = malloc(n * c->es);
         assert_non_null(plain);
-        if (nc_get_var(ncid, varid, plain) == NC_NOERR)
+        int st = nc_get_var(ncid, varid, plain);
+        if (!f5 && st == NC_NOERR)
             fail_msg("%s: a plain netCDF read of the placeholder succeeded",
                      c->label);
+        if (f5) {
+            NC(st);
+            size_t idx[MAXD] = {0}, k = 0;
+            do {
+                size_t at = ref_index(c, (const size_t[MAXD]){0}, idx, NULL);
+                if (memcmp(plain + k * c->es, c->expect + at * c->es, c->es))
+                    fail_msg("%s: plain netCDF read of value %zu differs",
+                             c->label, k);
+                k++;
+            } while (odo_next(idx, cur, c->ndims));
+        }
         free(plain);
     }
 
@@ -893,7 +910,7 @@ static void check_file_layout(scase *c)
     NC(nc_get_att_int(g, NC_GLOBAL, "raster_format_version", &ival));
     /* format 4 when the run is told to write it (TESTUTIL_FORMAT) */
     int f4 = meta_default_format == 4;
-    assert_int_equal(ival, f4 ? 4 : 3);
+    assert_int_equal(ival, f5 ? 5 : f4 ? 4 : 3);
     get_text_att(g, NC_GLOBAL, "raster_variable", text, sizeof text);
     assert_string_equal(text, "v");
     NC(nc_get_att_int(g, NC_GLOBAL, "raster_complete", &ival));
@@ -946,7 +963,8 @@ static void check_file_layout(scase *c)
     int nsub, *subs = malloc((nr + 2) * sizeof *subs);
     assert_non_null(subs);
     NC(nc_inq_grps(g, &nsub, NULL));
-    assert_int_equal(nsub, f4 ? 1 : nr + 1); /* format 4: no region groups */
+    /* format 4: no region groups; 5: no group at all */
+    assert_int_equal(nsub, f5 ? 0 : f4 ? 1 : nr + 1);
     NC(nc_inq_grps(g, NULL, subs));
     /* the summary: a row per region, what its group's attributes say */
     long long *sum = malloc(nr * 8 * sizeof *sum);
@@ -976,7 +994,20 @@ static void check_file_layout(scase *c)
         c0 += (size_t)row[5];
         r0 += (size_t)row[7];
     }
-    for (size_t r = 0; r < nr && !f4; r++) {
+    /* format 5: its pure cells, its mixed cells, its pure store (its pure
+     * tiles whole) */
+    size_t tile = c->chunk[c->ndims - 2] * c->chunk[c->ndims - 1];
+    for (size_t r = 0; r < nr && f5; r++) {
+        const long long *row = sum + r * 8;
+        size_t mine = 0;
+        for (size_t i = 0; i < c->ny * c->nx; i++)
+            mine += c->mask[i] == rids[r];
+        assert_int_equal(row[0], rids[r]);
+        assert_int_equal(row[1] + row[2], mine);
+        assert_true(row[3] >= row[1] && row[3] % (long long)tile == 0);
+        assert_true(row[3] == 0 || row[1] > 0);
+    }
+    for (size_t r = 0; r < nr && !f4 && !f5; r++) {
         int rid;
         unsigned long long cnt[3], rows[4];
         NC(nc_get_att_int(subs[r], NC_GLOBAL, "region_id", &rid));
@@ -993,7 +1024,7 @@ static void check_file_layout(scase *c)
         assert_memory_equal(sum + r * 8, want, sizeof want);
     }
     free(sum);
-    for (size_t r = f4 ? nr : 0; r <= nr; r++) {
+    for (size_t r = f4 ? nr : 0; r <= nr && !f5; r++) {
         char gname[NC_MAX_NAME + 1], wname[32];
         if (r < nr && rids[r] < 0)
             snprintf(wname, sizeof wname, "region_m%lld",
@@ -1026,7 +1057,8 @@ static void check_file_layout(scase *c)
     NC(nc_close(ncid));
     /* never written: HDF5 holds only the marker for the placeholder, as far
      * as the variable reaches (else h5netcdf pads it with fill values) */
-    h5_check_placeholder(c->rpath, "/v");
+    if (!f5)
+        h5_check_placeholder(c->rpath, "/v");
     unsigned long long ext[MAXD];
     assert_int_equal(h5_extent(c->rpath, "/v", ext), c->ndims);
     for (int d = 0; d < c->ndims; d++)
@@ -1512,9 +1544,15 @@ static void test_wide_thin_bands(void **state)
                      "/%td", x, w, y, ct[1], sd[1]);
             check_same(c.label, what, NC_FLOAT, got, want, 2 * ct[1] * w);
         }
-        if (v->mask_io != 1)
+        if (meta_default_format != 5 && v->mask_io != 1)
             fail_msg("%s: the mask was not read with pread", c.label);
         RS(raster_close(f));
+        if (meta_default_format == 5) { /* reads the variable: no mask */
+            free(got);
+            free(want);
+            case_free(&c);
+            continue;
+        }
         /* damage: a mixed tile's cell, then a pure tile's first row */
         size_t ty = 2, mx = 1002 / TW, px = NX;
         for (size_t tx = 0; tx < NX / TW && px == NX; tx++)
@@ -2028,11 +2066,13 @@ static void test_fast_vs_netcdf(void **state)
     }
     /* both went through preadv: the fixed file's contiguous stores at one
      * offset each, the unlimited one's chunked stores chunk by chunk */
+    /* (format 5: every store is the variable's chunks) */
+    int f5 = meta_default_format == 5;
     for (size_t s = 0; s <= vars[0]->nregions; s++)
         if (vars[0]->store_var[s] >= 0) {
             assert_true(vars[0]->addr[s].ok);
-            assert_false(vars[0]->addr[s].chunked);
-            assert_true(vars[0]->addr[s].base >= 0);
+            assert_int_equal(vars[0]->addr[s].chunked, f5);
+            assert_true(f5 || vars[0]->addr[s].base >= 0);
         }
     for (size_t s = 0; s <= vars[1]->nregions; s++)
         if (vars[1]->store_var[s] >= 0) {
@@ -2100,9 +2140,13 @@ static void check_var_lookups(raster_file *f, int ncid, int ocean,
     /* inside a storage group: region groups and Mixed_Chunks are not */
     int rg;
     NC(nc_inq_grps(ids[0], &n, NULL));
-    assert_true(n >= (meta_default_format == 4 ? 1 : 2));
-    NC(nc_inq_grp_ncid(ids[0], "Mixed_Chunks", &rg));
-    assert_int_equal(raster_is_raster_group(rg), 0);
+    if (meta_default_format == 5) { /* the variable holds its values */
+        assert_int_equal(n, 0);
+    } else {
+        assert_true(n >= (meta_default_format == 4 ? 1 : 2));
+        NC(nc_inq_grp_ncid(ids[0], "Mixed_Chunks", &rg));
+        assert_int_equal(raster_is_raster_group(rg), 0);
+    }
     /* neither is the root, nor an id that names no group */
     assert_int_equal(raster_is_raster_group(ncid), 0);
     assert_int_equal(raster_is_raster_group(ncid + 0x7fff), 0);
@@ -2290,13 +2334,30 @@ static void test_two_vars_and_plain(void **state)
         float pa[2 * NY * NX];
         int pb[NY * NX];
         unsigned short ps[NY * NX];
-        /* the placeholders refuse a plain read */
-        assert_int_not_equal(nc_get_var_float(ncid, raster_var_varid(a), pa),
-                             NC_NOERR);
-        assert_int_not_equal(nc_get_var_int(ncid, raster_var_varid(b), pb),
-                             NC_NOERR);
-        assert_int_not_equal(nc_get_var_ushort(grp, raster_var_varid(sub),
-                                               ps), NC_NOERR);
+        /* the placeholders refuse a plain read (format 5: they hold the
+         * values raster reads) */
+        int sa = nc_get_var_float(ncid, raster_var_varid(a), pa);
+        int sb = nc_get_var_int(ncid, raster_var_varid(b), pb);
+        int ss = nc_get_var_ushort(grp, raster_var_varid(sub), ps);
+        if (meta_default_format == 5) {
+            float ra[2 * NY * NX];
+            int rb[NY * NX];
+            unsigned short rs[NY * NX];
+            size_t z[3] = {0, 0, 0}, ca[3] = {2, NY, NX}, cb[2] = {NY, NX};
+            RS(raster_var_get(a, z, ca, NULL, ra));
+            RS(raster_var_get(b, z, cb, NULL, rb));
+            RS(raster_var_get(sub, z, cb, NULL, rs));
+            NC(sa);
+            NC(sb);
+            NC(ss);
+            assert_memory_equal(pa, ra, sizeof ra);
+            assert_memory_equal(pb, rb, sizeof rb);
+            assert_memory_equal(ps, rs, sizeof rs);
+        } else {
+            assert_int_not_equal(sa, NC_NOERR);
+            assert_int_not_equal(sb, NC_NOERR);
+            assert_int_not_equal(ss, NC_NOERR);
+        }
     }
 
     /* the plain variable is intact, and every raster variable too */
@@ -2648,9 +2709,16 @@ static void test_placeholder_plain_read(void **state)
         data[i] = i + 1;
     size_t st[3] = {0, 0, 0}, ct[3] = {PT, PY, PX};
     RS(raster_var_put(v, st, ct, NULL, data));
-    /* in the writing session, through the file's own ncid: refused */
-    assert_int_not_equal(nc_get_var_int(ncid, raster_var_varid(v), got),
-                         NC_NOERR);
+    /* in the writing session, through the file's own ncid: refused (format
+     * 5: the values, which the variable holds) */
+    int f5 = meta_default_format == 5;
+    int st5 = nc_get_var_int(ncid, raster_var_varid(v), got);
+    if (f5) {
+        NC(st5);
+        assert_memory_equal(got, data, sizeof data);
+    } else {
+        assert_int_not_equal(st5, NC_NOERR);
+    }
     RS(raster_var_get(v, st, ct, NULL, got));
     assert_memory_equal(got, data, sizeof data);
     RS(raster_close(f));
@@ -2659,20 +2727,36 @@ static void test_placeholder_plain_read(void **state)
     int nc, varid, g;
     NC(nc_open(path, NC_NOWRITE, &nc));
     NC(nc_inq_varid(nc, "v", &varid));
-    assert_int_not_equal(nc_get_var_int(nc, varid, got), NC_NOERR);
     size_t s1[3] = {1, 3, 2}, c1[3] = {1, 5, 9};
-    assert_int_not_equal(nc_get_vara_int(nc, varid, s1, c1, got), NC_NOERR);
-    /* the data is in raster_v: each value once, nothing else */
-    NC(nc_inq_grp_ncid(nc, "raster_v", &g));
-    static int stored[2 * PT * PY * PX];
-    size_t n = store_values(g, fill, stored,
-                            sizeof stored / sizeof stored[0]);
-    assert_int_equal(n, PT * PY * PX);
-    qsort(stored, n, sizeof *stored, cmp_i32);
-    for (size_t i = 0; i < n; i++)
-        assert_int_equal(stored[i], (int)i + 1);
-    NC(nc_close(nc));
-    h5_check_placeholder(path, "/v");
+    if (f5) { /* any reader gets the values, whole or a box */
+        NC(nc_get_var_int(nc, varid, got));
+        assert_memory_equal(got, data, sizeof data);
+        NC(nc_get_vara_int(nc, varid, s1, c1, got));
+        for (size_t y = 0; y < c1[1]; y++)
+            for (size_t x = 0; x < c1[2]; x++)
+                assert_int_equal(got[y * c1[2] + x],
+                                 data[(1 * PY + 3 + y) * PX + 2 + x]);
+        NC(nc_inq_grp_ncid(nc, "raster_v", &g));
+        int ngrp = -1;
+        NC(nc_inq_grps(g, &ngrp, NULL));
+        assert_int_equal(ngrp, 0); /* no stores of its own */
+        NC(nc_close(nc));
+    } else {
+        assert_int_not_equal(nc_get_var_int(nc, varid, got), NC_NOERR);
+        assert_int_not_equal(nc_get_vara_int(nc, varid, s1, c1, got),
+                             NC_NOERR);
+        /* the data is in raster_v: each value once, nothing else */
+        NC(nc_inq_grp_ncid(nc, "raster_v", &g));
+        static int stored[2 * PT * PY * PX];
+        size_t n = store_values(g, fill, stored,
+                                sizeof stored / sizeof stored[0]);
+        assert_int_equal(n, PT * PY * PX);
+        qsort(stored, n, sizeof *stored, cmp_i32);
+        for (size_t i = 0; i < n; i++)
+            assert_int_equal(stored[i], (int)i + 1);
+        NC(nc_close(nc));
+        h5_check_placeholder(path, "/v");
+    }
 
     /* and through raster, the data */
     RS(raster_open(path, RASTER_READ, &f));
@@ -2829,8 +2913,14 @@ static void test_adopt_var(void **state)
         for (int i = 0; i < AT * AY * AX; i++)
             assert_true(got[i] == (mask[i % (AY * AX)] == 9 ? expect[i]
                                                               : fill));
-        /* plain netCDF refuses it, and its neighbours are intact */
-        assert_int_not_equal(nc_get_var_float(ncid, id, got), NC_NOERR);
+        /* plain netCDF refuses it (format 5: reads it), and its
+         * neighbours are intact */
+        if (meta_default_format == 5) {
+            NC(nc_get_var_float(ncid, id, got));
+            assert_memory_equal(got, expect, sizeof expect);
+        } else {
+            assert_int_not_equal(nc_get_var_float(ncid, id, got), NC_NOERR);
+        }
         int bgot[AY];
         double agot[AY * AX];
         NC(nc_get_var_int(ncid, before, bgot));
@@ -2890,7 +2980,13 @@ static void test_adopt_var(void **state)
     char text[8];
     get_text_att(grp, sst, "units", text, sizeof text);
     assert_string_equal(text, "K");
-    assert_int_not_equal(nc_get_var_short(grp, sst, sg), NC_NOERR);
+    if (meta_default_format == 5) { /* the variable holds its values */
+        memset(sg, 0, sizeof sg);
+        NC(nc_get_var_short(grp, sst, sg));
+        assert_memory_equal(sg, sv, sizeof sv);
+    } else {
+        assert_int_not_equal(nc_get_var_short(grp, sst, sg), NC_NOERR);
+    }
     RS(raster_close(f));
     h5_check_placeholder(path, "/ocean/sst");
     unlink(path);

@@ -792,7 +792,9 @@ int direct_write(raster_var *v, piece *pieces, size_t *npieces,
                  size_t plane_cells, int threads)
 {
     int no = var_nouter(v);
-    if (!v->file->writable || v->file->par || !v->file->path || no == 0)
+    /* format 5's stores are tiles of the variable (tilestore.h) */
+    if (!v->file->writable || v->file->par || !v->file->path || no == 0 ||
+        v->format >= 5)
         return RASTER_OK;
     for (int i = 0; ostride && i < no; i++)
         if (ostride[i] != 1)

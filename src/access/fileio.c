@@ -83,6 +83,22 @@ int64_t fileio_var_dataset(raster_var *v, const char *rel)
     return H5Dopen2(fid, path, H5P_DEFAULT);
 }
 
+int64_t fileio_placeholder(raster_var *v)
+{
+    if (!v->file->lean)
+        return fileio_dataset(v->file, v->parent, v->name);
+    /* beside its storage group */
+    hid_t fid = (hid_t)fileio_h5(v->file);
+    const char *slash = strrchr(v->h5path, '/');
+    int len = slash ? (int)(slash - v->h5path) : 0;
+    char path[4096];
+    if (fid < 0 || !slash ||
+        (size_t)snprintf(path, sizeof path, "%.*s/%s", len, v->h5path,
+                         v->name) >= sizeof path)
+        return -1;
+    return H5Dopen2(fid, path, H5P_DEFAULT);
+}
+
 void fileio_close_stores(raster_var *v)
 {
     if (v->chunks_did > 0)

@@ -48,6 +48,11 @@ void fileio_close_stores(raster_var *v);
  * caller closes it. */
 int64_t fileio_var_dataset(raster_var *v, const char *rel);
 
+/* v's own netCDF variable's dataset (the placeholder, which holds the
+ * values in format 5) through fileio_h5, by netCDF ids or, in a lean
+ * file, by path; or -1. The caller closes it. */
+int64_t fileio_placeholder(raster_var *v);
+
 /* Dataset `name` of netCDF group grpid (hid_t) through fileio_h5,
  * or -1; the caller closes it. */
 int64_t fileio_dataset(raster_file *f, int grpid, const char *name);

@@ -280,3 +280,10 @@ void convert_default_fill(int xtype, unsigned char *out)
     default: break;
     }
 }
+
+void convert_fill_cells(unsigned char *dst, size_t n,
+                        const unsigned char *fill, size_t elem)
+{
+    for (size_t i = 0; i < n; i++)
+        memcpy(dst + i * elem, fill, elem);
+}

@@ -53,4 +53,8 @@ size_t convert_box(int ndims, const size_t *count, const ptrdiff_t *imap,
 /* netCDF's default fill value of numeric type xtype, into out[8]. */
 void convert_default_fill(int xtype, unsigned char *out);
 
+/* n cells of `elem` bytes set to `fill`. */
+void convert_fill_cells(unsigned char *dst, size_t n,
+                        const unsigned char *fill, size_t elem);
+
 #endif

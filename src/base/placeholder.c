@@ -158,13 +158,20 @@ int placeholder_mark(int parent, int varid, const char *name)
     return RASTER_OK;
 }
 
-int placeholder_note(int parent, int varid, const char *group)
+int placeholder_note(int parent, int varid, const char *group, int holds)
 {
     char text[NC_MAX_NAME + 256];
-    snprintf(text, sizeof text, "Stored by region in the group %s beside "
-             "this variable, which holds no values; read it with raster: its "
-             "LD_PRELOAD shim (libraster_preload.so), the libraster C API, or "
-             "rasterconvert --restore for a plain copy.", group);
+    if (holds)
+        snprintf(text, sizeof text, "Laid out by region: its chunks lie "
+                 "region by region, indexed in the group %s beside it. Any "
+                 "netCDF reader reads it; raster reads a region in a few "
+                 "long reads.", group);
+    else
+        snprintf(text, sizeof text, "Stored by region in the group %s "
+                 "beside this variable, which holds no values; read it with "
+                 "raster: its LD_PRELOAD shim (libraster_preload.so), the "
+                 "libraster C API, or rasterconvert --restore for a plain "
+                 "copy.", group);
     int st = nc_put_att_text(parent, varid, RASTER_NOTE_ATT, strlen(text),
                              text);
     if (st != NC_NOERR)

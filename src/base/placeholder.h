@@ -21,8 +21,9 @@ int placeholder_mark(int parent, int varid, const char *name);
 int placeholder_too_late(const char *name);
 
 /* Puts RASTER_NOTE_ATT on the placeholder varid of group parent, naming
- * its storage group `group`. */
-int placeholder_note(int parent, int varid, const char *group);
+ * its storage group `group`; `holds`: the variable holds its values
+ * (format 5), else they are in the group. */
+int placeholder_note(int parent, int varid, const char *group, int holds);
 
 /* Extends placeholder dataset `did` (an HDF5 id) to the variable's extent
  * `len` (its dimensions' lengths): netCDF never writes a placeholder, so

@@ -32,6 +32,7 @@
 #include "state.h"
 #include "statsfmt.h"
 #include "tables.h"
+#include "tilestore.h"
 
 /* Chunks of stores with unlimited dimensions: at most this many bytes (a
  * plane's cells are halved until they fit). Each chunk is written with one
@@ -61,11 +62,18 @@ int define_alloc_stores(raster_var *v)
     for (size_t s = 0; s < nstores; s++) {
         v->store_grp[s] = v->store_var[s] = -1;
         if (s < v->nregions) {
-            v->store_cells[s] = v->regions[s].pure_cells;
+            v->store_cells[s] = v->regions[s].pure_store;
             mixed += v->regions[s].mixed_cells;
         } else {
             v->store_cells[s] = mixed;
         }
+    }
+    if (var_tiled(v)) { /* whole tiles: the mixed ones each once (a
+                            loaded variable: meta.c counts them) */
+        if (v->lay)
+            v->store_cells[v->nregions] = v->lay->mixed_total;
+        for (size_t s = 0; s < nstores; s++)
+            v->addr[s].tcut = tilestore_cut(v);
     }
     return RASTER_OK;
 }
@@ -287,7 +295,9 @@ int meta_set_compression(raster_var *v, const raster_compression *c)
     raster_compression was = v->comp;
     v->comp = *c;
     int rc = RASTER_OK;
-    for (size_t s = 0; rc == RASTER_OK && s <= v->nregions; s++)
+    /* format 5: the variable itself is filtered, below */
+    for (size_t s = 0; rc == RASTER_OK && s <= v->nregions && !var_tiled(v);
+         s++)
         if (v->store_var[s] >= 0 && compress_filtered(c))
             rc = filter_store(v, v->store_grp[s], v->store_var[s], s);
     if (rc == RASTER_OK && v->grpid >= 0)
@@ -496,6 +506,19 @@ static int define_stats(raster_var *v)
     return RASTER_OK;
 }
 
+/* The mixed chunks' tables in group tg. */
+static int define_mixed_tables(raster_var *v, int tg, size_t nmixed,
+                               size_t nshares)
+{
+    int rc = define_table(v, tg, v->format >= 3 ? "mixed_chunks" : "chunks",
+                          v->format >= 3 ? "mixed_chunk" : "chunk", nmixed,
+                          MIXED_FIELDS, "chunk_id y0 x0 h w");
+    if (rc == RASTER_OK)
+        rc = define_table(v, tg, "shares", "share", nshares, SHARE_FIELDS,
+                          "chunk_id region_id cells offset");
+    return rc;
+}
+
 static int define_mixed(raster_var *v)
 {
     int rc = RASTER_OK, g;
@@ -507,6 +530,9 @@ static int define_mixed(raster_var *v)
         }
     }
     size_t ms = v->lay->nregions;
+    if (v->format >= 5) /* the tables only: the variable holds the values */
+        return nmixed == 0 ? RASTER_OK : define_mixed_tables(v, v->grpid,
+                                                             nmixed, nshares);
     if (tables_nc_failed(nc_def_grp(v->grpid, MIXED_GROUP, &g),
                          "defining mixed group of", v->name, &rc))
         goto fail;
@@ -518,13 +544,8 @@ static int define_mixed(raster_var *v)
     v->store_grp[ms] = g;
     if (nmixed == 0) /* format 4: the store holds the pure chunks too */
         return v->store_cells[ms] > 0 ? define_store(v, g, ms) : RASTER_OK;
-    int tg = v->format >= 3 ? v->grpid : g;
-    rc = define_table(v, tg, v->format >= 3 ? "mixed_chunks" : "chunks",
-                      v->format >= 3 ? "mixed_chunk" : "chunk", nmixed,
-                      MIXED_FIELDS, "chunk_id y0 x0 h w");
-    if (rc == RASTER_OK)
-        rc = define_table(v, tg, "shares", "share", nshares, SHARE_FIELDS,
-                          "chunk_id region_id cells offset");
+    rc = define_mixed_tables(v, v->format >= 3 ? v->grpid : g, nmixed,
+                             nshares);
     if (rc == RASTER_OK)
         rc = define_store(v, g, ms);
 fail:
@@ -848,13 +869,21 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
     if (tables_nc_failed(nc_inq_grpname(v->grpid, gname),
                          "naming the group of", v->name, &rc))
         goto fail;
-    rc = placeholder_mark(parent, v->varid, name);
+    if (v->format >= 5) { /* it holds the values: its tiles are the stores */
+        for (size_t s = 0; s <= v->nregions; s++)
+            if (v->store_cells[s] > 0) {
+                v->store_grp[s] = parent;
+                v->store_var[s] = v->varid;
+            }
+    } else {
+        rc = placeholder_mark(parent, v->varid, name);
+    }
     /* created here: the settings after the marker, where netCDF's
      * inquiries find them (an adopted placeholder has its own) */
     if (rc == RASTER_OK && varid < 0)
         rc = compress_apply(parent, v->varid, &v->comp, 1, name);
     if (rc == RASTER_OK)
-        rc = placeholder_note(parent, v->varid, gname);
+        rc = placeholder_note(parent, v->varid, gname, v->format >= 5);
     if (rc)
         goto fail;
     raster_free(meanings);

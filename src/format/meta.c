@@ -27,6 +27,7 @@
 #include "regions.h"
 #include "state.h"
 #include "tables.h"
+#include "tilestore.h"
 
 int meta_default_format = RASTER_FORMAT_AUTO;
 
@@ -76,6 +77,33 @@ static int load_store(raster_var *v, int g, size_t s, int lazy)
 
 static int check_store(raster_var *v, size_t s);
 
+/* Format 5: each store with cells is the variable itself (tilestore.h);
+ * the mixed store holds every mixed tile whole, one per row of
+ * `mixed_chunks` (no such table: none). */
+static int tiled_stores(raster_var *v)
+{
+    size_t nmixed = 0, cells;
+    int dim, st = nc_inq_dimid(v->grpid, "mixed_chunk", &dim);
+    if (st == NC_NOERR)
+        st = nc_inq_dimlen(v->grpid, dim, &nmixed);
+    else if (st == NC_EBADDIM)
+        st = NC_NOERR;
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_EFORMAT, st, "%s: unreadable mixed "
+                              "chunks: %s", v->name, nc_strerror(st));
+    if (raster_mul_overflows(nmixed, tilestore_cut(v), &cells) ||
+        nmixed > v->ny * v->nx)
+        return raster_fail(RASTER_EFORMAT, "%s: %zu mixed chunks", v->name,
+                           nmixed);
+    v->store_cells[v->nregions] = cells;
+    for (size_t s = 0; s <= v->nregions; s++)
+        if (v->store_cells[s] > 0) {
+            v->store_grp[s] = v->parent;
+            v->store_var[s] = v->varid;
+        }
+    return RASTER_OK;
+}
+
 int meta_check_store(raster_var *v, size_t s)
 {
     lazy_lock(v->file);
@@ -91,7 +119,8 @@ static int check_store(raster_var *v, size_t s)
     int rc = file_netcdf(v->file);
     if (rc)
         return rc;
-    if (v->store_var[s] < 0)
+    /* format 5: the stores are tiles of the variable itself */
+    if (v->store_var[s] < 0 || v->format >= 5)
         return RASTER_OK;
     int g = v->store_grp[s], varid = v->store_var[s], ndims;
     int dimids[RASTER_MAX_DIMS + 1];
@@ -118,7 +147,7 @@ static int check_store(raster_var *v, size_t s)
 
 int meta_store_region(const raster_var *v, size_t s, int varid)
 {
-    if (v->format < 3 || s >= v->nregions)
+    if (v->format < 3 || s >= v->nregions || var_tiled(v))
         return RASTER_OK;
     int id = 0, g = v->store_grp[s];
     nc_type type;
@@ -593,7 +622,9 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
         }
         rc = load_store(v, rg, r, lazy);
     }
-    if (rc == RASTER_OK) {
+    if (rc == RASTER_OK && var_tiled(v)) {
+        rc = tiled_stores(v);
+    } else if (rc == RASTER_OK) {
         int mg;
         if (nc_inq_grp_ncid(g, MIXED_GROUP, &mg) != NC_NOERR)
             rc = raster_fail(RASTER_EFORMAT, "%s: no %s group", name,
@@ -667,6 +698,7 @@ static int ensure_layout(raster_var *v)
         const region_info *a = &v->regions[r], *b = &t.regions[r];
         int id; /* a summarised region's group attributes, unread so far */
         if (a->id != b->id || a->pure_cells != b->pure_cells ||
+            a->pure_store != b->pure_store ||
             a->mixed_cells != b->mixed_cells || a->mixed_off != b->mixed_off ||
             (v->format < 4 &&
              (!same_counts(v->store_grp[r], b) ||

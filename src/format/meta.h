@@ -12,7 +12,7 @@
 /* the definition's calls, once meta.c's: */
 #include "define.h"
 
-#define RASTER_FORMAT_VERSION 4
+#define RASTER_FORMAT_VERSION 5
 /* Oldest format version raster still writes (raster_file_set_format()). */
 #define RASTER_FORMAT_OLDEST_WRITTEN 2
 /* raster_file.write_format when no version was chosen: 3, or 4 for a

@@ -58,6 +58,7 @@ int regions_from_layout(raster_var *v)
         const raster_region_stats *st = region_index_at(v->mesh, r);
         ri->id = lay->ids[r];
         ri->pure_cells = lay->pure_cells[r];
+        ri->pure_store = lay->pure_store[r];
         ri->mixed_cells = lay->mixed_cells[r];
         ri->mixed_off = lay->mixed_off[r];
         ri->box[0] = st->bbox_y0;
@@ -104,14 +105,18 @@ static int parse_summary(raster_var *v, const long long *t, size_t n)
             ri->id = (int32_t)row[SUMMARY_ID];
             ri->pure_cells = (size_t)row[SUMMARY_PURE_CELLS];
             ri->mixed_cells = (size_t)row[SUMMARY_MIXED_CELLS];
-            ri->mixed_off = (size_t)row[SUMMARY_MIXED_OFFSET];
+            /* format 5: the column holds its pure store's cells */
+            ri->mixed_off = var_tiled(v) ? 0
+                                         : (size_t)row[SUMMARY_MIXED_OFFSET];
+            ri->pure_store = var_tiled(v) ? (size_t)row[SUMMARY_MIXED_OFFSET]
+                                          : ri->pure_cells;
             ri->chunk0 = (size_t)row[SUMMARY_CHUNK_FIRST];
             ri->chunk_rows = (size_t)row[SUMMARY_CHUNK_COUNT];
             ri->run0 = (size_t)row[SUMMARY_RUN_FIRST];
             ri->run_rows = (size_t)row[SUMMARY_RUN_COUNT];
             /* format 4: every cell in the shared store */
             ok = ri->pure_cells + ri->mixed_cells > 0 && ri->chunk_rows > 0 &&
-                 (v->format < 4 || ri->pure_cells == 0) &&
+                 (!var_shared(v) || ri->pure_cells == 0) &&
                  ri->run_rows > 0 &&
                  ri->run_rows <= ri->pure_cells + ri->mixed_cells;
         }
@@ -229,7 +234,8 @@ static int finish_regions(raster_var *v, size_t nr, int *grps)
                 v->name, (int)ri->id);
         run0 += ri->run_rows;
         if ((r > 0 && ri->id == v->regions[r - 1].id) ||
-            ri->mixed_off != mixed)
+            ri->mixed_off != (var_tiled(v) ? 0 : mixed) ||
+            ri->pure_store < ri->pure_cells)
             return raster_fail(RASTER_EFORMAT,
                                "%s: region %d is stored twice or its mixed "
                                "cells are misplaced",
@@ -294,6 +300,7 @@ int regions_from_file(raster_var *v, int g, int *grps)
                              "unreadable or inconsistent", v->name, i);
             goto done;
         }
+        ri->pure_store = ri->pure_cells; /* a group: up to format 3 */
         if (v->format >= 3) {
             unsigned long long rows[2];
             if (nc_inq_att(ids[i], NC_GLOBAL, "run_rows", &type, &len) !=
@@ -389,8 +396,12 @@ static int check_runs(raster_var *v, size_t r, const long long *rows,
                       size_t n, region_run *runs)
 {
     region_info *ri = &v->regions[r];
-    const unsigned long long ny = v->ny, nx = v->nx, pure = ri->pure_cells;
-    const unsigned long long cells = pure + ri->mixed_cells;
+    const unsigned long long ny = v->ny, nx = v->nx, pure = ri->pure_store;
+    /* the region's cell numbering: its pure store, then its run of the
+     * mixed store (format 5: the whole mixed store, of whole tiles) */
+    const unsigned long long want = ri->pure_cells + ri->mixed_cells;
+    const unsigned long long cells =
+        pure + (var_tiled(v) ? v->store_cells[v->nregions] : ri->mixed_cells);
     const uint32_t mixed_store = (uint32_t)v->nregions;
     const uint64_t mixed_base = ri->mixed_off - pure;
     uint64_t *map = raster_calloc((cells + 63) / 64, sizeof *map);
@@ -430,10 +441,10 @@ static int check_runs(raster_var *v, size_t r, const long long *rows,
         x1 = pend > x1 ? pend : x1;
     }
     raster_free(map);
-    if (rc == RASTER_OK && sum != cells)
+    if (rc == RASTER_OK && sum != want)
         rc = raster_fail(RASTER_EFORMAT, "%s: the runs of region %d cover "
                          "%llu of its %llu cells", v->name, (int)ri->id, sum,
-                         cells);
+                         want);
     if (rc == RASTER_OK && n > 0) {
         ri->box[0] = runs[0].y;
         ri->box[1] = (size_t)x0;
@@ -640,7 +651,7 @@ void regions_table_rows(const raster_var *v, size_t r, long long *rows)
         /* offsets in the region's own cell numbering: its pure store, then
          * its run of the mixed store */
         uint64_t off = u->store == r ? u->off
-                                     : ri->pure_cells + u->off - ri->mixed_off;
+                                     : ri->pure_store + u->off - ri->mixed_off;
         long long f[RUN_FIELDS] = {u->y, u->x, u->len, (long long)off};
         memcpy(rows + i * RUN_FIELDS, f, sizeof f);
     }

@@ -51,7 +51,8 @@ void tables_summary_rows(const raster_var *v, long long *rows)
             lay->ids[r],
             (long long)lay->pure_cells[r],
             (long long)lay->mixed_cells[r],
-            (long long)lay->mixed_off[r],
+            /* format 5: its pure store's cells (whole tiles) */
+            (long long)(var_tiled(v) ? lay->pure_store[r] : lay->mixed_off[r]),
             (long long)chunk0,
             (long long)nlist,
             (long long)run0,

@@ -108,7 +108,9 @@ int tiles_state(raster_var *v)
 
 int tiles_usable(const raster_var *v)
 {
-    return !v->table_from_layout && v->format >= 3 && !v->file->writable;
+    /* format 5 (tilestore.h): not yet, its reads take the regions' runs */
+    return !v->table_from_layout && v->format >= 3 && !var_tiled(v) &&
+           !v->file->writable;
 }
 
 /* RASTER_EFORMAT with "V: index table `chunks`: <message>". */

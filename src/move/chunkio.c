@@ -31,6 +31,7 @@
 #include "meta.h"
 #include "prefetch.h"
 #include "state.h"
+#include "tilestore.h"
 
 /* Upper bound on the scratch buffer of one netCDF call. */
 #define SCRATCH_BYTES ((size_t)32 << 20)
@@ -137,7 +138,7 @@ static int prepare_chunks(raster_var *v, size_t s, hid_t did, hid_t dcpl)
  * recorded in it (files with checksums, integrity.h), or in its group. */
 static int store_region_h5(raster_var *v, size_t s, hid_t did)
 {
-    if (v->format < 3 || s >= v->nregions)
+    if (v->format < 3 || s >= v->nregions || var_tiled(v))
         return RASTER_OK;
     if (!v->sums && !v->file->lean) /* through netCDF, open already */
         return meta_store_region(v, s, v->store_var[s]);
@@ -224,9 +225,17 @@ static int prepare_store(raster_var *v, size_t s)
         a->prepared = 1;
         return RASTER_OK;
     }
+    /* format 5: its tiles from the mesh (tilestore.h) */
+    if (var_tiled(v) && (rc = meta_ensure_layout(v)) != RASTER_OK)
+        return rc;
     if (f->writable || f->fd < 0 || !f->path ||
         (!f->lean && v->store_var[s] < 0)) {
         if ((rc = meta_check_store(v, s)) == RASTER_OK)
+            a->prepared = 1;
+        return rc;
+    }
+    if (var_tiled(v)) { /* the stores are the variable's tiles */
+        if ((rc = tilestore_prepare(v, s)) == RASTER_OK)
             a->prepared = 1;
         return rc;
     }
@@ -300,7 +309,9 @@ static int write_cuts(raster_var *v, size_t s, size_t *zck)
         a->ck_records = 1;
         int g = v->store_grp[s], id = v->store_var[s], storage;
         size_t ck[RASTER_MAX_DIMS + 1];
-        if (no > 0 && id >= 0 && compress_filtered(&v->comp)) {
+        /* format 5: spans move within a tile (tilestore.h) */
+        if (no > 0 && id >= 0 && v->format < 5 &&
+            compress_filtered(&v->comp)) {
             int st = nc_inq_var_chunking(g, id, &storage, ck);
             if (st != NC_NOERR)
                 return raster_fail_nc(RASTER_ENETCDF, st, "%s: %s", v->name,

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "convert.h"
 #include "error.h"
 #include "fanout.h"
 #include "fileio.h"
@@ -92,7 +93,7 @@ static int run_ijob(const ictx *c, const ijob *j, unfilter *u)
         for (size_t p = 0; p < j->np; p++)
             for (size_t k = j->s0; k < j->s1; k++)
                 for (size_t i = c->spans[k].p0; i < c->spans[k].p1; i++)
-                    spans_fill_cells(
+                    convert_fill_cells(
                         spans_plane_ptr(x, j->pl[p].plane, x->pieces[i].uoff),
                         x->pieces[i].len, v->fill, elem);
         return RASTER_OK;

@@ -27,10 +27,12 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "convert.h"
 #include "error.h"
 #include "fileio.h"
 #include "ncbind.h"
 #include "prefetch.h"
+#include "tilestore.h"
 
 #ifndef IOV_MAX
 #define IOV_MAX 1024
@@ -49,6 +51,8 @@ size_t chunkio_split_chunk_writes(void)
  * filtered store (write_cuts). */
 size_t spans_piece_cut(const store_addr *a, int write)
 {
+    if (a->tcut) /* format 5: a span moves within one tile */
+        return a->tcut;
     if (write)
         return a->wcut;
     return a->chunked && a->nckc > 1 ? a->ckc : 0;
@@ -100,13 +104,6 @@ int spans_make(const raster_var *v, const piece *p, size_t n, int write,
     *out = spans;
     *nspans = ns;
     return RASTER_OK;
-}
-
-void spans_fill_cells(unsigned char *dst, size_t n, const unsigned char *fill,
-                      size_t elem)
-{
-    for (size_t i = 0; i < n; i++)
-        memcpy(dst + i * elem, fill, elem);
 }
 
 /* Sorts pieces by (store, store offset). A region's runs come in grid
@@ -359,7 +356,7 @@ static void fill_span(const xfer *x, const span *s, size_t plane)
     for (size_t i = s->p0; i < s->p1; i++) {
         const piece *p = &x->pieces[i];
         for (uint64_t r = 0; r <= p->rep; r++)
-            spans_fill_cells(spans_plane_ptr(x, plane, p->uoff + r * p->ustep),
+            convert_fill_cells(spans_plane_ptr(x, plane, p->uoff + r * p->ustep),
                              p->len, v->fill, v->elem);
     }
 }
@@ -513,14 +510,20 @@ int spans_xfer_netcdf(xfer *x, const span *s, const size_t *start,
         if (exist > 0) {
             if (no > 0)
                 scount[no - 1] = exist;
-            st = nc_get_vara(g, id, sstart, scount, x->tmp);
-            if (st != NC_NOERR)
+            if (v->format >= 5) {
+                rc = tilestore_get(v, s->store, sstart, scount, s->lo, width,
+                                   x->tmp);
+                if (rc)
+                    return rc;
+            } else if ((st = nc_get_vara(g, id, sstart, scount, x->tmp)) !=
+                       NC_NOERR) {
                 return raster_fail_nc(RASTER_ENETCDF, st, "reading %s: %s",
                                       v->name, nc_strerror(st));
+            }
             if (no > 0)
                 scount[no - 1] = nb;
         }
-        spans_fill_cells(x->tmp + exist * width * elem, (nb - exist) * width,
+        convert_fill_cells(x->tmp + exist * width * elem, (nb - exist) * width,
                          v->fill, elem);
     }
     for (size_t b = 0; b < nb; b++) {
@@ -541,10 +544,16 @@ int spans_xfer_netcdf(xfer *x, const span *s, const size_t *start,
             (sstart[no - 1] % ckr ||
              (nb % ckr && sstart[no - 1] + nb < x->full[no - 1])))
             atomic_fetch_add(&split_chunk_writes, 1);
-        st = nc_put_vara(g, id, sstart, scount, x->tmp);
-        if (st != NC_NOERR)
+        if (v->format >= 5) {
+            rc = tilestore_put(v, s->store, sstart, scount, s->lo, width,
+                               x->tmp);
+            if (rc)
+                return rc;
+        } else if ((st = nc_put_vara(g, id, sstart, scount, x->tmp)) !=
+                   NC_NOERR) {
             return raster_fail_nc(RASTER_ENETCDF, st, "writing %s: %s",
                                   v->name, nc_strerror(st));
+        }
         if (!v->store_ncw)
             v->store_ncw = raster_calloc(v->nregions + 1, 1);
         if (v->store_ncw) /* else small writes keep to this path */

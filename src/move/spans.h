@@ -103,10 +103,6 @@ int spans_sort_pieces(piece *p, size_t n);
 int spans_unstride(const raster_var *v, const piece *p, size_t n, piece **out,
                    size_t *nout);
 
-/* n cells of `elem` bytes set to `fill`. */
-void spans_fill_cells(unsigned char *dst, size_t n, const unsigned char *fill,
-                      size_t elem);
-
 /* The chunk of a chunked store holding a record's cell (-1: never
  * written that far), and the record's place in it (*inner). */
 long spans_chunk_of(const size_t *full, int no, const store_addr *a,

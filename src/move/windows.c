@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "convert.h"
 #include "error.h"
 #include "fileio.h"
 
@@ -391,7 +392,7 @@ int windows_read(xfer *x, size_t flat, size_t plane)
         }
         if (w->direct) {
             if (fill[0])
-                spans_fill_cells(spans_plane_ptr(x, plane, wp->p[w->p0].uoff),
+                convert_fill_cells(spans_plane_ptr(x, plane, wp->p[w->p0].uoff),
                                  wp->p[w->p0].len, v->fill, elem);
             continue;
         }
@@ -407,7 +408,7 @@ int windows_read(xfer *x, size_t flat, size_t plane)
             const wpiece *q = &wp->p[i];
             unsigned char *dst = base + q->uoff * elem;
             if (fill[q->range])
-                spans_fill_cells(dst, q->len, v->fill, elem);
+                convert_fill_cells(dst, q->len, v->fill, elem);
             else
                 memcpy(dst, x->stage + q->src, (size_t)q->len * elem);
         }
@@ -423,13 +424,13 @@ static void fill_range(const xfer *x, size_t k, size_t r, size_t plane)
     const window *w = &wp->w[k];
     const raster_var *v = x->v;
     if (w->direct) {
-        spans_fill_cells(spans_plane_ptr(x, plane, wp->p[w->p0].uoff),
+        convert_fill_cells(spans_plane_ptr(x, plane, wp->p[w->p0].uoff),
                          wp->p[w->p0].len, v->fill, v->elem);
         return;
     }
     const behind *bh = x->bh;
     for (size_t i = bh->first[r]; i < bh->first[r + 1]; i++)
-        spans_fill_cells(spans_plane_ptr(x, plane, bh->p[i].uoff),
+        convert_fill_cells(spans_plane_ptr(x, plane, bh->p[i].uoff),
                          bh->p[i].len, v->fill, v->elem);
 }
 

@@ -250,7 +250,10 @@ int writeback_small(raster_var *v, const piece *p, size_t n,
     int no = var_nouter(v), rc = RASTER_OK;
     size_t planes = 1, cells = 0, bytes;
     *done = 0;
-    if (v->file->par || v->file->lean || n == 0 || n > SMALL_PIECES)
+    /* format 5: its stores are tiles of the variable (tilestore.h), which
+     * the spans move */
+    if (v->file->par || v->file->lean || v->format >= 5 || n == 0 ||
+        n > SMALL_PIECES)
         return RASTER_OK;
     for (int i = 0; i < no; i++) {
         if (ostride && ostride[i] != 1)

@@ -21,6 +21,7 @@ void layout_free(layout *lay)
         return;
     raster_free(lay->ids);
     raster_free(lay->pure_cells);
+    raster_free(lay->pure_store);
     raster_free(lay->mixed_off);
     raster_free(lay->mixed_cells);
     raster_free(lay->chunk_off);
@@ -63,8 +64,9 @@ static void assign_tiles(layout *lay, const raster_mesh *m)
         const mesh_chunk *c = &m->chunks[ci];
         if (!c->mixed) {
             size_t r = (size_t)layout_region_pos(lay, m->shares[c->share0].id);
-            lay->chunk_off[ci] = lay->pure_cells[r];
-            lay->pure_cells[r] += (c->w + lay->tile_w - 1) / lay->tile_w * tile;
+            lay->chunk_off[ci] = lay->pure_store[r];
+            lay->pure_store[r] += (c->w + lay->tile_w - 1) / lay->tile_w * tile;
+            lay->pure_cells[r] += c->h * c->w;
             continue;
         }
         for (size_t k = 0; k < c->nshares; k++) {
@@ -243,12 +245,13 @@ int layout_build(const raster_mesh *m, const int32_t *mask, layout_mode mode,
     size_t nr = m->nregions;
     lay->ids = raster_reallocarray(NULL, nr, sizeof *lay->ids);
     lay->pure_cells = raster_calloc(nr, sizeof(size_t));
+    lay->pure_store = raster_calloc(nr, sizeof(size_t));
     lay->mixed_off = raster_calloc(nr, sizeof(size_t));
     lay->mixed_cells = raster_calloc(nr, sizeof(size_t));
     lay->chunk_off = raster_calloc(m->nchunks, sizeof(size_t));
     lay->share_off = raster_calloc(m->nshares, sizeof(size_t));
     done = raster_calloc(m->nshares, sizeof *done);
-    if (!lay->ids || !lay->pure_cells || !lay->mixed_off ||
+    if (!lay->ids || !lay->pure_cells || !lay->pure_store || !lay->mixed_off ||
         !lay->mixed_cells || !lay->chunk_off || !lay->share_off ||
         !done) {
         rc = raster_fail(RASTER_ENOMEM, "out of memory planning a layout");
@@ -256,10 +259,12 @@ int layout_build(const raster_mesh *m, const int32_t *mask, layout_mode mode,
     }
     for (size_t r = 0; r < nr; r++)
         lay->ids[r] = region_index_at(m, r)->id;
-    if (mode == LAYOUT_TILES)
+    if (mode == LAYOUT_TILES) {
         assign_tiles(lay, m);
-    else /* done: room for nregions, nshares >= nregions */
+    } else { /* done: room for nregions, nshares >= nregions */
         assign_offsets(lay, m, mode == LAYOUT_SHARED, done);
+        memcpy(lay->pure_store, lay->pure_cells, nr * sizeof(size_t));
+    }
     memset(done, 0, m->nshares * sizeof *done);
 
     size_t cap = 0;

@@ -21,9 +21,10 @@
  * takes tile_h * tile_w store cells, row-major with a row of tile_w cells
  * also when it is an edge tile (an HDF5 chunk is always whole); a pure
  * store holds its region's pure tiles in chunk-id order, the mixed store
- * every mixed tile whole in chunk-id order. A region's cells of a mixed
- * tile are then not contiguous: mixed_off is 0 and mixed_cells counts its
- * cells there.
+ * every mixed tile whole in chunk-id order. pure_cells and mixed_cells
+ * count a region's cells as in the other modes; its pure store is
+ * pure_store cells (its pure tiles whole), and its cells of a mixed tile
+ * are not contiguous (mixed_off is 0).
  * A segment maps `len` consecutive store cells to the grid cells
  * (y, x .. x+len-1). Segments cover every cell once and are kept in grid
  * order (y, then x).
@@ -55,7 +56,9 @@ typedef struct layout {
     size_t ny, nx, tile_h, tile_w;
     size_t nregions;
     int32_t *ids;          /* ascending */
-    size_t *pure_cells;    /* per region: cells of its pure store */
+    size_t *pure_cells;    /* per region: its cells in pure chunks */
+    size_t *pure_store;    /* per region: cells of its pure store (tiles
+                              mode: whole tiles; else pure_cells) */
     size_t *mixed_off;     /* per region: start of its run in the mixed store */
     size_t *mixed_cells;   /* per region: length of that run */
     size_t mixed_total;    /* cells of the mixed store */

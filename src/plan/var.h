@@ -50,6 +50,8 @@ typedef struct store_addr {
     int wsized;          /* wcut worked out */
     size_t wcut;
     size_t ck_records;   /* those records in one chunk (1: not chunked so) */
+    size_t tcut;         /* format 5: cells of a tile, where every span
+                            and piece is cut (tilestore.h); 0 otherwise */
 } store_addr;
 
 /* `len` cells of grid row y from column x on: store cells off.. of store
@@ -62,7 +64,9 @@ typedef struct region_run {
 /* One region of a variable (src/format/regions.h). */
 typedef struct region_info {
     int32_t id;
-    size_t pure_cells;   /* cells of its pure store */
+    size_t pure_cells;   /* its cells in pure chunks */
+    size_t pure_store;   /* cells of its pure store: pure_cells, or in
+                            format 5 its pure tiles whole (tilestore.h) */
     size_t mixed_cells;  /* cells of its run in the mixed store */
     size_t mixed_off;    /* where that run starts */
     size_t nruns;        /* known once defined or loaded */
@@ -141,6 +145,16 @@ struct raster_var {
     int *store_var;
     size_t *store_cells;
     store_addr *addr;          /* per store, set when a read-only file loads */
+    /* format 5 (tilestore.h): the tiles of store s, as tile numbers (row-
+     * major over the tile grid), are stile[stile_first[s] ..
+     * stile_first[s + 1]); NULL until first needed */
+    size_t *stile, *stile_first;
+    /* and, read-only, the byte offset of each of the variable's chunks
+     * (row-major over its chunk grid, -1 never written), its chunk shape
+     * and counts: vaddr_state 0 not looked at, 1 usable, -1 not */
+    int vaddr_state;
+    int64_t *vaddr;
+    size_t vck[RASTER_MAX_DIMS], vnck[RASTER_MAX_DIMS];
     unsigned char *store_ncw;  /* per store: 1 once raster wrote it through
                                   netCDF in this handle (netCDF then knows
                                   it written: a late _FillValue is refused;
@@ -296,6 +310,13 @@ static inline void lazy_unlock(raster_file *f)
 
 /* Number of outer dimensions. */
 static inline int var_nouter(const raster_var *v) { return v->ndims - 2; }
+
+/* What v's format has: region groups (up to 3), one store shared by every
+ * region (4), the values in the variable itself, its tiles the stores (5,
+ * tilestore.h). */
+static inline int var_grouped(const raster_var *v) { return v->format < 4; }
+static inline int var_shared(const raster_var *v) { return v->format == 4; }
+static inline int var_tiled(const raster_var *v) { return v->format >= 5; }
 
 /* How v's format lays its stores out (layout.h). */
 static inline layout_mode var_layout_mode(const raster_var *v)

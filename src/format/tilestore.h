@@ -1,0 +1,52 @@
+/*
+ * tilestore.h - format 5's stores: tiles of the variable itself.
+ *
+ * In format 5 the variable's own netCDF variable, chunked with the base
+ * chunk shape, holds the values, so every netCDF and HDF5 reader reads
+ * them without raster. raster's stores are lists of its tiles (layout.h,
+ * LAYOUT_TILES): store r, region r's pure store, its pure tiles in
+ * chunk-id order; store nregions every mixed tile in chunk-id order. A
+ * tile is tile_h x tile_w store cells, row-major in rows of tile_w cells,
+ * as HDF5 keeps a chunk (an edge tile's cells past the grid hold nothing).
+ * Store cells within one tile move through netCDF as the box of the
+ * tile's rows they cover.
+ */
+#ifndef RASTER_TILESTORE_H
+#define RASTER_TILESTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "var.h"
+
+/* Builds v's tiles of each store (v->stile) from its mesh and layout,
+ * which a read-only variable loaded without them builds first
+ * (meta_ensure_layout). */
+int tilestore_index(raster_var *v);
+
+/* Tile cells of a format 5 store: where spans are cut (0: not format 5). */
+static inline size_t tilestore_cut(const raster_var *v)
+{
+    return v->format >= 5 ? v->chunk[v->ndims - 2] * v->chunk[v->ndims - 1]
+                          : 0;
+}
+
+/* Read-only files: sets store s's byte addresses (v->addr[s], chunked:
+ * a store chunk is one of the variable's chunks) from one walk of the
+ * variable's chunk index, when the variable is chunked as its tiles
+ * (tile_h x tile_w, any outer sizes) and holds plain bytes; else leaves
+ * the store to netCDF (tilestore_get). RASTER_OK, or RASTER_ENOMEM. */
+int tilestore_prepare(raster_var *v, size_t s);
+
+/* Moves cells [lo, lo + width) of store s, which lie in one tile, for the
+ * outer box ostart/ocount (stride 1), between buf (the box's planes in
+ * order, width cells each) and the variable, through netCDF. get: cells
+ * past the grid's edge read as the fill value. put: no other cell of the
+ * file changes. RASTER_OK or an error. */
+int tilestore_get(raster_var *v, size_t s, const size_t *ostart,
+                  const size_t *ocount, uint64_t lo, size_t width, void *buf);
+int tilestore_put(raster_var *v, size_t s, const size_t *ostart,
+                  const size_t *ocount, uint64_t lo, size_t width,
+                  const void *buf);
+
+#endif
