@@ -62,11 +62,13 @@ CLI_NAMES_HELP
 "                    eighth of the memory, 64M to 1G). Records converted in\n"
 "                    one step lie side by side in each region's store, so\n"
 "                    a larger buffer gives longer sequential region reads\n"
-"  --format 2|3|4    raster format version to write (default: 3, or 4 for\n"
+"  --format 2-5      raster format version to write (default: 3, or 4 for\n"
 "                    a variable of more than 256 regions or whose region\n"
 "                    groups would take the file past 16384 groups; 2 for\n"
-"                    raster releases that read no version 3). Format 2 or\n"
-"                    3 is refused where netCDF's 32767 groups are too few\n"
+"                    raster releases that read no version 3; 5, being\n"
+"                    built: the variable holds its values, which every\n"
+"                    netCDF reader reads). Format 2 or 3 is refused where\n"
+"                    netCDF's 32767 groups are too few\n"
 "  --weights W       keep weighted sums in the statistics stored with each\n"
 "                    converted variable (docs/FORMAT.md), weighted by the\n"
 "                    2-D variable W on the grid (e.g. a cell area, TAREA);\n"
@@ -1075,8 +1077,8 @@ static int parse_args(int argc, char **argv, options *o)
         case 'W': o->weights = optarg; break;
         case 'f':
             if (strcmp(optarg, "2") != 0 && strcmp(optarg, "3") != 0 &&
-                strcmp(optarg, "4") != 0) {
-                fprintf(stderr, "rasterconvert: --format wants 2, 3 or 4, "
+                strcmp(optarg, "4") != 0 && strcmp(optarg, "5") != 0) {
+                fprintf(stderr, "rasterconvert: --format wants 2 to 5, "
                         "got '%s'\n", optarg);
                 return CLI_EUSAGE;
             }

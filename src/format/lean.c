@@ -411,7 +411,7 @@ static int load_description(hid_t fid, int pgrp, hid_t g,
         att_one(g, "raster_type", NC_INT, &d->xtype) != 0 ||
         convert_type_size(d->xtype) == 0)
         return raster_fail(RASTER_EFORMAT,
-                           "%s: not a complete variable of format 3 or 4",
+                           "%s: not a complete variable of format 3 to 5",
                            path);
     d->format = version;
     char *save = NULL, *dimnames[RASTER_MAX_DIMS];
@@ -533,6 +533,22 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
             rc = LEAN_FAIL("%s: attribute %s does not match its checksum %s",
                            d.name, REGIONS_SUMMARY, SUMS_GROUP_ATT);
     }
+    /* format 5: its mixed tiles, as many as `mixed_chunks` has rows */
+    if (rc == RASTER_OK && d.format >= 5 &&
+        H5Lexists(g, "mixed_chunks", H5P_DEFAULT) > 0) {
+        hid_t md = H5Dopen2(g, "mixed_chunks", H5P_DEFAULT);
+        hid_t ms = md >= 0 ? H5Dget_space(md) : -1;
+        hsize_t dims[2];
+        if (ms < 0 || H5Sget_simple_extent_ndims(ms) != 2 ||
+            H5Sget_simple_extent_dims(ms, dims, NULL) != 2)
+            rc = LEAN_FAIL("%s: unreadable mixed_chunks", path);
+        else
+            d.mixed_tiles = (size_t)dims[0];
+        if (ms >= 0)
+            H5Sclose(ms);
+        if (md >= 0)
+            H5Dclose(md);
+    }
     raster_var *v = NULL;
     if (rc == RASTER_OK)
         rc = meta_var_lean(f, &d, &mask, summary, len, &v);
@@ -555,8 +571,9 @@ static int load_var(raster_file *f, hid_t fid, hid_t g, const char *path,
      * lookups per region were a third of the load, a point's read opens
      * one store, and a store missing then fails that read (fileio_store
      * finds nothing; netCDF's binding, ncbind.c, refuses the file) */
-    /* format 4: no region groups, one store for all */
+    /* format 4: no region groups, one store for all; 5: the variable */
     for (size_t r = v && v->format >= 4 ? v->nregions : 0;
+         v && !var_tiled(v) &&
          rc == RASTER_OK && !f->view && r <= v->nregions; r++) {
         char store[48], gname[48];
         fileio_store_path(v, r, store, sizeof store);

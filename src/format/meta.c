@@ -77,12 +77,24 @@ static int load_store(raster_var *v, int g, size_t s, int lazy)
 
 static int check_store(raster_var *v, size_t s);
 
-/* Format 5: each store with cells is the variable itself (tilestore.h);
- * the mixed store holds every mixed tile whole, one per row of
- * `mixed_chunks` (no such table: none). */
+/* Format 5: the mixed store holds every mixed tile whole, nmixed of them
+ * (the rows of `mixed_chunks`). */
+static int tiled_mixed_store(raster_var *v, size_t nmixed)
+{
+    size_t cells;
+    if (raster_mul_overflows(nmixed, tilestore_cut(v), &cells) ||
+        nmixed > v->ny * v->nx)
+        return raster_fail(RASTER_EFORMAT, "%s: %zu mixed chunks", v->name,
+                           nmixed);
+    v->store_cells[v->nregions] = cells;
+    return RASTER_OK;
+}
+
+/* Format 5: each store with cells is the variable itself (tilestore.h),
+ * the mixed tiles counted from `mixed_chunks` (no such table: none). */
 static int tiled_stores(raster_var *v)
 {
-    size_t nmixed = 0, cells;
+    size_t nmixed = 0;
     int dim, st = nc_inq_dimid(v->grpid, "mixed_chunk", &dim);
     if (st == NC_NOERR)
         st = nc_inq_dimlen(v->grpid, dim, &nmixed);
@@ -91,11 +103,9 @@ static int tiled_stores(raster_var *v)
     if (st != NC_NOERR)
         return raster_fail_nc(RASTER_EFORMAT, st, "%s: unreadable mixed "
                               "chunks: %s", v->name, nc_strerror(st));
-    if (raster_mul_overflows(nmixed, tilestore_cut(v), &cells) ||
-        nmixed > v->ny * v->nx)
-        return raster_fail(RASTER_EFORMAT, "%s: %zu mixed chunks", v->name,
-                           nmixed);
-    v->store_cells[v->nregions] = cells;
+    int rc = tiled_mixed_store(v, nmixed);
+    if (rc)
+        return rc;
     for (size_t s = 0; s <= v->nregions; s++)
         if (v->store_cells[s] > 0) {
             v->store_grp[s] = v->parent;
@@ -375,6 +385,8 @@ int meta_var_lean(raster_file *f, const meta_desc *d, raster_mask **mask,
     rc = regions_from_summary(v, summary, len);
     if (rc == RASTER_OK)
         rc = define_alloc_stores(v);
+    if (rc == RASTER_OK && var_tiled(v)) /* whole mixed tiles (tilestore.h) */
+        rc = tiled_mixed_store(v, d->mixed_tiles);
     if (rc)
         goto fail;
     *out = v;

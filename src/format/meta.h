@@ -63,6 +63,7 @@ typedef struct meta_desc {
     raster_compression comp;   /* the placeholder's (compress.h) */
     int comp_later;            /* comp not read: on first ask (meta_comp) */
     int placeholder_fits;      /* its extent is the variable's shape */
+    size_t mixed_tiles;        /* format 5: rows of `mixed_chunks` */
 } meta_desc;
 
 /* A read-only variable of format 3 from its description, its mask (taken

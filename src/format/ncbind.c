@@ -44,8 +44,12 @@ static int find_ids(int ncid, const raster_var *v, ids *out)
                               v->name, nc_strerror(st));
     for (size_t s = 0; s <= v->nregions; s++) {
         out->store_grp[s] = out->store_var[s] = -1;
+        if (var_tiled(v) && v->store_cells[s] > 0) { /* the variable */
+            out->store_grp[s] = out->parent;
+            out->store_var[s] = out->varid;
+        }
         /* format 4: one store, Mixed_Chunks, for every region */
-        if (s < v->nregions && v->format >= 4)
+        if ((s < v->nregions && v->format >= 4) || var_tiled(v))
             continue;
         char rel[48];
         fileio_store_path(v, s, rel, sizeof rel);
