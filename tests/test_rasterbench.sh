@@ -110,6 +110,7 @@ keys = ["single_speedup_geomean", "multi_speedup_geomean", "floor_ratio_max",
         "small_write_ratio", "write_ratio", "compressed_size_ratio",
         "compressed_speedup_geomean", "compressed_floor_ratio_max",
         "compressed_full_read_ratio", "compressed_thin_ratio",
+        "view_open_ratio", "view_read_ratio", "view_size_ratio",
         "python_mean_speedup_geomean", "python_mem_ratio_max",
         "python_overhead_ratio_max", "adios2_speedup_geomean",
         "xarray_speedup_geomean", "stats_mean_speedup_geomean",
@@ -121,13 +122,33 @@ shim_keys = ("full_read_ratio", "thin_hyperslab_ratio", "write_ratio",
              "small_write_ratio",
              "compressed_full_read_ratio", "compressed_thin_ratio")
 for k in keys:
-    if k in peer_keys:  # not without --peers
-        assert s[k] is None, (k, s[k])
+    if k in peer_keys or k == "view_size_ratio":  # not without --peers,
+        assert s[k] is None, (k, s[k])          # --baseline-raster
+    elif k == "view_read_ratio":  # 0 while readers without raster fail
+        assert isinstance(s[k], (int, float)) and s[k] >= 0, (k, s[k])
     elif shim or k not in shim_keys:
         assert isinstance(s[k], (int, float)) and s[k] > 0, (k, s[k])
     else:
         assert s[k] is None, (k, s[k])
 assert d["dataset"]["shape"][-2:] == [384, 320], d["dataset"]
+# without raster (issue 41): ncdump -h of both files; each basin's box
+# read from the plain file, and from the raster file where it gave the
+# plain file's values (never other ones); the ratios the summary's
+v = d["dataset"]["view"]
+assert v["raster_bytes"] > 0 and v["differ"] == 0, v
+assert v["equal"] + v["unreadable"] == len(singles), v
+assert v["unreadable"] == 0 or v["error"], v
+p, q = (get("ncdump -h", m, "warm") for m in ("view_plain", "view_raster"))
+assert p["kind"] == q["kind"] == "view_open" and q["median_s"] > 0, (p, q)
+assert abs(p["median_s"] / q["median_s"] / s["view_open_ratio"] - 1) < 2e-2
+for case in singles:
+    x = get(case, "view_plain", "warm")
+    assert x["kind"] == "view_read" and x["median_s"] > 0, x
+    assert x["bytes_read"] >= get(case, "raster", "warm")["region_bytes"], x
+read = [c for c in cases if c["method"] == "view_raster" and
+        c["kind"] == "view_read"]
+assert len(read) == v["equal"], (read, v)
+assert (s["view_read_ratio"] == 0) == (v["unreadable"] > 0), s
 
 # the compressed case: deflated files smaller than the data, the ratio of
 # their sizes the summary's, and per basin every method in its cache states
@@ -184,16 +205,20 @@ grep -q -e generating -e compressing -e converting "$tmp/out" &&
     fail "generated again" || ok
 grep -q '^Atlantic ' "$tmp/out" && ok || fail "no Atlantic line"
 grep -q '^regions, deflated' "$tmp/out" && ok || fail "no compressed case"
-[ "$(grep -c '^Atlantic  *warm' "$tmp/out")" = 3 ] && ok ||
-    fail "not one Atlantic line plain, one of means, one deflated"
+[ "$(grep -c '^Atlantic  *warm' "$tmp/out")" = 4 ] && ok ||
+    fail "not one Atlantic line plain, one of means, one without raster, one deflated"
 grep -q '^regional mean series' "$tmp/out" && ok || fail "no regional means"
 
 # --no-compressed skips the compressed case; --only-compressed runs it alone
 expect 0 "--no-compressed" "$rb" --dir "$tmp/cache" --mask "$mask" \
     --size tiny --reps 1 --warm --no-shim --case Atlantic_Ocean \
-    --no-compressed
+    --no-compressed --baseline-raster \
+    "$(ls "$tmp/cache"/*.raster.nc | grep -v '\.d1s' | head -n 1)"
 grep -q -e deflated -e compressed_size_ratio.*met -e compressed_size_ratio.*MISSED \
     "$tmp/out" && fail "--no-compressed ran it" || ok
+# --baseline-raster: the raster file against "today's" (here itself)
+grep -q '^view_size_ratio  *1\.000 ' "$tmp/out" && ok ||
+    fail "--baseline-raster: no view_size_ratio 1.000"
 expect 0 "--only-compressed" "$rb" --dir "$tmp/cache" --mask "$mask" \
     --size tiny --reps 1 --warm --no-shim --case Atlantic_Ocean \
     --only-compressed
@@ -369,6 +394,8 @@ expect 2 "--reps 0" "$rb" --reps 0
 expect 2 "unknown option" "$rb" --frobnicate
 err_is "unknown option" "rasterbench: unknown option '--frobnicate'; try 'rasterbench --help'"
 expect 2 "--thin 0" "$rb" --thin 0
+expect 1 "missing --baseline-raster" "$rb" --dir "$tmp/cache" --mask "$mask" \
+    --size tiny --reps 1 --no-shim --baseline-raster "$tmp/none.raster.nc"
 expect 1 "missing files" "$rb" --plain "$tmp/none.nc" --raster \
     "$tmp/none.raster.nc" --var TEMP
 report rasterbench

@@ -199,35 +199,57 @@ fail:
     return -1;
 }
 
-/* Opens j's file and finds j's variable: *nd dimensions (2 to 8), the
- * outer ones' lengths in count[] and their product in *planes. 0, or -1
- * with the file closed again. */
-static int open_outer(const bench_job *j, int *ncid, int *varid, int *nd,
-                      size_t *count, size_t *planes)
+/* Opens `file` and finds `var`: *nd dimensions (2 to 8), the outer ones'
+ * lengths in count[] and their product in *planes. NC_NOERR, or the
+ * failed call's status with its name in *what and the file closed again
+ * (*ncid -1): quiet, for the view check's message. */
+static int outer_dims(const char *file, const char *var, int *ncid,
+                      int *varid, int *nd, size_t *count, size_t *planes,
+                      const char **what)
 {
-    int dimids[8];
+    int dimids[8], st;
     *planes = 1;
-    if (nc_failed(nc_open(j->file, NC_NOWRITE, ncid), "nc_open(data file)"))
-        return -1;
-    if (nc_failed(nc_inq_varid(*ncid, j->var, varid),
-                  "nc_inq_varid(variable)") ||
-        nc_failed(nc_inq_varndims(*ncid, *varid, nd),
-                  "nc_inq_varndims(variable)") ||
-        *nd < 2 || *nd > 8 ||
-        nc_failed(nc_inq_vardimid(*ncid, *varid, dimids),
-                  "nc_inq_vardimid(variable)"))
+    *what = "nc_open(data file)";
+    if ((st = nc_open(file, NC_NOWRITE, ncid)) != NC_NOERR) {
+        *ncid = -1;
+        return st;
+    }
+    *what = "nc_inq_varid(variable)";
+    if ((st = nc_inq_varid(*ncid, var, varid)) != NC_NOERR)
         goto fail;
+    *what = "nc_inq_varndims(variable)";
+    if ((st = nc_inq_varndims(*ncid, *varid, nd)) != NC_NOERR)
+        goto fail;
+    *what = "the variable's rank (2 to 8)";
+    if (*nd < 2 || *nd > 8) {
+        st = NC_EINVAL;
+        goto fail;
+    }
+    *what = "nc_inq_vardimid(variable)";
+    if ((st = nc_inq_vardimid(*ncid, *varid, dimids)) != NC_NOERR)
+        goto fail;
+    *what = "nc_inq_dimlen(outer dimension)";
     for (int i = 0; i < *nd - 2; i++) {
-        if (nc_failed(nc_inq_dimlen(*ncid, dimids[i], &count[i]),
-                      "nc_inq_dimlen(outer dimension)"))
+        if ((st = nc_inq_dimlen(*ncid, dimids[i], &count[i])) != NC_NOERR)
             goto fail;
         *planes *= count[i];
     }
-    return 0;
+    return NC_NOERR;
 fail:
     nc_close(*ncid);
     *ncid = -1;
-    return -1;
+    return st;
+}
+
+/* outer_dims of j's file and variable, a failure reported on stderr: 0,
+ * or -1. */
+static int open_outer(const bench_job *j, int *ncid, int *varid, int *nd,
+                      size_t *count, size_t *planes)
+{
+    const char *what;
+    int st = outer_dims(j->file, j->var, ncid, varid, nd, count, planes,
+                        &what);
+    return nc_failed(st, what) ? -1 : 0;
 }
 
 static int netcdf_once(const bench_job *j, const netcdf_state *s)
@@ -827,6 +849,138 @@ static int read_once(const bench_job *j)
         rc = read_band(j, ncid, varid, nd, count, n);
     if (ncid >= 0)
         nc_close(ncid);
+    return rc;
+}
+
+/* ---- the view: what a reader without raster gets ------------------------- */
+
+/* nc_get_vara of box (y0 x0 y1 x1, half-open) at outer index p (row-major
+ * over outer[0 .. nd-2)) into buf: the status. */
+static int box_plane(int ncid, int varid, int nd, const size_t *outer,
+                     size_t p, const size_t box[4], void *buf)
+{
+    size_t start[8], count[8];
+    for (int i = nd - 3; i >= 0; i--) {
+        start[i] = p % outer[i];
+        p /= outer[i];
+        count[i] = 1;
+    }
+    start[nd - 2] = box[0];
+    start[nd - 1] = box[1];
+    count[nd - 2] = box[2] - box[0];
+    count[nd - 1] = box[3] - box[1];
+    return nc_get_vara(ncid, varid, start, count, buf);
+}
+
+/* Words where planes a and b (cells values of elem bytes, of type t) of
+ * outer index p first differ, and in how many values. */
+static void describe_diff(const unsigned char *a, const unsigned char *b,
+                          size_t cells, size_t elem, nc_type t, size_t p,
+                          const size_t box[4], char *msg, size_t len)
+{
+    size_t first = cells, n = 0;
+    for (size_t c = 0; c < cells; c++)
+        if (memcmp(a + c * elem, b + c * elem, elem) != 0) {
+            first = first < cells ? first : c;
+            n++;
+        }
+    size_t bw = box[3] - box[1];
+    int used = snprintf(msg, len, "outer index %zu: %zu of %zu values "
+                        "differ, first at row %zu, column %zu", p, n, cells,
+                        box[0] + first / bw, box[1] + first % bw);
+    if (used < 0 || (size_t)used >= len)
+        return;
+    if (t == NC_FLOAT) {
+        float x, y;
+        memcpy(&x, a + first * elem, sizeof x);
+        memcpy(&y, b + first * elem, sizeof y);
+        snprintf(msg + used, len - (size_t)used, " (%.9g, not %.9g)",
+                 (double)y, (double)x);
+    } else if (t == NC_DOUBLE) {
+        double x, y;
+        memcpy(&x, a + first * elem, sizeof x);
+        memcpy(&y, b + first * elem, sizeof y);
+        snprintf(msg + used, len - (size_t)used, " (%.17g, not %.17g)", y,
+                 x);
+    }
+}
+
+/* The view's side of bench_view_check, the plain file open (ncid pc,
+ * variable pv of nd dimensions, outer lengths pout[], type pt): 0, 1 or 2
+ * as there, -1 when the plain file's read fails. */
+static int view_compare(int pc, int pv, int nd, const size_t *pout,
+                        size_t planes, nc_type pt, const char *view,
+                        const char *var, const size_t box[4],
+                        unsigned char *a, unsigned char *b, size_t elem,
+                        char *msg, size_t len)
+{
+    int vc, vv, vnd, st, rc = 0;
+    size_t vout[8], vplanes, cells = (box[2] - box[0]) * (box[3] - box[1]);
+    nc_type vt;
+    const char *what;
+    st = outer_dims(view, var, &vc, &vv, &vnd, vout, &vplanes, &what);
+    if (st == NC_NOERR && (st = nc_inq_vartype(vc, vv, &vt)) != NC_NOERR)
+        what = "nc_inq_vartype(variable)";
+    if (st != NC_NOERR) {
+        snprintf(msg, len, "%s: %s", what, nc_strerror(st));
+        if (vc >= 0)
+            nc_close(vc);
+        return 1;
+    }
+    if (vt != pt || vnd != nd ||
+        memcmp(vout, pout, (size_t)(nd - 2) * sizeof *pout) != 0) {
+        snprintf(msg, len, "its type or outer dimensions are not the plain "
+                 "file's");
+        rc = 2;
+    }
+    for (size_t p = 0; p < planes && rc == 0; p++) {
+        if (nc_failed(box_plane(pc, pv, nd, pout, p, box, a),
+                      "nc_get_vara(plain file's box)"))
+            rc = -1;
+        else if ((st = box_plane(vc, vv, nd, pout, p, box, b)) != NC_NOERR) {
+            snprintf(msg, len, "nc_get_vara: %s", nc_strerror(st));
+            rc = 1;
+        } else if (memcmp(a, b, cells * elem) != 0) {
+            describe_diff(a, b, cells, elem, pt, p, box, msg, len);
+            rc = 2;
+        }
+    }
+    nc_close(vc);
+    return rc;
+}
+
+int bench_view_check(const char *plain, const char *view, const char *var,
+                     const size_t box[4], char *msg, size_t len)
+{
+    int pc, pv, nd, rc = -1;
+    size_t pout[8], planes, elem;
+    nc_type pt;
+    const char *what;
+    msg[0] = '\0';
+    if (box[2] <= box[0] || box[3] <= box[1]) {
+        fprintf(stderr, "rasterbench: the view check: an empty box\n");
+        return -1;
+    }
+    int st = outer_dims(plain, var, &pc, &pv, &nd, pout, &planes, &what);
+    if (nc_failed(st, what))
+        return -1;
+    size_t cells = (box[2] - box[0]) * (box[3] - box[1]);
+    unsigned char *a = NULL, *b = NULL;
+    if (nc_failed(nc_inq_vartype(pc, pv, &pt), "nc_inq_vartype(plain)") ||
+        nc_failed(nc_inq_type(pc, pt, NULL, &elem), "nc_inq_type(plain)"))
+        goto done;
+    a = malloc(cells * elem);
+    b = malloc(cells * elem);
+    if (!a || !b) {
+        fprintf(stderr, "rasterbench: the view check: out of memory\n");
+        goto done;
+    }
+    rc = view_compare(pc, pv, nd, pout, planes, pt, view, var, box, a, b,
+                      elem, msg, len);
+done:
+    free(a);
+    free(b);
+    nc_close(pc);
     return rc;
 }
 

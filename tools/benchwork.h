@@ -107,4 +107,15 @@ int bench_rewarm(const char *path);
 
 double bench_median(const double *v, int n);
 
+/* Reads variable `var` of files `plain` and `view` over box (y0 x0 y1 x1,
+ * half-open) at every outer index, outer index by outer index, with
+ * netCDF's own calls: what a reader without raster gets, when the process
+ * runs without the shim (rasterbench runs it in a child, LD_PRELOAD
+ * unset). 0: equal, value by value (bytes: NaN payloads and the sign of
+ * zero count); 1: `view` cannot be opened or read; 2: its values (or its
+ * type or outer shape) differ; msg says how (netCDF's message, or the
+ * first difference). -1: the plain file failed (a message on stderr). */
+int bench_view_check(const char *plain, const char *view, const char *var,
+                     const size_t box[4], char *msg, size_t len);
+
 #endif

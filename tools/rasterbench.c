@@ -50,6 +50,7 @@ static char exe_path[PATH_MAX], exe_dir[PATH_MAX];
 typedef struct options {
     const char *plain, *raster, *var, *json, *dir, *mask, *size, *chunk;
     const char *preload;
+    const char *baseline; /* --baseline-raster: "today's" raster file */
     const char *peers_venv, *peers_source; /* --peers: bench_peers.py's */
     char *cases[MAX_CASES];
     int ncases, reps, warm, cold, shim, write;
@@ -106,6 +107,17 @@ static void join_sizes(char *buf, size_t len, const size_t *v, size_t n)
                                  v[i]);
 }
 
+/* In a child, before exec: no shim and none of the shim's settings
+ * (rasterbench itself may run under an exported LD_PRELOAD, as
+ * docs/PARALLEL.md's Slurm jobs do). */
+static void clean_env(void)
+{
+    unsetenv("LD_PRELOAD");
+    unsetenv("RASTER_MASK");
+    unsetenv("RASTER_VARS");
+    unsetenv("RASTER_CHUNK");
+}
+
 /* Runs job j in a worker (with LD_PRELOAD = preload when set, and the
  * RASTER_* settings of env[]); fills *res, peak memory included. */
 static int run_worker(const bench_job *j, const char *preload,
@@ -141,10 +153,7 @@ static int run_worker(const bench_job *j, const char *preload,
         close(fds[0]);
         if (dup2(fds[1], STDOUT_FILENO) < 0)
             _exit(127);
-        unsetenv("LD_PRELOAD");
-        unsetenv("RASTER_MASK");
-        unsetenv("RASTER_VARS");
-        unsetenv("RASTER_CHUNK");
+        clean_env();
         if (preload)
             setenv("LD_PRELOAD", preload, 1);
         for (size_t i = 0; env && env[i]; i++)
@@ -199,6 +208,62 @@ static int run_worker(const bench_job *j, const char *preload,
     return 0;
 }
 
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* Runs argv[0] (from PATH, or a path) without raster (clean_env), its
+ * stdout into out[0 .. len) (NUL-terminated; the rest dropped) or, out
+ * NULL, to /dev/null. Its exit status (127: it could not be run), or -1;
+ * *seconds: fork to exit, wall clock; *peak_kb its peak RSS. */
+static int run_clean(char *const *argv, char *out, size_t len,
+                     double *seconds, long *peak_kb)
+{
+    int fds[2] = {-1, -1};
+    if (out ? pipe(fds) != 0 : (fds[1] = open("/dev/null", O_WRONLY)) < 0)
+        return -1;
+    fflush(stdout);
+    double t0 = now_s();
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (fds[0] >= 0)
+            close(fds[0]);
+        if (dup2(fds[1], STDOUT_FILENO) < 0)
+            _exit(127);
+        clean_env();
+        execvp(argv[0], argv);
+        fprintf(stderr, PROG ": cannot run %s: %s\n", argv[0],
+                strerror(errno));
+        _exit(127);
+    }
+    close(fds[1]);
+    size_t got = 0;
+    char sink[4096]; /* what does not fit: read, so the child never blocks */
+    while (pid > 0 && out) {
+        int room = got + 1 < len;
+        ssize_t n = read(fds[0], room ? out + got : sink,
+                         room ? len - 1 - got : sizeof sink);
+        if (n <= 0)
+            break;
+        if (room)
+            got += (size_t)n;
+    }
+    if (out) {
+        out[got] = '\0';
+        close(fds[0]);
+    }
+    int status;
+    struct rusage ru;
+    if (pid < 0 || wait4(pid, &status, 0, &ru) != pid)
+        return -1;
+    *seconds = now_s() - t0;
+    *peak_kb = ru.ru_maxrss;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 /* --worker METHOD FILE VAR MASKFILE MASKVAR IDS BOX CELLS HYPER SHAPE CHUNK
  *          ELEM REPS COLD */
 static int worker_main(int argc, char **argv)
@@ -244,6 +309,24 @@ static int worker_main(int argc, char **argv)
                 printf(" %.9f", r.phase[i][k]);
     }
     printf("\n");
+    return fflush(stdout) == 0 ? CLI_OK : CLI_EINPUT;
+}
+
+/* --view-check PLAIN RASTER VAR Y0,X0,Y1,X1: bench_view_check in this
+ * process (the parent runs it through run_clean: no shim), its verdict on
+ * stdout as one line, "equal", "unreadable MESSAGE" or "differ MESSAGE". */
+static int view_check_main(int argc, char **argv)
+{
+    size_t box[4], n;
+    char msg[512];
+    if (argc != 6 || cli_parse_indices(argv[5], box, 4, &n) != 0 || n != 4)
+        return CLI_EUSAGE;
+    int rc = bench_view_check(argv[2], argv[3], argv[4], box, msg,
+                              sizeof msg);
+    if (rc < 0)
+        return CLI_EINPUT;
+    printf("%s %s\n", rc == 0 ? "equal" : rc == 1 ? "unreadable" : "differ",
+           msg);
     return fflush(stdout) == 0 ? CLI_OK : CLI_EINPUT;
 }
 
@@ -680,7 +763,10 @@ static const record *find(const char *kase, const char *method,
     X(adios2, "adios2_speedup_geomean", 10, 1)                               \
     X(xarray, "xarray_speedup_geomean", 20, 1)                               \
     X(stats_mean, "stats_mean_speedup_geomean", 100, 1)                      \
-    X(data_mean, "data_mean_speedup_geomean", 8, 1)
+    X(data_mean, "data_mean_speedup_geomean", 8, 1)                          \
+    X(view_open, "view_open_ratio", 0.25, 1) /* issue 41 */                  \
+    X(view_read, "view_read_ratio", 0.5, 1)                                  \
+    X(view_size, "view_size_ratio", 1.01, 0)
 
 typedef struct summary {
 #define SUMMARY_MEMBER(m, name, target, at_least) double m;
@@ -711,7 +797,15 @@ static size_t summary_rows(const summary *s, summary_row *rows)
 static char zplain[PATH_MAX + 64], zraster[PATH_MAX + 64];
 static long long zplain_bytes, zraster_bytes;
 
+/* Without raster (issue 41): the raster file's and --baseline-raster's
+ * sizes (0: not measured), the first message a read of the raster file
+ * without raster gave, and how its basins' values compared. */
+static long long view_raster_bytes, view_baseline_bytes;
+static char view_error[512];
+static int view_equal_n, view_differ_n, view_unread_n;
+
 #define ZCASE_FULL "full variable, deflated"
+#define VIEW_NCDUMP "ncdump -h"
 /* the small calls through the shim (issue 25) */
 #define CASE_OPEN "open and close"
 #define CASE_THIN_OPEN "thin band, file open"
@@ -750,6 +844,28 @@ static double geomean_of(const char *a, const char *b)
  * (ncregions_read: the same raw packed values, as numpy), and region()
  * (decoded, with its coordinates) to region size plus 100 MiB of
  * interpreter and libraries. */
+/* The geometric mean over the cases of kind `kind` of view_plain's warm
+ * median / view_raster's; a case the raster file did not give without
+ * raster (no view_raster record: unreadable, or other values) counts 0,
+ * and so makes it 0. NaN when no case was measured. */
+static double view_ratio(const char *kind)
+{
+    double sum = 0;
+    int n = 0;
+    for (size_t i = 0; i < nresults; i++) {
+        const record *x = &results[i];
+        if (strcmp(x->method, "view_plain") != 0 ||
+            strcmp(x->kind, kind) != 0)
+            continue;
+        double r = ratio_of(x->kase, "view_plain", "view_raster", "warm");
+        if (!(r > 0))
+            return 0;
+        sum += log(r);
+        n++;
+    }
+    return n ? exp(sum / n) : NAN;
+}
+
 static void summarize_peers(summary *s)
 {
     s->py_mean = geomean_of("xarray_netcdf4_mean", "ncregions_mean");
@@ -846,6 +962,10 @@ static summary summarize(void)
     s.zfull = ratio_of(ZCASE_FULL, "plain", "shim", "warm");
     s.zthin = ratio_of(ZCASE_THIN, "plain", "shim", "warm");
     summarize_peers(&s);
+    s.view_open = view_ratio("view_open");
+    s.view_read = view_ratio("view_read");
+    if (view_raster_bytes > 0 && view_baseline_bytes > 0)
+        s.view_size = (double)view_raster_bytes / (double)view_baseline_bytes;
     return s;
 }
 
@@ -871,6 +991,24 @@ static void print_summary(const summary *s)
         printf("%-30s %9.3f   %s %-4g %s\n", rows[i].name, rows[i].v,
                rows[i].at_least ? ">=" : "<=", rows[i].target, mark);
     }
+}
+
+/* The dataset's "view" object: what issue 41's fields were taken from. */
+static void write_json_view(FILE *f, const options *o)
+{
+    fprintf(f, ",\"view\":{\"raster_bytes\":%lld", view_raster_bytes);
+    if (o->baseline) {
+        fputs(",\"baseline_raster\":", f);
+        cli_json_string(f, o->baseline);
+        fprintf(f, ",\"baseline_bytes\":%lld", view_baseline_bytes);
+    }
+    fprintf(f, ",\"equal\":%d,\"differ\":%d,\"unreadable\":%d",
+            view_equal_n, view_differ_n, view_unread_n);
+    if (view_error[0]) {
+        fputs(",\"error\":", f);
+        cli_json_string(f, view_error);
+    }
+    fputc('}', f);
 }
 
 static int write_json(const options *o, const summary *s, const size_t *shape,
@@ -903,6 +1041,7 @@ static int write_json(const options *o, const summary *s, const size_t *shape,
         fprintf(f, ",\"filters\":\"deflate 1, shuffle\",\"plain_bytes\":%lld,"
                 "\"raster_bytes\":%lld}", zplain_bytes, zraster_bytes);
     }
+    write_json_view(f, o);
     fputs("}", f);
     fputs(",\"cases\":[", f);
     for (size_t i = 0; i < nresults; i++) {
@@ -984,6 +1123,7 @@ static void usage(FILE *f)
 "                   [--no-shim] [--no-write] [--only-write] [--thin W]\n"
 "                   [--no-compressed|--only-compressed] [--json FILE]\n"
 "                   [--peers [--peers-venv DIR] [--peers-source DIR]]\n"
+"                   [--baseline-raster FILE]\n"
 "       rasterbench --plain PLAIN.nc --raster RASTER.nc --var V [options]\n"
 "       mpirun -np N rasterbench --mpi ARGS   (rasterbench_mpi, docs/PARALLEL.md)\n"
 "\n"
@@ -1006,6 +1146,10 @@ static void usage(FILE *f)
 "                inflate floor (the regions' compressed chunks, read\n"
 "                beforehand, inflated on raster's read threads); the whole\n"
 "                variable and the thin column band, plain against the shim\n"
+"  without raster (warm; no shim, as every other reader): ncdump -h of\n"
+"                each file, and nc_get_vara of each single region's\n"
+"                bounding box, every record, its values checked against\n"
+"                the plain file's (issue 41's view)\n"
 "\n"
 "Without --plain/--raster it generates (once, cached in DIR) a CESM-like\n"
 "file with rastergen on the mask (default: the bundled 2400 x 3600 POP\n"
@@ -1044,10 +1188,14 @@ static void usage(FILE *f)
 "                 DIR/peers-venv of --dir)\n"
 "  --peers-source DIR the raster checkout whose ncregions it installs\n"
 "                 (default $RASTER_SOURCE, else the one built from)\n"
+"  --baseline-raster FILE  \"today's\" raster file of the same data:\n"
+"                 view_size_ratio is the raster file's size / its size\n"
+"                 (without it, not measured)\n"
 "  --json FILE    also write the results and the summary as JSON\n"
 "  --help, --version\n"
 "\n"
-"Exit status: 0 ok, 1 bad input or a failed measurement, 2 bad usage.\n",
+"Exit status: 0 ok, 1 bad input, a failed measurement or, without raster,\n"
+"other values than the plain file's; 2 bad usage.\n",
         f);
 }
 
@@ -1243,6 +1391,186 @@ static int measure_stats(const options *o, const region_case *cases,
     printf("(stored: from the statistics the file keeps; values: "
            "RASTER_STATS=values,\n one pass over the region; read: "
            "raster_region_read of the region)\n");
+    return 0;
+}
+
+/* ---- without raster: what every other reader gets (issue 41) ------------ */
+
+/* ncdump -h runs per repetition and file: one takes 10-200 ms, as noisy as
+ * the machine, so a repetition is the mean of a few, as the small calls'
+ * (BENCH_CALLS) */
+#define VIEW_NCDUMP_CALLS 4
+
+/* One repetition of `ncdump -h` (PATH's ncdump, run without raster) on
+ * the plain file (argv[0]) and the raster file (argv[1]), the files by
+ * turns, each first in every other call; the mean run's seconds in t[],
+ * a failed run's exit status kept in st[], the peak RSS in peak[]. */
+static void ncdump_rep(char *argv[2][4], double t[2], int st[2],
+                       long peak[2])
+{
+    t[0] = t[1] = 0;
+    for (int c = 0; c < VIEW_NCDUMP_CALLS; c++)
+        for (int i = 0; i < 2; i++) {
+            int f = (c + i) % 2;
+            double sec = 0;
+            long kb = 0;
+            int rc = run_clean(argv[f], NULL, 0, &sec, &kb);
+            if (rc != 0 && st[f] == 0)
+                st[f] = rc;
+            t[f] += sec / VIEW_NCDUMP_CALLS;
+            if (kb > peak[f])
+                peak[f] = kb;
+        }
+}
+
+/* view_open_ratio's runs: records view_plain and view_raster (kind
+ * view_open), the latter only when ncdump -h read the raster file. No
+ * ncdump, or one that fails on the plain file: not measured (no record),
+ * said, and the run goes on. */
+static void measure_view_open(const options *o)
+{
+    char *argv[2][4] = {{"ncdump", "-h", (char *)o->plain, NULL},
+                        {"ncdump", "-h", (char *)o->raster, NULL}};
+    bench_result r[2];
+    int st[2] = {0, 0};
+    double t[2];
+    long peak[2] = {0, 0};
+    memset(r, 0, sizeof r);
+    ncdump_rep(argv, t, st, peak); /* warm-up, untimed */
+    for (int rep = 0; rep < o->reps && st[0] == 0; rep++) {
+        ncdump_rep(argv, t, st, peak);
+        r[0].seconds[rep] = t[0];
+        r[1].seconds[rep] = t[1];
+    }
+    r[0].peak_kb = peak[0];
+    r[1].peak_kb = peak[1];
+    if (st[0] != 0) {
+        printf("%-24s %5s (not measured: ncdump -h of the plain file %s)\n",
+               VIEW_NCDUMP, "warm",
+               st[0] == 127 ? "could not run" : "failed");
+        return;
+    }
+    add_record(VIEW_NCDUMP, "view_plain", "warm", "view_open", &r[0],
+               o->reps, 0);
+    double a = bench_median(r[0].seconds, o->reps);
+    if (st[1] != 0) {
+        printf("%-24s %5s %9.4f %9s %7.2fx %12s %12s  ncdump failed "
+               "(exit %d)\n", VIEW_NCDUMP, "warm", a, "-", 0.0, "-", "-",
+               st[1]);
+        return;
+    }
+    add_record(VIEW_NCDUMP, "view_raster", "warm", "view_open", &r[1],
+               o->reps, 0);
+    double b = bench_median(r[1].seconds, o->reps);
+    printf("%-24s %5s %9.4f %9.4f %7.2fx %12s %12s\n", VIEW_NCDUMP, "warm",
+           a, b, a / b, "-", "-");
+}
+
+/* bench_view_check of case c's box in a child without raster
+ * (--view-check): 0 equal, 1 unreadable, 2 differ (msg says how), -1 the
+ * check itself failed. */
+static int view_check(const options *o, const region_case *c, char *msg,
+                      size_t len)
+{
+    char box[128], out[1024];
+    join_sizes(box, sizeof box, c->box, 4);
+    char *argv[] = {exe_path, "--view-check", (char *)o->plain,
+                    (char *)o->raster, (char *)o->var, box, NULL};
+    double sec;
+    long kb;
+    static const char *const verdict[3] = {"equal", "unreadable", "differ"};
+    if (run_clean(argv, out, sizeof out, &sec, &kb) != 0)
+        return -1;
+    out[strcspn(out, "\n")] = '\0';
+    for (int k = 0; k < 3; k++) {
+        size_t n = strlen(verdict[k]);
+        if (strncmp(out, verdict[k], n) == 0 &&
+            (out[n] == ' ' || out[n] == '\0')) {
+            snprintf(msg, len, "%s", out[n] ? out + n + 1 : "");
+            return k;
+        }
+    }
+    return -1;
+}
+
+/* The raster file's view, read without raster, of one single-region
+ * case's bounding box: checked against the plain file's values, then (if
+ * equal) timed against it. */
+static int measure_view_case(const options *o, const region_case *c,
+                             size_t elem)
+{
+    char msg[512];
+    int verdict = view_check(o, c, msg, sizeof msg);
+    if (verdict < 0) {
+        fprintf(stderr, PROG ": %s: checking the view failed\n", c->label);
+        return -1;
+    }
+    /* every outer index, the box: what a foreign reader asks of the file */
+    bench_job jobs[2];
+    for (int k = 0; k < 2; k++)
+        jobs[k] = (bench_job){.method = BENCH_READ,
+                              .file = k ? o->raster : o->plain,
+                              .var = o->var, .elem = elem, .reps = o->reps,
+                              .hyper = {c->box[0], c->box[1],
+                                        c->box[2] - c->box[0],
+                                        c->box[3] - c->box[1]}};
+    bench_result r[2];
+    char what[160];
+    snprintf(what, sizeof what, "%.100s, without raster", c->label);
+    /* only a view that gives the plain file's values is timed */
+    if (run_methods(jobs, verdict == 0 ? 2 : 1, r, what) != 0)
+        return -1;
+    add_record(c->label, "view_plain", "warm", "view_read", &r[0], o->reps,
+               0);
+    double a = bench_median(r[0].seconds, o->reps);
+    if (verdict == 0) {
+        view_equal_n++;
+        add_record(c->label, "view_raster", "warm", "view_read", &r[1],
+                   o->reps, 0);
+        double b = bench_median(r[1].seconds, o->reps);
+        printf("%-24.24s %5s %9.4f %9.4f %7.2fx %12lld %12lld  equal\n",
+               c->label, "warm", a, b, a / b, r[0].rchar, r[1].rchar);
+        return 0;
+    }
+    printf("%-24.24s %5s %9.4f %9s %7.2fx %12lld %12s  %s\n", c->label,
+           "warm", a, "-", 0.0, r[0].rchar, "-",
+           verdict == 1 ? "unreadable" : "VALUES DIFFER");
+    if (verdict == 2) { /* a wrong value is a failure, said every time */
+        view_differ_n++;
+        printf("  the raster file's values without raster are not the plain "
+               "file's: %s\n", msg);
+        fprintf(stderr, PROG ": %s: without raster, the raster file's "
+                "values are not the plain file's: %s\n", c->label, msg);
+    } else if (view_unread_n++ == 0) /* the usual today: said once */
+        printf("  the raster file's %s without raster: %s\n", o->var, msg);
+    if (!view_error[0])
+        snprintf(view_error, sizeof view_error, "%s", msg);
+    return 0;
+}
+
+/* Issue 41's fields: the two files read by programs without raster
+ * (ncdump -h; nc_get_vara of each single region's bounding box), each in
+ * a child with LD_PRELOAD unset: this process links libraster and may
+ * itself run under an exported shim, and the figure is what a foreign
+ * reader sees. Warm, from files read back in order (bench_rewarm). */
+static int measure_view(const options *o, const region_case *cases,
+                        int ncases, size_t elem)
+{
+    if (bench_rewarm(o->plain) || bench_rewarm(o->raster)) {
+        fprintf(stderr, PROG ": reading the files in failed\n");
+        return -1;
+    }
+    printf("\n%-24s %5s %9s %9s %8s %12s %12s  %s\n", "without raster",
+           "cache", "plain_s", "raster_s", "ratio", "plain_B", "raster_B",
+           "values");
+    measure_view_open(o);
+    for (int k = 0; k < ncases; k++)
+        if (!cases[k].multi && measure_view_case(o, &cases[k], elem) != 0)
+            return -1;
+    printf("(no shim: ncdump -h from PATH, %d runs a repetition, and "
+           "nc_get_vara of each\n region's bounding box, every record; "
+           "ratio = plain/raster, 0 when the raster\n file did not give "
+           "the plain file's values)\n", VIEW_NCDUMP_CALLS);
     return 0;
 }
 
@@ -1714,6 +2042,8 @@ int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "--worker") == 0)
         return worker_main(argc, argv);
+    if (argc > 1 && strcmp(argv[1], "--view-check") == 0)
+        return view_check_main(argc, argv);
     ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
     if (n <= 0) {
         fprintf(stderr, PROG ": cannot find its own executable\n");
@@ -1758,6 +2088,7 @@ int main(int argc, char **argv)
         {"peers", no_argument, NULL, 'e'},
         {"peers-venv", required_argument, NULL, 'E'},
         {"peers-source", required_argument, NULL, 'u'},
+        {"baseline-raster", required_argument, NULL, 'b'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -1796,6 +2127,7 @@ int main(int argc, char **argv)
         case 'e': o.peers = 1; break;
         case 'E': o.peers_venv = optarg; break;
         case 'u': o.peers_source = optarg; break;
+        case 'b': o.baseline = optarg; break;
         case 't':
             if (cli_parse_sizes(optarg, &o.thin, 1, &(size_t){0}) != 0) {
                 fprintf(stderr, PROG ": --thin wants a positive width\n");
@@ -1841,6 +2173,12 @@ int main(int argc, char **argv)
     }
     if (!o.shim)
         o.preload = NULL;
+    view_raster_bytes = file_bytes(o.raster);
+    if (o.baseline && (view_baseline_bytes = file_bytes(o.baseline)) <= 0) {
+        fprintf(stderr, PROG ": --baseline-raster %s: %s\n", o.baseline,
+                view_baseline_bytes < 0 ? strerror(errno) : "empty");
+        return CLI_EINPUT;
+    }
 
     raster_file *f;
     raster_var *v;
@@ -1908,7 +2246,8 @@ int main(int argc, char **argv)
         if (!o.only_write && !o.only_compressed &&
             (measure_regions(&o, v, cases, ncases, records, elem, shape,
                              mask_file, mask_var) != 0 ||
-             (o.warm && measure_stats(&o, cases, ncases, records, elem))))
+             (o.warm && measure_stats(&o, cases, ncases, records, elem)) ||
+             (o.warm && measure_view(&o, cases, ncases, elem))))
             status = CLI_EINPUT;
     }
     /* after the region cases: the Python route is held to their raster
@@ -1934,6 +2273,13 @@ int main(int argc, char **argv)
         print_summary(&s);
     if (status == CLI_OK && o.json && write_json(&o, &s, shape, nd, elem))
         status = CLI_EINPUT;
+    /* a view that gives other values than the plain file's: a failure,
+     * reported after the summary it is part of */
+    if (status == CLI_OK && view_differ_n > 0) {
+        fprintf(stderr, PROG ": without raster, %d region(s) read other "
+                "values than the plain file's\n", view_differ_n);
+        status = CLI_EINPUT;
+    }
     if (mask_scratch[0])
         unlink(mask_scratch);
     free(mask_file);
