@@ -161,21 +161,31 @@ int tilestore_prepare(raster_var *v, size_t s)
     a->ckc = tilestore_cut(v);
     a->nckc = nk;
     raster_free(a->addr);
-    size_t n = outer * nk;
+    raster_free(a->csize);
+    size_t n = outer * nk, bytes = v->elem * tilestore_cut(v);
+    for (int i = 0; i < no; i++)
+        bytes *= a->ck[i];
     a->addr = raster_reallocarray(NULL, n ? n : 1, sizeof *a->addr);
-    if (!a->addr)
+    a->csize = raster_reallocarray(NULL, n ? n : 1, sizeof *a->csize);
+    if (!a->addr || !a->csize)
         return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
                            v->name);
     /* store chunk (outer chunk o, its tile k): the variable's chunk o of
      * that tile; a chunk holds the planes of its outer chunk, each a tile
      * of tile_h x tile_w cells, as a store chunk's ck x ckc cells */
     for (size_t o = 0; o < outer; o++)
-        for (size_t k = 0; k < nk; k++)
+        for (size_t k = 0; k < nk; k++) {
             a->addr[o * nk + k] = v->vaddr[o * ntile + v->stile[k0 + k]];
+            a->csize[o * nk + k] = (uint32_t)bytes;
+        }
     a->unknown = 0;
     a->walked = 1;
     a->chunked = 1;
     a->ok = 1;
+    /* a chunk holds its tile's planes of several records: read whole,
+     * once, and copied to each (inflate.c, with no filter to undo) */
+    a->inflate = bytes <= UINT32_MAX;
+    a->nfilt = 0;
     return RASTER_OK;
 }
 
