@@ -447,8 +447,11 @@ RASTER_API int raster_set_threads(int n);
 
 /*! raster_file_set_format() :
  *  Chooses the format version of the raster variables defined in `file`
- *  from now on: 4, 3, or 2, which raster releases before format 3 read
- *  (docs/FORMAT.md, "Versioning"). Without it each variable gets 3, or 4
+ *  from now on: 5 (the variable holds its values, which every netCDF
+ *  reader reads; being built, issue 41), 4, 3, or 2, which raster
+ *  releases before format 3 read (docs/FORMAT.md, "Versioning"). Without
+ *  it each variable gets $RASTER_FORMAT when that names one of these, else
+ *  3, or 4
  *  when it has more than 256 regions or its region groups would take
  *  the file past 16,384 groups (netCDF-C numbers at most 32,767 groups in
  *  a file); a variable of format 2 or 3 chosen here that would take the

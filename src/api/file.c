@@ -160,6 +160,18 @@ static int attached_add(int rc, raster_file *f, raster_file **out)
     return RASTER_OK;
 }
 
+/* The format of variables a new file defines: $RASTER_FORMAT when it
+ * names one raster writes (the shim's programs choose it so), else the
+ * default (meta_default_format); a raster_file_set_format() call wins. */
+static int default_format(void)
+{
+    const char *e = getenv("RASTER_FORMAT");
+    if (e && e[0] >= '0' + RASTER_FORMAT_OLDEST_WRITTEN &&
+        e[0] <= '0' + RASTER_FORMAT_VERSION && e[1] == '\0')
+        return e[0] - '0';
+    return meta_default_format;
+}
+
 static int file_new(int ncid, int own, int writable, const char *path,
                     raster_file **out)
 {
@@ -177,7 +189,7 @@ static int file_new(int ncid, int own, int writable, const char *path,
     f->writable = writable;
     f->fd = -1;
     f->h5 = -1;
-    f->write_format = meta_default_format;
+    f->write_format = default_format();
     if (path) {
         f->path = raster_strdup(path);
         if (!f->path) {
