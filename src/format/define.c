@@ -150,6 +150,8 @@ int define_var_new(const char *name, int xtype, int ndims, const int *dimids,
         rc = regions_from_layout(v);
     if (rc == RASTER_OK)
         rc = define_alloc_stores(v);
+    if (rc == RASTER_OK && var_tiled(v)) /* writers' tiles (direct.c) */
+        rc = tilestore_index(v);
     if (rc)
         goto fail;
     *out = v;
