@@ -169,9 +169,8 @@ int spans_sort_pieces(piece *p, size_t n)
     return RASTER_OK;
 }
 
-/* preadv of the whole iovec list at `off`, in IOV_MAX batches. */
-static int preadv_all(int fd, struct iovec *iov, size_t n, off_t off,
-                      const char *name)
+int spans_preadv(int fd, struct iovec *iov, size_t n, off_t off,
+                 const char *name)
 {
     while (n > 0) {
         int batch = n > IOV_MAX ? IOV_MAX : (int)n;
@@ -467,7 +466,7 @@ int spans_read_direct(xfer *x, const span *s, size_t flat, size_t plane0,
                 spans_plane_ptr(x, plane0 + b, p->uoff), p->len * elem};
             cursor = p->soff + p->len;
         }
-        int rc = preadv_all(v->file->fd, x->iov, niov, off, v->name);
+        int rc = spans_preadv(v->file->fd, x->iov, niov, off, v->name);
         if (rc)
             return rc;
     }

@@ -95,6 +95,11 @@ int spans_make(const raster_var *v, const piece *p, size_t n, int write,
 int spans_split_pieces(const raster_var *v, piece **pieces, size_t *n,
                        int write, piece **out);
 
+/* preadv of the whole iovec list at `off`, in IOV_MAX batches (EINTR and
+ * short reads retried); RASTER_EIO naming `name`. */
+int spans_preadv(int fd, struct iovec *iov, size_t n, off_t off,
+                 const char *name);
+
 /* Sorts pieces by (store, store offset). */
 int spans_sort_pieces(piece *p, size_t n);
 
