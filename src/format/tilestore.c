@@ -101,12 +101,20 @@ static int walk_variable(raster_var *v)
     hid_t did = (hid_t)fileio_placeholder(v);
     hid_t dcpl = did >= 0 ? H5Dget_create_plist(did) : -1;
     size_t total = 1;
-    int rc = RASTER_OK, ok = dcpl >= 0 && fileio_plain(did, dcpl, v->elem) &&
-                             tile_chunked(v, did, dcpl);
+    /* plain bytes, or filters inflate.c undoes (deflate, shuffle,
+     * fletcher32) */
+    int plain = dcpl >= 0 && fileio_plain(did, dcpl, v->elem);
+    int filtered = dcpl >= 0 && !plain &&
+                   fileio_filters(did, dcpl, v->elem, v->vfilt, &v->vnfilt);
+    int rc = RASTER_OK, ok = (plain || filtered) && tile_chunked(v, did, dcpl);
+    if (plain)
+        v->vnfilt = 0;
     for (int i = 0; ok && i < v->ndims; i++)
         ok = !raster_mul_overflows(total, v->vnck[i], &total);
-    if (ok && !(v->vaddr = raster_reallocarray(NULL, total ? total : 1,
-                                               sizeof *v->vaddr)))
+    if (ok && (!(v->vaddr = raster_reallocarray(NULL, total ? total : 1,
+                                                sizeof *v->vaddr)) ||
+               (filtered && !(v->vsize = raster_calloc(total ? total : 1,
+                                                       sizeof *v->vsize)))))
         rc = raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
                          v->name);
     hsize_t nchunks = 0;
@@ -115,9 +123,10 @@ static int walk_variable(raster_var *v)
         nchunks == 0) { /* never written: no index to walk */
         for (size_t i = 0; i < total; i++)
             v->vaddr[i] = -1;
-    } else if (ok && v->vaddr) {
-        ok = chunkmap_read(v->file->fd, did, v->ndims - 1, v->vck, v->vnck,
-                           v->elem, v->vaddr, total) == 1;
+    } else if (ok && v->vaddr && rc == RASTER_OK) {
+        ok = chunkmap_read_sized(v->file->fd, did, v->ndims - 1, v->vck,
+                                 v->vnck, v->elem, v->vaddr, v->vsize,
+                                 total) == 1;
     }
     if (space >= 0)
         H5Sclose(space);
@@ -125,7 +134,9 @@ static int walk_variable(raster_var *v)
         v->vaddr_state = 1;
     } else {
         raster_free(v->vaddr);
+        raster_free(v->vsize);
         v->vaddr = NULL;
+        v->vsize = NULL;
     }
     if (dcpl >= 0)
         H5Pclose(dcpl);
@@ -175,17 +186,19 @@ int tilestore_prepare(raster_var *v, size_t s)
      * of tile_h x tile_w cells, as a store chunk's ck x ckc cells */
     for (size_t o = 0; o < outer; o++)
         for (size_t k = 0; k < nk; k++) {
-            a->addr[o * nk + k] = v->vaddr[o * ntile + v->stile[k0 + k]];
-            a->csize[o * nk + k] = (uint32_t)bytes;
+            size_t at = o * ntile + v->stile[k0 + k];
+            a->addr[o * nk + k] = v->vaddr[at];
+            a->csize[o * nk + k] = v->vsize ? v->vsize[at] : (uint32_t)bytes;
         }
     a->unknown = 0;
     a->walked = 1;
     a->chunked = 1;
     a->ok = 1;
     /* a chunk holds its tile's planes of several records: read whole,
-     * once, and copied to each (inflate.c, with no filter to undo) */
+     * once, undone (a filtered variable) and copied to each (inflate.c) */
     a->inflate = bytes <= UINT32_MAX;
-    a->nfilt = 0;
+    a->nfilt = v->vnfilt;
+    memcpy(a->filt, v->vfilt, sizeof a->filt);
     return RASTER_OK;
 }
 

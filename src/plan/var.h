@@ -155,6 +155,11 @@ struct raster_var {
     int vaddr_state;
     int64_t *vaddr;
     size_t vck[RASTER_MAX_DIMS], vnck[RASTER_MAX_DIMS];
+    /* a filtered variable's: each chunk's stored bytes (as vaddr), and the
+     * filters raster undoes (store_addr's filt, nfilt) */
+    uint32_t *vsize;
+    unsigned char vfilt[4];
+    int vnfilt;
     unsigned char *store_ncw;  /* per store: 1 once raster wrote it through
                                   netCDF in this handle (netCDF then knows
                                   it written: a late _FillValue is refused;
