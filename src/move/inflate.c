@@ -45,11 +45,21 @@ typedef struct ijob {
     const iplane *pl;
 } ijob;
 
+/* Plain chunks (no filter: format 5) that follow on in the file, all
+ * serving the same planes: jobs order[j0 .. j1) of one pread. j1 = j0 + 1
+ * for a chunk on its own (and for one never written). */
+typedef struct ibatch {
+    size_t j0, j1;
+} ibatch;
+
 typedef struct ictx {
     const xfer *x;
     const span *spans;
     const ijob *jobs;
     size_t njobs;
+    const size_t *order;   /* batched: jobs in file order */
+    const ibatch *batches; /* NULL: each job on its own */
+    size_t nbatches;
     atomic_size_t next;
     atomic_int stop;
 } ictx;
@@ -73,6 +83,35 @@ static int64_t job_chunk(const xfer *x, const span *spans, const ijob *j,
     *lin = j->pl[0].key * a->nckc + (size_t)(spans[j->s0].lo / a->ckc);
     int64_t off = a->addr[*lin];
     return off == CHUNK_UNKNOWN ? -2 : off < 0 ? -1 : off;
+}
+
+/* Copies job j's pieces out of its chunk (decoded, at `chunk`) into every
+ * plane it serves, or only plane position p (p < SIZE_MAX). */
+static void copy_out(const ictx *c, const ijob *j, const unsigned char *chunk,
+                     size_t p0, size_t p1)
+{
+    const xfer *x = c->x;
+    size_t elem = x->v->elem;
+    const span *s0 = &c->spans[j->s0];
+    const store_addr *a = &x->v->addr[s0->store];
+    uint64_t first = (s0->lo / a->ckc) * a->ckc; /* the chunk's first cell */
+    for (size_t p = p0; p < p1; p++) {
+        size_t rec = j->pl[p].inner * a->ckc; /* the record's first value */
+        for (size_t k = j->s0; k < j->s1; k++)
+            for (size_t i = c->spans[k].p0, e; i < c->spans[k].p1; i = e) {
+                const piece *q = &x->pieces[i];
+                size_t len = q->len;
+                for (e = i + 1; e < c->spans[k].p1 &&
+                                x->pieces[e].soff == q->soff + len &&
+                                x->pieces[e].uoff == q->uoff + len;
+                     e++)
+                    len += x->pieces[e].len;
+                spans_copy_cells(spans_plane_ptr(x, j->pl[p].plane, q->uoff),
+                                 chunk + (rec + (size_t)(q->soff - first)) *
+                                             elem,
+                                 len * elem);
+            }
+    }
 }
 
 /* A chunk stored as it is (format 5's, no filter): its bytes from the
@@ -199,6 +238,34 @@ typedef struct iworker {
     size_t iov_cap;
 } iworker;
 
+/* Batch b: its chunks read with one pread, then copied out plane by plane
+ * (a chunk's planes lie a whole plane of the caller's buffer apart: row
+ * after row of one chunk into ten planes missed the TLB at every row). */
+static int run_batch(const ictx *c, const ibatch *b, unfilter *u,
+                     iworker *w)
+{
+    const ijob *j0 = &c->jobs[c->order[b->j0]];
+    if (b->j1 - b->j0 == 1)
+        return run_ijob(c, j0, u, &w->iov, &w->iov_cap);
+    raster_var *v = c->x->v;
+    const store_addr *a = &v->addr[c->spans[j0->s0].store];
+    size_t lin, bytes = v->elem * a->ckc, n = b->j1 - b->j0;
+    for (int d = 0; d < var_nouter(v); d++)
+        bytes *= a->ck[d];
+    int64_t off = job_chunk(c->x, c->spans, j0, &lin);
+    unsigned char *stage = unfilter_input(u, n * bytes);
+    if (!stage)
+        return RASTER_ENOMEM;
+    int rc = fileio_pread(v->file->fd, stage, n * bytes, (off_t)off, v->name);
+    for (size_t p = 0; rc == RASTER_OK && p < j0->np; p++)
+        for (size_t q = b->j0; q < b->j1; q++)
+            copy_out(c, &c->jobs[c->order[q]], stage + (q - b->j0) * bytes, p,
+                     p + 1);
+    if (rc == RASTER_OK)
+        atomic_fetch_add(&chunks_inflated, n);
+    return rc;
+}
+
 /* An inflater state: an idle one of the file's, or a new one. */
 static unfilter *inflater_take(raster_file *f)
 {
@@ -231,9 +298,12 @@ static void *iwork(void *arg)
     if (!u)
         w->rc = raster_fail(RASTER_ENOMEM, "out of memory inflating %s",
                             c->x->v->name);
+    size_t n = c->batches ? c->nbatches : c->njobs;
     for (size_t i; w->rc == RASTER_OK && !atomic_load(&c->stop) &&
-                   (i = atomic_fetch_add(&c->next, 1)) < c->njobs;)
-        w->rc = run_ijob(c, &c->jobs[i], u, &w->iov, &w->iov_cap);
+                   (i = atomic_fetch_add(&c->next, 1)) < n;)
+        w->rc = c->batches ? run_batch(c, &c->batches[i], u, w)
+                           : run_ijob(c, &c->jobs[i], u, &w->iov,
+                                      &w->iov_cap);
     raster_free(w->iov);
     if (w->rc) {
         atomic_store(&c->stop, 1);
@@ -248,6 +318,70 @@ static void *iwork_thread(void *arg)
 {
     fileio_thread_quiet();
     return iwork(arg);
+}
+
+/* Bytes of one batch of plain chunks: a few of them, in the caches while
+ * they are copied out plane by plane. */
+#define BATCH_BYTES ((size_t)2 << 20)
+
+typedef struct joff {
+    int64_t off;
+    size_t job;
+} joff;
+
+static int cmp_joff(const void *a, const void *b)
+{
+    const joff *p = a, *q = b;
+    if (p->off != q->off)
+        return (p->off > q->off) - (p->off < q->off);
+    return (p->job > q->job) - (p->job < q->job);
+}
+
+/* When every job's chunk is plain (format 5's, no filter): the jobs in
+ * file order (*order) and cut into batches of chunks that follow on in
+ * the file and serve the same planes (*batches, *nb). Nothing set when
+ * some chunk is filtered. */
+static int plan_batches(const xfer *x, const span *spans, const ijob *jobs,
+                        size_t njobs, size_t **order, ibatch **batches,
+                        size_t *nb)
+{
+    raster_var *v = x->v;
+    size_t bytes = 0, lin;
+    for (size_t i = 0; i < njobs; i++) {
+        const store_addr *a = &v->addr[spans[jobs[i].s0].store];
+        size_t b = v->elem * a->ckc;
+        for (int d = 0; d < var_nouter(v); d++)
+            b *= a->ck[d];
+        if (a->nfilt != 0 || (i > 0 && b != bytes))
+            return RASTER_OK;
+        bytes = b;
+    }
+    joff *jo = raster_reallocarray(NULL, njobs ? njobs : 1, sizeof *jo);
+    *order = raster_reallocarray(NULL, njobs ? njobs : 1, sizeof **order);
+    *batches = raster_reallocarray(NULL, njobs ? njobs : 1, sizeof **batches);
+    if (!jo || !*order || !*batches) {
+        raster_free(jo);
+        return raster_fail(RASTER_ENOMEM, "out of memory reading %s",
+                           v->name);
+    }
+    for (size_t i = 0; i < njobs; i++)
+        jo[i] = (joff){job_chunk(x, spans, &jobs[i], &lin), i};
+    qsort(jo, njobs, sizeof *jo, cmp_joff);
+    *nb = 0;
+    for (size_t i = 0; i < njobs; i++) {
+        (*order)[i] = jo[i].job;
+        const ijob *p = i ? &jobs[jo[i - 1].job] : NULL, *q = &jobs[jo[i].job];
+        ibatch *t = *nb ? &(*batches)[*nb - 1] : NULL;
+        if (t && jo[i].off >= 0 && jo[i - 1].off >= 0 &&
+            jo[i].off == jo[i - 1].off + (int64_t)bytes &&
+            q->np == p->np && q->pl[0].key == p->pl[0].key &&
+            (t->j1 - t->j0 + 1) * bytes <= BATCH_BYTES)
+            t->j1++;
+        else
+            (*batches)[(*nb)++] = (ibatch){i, i + 1};
+    }
+    raster_free(jo);
+    return RASTER_OK;
 }
 
 /* Decoded bytes from which a read's chunks are inflated on several
@@ -272,6 +406,8 @@ int inflate_read(xfer *x, const span *spans, size_t nspans,
         nstores += i == 0 || spans[i].store != spans[i - 1].store;
     iplane *pl = raster_reallocarray(NULL, np, nstores * sizeof *pl);
     ijob *jobs = NULL;
+    size_t *order = NULL, nb = 0; /* plain chunks' batches (plan_batches) */
+    ibatch *batches = NULL;
     if (!pl)
         return raster_fail(RASTER_ENOMEM, "out of memory reading %s", v->name);
     size_t decoded = 0;
@@ -336,10 +472,13 @@ int inflate_read(xfer *x, const span *spans, size_t nspans,
         }
         spans_bring_in_noted(x);
     }
-    ictx c = {.x = x, .spans = spans, .jobs = jobs, .njobs = njobs};
+    if ((rc = plan_batches(x, spans, jobs, njobs, &order, &batches, &nb)))
+        goto done;
+    ictx c = {.x = x, .spans = spans, .jobs = jobs, .njobs = njobs,
+              .order = order, .batches = batches, .nbatches = nb};
     int n = fanout_read_threads();
-    if (n > (int)njobs)
-        n = (int)njobs;
+    if (n > (int)(batches ? nb : njobs))
+        n = (int)(batches ? nb : njobs);
     if (decoded < INFLATE_THREAD_BYTES || n < 1)
         n = 1;
     iworker w[MAX_READ_THREADS] = {{0}};
@@ -363,6 +502,8 @@ int inflate_read(xfer *x, const span *spans, size_t nspans,
         if (w[t].rc)
             rc = raster_fail_nc(w[t].rc, w[t].nc, "%s", w[t].msg);
 done:
+    raster_free(order);
+    raster_free(batches);
     raster_free(jobs);
     raster_free(pl);
     return rc;
