@@ -16,6 +16,9 @@
  * lie side by side in each store, and read back right from disk. Small
  * writes (160 values) go to HDF5 straight (chunkio_small_writes()); thin
  * reads of the file reopened keep their spans (fileio_kept_hits()).
+ * In format 5 (the variable holds its values, chunked as its tiles) the
+ * whole tiles are the variable's own chunks, written store by store with
+ * their padding set to the fill value (test_direct_format5).
  */
 #include <hdf5.h>
 #include <fcntl.h>
@@ -35,6 +38,7 @@
 #include "direct.h"
 #include "error.h"
 #include "tiles.h"
+#include "var.h"
 
 #define NT 5
 #define NZ 3
@@ -71,7 +75,10 @@ typedef struct pair {
     char rpath[600], ppath[600];
 } pair;
 
-static void pair_create(pair *p, const char *tag)
+/* Both files, the raster one in format `format` (0: the default) with
+ * its variable chunked as `chunk`. */
+static void pair_create_as(pair *p, const char *tag, int format,
+                           const size_t *chunk)
 {
     char name[64];
     snprintf(name, sizeof name, "%s.raster.nc", tag);
@@ -83,12 +90,13 @@ static void pair_create(pair *p, const char *tag)
     RS(raster_mask_wrap(vals, NY, NX, &m));
     free(vals);
     RS(raster_create(p->rpath, &p->rf));
+    if (format)
+        RS(raster_file_set_format(p->rf, format));
     int ncid = raster_file_ncid(p->rf), d[4];
     NC(nc_def_dim(ncid, "time", NC_UNLIMITED, &d[0]));
     NC(nc_def_dim(ncid, "z_t", NZ, &d[1]));
     NC(nc_def_dim(ncid, "nlat", NY, &d[2]));
     NC(nc_def_dim(ncid, "nlon", NX, &d[3]));
-    size_t chunk[4] = {1, 1, 25, 7}; /* odd tiles: pieces straddle cell chunks */
     RS(raster_def_var(p->rf, ncid, "v", NC_DOUBLE, 4, d, chunk, m, &p->rv));
     raster_mask_free(m);
     RS(raster_var_put_att(p->rv, "_FillValue", NC_DOUBLE, 1, &fillv));
@@ -102,6 +110,13 @@ static void pair_create(pair *p, const char *tag)
     NC(nc_put_att_double(p->pid, p->pvar, "_FillValue", NC_DOUBLE, 1,
                          &fillv));
     NC(nc_enddef(p->pid));
+}
+
+static void pair_create(pair *p, const char *tag)
+{
+    /* odd tiles: pieces straddle cell chunks */
+    static const size_t chunk[4] = {1, 1, 25, 7};
+    pair_create_as(p, tag, 0, chunk);
 }
 
 /* Writes box start/count with values of `tag` to both files; returns how
@@ -892,6 +907,272 @@ static void test_threaded_bands(void **state)
     unlink(p.ppath);
 }
 
+/* ---- format 5: the variable's own chunks -------------------------------- */
+
+/* Tiles of 50 x 48 (edge tiles of 18 rows and of 16 columns), two levels
+ * a chunk (the second chunk along z an edge one: its second level lies
+ * past z's end). */
+#define F5_TH 50
+#define F5_TW 48
+#define F5_NTY ((NY + F5_TH - 1) / F5_TH)
+#define F5_NTX ((NX + F5_TW - 1) / F5_TW)
+#define F5_CHUNK_CELLS ((size_t)2 * F5_TH * F5_TW)
+static const size_t f5_chunk[4] = {1, 2, F5_TH, F5_TW};
+
+/* Tiles whose grid cells box rows [y0, y0 + ny) x columns [x0, x0 + nx)
+ * holds entirely. */
+static size_t tiles_inside(size_t y0, size_t ny, size_t x0, size_t nx)
+{
+    size_t n = 0;
+    for (size_t ty = 0; ty < F5_NTY; ty++)
+        for (size_t tx = 0; tx < F5_NTX; tx++) {
+            size_t a = ty * F5_TH, b = tx * F5_TW;
+            size_t h = NY - a < F5_TH ? NY - a : F5_TH;
+            size_t w = NX - b < F5_TW ? NX - b : F5_TW;
+            n += a >= y0 && a + h <= y0 + ny && b >= x0 && b + w <= x0 + nx;
+        }
+    return n;
+}
+
+/* Variable `avar` of netCDF file aid reads as `bvar` of bid, every record,
+ * element by element. */
+static void compare_plain(int aid, int avar, int bid, int bvar,
+                          const char *what)
+{
+    int dim;
+    size_t na, nb;
+    NC(nc_inq_dimid(aid, "time", &dim));
+    NC(nc_inq_dimlen(aid, dim, &na));
+    NC(nc_inq_dimid(bid, "time", &dim));
+    NC(nc_inq_dimlen(bid, dim, &nb));
+    assert_int_equal(na, nb);
+    double *a = malloc(RECORD * sizeof *a), *b = malloc(RECORD * sizeof *b);
+    assert_true(a && b);
+    for (size_t t = 0; t < na; t++) {
+        size_t start[4] = {t, 0, 0, 0}, count[4] = {1, NZ, NY, NX};
+        NC(nc_get_vara_double(aid, avar, start, count, a));
+        NC(nc_get_vara_double(bid, bvar, start, count, b));
+        for (size_t i = 0; i < RECORD; i++)
+            if (a[i] != b[i])
+                fail_msg("%s: record %zu cell %zu: %g, plain netCDF %g",
+                         what, t, i, a[i], b[i]);
+    }
+    free(a);
+    free(b);
+}
+
+/* The store order of record 0's chunks as written (for each of its two
+ * chunks along z, store by store, each store's tiles in order):
+ * consecutive tiles of a pure store side by side in the file for the
+ * large majority, the mixed store's after the pure stores'. Then the corner
+ * tile's chunks as HDF5 holds them: its cells past the grid's edge, and
+ * its level past z's end, the fill value. */
+static void check_f5_chunks(const char *path, const size_t *stile,
+                            const size_t *first, size_t nregions)
+{
+    hid_t fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(fid >= 0);
+    hid_t did = H5Dopen2(fid, "/v", H5P_DEFAULT);
+    assert_true(did >= 0);
+    hid_t dcpl = H5Dget_create_plist(did);
+    hsize_t ck[4];
+    assert_int_equal(H5Pget_chunk(dcpl, 4, ck), 4);
+    assert_true(ck[0] == 1 && ck[1] == 2 && ck[2] == F5_TH && ck[3] == F5_TW);
+    H5Pclose(dcpl);
+    size_t pairs = 0, adjacent = 0, mixed = 0, mixed_early = 0;
+    for (hsize_t z = 0; z < NZ; z += 2) {
+        haddr_t pure_end = 0;
+        for (size_t s = 0; s <= nregions; s++) {
+            haddr_t prev_end = HADDR_UNDEF;
+            for (size_t k = first[s]; k < first[s + 1]; k++) {
+                size_t t = stile[k];
+                hsize_t off[4] = {0, z, t / F5_NTX * F5_TH,
+                                  t % F5_NTX * F5_TW}, size;
+                unsigned mask;
+                haddr_t addr;
+                assert_true(H5Dget_chunk_info_by_coord(did, off, &mask, &addr,
+                                                       &size) >= 0);
+                assert_true(addr != HADDR_UNDEF);
+                assert_int_equal(size, F5_CHUNK_CELLS * sizeof(double));
+                if (s < nregions) {
+                    pairs += prev_end != HADDR_UNDEF;
+                    adjacent += addr == prev_end;
+                    pure_end = addr + size > pure_end ? addr + size : pure_end;
+                } else {
+                    mixed++;
+                    mixed_early += addr < pure_end;
+                }
+                prev_end = addr + size;
+            }
+        }
+    }
+    print_message("format 5 chunks: %zu of %zu pure ones after the one "
+                  "before, %zu of %zu mixed ones before a pure one\n",
+                  adjacent, pairs, mixed_early, mixed);
+    assert_true(pairs > 100 && mixed > 0);
+    assert_true(adjacent >= pairs * 9 / 10);
+    assert_true(mixed_early <= mixed / 10);
+    /* the corner tile: 18 of its 50 rows, 16 of its 48 columns */
+    double *chunk = malloc(F5_CHUNK_CELLS * sizeof *chunk);
+    assert_non_null(chunk);
+    size_t y0 = (F5_NTY - 1) * F5_TH, x0 = (F5_NTX - 1) * F5_TW;
+    for (hsize_t z0 = 0; z0 < NZ; z0 += 2) {
+        hsize_t off[4] = {0, z0, y0, x0};
+        uint32_t filters = 0;
+        assert_true(H5Dread_chunk(did, H5P_DEFAULT, off, &filters, chunk) >=
+                    0);
+        for (size_t z = 0; z < 2; z++)
+            for (size_t y = 0; y < F5_TH; y++)
+                for (size_t x = 0; x < F5_TW; x++) {
+                    int in = z0 + z < NZ && y0 + y < NY && x0 + x < NX;
+                    double want = in ? value(1, 0, z0 + z, y0 + y, x0 + x)
+                                     : fillv;
+                    double got = chunk[(z * F5_TH + y) * F5_TW + x];
+                    if (got != want)
+                        fail_msg("corner chunk (z %llu) cell %zu %zu %zu: "
+                                 "%g, not %g", (unsigned long long)z0, z, y,
+                                 x, got, want);
+                }
+    }
+    free(chunk);
+    H5Dclose(did);
+    H5Fclose(fid);
+}
+
+/* Format 5: whole tiles go straight to the variable's chunks (every tile
+ * of a whole-record write, whatever their size), tiles covered in part
+ * through netCDF; the values read back as the plain file's through raster
+ * and through netCDF, in the open file and reopened; record 0's chunks lie
+ * store by store. */
+static void scenario_format5(int threads)
+{
+    RS(raster_set_threads(threads));
+    pair p;
+    char tag[32];
+    snprintf(tag, sizeof tag, "format5_%d", threads);
+    pair_create_as(&p, tag, 5, f5_chunk);
+    assert_int_equal(p.rv->format, 5);
+    const size_t whole = (size_t)F5_NTY * F5_NTX; /* tiles of a record */
+
+    /* record 0 whole: each tile's two chunks along z */
+    size_t s0[4] = {0, 0, 0, 0}, c0[4] = {1, NZ, NY, NX};
+    assert_int_equal(put_both(&p, 1, s0, c0), 2 * whole);
+    /* record 1: level 0 of a box through netCDF (not aligned to the
+     * chunks' two levels: their halves cached), then the whole record
+     * direct: no stale cached chunk may survive */
+    size_t s1[4] = {1, 0, 10, 5}, c1[4] = {1, 1, 190, 900};
+    assert_int_equal(put_both(&p, 2, s1, c1), 0);
+    size_t s1w[4] = {1, 0, 0, 0};
+    assert_int_equal(put_both(&p, 3, s1w, c0), 2 * whole);
+    /* a box of record 1, every level: its whole tiles direct, the tiles
+     * it cuts through netCDF */
+    size_t s1b[4] = {1, 0, 10, 5}, c1b[4] = {1, NZ, 190, 900};
+    size_t inside = tiles_inside(10, 190, 5, 900);
+    assert_true(inside > 0 && inside < whole);
+    assert_int_equal(put_both(&p, 4, s1b, c1b), 2 * inside);
+    /* record 3, levels 0-1: extends over record 2 (fill) */
+    size_t s3[4] = {3, 0, 0, 0}, c3[4] = {1, 2, NY, NX};
+    assert_int_equal(put_both(&p, 5, s3, c3), whole);
+    /* record 4, levels 1-2: not aligned to the chunks (netCDF) */
+    size_t s4[4] = {4, 1, 0, 0}, c4[4] = {1, 2, NY, NX};
+    assert_int_equal(put_both(&p, 6, s4, c4), 0);
+    /* record 4, level 2: the edge chunks along z, their second level past
+     * z's end */
+    size_t s4e[4] = {4, 2, 0, 0}, c4e[4] = {1, 1, NY, NX};
+    assert_int_equal(put_both(&p, 7, s4e, c4e), whole);
+    /* records 5 and 6 in one call, the grid's lower right part (edge
+     * tiles) */
+    size_t s5[4] = {5, 0, 300, 500}, c5[4] = {2, NZ, NY - 300, NX - 500};
+    assert_int_equal(put_both(&p, 8, s5, c5),
+                     2 * 2 * tiles_inside(300, NY - 300, 500, NX - 500));
+    /* then a partial write into a chunk written directly */
+    size_t s6[4] = {4, 2, 100, 100}, c6[4] = {1, 1, 3, 400};
+    assert_int_equal(put_both(&p, 9, s6, c6), 0);
+    compare(p.rv, p.pid, p.pvar);
+    int rid = raster_file_ncid(p.rf), rvar;
+    NC(nc_inq_varid(rid, "v", &rvar));
+    compare_plain(rid, rvar, p.pid, p.pvar, "the open file through netCDF");
+
+    /* the tiles of each store, for the chunks' order */
+    raster_var *v = p.rv;
+    size_t ns = v->nregions + 1, nt = v->stile_first[ns];
+    size_t *stile = malloc(nt * sizeof *stile);
+    size_t *first = malloc((ns + 1) * sizeof *first);
+    assert_true(stile && first);
+    memcpy(stile, v->stile, nt * sizeof *stile);
+    memcpy(first, v->stile_first, (ns + 1) * sizeof *first);
+    assert_int_equal(nt, whole);
+    RS(raster_close(p.rf));
+    NC(nc_close(p.pid));
+    check_f5_chunks(p.rpath, stile, first, ns - 1);
+    free(stile);
+    free(first);
+
+    /* reopened: raster's reads (the variable's chunks by pread) and plain
+     * netCDF's of the variable itself */
+    reopen_compared(&p);
+    RS(raster_var_check(p.rv));
+    NC(nc_open(p.rpath, NC_NOWRITE, &rid));
+    NC(nc_inq_varid(rid, "v", &rvar));
+    compare_plain(rid, rvar, p.pid, p.pvar, "reopened through netCDF");
+    NC(nc_close(rid));
+    RS(raster_close(p.rf));
+    NC(nc_close(p.pid));
+    unlink(p.rpath);
+    unlink(p.ppath);
+    RS(raster_set_threads(0));
+}
+
+static void test_direct_format5(void **state)
+{
+    (void)state;
+    scenario_format5(1);
+    scenario_format5(2);
+}
+
+/* Format 5 with failed allocations anywhere in a direct write: an error
+ * with a message and nothing leaked; then the write succeeds, direct, and
+ * reads back right. */
+static void test_direct_format5_alloc_failures(void **state)
+{
+    (void)state;
+    for (int threads = 1; threads <= 2; threads++) {
+        RS(raster_set_threads(threads));
+        pair p;
+        pair_create_as(&p, threads == 1 ? "f5alloc1" : "f5alloc2", 5,
+                       f5_chunk);
+        size_t s[4] = {0, 0, 0, 0}, c[4] = {1, NZ, NY, NX};
+        double *buf = malloc(RECORD * sizeof *buf);
+        assert_non_null(buf);
+        for (size_t i = 0; i < RECORD; i++)
+            buf[i] = value(7, 0, 0, 0, 0) + (double)i;
+        RS(raster_var_put(p.rv, s, c, NULL, buf)); /* materialized */
+        int failed = 0;
+        size_t before = direct_chunks_written();
+        for (unsigned long n = 1; n < 200; n++) {
+            raster_errmsg_clear();
+            raster_alloc_fail_at(n);
+            int rc = raster_var_put(p.rv, s, c, NULL, buf);
+            raster_alloc_fail_at(0);
+            if (rc == RASTER_OK)
+                break;
+            assert_int_equal(rc, RASTER_ENOMEM);
+            assert_true(raster_errmsg()[0] != '\0');
+            failed++;
+        }
+        assert_true(failed > 0);
+        assert_true(direct_chunks_written() > before);
+        NC(nc_put_vara_double(p.pid, p.pvar, s, c, buf));
+        compare(p.rv, p.pid, p.pvar);
+        free(buf);
+        RS(raster_close(p.rf));
+        NC(nc_close(p.pid));
+        unlink(p.rpath);
+        unlink(p.ppath);
+    }
+    RS(raster_set_threads(0));
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -911,6 +1192,8 @@ int main(void)
         cmocka_unit_test(test_small_writes),
         cmocka_unit_test(test_strided_bands),
         cmocka_unit_test(test_threaded_bands),
+        cmocka_unit_test(test_direct_format5),
+        cmocka_unit_test(test_direct_format5_alloc_failures),
     };
     return cmocka_run_group_tests(tests, setup, tmpdir_remove);
 }

@@ -14,6 +14,16 @@
  * written at one cell of a chunk that is then overwritten here (a write of
  * zero cells extends nothing in netCDF 4.9).
  *
+ * Format 5 (tilestore.h): the stores are lists of the variable's tiles
+ * and the variable's own dataset holds the values, chunked as its tiles.
+ * A tile a write covers entirely is then one chunk of that dataset
+ * (every record its outer sizes hold), gathered with its padding (cells
+ * past the grid's edge) set to the fill value as HDF5 would, and written
+ * in store order: HDF5 allocates a chunk where it is first written, so a
+ * region's tiles lie side by side. Whatever their size: that order is the
+ * point, and through netCDF they reach the file in the order its chunk
+ * cache lets them go.
+ *
  * With two threads, the caller's thread gathers chunk k+1 while a writer
  * thread writes chunk k. HDF5 is not thread-safe here: while the writer
  * holds a chunk, the caller's thread makes no HDF5 or netCDF call, and the
@@ -65,11 +75,14 @@ int direct_write(raster_var *v, piece *pieces, size_t *npieces,
 
 #else
 
-/* One store the write touches, as HDF5 lays it out. */
+/* One store the write touches, as HDF5 lays it out. Format 5: the
+ * variable's dataset, which every store of the write shares (dwrite's
+ * `shared`, closed once), its chunk shape the outer sizes and the tile. */
 typedef struct dstore {
     uint32_t store;
     hid_t did;                          /* -1: not written directly */
-    hsize_t ck[RASTER_MAX_DIMS + 1];    /* chunk shape, cells last */
+    int rank;                           /* the dataset's */
+    hsize_t ck[RASTER_MAX_DIMS + 1];    /* chunk shape, cells (tile) last */
     hsize_t dims[RASTER_MAX_DIMS + 1];  /* extent before this write */
     int unlim[RASTER_MAX_DIMS];
     size_t bytes;                       /* one chunk */
@@ -77,15 +90,20 @@ typedef struct dstore {
 } dstore;
 
 /* A cell chunk of a store covered entirely, with the pieces that overlap
- * it (the first and the last may reach into the neighbouring chunks). */
+ * it (the first and the last may reach into the neighbouring chunks; in
+ * format 5 a piece lies in one tile). */
 typedef struct dchunk {
-    size_t cell;    /* index along the cells */
+    size_t cell;    /* index along the cells; format 5: the tile's place
+                       in its store */
     size_t p0, p1;  /* pieces [p0, p1) */
 } dchunk;
 
 /* Everything one direct write needs. */
 typedef struct dwrite {
     raster_var *v;
+    int tiled;                      /* format 5 (var_tiled) */
+    hid_t shared;                   /* format 5: the variable's dataset,
+                                       every st[].did, or -1 */
     const size_t *ostart, *ocount;
     const unsigned char *buf;
     size_t plane_cells;
@@ -135,6 +153,7 @@ static void open_store(const dwrite *w, dstore *d)
         H5Pget_chunk(dcpl, no + 1, d->ck) == no + 1 &&
         H5Sget_simple_extent_dims(space, d->dims, maxdims) == no + 1) {
         ok = 1;
+        d->rank = no + 1;
         d->bytes = v->elem;
         for (int i = 0; i <= no && ok; i++) {
             if (i < no)
@@ -153,8 +172,9 @@ static void open_store(const dwrite *w, dstore *d)
         H5Dclose(did);
 }
 
-/* The distinct stores of the (sorted) pieces, each opened and probed.
- * Returns the number with a dataset to write directly. */
+/* The distinct stores of the (sorted) pieces, each opened and probed
+ * (format 5: only listed, open_tiled opens them once their whole tiles
+ * are known). Returns the number with a dataset to write directly. */
 static int open_stores(dwrite *w, const piece *p, size_t n, size_t *usable)
 {
     size_t ns = 0;
@@ -170,7 +190,9 @@ static int open_stores(dwrite *w, const piece *p, size_t n, size_t *usable)
             continue;
         dstore *d = &w->st[w->nst++];
         d->store = p[i].store;
-        open_store(w, d);
+        d->did = -1;
+        if (!w->tiled)
+            open_store(w, d);
         *usable += d->did >= 0;
     }
     return RASTER_OK;
@@ -182,6 +204,131 @@ static dstore *store_of(const dwrite *w, uint32_t store)
         if (w->st[i].store == store)
             return &w->st[i];
     return NULL;
+}
+
+/* ---- format 5: tiles as the variable's chunks ------------------------- */
+
+/* A tile's grid box: its first row and column, and its rows and columns
+ * in the grid (an edge tile's are fewer than the tile's). */
+typedef struct dtile {
+    size_t y0, x0, h, w;
+} dtile;
+
+/* Tile k of store s (v->stile, built at definition). */
+static dtile tile_at(const raster_var *v, uint32_t s, size_t k)
+{
+    size_t th = v->chunk[v->ndims - 2], tw = v->chunk[v->ndims - 1];
+    size_t ntx = (v->nx + tw - 1) / tw, t = v->stile[v->stile_first[s] + k];
+    dtile b = {t / ntx * th, t % ntx * tw, 0, 0};
+    b.h = v->ny - b.y0 < th ? v->ny - b.y0 : th;
+    b.w = v->nx - b.x0 < tw ? v->nx - b.x0 : tw;
+    return b;
+}
+
+/* How many of tile cells [lo, hi) (rows of tw) lie in the grid. */
+static size_t grid_cells(uint64_t lo, uint64_t hi, size_t tw, const dtile *b)
+{
+    size_t n = 0;
+    for (uint64_t r = lo / tw; r * tw < hi && r < b->h; r++) {
+        uint64_t a = lo > r * tw ? lo - r * tw : 0;
+        uint64_t e = hi - r * tw < tw ? hi - r * tw : tw;
+        e = e < b->w ? e : b->w;
+        n += e > a ? (size_t)(e - a) : 0;
+    }
+    return n;
+}
+
+/* Lists the tiles of store d that pieces [a, b) (all of d, sorted, each
+ * within one tile: spans_split_pieces cuts them so) cover entirely, in
+ * w->cks[d->c0, d->c1): every cell of the tile in the grid, and no piece
+ * reaching past it or into its padding (those stay with netCDF). */
+static int find_tiles_of(dwrite *w, dstore *d, size_t a, size_t b,
+                         size_t *cap)
+{
+    const raster_var *v = w->v;
+    size_t tw = v->chunk[v->ndims - 1], tc = tw * v->chunk[v->ndims - 2];
+    size_t ntiles = d->store <= v->nregions
+                        ? v->stile_first[d->store + 1] -
+                              v->stile_first[d->store]
+                        : 0;
+    d->c0 = d->c1 = w->nck;
+    for (size_t i = a, j; i < b; i = j) {
+        uint64_t k = w->p[i].soff / tc, base = k * tc;
+        int ok = k < ntiles;
+        dtile t = ok ? tile_at(v, d->store, (size_t)k) : (dtile){0, 0, 0, 0};
+        size_t cells = 0, grid = 0;
+        for (j = i; j < b && w->p[j].soff / tc == k; j++) {
+            const piece *q = &w->p[j];
+            ok = ok && q->rep == 0 && q->soff + q->len <= base + tc;
+            cells += q->len;
+            if (ok)
+                grid += grid_cells(q->soff - base, q->soff + q->len - base,
+                                   tw, &t);
+        }
+        if (!ok || cells != grid || grid != t.h * t.w)
+            continue;
+        int rc = raster_grow(&w->cks, cap, w->nck + 1, sizeof *w->cks);
+        if (rc)
+            return rc;
+        w->cks[w->nck++] = (dchunk){(size_t)k, i, j};
+        d->c1 = w->nck;
+    }
+    return RASTER_OK;
+}
+
+/* Opens the variable's dataset for the stores with whole tiles (w->shared,
+ * their did) when those can be written as its chunks: chunked as the base
+ * chunk shape's tile, plain bytes (fileio_plain: a filtered variable's
+ * chunks are netCDF's to deflate), of the grid's extent, the box aligned
+ * to its outer chunks. Else nothing is written directly (w->nck 0). HDF5
+ * failures here only mean "not directly". */
+static void open_tiled(dwrite *w)
+{
+    raster_var *v = w->v;
+    int nd = v->ndims, no = var_nouter(v), ok = 0;
+    hid_t did = (hid_t)fileio_placeholder(v);
+    hid_t dcpl = did >= 0 ? H5Dget_create_plist(did) : -1;
+    hid_t space = did >= 0 ? H5Dget_space(did) : -1;
+    hsize_t maxdims[RASTER_MAX_DIMS + 1];
+    dstore t = {.rank = nd};
+    if (dcpl >= 0 && space >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
+        fileio_plain(did, dcpl, v->elem) &&
+        H5Sget_simple_extent_ndims(space) == nd &&
+        H5Pget_chunk(dcpl, nd, t.ck) == nd &&
+        H5Sget_simple_extent_dims(space, t.dims, maxdims) == nd &&
+        t.ck[no] == v->chunk[no] && t.ck[no + 1] == v->chunk[no + 1] &&
+        t.dims[no] == v->ny && t.dims[no + 1] == v->nx) {
+        ok = 1;
+        t.bytes = v->elem;
+        for (int i = 0; i < nd && ok; i++) {
+            if (i < no)
+                t.unlim[i] = maxdims[i] == H5S_UNLIMITED;
+            ok = t.ck[i] > 0 &&
+                 !raster_mul_overflows(t.bytes, (size_t)t.ck[i], &t.bytes);
+        }
+        ok = ok && box_aligned(w, &t);
+    }
+    if (space >= 0)
+        H5Sclose(space);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (!ok) {
+        if (did >= 0)
+            H5Dclose(did);
+        w->nck = 0;
+        return;
+    }
+    w->shared = did;
+    for (size_t k = 0; k < w->nst; k++) {
+        dstore *d = &w->st[k];
+        if (d->c1 == d->c0)
+            continue;
+        t.store = d->store;
+        t.c0 = d->c0;
+        t.c1 = d->c1;
+        *d = t;
+        d->did = did;
+    }
 }
 
 /* Cells [*lo, *hi) of chunk c of store d that piece q covers. */
@@ -257,11 +404,12 @@ static int find_whole(dwrite *w)
         while (b < w->np && w->p[b].store == w->p[a].store)
             b++;
         dstore *d = store_of(w, w->p[a].store);
-        if (d && d->did >= 0) {
-            int rc = find_whole_of(w, d, a, b, &cap);
-            if (rc)
-                return rc;
-        }
+        int rc = !d               ? RASTER_OK
+                 : w->tiled       ? find_tiles_of(w, d, a, b, &cap)
+                 : d->did >= 0    ? find_whole_of(w, d, a, b, &cap)
+                                  : RASTER_OK;
+        if (rc)
+            return rc;
         a = b;
     }
     return RASTER_OK;
@@ -276,6 +424,11 @@ static size_t leave_rest(dwrite *w)
     int no = var_nouter(w->v);
     for (size_t k = 0; k < w->nck; k++) {
         const dchunk *c = &w->cks[k];
+        if (w->tiled) { /* its pieces lie in the tile: all went direct */
+            for (size_t i = c->p0; i < c->p1; i++)
+                w->p[i].len = 0;
+            continue;
+        }
         const dstore *d = store_of(w, w->p[c->p0].store);
         for (size_t i = c->p0; i < c->p1; i++) {
             piece *q = &w->p[i];
@@ -303,7 +456,7 @@ static size_t leave_rest(dwrite *w)
 static int needs_growth(const dwrite *w, const dstore *d, hsize_t *new)
 {
     int no = var_nouter(w->v), grow = 0;
-    for (int i = 0; i <= no; i++) {
+    for (int i = 0; i < d->rank; i++) {
         hsize_t end = i < no ? w->ostart[i] + w->ocount[i] : 0;
         new[i] = d->dims[i];
         if (i < no && d->unlim[i] && d->dims[i] < end) {
@@ -312,6 +465,22 @@ static int needs_growth(const dwrite *w, const dstore *d, hsize_t *new)
         }
     }
     return grow;
+}
+
+/* The first cell of whole chunk c of store d along the dataset's
+ * dimensions after the outer ones: its cell, or in format 5 its tile's
+ * first row and column. */
+static void chunk_origin(const dwrite *w, const dstore *d, const dchunk *c,
+                         hsize_t *off)
+{
+    int no = var_nouter(w->v);
+    if (w->tiled) {
+        dtile b = tile_at(w->v, d->store, c->cell);
+        off[no] = b.y0;
+        off[no + 1] = b.x0;
+    } else {
+        off[no] = (hsize_t)c->cell * d->ck[no];
+    }
 }
 
 /* netCDF extends store d to the end of the box, writing the fill value at
@@ -324,13 +493,14 @@ static int extend_by_netcdf(const dwrite *w, const dstore *d)
     raster_var *v = w->v;
     int no = var_nouter(v);
     size_t start[RASTER_MAX_DIMS + 1], one[RASTER_MAX_DIMS + 1];
-    for (int i = 0; i < no; i++) {
-        start[i] = d->unlim[i] ? w->ostart[i] + w->ocount[i] - 1
-                               : w->ostart[i];
+    hsize_t off[RASTER_MAX_DIMS + 1];
+    chunk_origin(w, d, &w->cks[d->c0], off);
+    for (int i = 0; i < d->rank; i++) {
+        start[i] = i >= no      ? (size_t)off[i]
+                   : d->unlim[i] ? w->ostart[i] + w->ocount[i] - 1
+                                 : w->ostart[i];
         one[i] = 1;
     }
-    start[no] = w->cks[d->c0].cell * (size_t)d->ck[no];
-    one[no] = 1;
     int st = nc_put_vara(v->store_grp[d->store], v->store_var[d->store],
                          start, one, v->fill);
     if (st != NC_NOERR)
@@ -356,7 +526,8 @@ static int extend_stores(const dwrite *w)
     if (!small)
         return RASTER_OK;
     int rc = extend_by_netcdf(w, small);
-    for (size_t k = 0; k < w->nst && rc == RASTER_OK; k++) {
+    /* format 5: that was the one dataset */
+    for (size_t k = 0; k < w->nst && rc == RASTER_OK && !w->tiled; k++) {
         const dstore *d = &w->st[k];
         if (d == small || d->did < 0 || d->c1 == d->c0 ||
             !needs_growth(w, d, new))
@@ -405,11 +576,73 @@ static void prefetch_piece(const dwrite *w, const piece *f, size_t plane)
         __builtin_prefetch(src + b, 0, 0);
 }
 
+/* The caller's plane of row r of chunk t's outer extent (row-major);
+ * 0 when it lies past a fixed dimension's end (the box ends there). */
+static int plane_of(const dwrite *w, const dtask *t, size_t r, size_t *plane)
+{
+    const dstore *d = t->d;
+    size_t rest = r;
+    int inside = 1;
+    *plane = 0;
+    for (int i = var_nouter(w->v) - 1; i >= 0; i--) {
+        size_t o = (size_t)(t->kc[i] * d->ck[i]) + rest % d->ck[i];
+        rest /= d->ck[i];
+        inside &= o < w->ostart[i] + w->ocount[i];
+        *plane += (o - w->ostart[i]) * w->pmult[i];
+    }
+    return inside;
+}
+
+/* Format 5: copies the caller's cells of tile t into `out` as the
+ * variable's chunk holds them (row-major over the chunk's outer extent,
+ * then the tile's rows of tw cells); its cells past the grid's edge, and
+ * planes past a fixed dimension's end, get the fill value, as HDF5 would
+ * give them. */
+static void gather_tile(const dwrite *w, const dtask *t, unsigned char *out)
+{
+    const raster_var *v = w->v;
+    const dstore *d = t->d;
+    int no = var_nouter(v);
+    size_t elem = v->elem, th = (size_t)d->ck[no], tw = (size_t)d->ck[no + 1];
+    size_t tc = th * tw, rows = 1;
+    uint64_t base = (uint64_t)t->c->cell * tc;
+    dtile b = tile_at(v, d->store, t->c->cell);
+    for (int i = 0; i < no; i++)
+        rows *= (size_t)d->ck[i];
+    for (size_t r = 0; r < rows; r++) {
+        unsigned char *tile = out + r * tc * elem;
+        size_t plane;
+        if (!plane_of(w, t, r, &plane)) {
+            fill_bytes(tile, tc, v->fill, elem);
+            continue;
+        }
+        for (size_t i = t->c->p0; i < t->c->p1; i++) {
+            const piece *p = &w->p[i];
+            if (i + GATHER_AHEAD < t->c->p1)
+                prefetch_piece(w, &w->p[i + GATHER_AHEAD], plane);
+            memcpy(tile + (p->soff - base) * elem,
+                   w->buf + (plane * w->plane_cells + p->uoff) * elem,
+                   (size_t)p->len * elem);
+        }
+        if (b.w < tw)
+            for (size_t y = 0; y < b.h; y++)
+                fill_bytes(tile + (y * tw + b.w) * elem, tw - b.w, v->fill,
+                           elem);
+        if (b.h < th)
+            fill_bytes(tile + b.h * tw * elem, (th - b.h) * tw, v->fill,
+                       elem);
+    }
+}
+
 /* Copies the caller's cells of chunk t into `out` in the chunk's order
  * (row-major over the chunk's outer extent, then its cells); parts of an
  * edge chunk beyond the dataset get the fill value, as HDF5 would. */
 static void gather(const dwrite *w, const dtask *t, unsigned char *out)
 {
+    if (w->tiled) {
+        gather_tile(w, t, out);
+        return;
+    }
     const raster_var *v = w->v;
     const dstore *d = t->d;
     int no = var_nouter(v);
@@ -421,15 +654,8 @@ static void gather(const dwrite *w, const dtask *t, unsigned char *out)
         rows *= (size_t)d->ck[i];
     for (size_t r = 0; r < rows; r++) {
         unsigned char *row = out + r * ckc * elem;
-        size_t rest = r, plane = 0;
-        int inside = 1;
-        for (int i = no - 1; i >= 0; i--) {
-            size_t o = (size_t)(t->kc[i] * d->ck[i]) + rest % d->ck[i];
-            rest /= d->ck[i];
-            inside &= o < w->ostart[i] + w->ocount[i];
-            plane += (o - w->ostart[i]) * w->pmult[i];
-        }
-        if (!inside) { /* past a fixed dimension's end */
+        size_t plane;
+        if (!plane_of(w, t, r, &plane)) { /* past a fixed dimension's end */
             fill_bytes(row, ckc, v->fill, elem);
             continue;
         }
@@ -522,23 +748,18 @@ typedef struct dleg {
     size_t a, b;
 } dleg;
 
-/* Steps t to the next chunk of its leg: the outer chunks of the box
- * innermost (odometer), then the cell chunks. HDF5 places each chunk at
- * the end of the file as it is first written, so a write of many records
- * lays one cell chunk's records side by side: a region's share of a store
- * is then one long stretch of the file across those records, which a
- * cold read takes in one sequential stream. 0 when the leg is done. */
-static int next_task(const dwrite *w, const dleg *g, dtask *t)
+/* Steps t to the box's next outer chunk (odometer); 0, back at the
+ * first, when it was the last. */
+static int next_outer(const dwrite *w, dtask *t)
 {
     const dstore *d = t->d;
-    int no = var_nouter(w->v);
-    for (int i = no - 1; i >= 0; i--) {
+    for (int i = var_nouter(w->v) - 1; i >= 0; i--) {
         hsize_t end = (w->ostart[i] + w->ocount[i] + d->ck[i] - 1) / d->ck[i];
         if (++t->kc[i] < end)
             return 1;
         t->kc[i] = w->ostart[i] / d->ck[i];
     }
-    return ++t->c < w->cks + g->b;
+    return 0;
 }
 
 static void first_task(const dwrite *w, const dleg *g, dtask *t)
@@ -549,12 +770,70 @@ static void first_task(const dwrite *w, const dleg *g, dtask *t)
         t->kc[i] = w->ostart[i] / g->d->ck[i];
 }
 
+/* The write order's walk: leg g, its chunk t. */
+typedef struct dwalk {
+    const dleg *legs;
+    size_t nlegs, g;
+    dtask t;
+} dwalk;
+
+static int walk_first(const dwrite *w, const dleg *legs, size_t nlegs,
+                      dwalk *k)
+{
+    k->legs = legs;
+    k->nlegs = nlegs;
+    k->g = 0;
+    if (nlegs > 0)
+        first_task(w, &legs[0], &k->t);
+    return nlegs > 0;
+}
+
+/* Steps k to the next chunk to write; 0 when all are. HDF5 places each
+ * chunk at the end of the file as it is first written. Formats 3 and 4:
+ * leg by leg, the outer chunks of the box innermost, then the cell
+ * chunks: a write of many records lays one cell chunk's records side by
+ * side, so a region's share of a store is one long stretch of the file
+ * across those records, which a cold read takes in one stream. Format 5:
+ * the outer chunks outermost, then leg by leg, the tiles innermost: a
+ * region's tiles of one record (outer chunk) follow on in the file, as
+ * format 5's reader batches them (inflate.c: chunks that follow on and
+ * serve the same planes). */
+static int walk_next(const dwrite *w, dwalk *k)
+{
+    dtask *t = &k->t;
+    if (!w->tiled) {
+        if (next_outer(w, t) || ++t->c < w->cks + k->legs[k->g].b)
+            return 1;
+    } else if (++t->c < w->cks + k->legs[k->g].b) {
+        return 1;
+    }
+    if (++k->g < k->nlegs) {
+        hsize_t kc[RASTER_MAX_DIMS];
+        memcpy(kc, t->kc, sizeof kc);
+        first_task(w, &k->legs[k->g], t);
+        if (w->tiled) /* the same outer chunk */
+            memcpy(t->kc, kc, sizeof kc);
+        return 1;
+    }
+    if (!w->tiled)
+        return 0;
+    /* format 5: every store's tiles of this outer chunk written; the
+     * next outer chunk's, from the first leg */
+    k->g = 0;
+    if (!next_outer(w, t))
+        return 0;
+    t->d = k->legs[0].d;
+    t->c = w->cks + k->legs[0].a;
+    return 1;
+}
+
 /* The order of the whole chunks: region by region, its pure store, then
  * the mixed store's chunks up to the one holding the end of its mixed run
  * (those not written yet). A region's pure store then lies between the
  * mixed chunks that hold its mixed run, so that its cells of all records
- * are one stretch of the file instead of two far apart. *legs: at most
- * 2 * nst + 1 of them (caller frees). */
+ * are one stretch of the file instead of two far apart. Format 5: store
+ * by store, the mixed store last (a mixed tile holds no one region's run).
+ * *legs: at most 2 * nst + 1 of them (caller frees). */
 static int plan_legs(const dwrite *w, dleg **legs, size_t *n)
 {
     const raster_var *v = w->v;
@@ -562,7 +841,7 @@ static int plan_legs(const dwrite *w, dleg **legs, size_t *n)
     *legs = raster_reallocarray(NULL, 2 * w->nst + 1, sizeof **legs);
     if (!*legs)
         return raster_fail(RASTER_ENOMEM, "out of memory writing %s", v->name);
-    const dstore *m = store_of(w, (uint32_t)v->nregions);
+    const dstore *m = w->tiled ? NULL : store_of(w, (uint32_t)v->nregions);
     if (m && (m->did < 0 || m->c1 == m->c0))
         m = NULL;
     size_t pos = m ? m->c0 : 0, ckc = m ? (size_t)m->ck[var_nouter(v)] : 1;
@@ -595,23 +874,21 @@ static void slot_set(const dwrite *w, const dtask *t, slot *s)
     s->bytes = t->d->bytes;
     for (int i = 0; i < no; i++)
         s->off[i] = t->kc[i] * t->d->ck[i];
-    s->off[no] = (hsize_t)t->c->cell * t->d->ck[no];
+    chunk_origin(w, t->d, t->c, s->off);
 }
 
 /* Every whole chunk, gathered and written on this thread. */
 static int run_serial(const dwrite *w, const dleg *legs, size_t nlegs,
                       slot *s)
 {
-    for (size_t k = 0; k < nlegs; k++) {
-        dtask t;
-        first_task(w, &legs[k], &t);
-        do {
-            gather(w, &t, s->buf);
-            slot_set(w, &t, s);
-            int rc = write_slot(s, w->v->name);
-            if (rc)
-                return rc;
-        } while (next_task(w, &legs[k], &t));
+    dwalk k;
+    for (int more = walk_first(w, legs, nlegs, &k); more;
+         more = walk_next(w, &k)) {
+        gather(w, &k.t, s->buf);
+        slot_set(w, &k.t, s);
+        int rc = write_slot(s, w->v->name);
+        if (rc)
+            return rc;
     }
     return RASTER_OK;
 }
@@ -651,14 +928,12 @@ static int run_piped(const dwrite *w, const dleg *legs, size_t nlegs,
     pthread_t tid;
     if (thread_start(&tid, 0, writer, &p) != 0)
         return -1;
-    int i = 0, going = 1;
-    for (size_t k = 0; k < nlegs && going; k++) {
-        dtask t;
-        first_task(w, &legs[k], &t);
-        do
-            going = hand_over(w, &p, &t, &i);
-        while (going && next_task(w, &legs[k], &t));
-    }
+    int i = 0;
+    dwalk k;
+    for (int more = walk_first(w, legs, nlegs, &k); more;
+         more = walk_next(w, &k))
+        if (!hand_over(w, &p, &k.t, &i))
+            break;
     pthread_mutex_lock(&p.mu);
     p.done = 1;
     pthread_cond_broadcast(&p.cv);
@@ -767,7 +1042,9 @@ static int write_whole(const dwrite *w, int threads)
 
 static void dwrite_free(dwrite *w)
 {
-    for (size_t k = 0; k < w->nst; k++)
+    if (w->shared >= 0)
+        H5Dclose(w->shared);
+    for (size_t k = 0; k < w->nst && w->shared < 0; k++)
         if (w->st[k].did >= 0)
             H5Dclose(w->st[k].did);
     raster_free(w->st);
@@ -779,10 +1056,13 @@ static int plan_and_write(dwrite *w, int threads)
 {
     size_t usable = 0;
     int rc = open_stores(w, w->p, w->np, &usable);
-    if (rc || usable == 0)
+    if (rc || (usable == 0 && !w->tiled))
         return rc;
     if ((rc = find_whole(w)) != RASTER_OK)
         return rc;
+    /* format 5: the dataset opened only for a write with whole tiles */
+    if (w->tiled && w->nck > 0)
+        open_tiled(w);
     return w->nck > 0 ? write_whole(w, threads) : RASTER_OK;
 }
 
@@ -791,13 +1071,17 @@ int direct_write(raster_var *v, piece *pieces, size_t *npieces,
                  const ptrdiff_t *ostride, const void *buf,
                  size_t plane_cells, int threads)
 {
-    int no = var_nouter(v);
-    /* format 5's stores are tiles of the variable (tilestore.h) */
-    if (!v->file->writable || v->file->par || !v->file->path || no == 0 ||
-        v->format >= 5)
+    int no = var_nouter(v), tiled = var_tiled(v);
+    if (!v->file->writable || v->file->par || !v->file->path || no == 0)
         return RASTER_OK;
     for (int i = 0; ostride && i < no; i++)
         if (ostride[i] != 1)
+            return RASTER_OK;
+    /* format 5: whole tiles go direct whatever their size, but only from
+     * a box that starts on the variable's outer chunks (its tiles'
+     * numbers from definition) */
+    for (int i = 0; tiled && i < no; i++)
+        if (!v->stile || v->chunk[i] == 0 || ostart[i] % v->chunk[i] != 0)
             return RASTER_OK;
     /* a box smaller than the smallest chunk written directly covers none:
      * small writes skip opening and probing their stores (a third of
@@ -806,10 +1090,11 @@ int direct_write(raster_var *v, piece *pieces, size_t *npieces,
     for (int i = 0; i < no && bytes < DIRECT_MIN_BYTES; i++)
         if (raster_mul_overflows(bytes, ocount[i], &bytes))
             bytes = DIRECT_MIN_BYTES;
-    if (bytes < DIRECT_MIN_BYTES)
+    if (bytes < DIRECT_MIN_BYTES && !tiled)
         return RASTER_OK;
-    dwrite w = {.v = v, .ostart = ostart, .ocount = ocount, .buf = buf,
-                .plane_cells = plane_cells, .p = pieces, .np = *npieces};
+    dwrite w = {.v = v, .tiled = tiled, .shared = -1, .ostart = ostart,
+                .ocount = ocount, .buf = buf, .plane_cells = plane_cells,
+                .p = pieces, .np = *npieces};
     for (int i = no - 1; i >= 0; i--)
         w.pmult[i] = i == no - 1 ? 1 : w.pmult[i + 1] * ocount[i + 1];
     H5E_auto2_t efunc;
