@@ -255,32 +255,29 @@ static size_t box_of(const raster_var *v, const tbox *b, const size_t *ostart,
     return planes;
 }
 
-/* Copies between buf's cells (width per plane, from tile cell a) and the
- * box's (rows [r0, r1) of w cells) for every plane; `in`: box to buf. */
+/* Copies the box's cells (rows [r0, r1) of w cells, every plane) to
+ * buf's (width per plane, from tile cell a); cells past the grid's edge
+ * get the fill value. */
 static void reshape(const raster_var *v, const tbox *b, size_t planes,
-                    size_t width, unsigned char *buf, unsigned char *box,
-                    int in)
+                    size_t width, unsigned char *buf,
+                    const unsigned char *box)
 {
     size_t tw = v->chunk[v->ndims - 1], elem = v->elem;
     size_t rows = b->r1 > b->r0 ? b->r1 - b->r0 : 0;
     for (size_t p = 0; p < planes; p++) {
         unsigned char *u = buf + p * width * elem;
-        unsigned char *t = box + p * rows * b->w * elem;
+        const unsigned char *t = box + p * rows * b->w * elem;
         for (size_t i = 0; i < width;) {
             size_t q = b->a + i, row = q / tw, col = q % tw;
             size_t n = tw - col < width - i ? tw - col : width - i;
             size_t real = col < b->w ? (b->w - col < n ? b->w - col : n) : 0;
             if (row >= b->r1)
                 real = 0;
-            unsigned char *cell = t + ((row - b->r0) * b->w + col) * elem;
-            if (in) {
-                if (real)
-                    memcpy(u + i * elem, cell, real * elem);
-                convert_fill_cells(u + (i + real) * elem, n - real, v->fill,
-                                 elem);
-            } else if (real) {
-                memcpy(cell, u + i * elem, real * elem);
-            }
+            if (real)
+                memcpy(u + i * elem, t + ((row - b->r0) * b->w + col) * elem,
+                       real * elem);
+            convert_fill_cells(u + (i + real) * elem, n - real, v->fill,
+                               elem);
             i += n;
         }
     }
@@ -325,7 +322,7 @@ int tilestore_get(raster_var *v, size_t s, const size_t *ostart,
                            v->name);
     rc = move_box(v, start, count, box, 0);
     if (rc == RASTER_OK)
-        reshape(v, &b, planes, width, buf, box, 1);
+        reshape(v, &b, planes, width, buf, box);
     raster_free(box);
     return rc;
 }

@@ -85,10 +85,26 @@ static int64_t job_chunk(const xfer *x, const span *spans, const ijob *j,
     return off == CHUNK_UNKNOWN ? -2 : off < 0 ? -1 : off;
 }
 
-/* Copies job j's pieces out of its chunk (decoded, at `chunk`) into every
- * plane it serves, or only plane position p (p < SIZE_MAX). */
+/* The pieces from i on (before `end`) that follow on in both the store
+ * and the plane (a packed region's rows), taken as one: *len cells;
+ * returns the index past them. */
+static size_t piece_run(const xfer *x, size_t i, size_t end, size_t *len)
+{
+    const piece *q = &x->pieces[i];
+    size_t e = i + 1;
+    *len = q->len;
+    for (; e < end && x->pieces[e].soff == q->soff + *len &&
+           x->pieces[e].uoff == q->uoff + *len;
+         e++)
+        *len += x->pieces[e].len;
+    return e;
+}
+
+/* Copies job j's pieces out of its chunk (decoded, at `chunk`, of `cells`
+ * values; still shuffled when `shuffled`: unshuffled straight into place)
+ * into the planes at positions [p0, p1) it serves. */
 static void copy_out(const ictx *c, const ijob *j, const unsigned char *chunk,
-                     size_t p0, size_t p1)
+                     size_t p0, size_t p1, int shuffled, size_t cells)
 {
     const xfer *x = c->x;
     size_t elem = x->v->elem;
@@ -98,18 +114,17 @@ static void copy_out(const ictx *c, const ijob *j, const unsigned char *chunk,
     for (size_t p = p0; p < p1; p++) {
         size_t rec = j->pl[p].inner * a->ckc; /* the record's first value */
         for (size_t k = j->s0; k < j->s1; k++)
-            for (size_t i = c->spans[k].p0, e; i < c->spans[k].p1; i = e) {
+            for (size_t i = c->spans[k].p0, e, len; i < c->spans[k].p1;
+                 i = e) {
+                e = piece_run(x, i, c->spans[k].p1, &len);
                 const piece *q = &x->pieces[i];
-                size_t len = q->len;
-                for (e = i + 1; e < c->spans[k].p1 &&
-                                x->pieces[e].soff == q->soff + len &&
-                                x->pieces[e].uoff == q->uoff + len;
-                     e++)
-                    len += x->pieces[e].len;
-                spans_copy_cells(spans_plane_ptr(x, j->pl[p].plane, q->uoff),
-                                 chunk + (rec + (size_t)(q->soff - first)) *
-                                             elem,
-                                 len * elem);
+                unsigned char *dst = spans_plane_ptr(x, j->pl[p].plane,
+                                                     q->uoff);
+                size_t at = rec + (size_t)(q->soff - first);
+                if (shuffled)
+                    unfilter_unshuffle(dst, chunk, elem, cells, at, len);
+                else
+                    spans_copy_cells(dst, chunk + at * elem, len * elem);
             }
     }
 }
@@ -133,14 +148,10 @@ static int read_plain(const ictx *c, const ijob *j, int64_t off,
     for (size_t p = 0; p < j->np && rc == RASTER_OK; p++) {
         size_t rec = j->pl[p].inner * a->ckc;
         for (size_t k = j->s0; k < j->s1 && rc == RASTER_OK; k++)
-            for (size_t i = c->spans[k].p0, e; i < c->spans[k].p1; i = e) {
+            for (size_t i = c->spans[k].p0, e, len; i < c->spans[k].p1;
+                 i = e) {
+                e = piece_run(x, i, c->spans[k].p1, &len);
                 const piece *q = &x->pieces[i];
-                size_t len = q->len;
-                for (e = i + 1; e < c->spans[k].p1 &&
-                                x->pieces[e].soff == q->soff + len &&
-                                x->pieces[e].uoff == q->uoff + len;
-                     e++)
-                    len += x->pieces[e].len;
                 size_t at = rec + (size_t)(q->soff - first);
                 if ((rc = raster_grow(iovp, cap, niov + 2, sizeof **iovp)))
                     break;
@@ -202,31 +213,7 @@ static int run_ijob(const ictx *c, const ijob *j, unfilter *u,
     if (rc)
         return rc;
     atomic_fetch_add(&chunks_inflated, 1);
-    uint64_t first = (s0->lo / a->ckc) * a->ckc; /* the chunk's first cell */
-    for (size_t p = 0; p < j->np; p++) {
-        size_t rec = j->pl[p].inner * a->ckc; /* the record's first value */
-        for (size_t k = j->s0; k < j->s1; k++)
-            for (size_t i = c->spans[k].p0, e; i < c->spans[k].p1; i = e) {
-                const piece *q = &x->pieces[i];
-                /* pieces that follow on in both the store and the plane
-                 * (a packed region's rows) taken as one */
-                size_t len = q->len;
-                for (e = i + 1; e < c->spans[k].p1 &&
-                                x->pieces[e].soff == q->soff + len &&
-                                x->pieces[e].uoff == q->uoff + len;
-                     e++)
-                    len += x->pieces[e].len;
-                unsigned char *dst = spans_plane_ptr(x, j->pl[p].plane,
-                                                     q->uoff);
-                size_t at = rec + (size_t)(q->soff - first);
-                /* a shuffled chunk unshuffled straight into place */
-                if (shuffled)
-                    unfilter_unshuffle(dst, chunk, elem, bytes / elem, at,
-                                       len);
-                else
-                    spans_copy_cells(dst, chunk + at * elem, len * elem);
-            }
-    }
+    copy_out(c, j, chunk, 0, j->np, shuffled, bytes / elem);
     return RASTER_OK;
 }
 
@@ -260,7 +247,7 @@ static int run_batch(const ictx *c, const ibatch *b, unfilter *u,
     for (size_t p = 0; rc == RASTER_OK && p < j0->np; p++)
         for (size_t q = b->j0; q < b->j1; q++)
             copy_out(c, &c->jobs[c->order[q]], stage + (q - b->j0) * bytes, p,
-                     p + 1);
+                     p + 1, 0, 0);
     if (rc == RASTER_OK)
         atomic_fetch_add(&chunks_inflated, n);
     return rc;
