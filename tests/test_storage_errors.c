@@ -46,6 +46,7 @@
 #include "chunkio.h"
 #include "fileio.h"
 #include "error.h"
+#include "meta.h" /* meta_default_format: format 5 files */
 #include "raster.h"
 #include "tiles.h"
 #include "var.h"
@@ -2459,6 +2460,97 @@ static void test_hyperslab_contradictions(void **state)
     unlink(path);
 }
 
+/* Format 5 (src/format/tilestore.c): a read-only file's stores are
+ * indexed from the tables, store by store, so a damaged `chunks` row would
+ * move a tile's values elsewhere. Region 0's first two pure chunks (tiles
+ * (0, 2) and (1, 2)) swap places in its store: with checksums the read
+ * refuses the rows; without them the read takes the full check against
+ * the mask instead of trusting them. */
+static void c5_swap_pure(int g)
+{
+    long long sum[64];
+    size_t len;
+    int varid;
+    NC(nc_inq_attlen(g, NC_GLOBAL, "raster_regions", &len));
+    assert_true(len <= 64);
+    NC(nc_get_att_longlong(g, NC_GLOBAL, "raster_regions", sum));
+    size_t r = 0;
+    while (r * 8 < len && sum[r * 8] != 0)
+        r++;
+    assert_true(r * 8 < len);
+    NC(nc_inq_varid(g, "chunks", &varid));
+    size_t first = (size_t)sum[r * 8 + 4], n = (size_t)sum[r * 8 + 5];
+    long long rows[16][8];
+    assert_true(n <= 16);
+    size_t st[2] = {first, 0}, ct[2] = {n, 8}, pure[2], np = 0;
+    NC(nc_get_vara_longlong(g, varid, st, ct, &rows[0][0]));
+    for (size_t i = 0; i < n && np < 2; i++)
+        if (rows[i][5] == 0)
+            pure[np++] = i;
+    assert_int_equal(np, 2);
+    long long t = rows[pure[0]][6];
+    rows[pure[0]][6] = rows[pure[1]][6];
+    rows[pure[1]][6] = t;
+    NC(nc_put_vara_longlong(g, varid, st, ct, &rows[0][0]));
+}
+
+/* The mixed store's first tile named one tile to the right. */
+static void c5_mixed_moved(int g)
+{
+    int varid;
+    NC(nc_inq_varid(g, "mixed_chunks", &varid));
+    size_t idx[2] = {0, 2};
+    long long x0;
+    NC(nc_get_var1_longlong(g, varid, idx, &x0));
+    x0 += 5;
+    NC(nc_put_var1_longlong(g, varid, idx, &x0));
+}
+
+static void test_format5_tables_damaged(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        corrupt_fn fn;
+        int nosums;
+        const char *msg;
+    } cases[] = {
+        {"pure chunks swapped", c5_swap_pure, 0, "checksum"},
+        {"pure chunks swapped, no checksums", c5_swap_pure, 1, "chunks"},
+        {"mixed tile moved", c5_mixed_moved, 0, "mixed_chunks"},
+        {"mixed tile moved, no checksums", c5_mixed_moved, 1, "mixed"},
+    };
+    char path[600];
+    tmpdir_path(path, sizeof path, "f5damaged.nc");
+    int saved = meta_default_format;
+    meta_default_format = 5;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (int unlim = 0; unlim < 2; unlim++) {
+            raster_file *f;
+            raster_var *v;
+            corrupt_without_sums = cases[i].nosums;
+            open_corrupt_read(path, unlim, cases[i].fn, &f, &v);
+            /* region 0: its pure chunks and its share of tile (1, 1) */
+            int32_t id = 0;
+            size_t cells, ost[2] = {0, 0}, oct[2] = {T, Z};
+            RS(raster_region_size(v, &id, 1, RASTER_LAYOUT_PACKED, &cells));
+            float *buf = malloc(sizeof(float) * T * Z * cells);
+            assert_non_null(buf);
+            raster_errmsg_clear();
+            int rc = raster_region_read(v, &id, 1, ost, oct,
+                                        RASTER_LAYOUT_PACKED, buf);
+            free(buf);
+            if (rc != RASTER_EFORMAT || !strstr(raster_errmsg(), cases[i].msg))
+                fail_msg("%s (%s): the read gave %d (%s)", cases[i].name,
+                         unlim ? "unlimited" : "fixed", rc, raster_errmsg());
+            RS(raster_close(f));
+        }
+    }
+    corrupt_without_sums = 0;
+    meta_default_format = saved;
+    unlink(path);
+}
+
 /* The series of every record and level at grid cell (y, x), read from
  * v; RASTER_OK only when each value is the one written. */
 static int point_series(raster_var *v, size_t y, size_t x)
@@ -3708,6 +3800,7 @@ int main(void)
         cmocka_unit_test(test_corrupt_metadata),
         cmocka_unit_test(test_two_groups_one_placeholder),
         cmocka_unit_test(test_hyperslab_contradictions),
+        cmocka_unit_test(test_format5_tables_damaged),
         cmocka_unit_test(test_partial_tile_index),
         cmocka_unit_test(test_without_summary),
         cmocka_unit_test(test_renamed_without_raster),

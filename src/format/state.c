@@ -202,6 +202,7 @@ void var_free(raster_var *v)
     tiles_free(v);
     raster_free(v->stile); /* format 5's tiles (tilestore.h) */
     raster_free(v->stile_first);
+    raster_free(v->stile_done);
     raster_free(v->vaddr);
     raster_free(v->vsize);
     raster_free(v->sum_runs);

@@ -11,7 +11,9 @@
 #include "convert.h"
 #include "error.h"
 #include "fileio.h"
+#include "integrity.h"
 #include "ncbind.h"
+#include "tables.h"
 
 /* Store of mesh chunk c: its region's position, or nregions when mixed. */
 static size_t chunk_store(const raster_var *v, const mesh_chunk *c)
@@ -23,11 +25,16 @@ static size_t chunk_store(const raster_var *v, const mesh_chunk *c)
 
 int tilestore_index(raster_var *v)
 {
-    if (v->stile)
+    if (v->stile && !v->stile_done)
         return RASTER_OK;
     if (!v->mesh || !v->lay) /* the caller builds them (meta.h) */
         return raster_fail(RASTER_EINVAL, "%s: tiles indexed before the "
                            "layout", v->name);
+    raster_free(v->stile); /* a lazy index (below) gives way to the whole */
+    raster_free(v->stile_first);
+    raster_free(v->stile_done);
+    v->stile = v->stile_first = NULL;
+    v->stile_done = NULL;
     const raster_mesh *m = v->mesh;
     size_t tw = m->tile_w, th = m->tile_h, ntx = (m->nx + tw - 1) / tw;
     size_t ns = v->nregions + 1, n = 0;
@@ -64,6 +71,192 @@ int tilestore_index(raster_var *v)
     v->stile = tiles;
     v->stile_first = first;
     return RASTER_OK;
+}
+
+/* ---- the index from the tables (read-only, no layout) ---------------- */
+
+#define TILE_NONE SIZE_MAX
+
+/* Each store's tile count from the region summary (a pure store is its
+ * pure tiles whole) and the mixed store's (one tile per `mixed_chunks`
+ * row), every tile unset until its store is indexed: a read of one region
+ * reads the rows of that region and of the mixed tiles only, where the
+ * mesh and layout cost a whole pass over the mask. */
+static int lazy_begin(raster_var *v)
+{
+    size_t tc = tilestore_cut(v), ns = v->nregions + 1;
+    size_t th = v->chunk[v->ndims - 2], tw = v->chunk[v->ndims - 1];
+    size_t ntiles = th && tw ? ((v->ny + th - 1) / th) * ((v->nx + tw - 1) / tw)
+                             : 0;
+    size_t *first = raster_calloc(ns + 1, sizeof *first);
+    unsigned char *done = raster_calloc(ns, 1);
+    size_t *tiles = NULL;
+    int rc = first && done ? RASTER_OK
+                           : raster_fail(RASTER_ENOMEM, "out of memory "
+                                         "indexing %s", v->name);
+    for (size_t s = 0; s < ns && rc == RASTER_OK; s++) {
+        size_t cells = s < v->nregions ? v->regions[s].pure_store
+                                       : v->store_cells[s];
+        if (tc == 0 || cells % tc != 0 || cells / tc > ntiles - first[s])
+            rc = raster_fail(RASTER_EFORMAT, "%s: store %zu holds %zu cells, "
+                             "not whole tiles of its grid", v->name, s,
+                             cells);
+        else
+            first[s + 1] = first[s] + cells / tc;
+    }
+    if (rc == RASTER_OK &&
+        !(tiles = raster_reallocarray(NULL, first[ns] ? first[ns] : 1,
+                                      sizeof *tiles)))
+        rc = raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                         v->name);
+    if (rc) {
+        raster_free(first);
+        raster_free(done);
+        return rc;
+    }
+    for (size_t i = 0; i < first[ns]; i++)
+        tiles[i] = TILE_NONE;
+    v->stile = tiles;
+    v->stile_first = first;
+    v->stile_done = done;
+    return RASTER_OK;
+}
+
+/* Places tile (ty, tx) at store s's position k: each position once. */
+static int place(raster_var *v, size_t s, size_t k, size_t ty, size_t tx)
+{
+    size_t tw = v->chunk[v->ndims - 1], ntx = (v->nx + tw - 1) / tw;
+    size_t *slot = &v->stile[v->stile_first[s] + k];
+    if (k >= v->stile_first[s + 1] - v->stile_first[s] || *slot != TILE_NONE)
+        return raster_fail(RASTER_EFORMAT, "%s: index table: tile (%zu, %zu) "
+                           "is out of its store or takes a place twice",
+                           v->name, ty, tx);
+    *slot = ty * ntx + tx;
+    return RASTER_OK;
+}
+
+/* A row's box, checked to be whole tiles of the grid (w: one tile or
+ * more, the last at the grid's edge). */
+static int row_box(const raster_var *v, const long long *f, int many,
+                   size_t *ty, size_t *tx, size_t *nt)
+{
+    size_t th = v->chunk[v->ndims - 2], tw = v->chunk[v->ndims - 1];
+    unsigned long long y0 = (unsigned long long)f[1],
+                       x0 = (unsigned long long)f[2],
+                       h = (unsigned long long)f[3],
+                       w = (unsigned long long)f[4];
+    if (y0 >= v->ny || x0 >= v->nx || y0 % th || x0 % tw || w == 0 ||
+        w > v->nx - x0 || (w % tw && x0 + w != v->nx) ||
+        h != (v->ny - y0 < th ? v->ny - y0 : th) || (!many && w > tw))
+        return raster_fail(RASTER_EFORMAT, "%s: index table: a chunk at "
+                           "(%llu, %llu) is off the tiles", v->name, y0, x0);
+    *ty = (size_t)y0 / th;
+    *tx = (size_t)x0 / tw;
+    *nt = ((size_t)w + tw - 1) / tw;
+    return RASTER_OK;
+}
+
+/* Region r's pure store from its rows of `chunks` (checksummed). */
+static int lazy_region(raster_var *v, size_t r)
+{
+    size_t first = v->regions[r].chunk0, count = v->regions[r].chunk_rows;
+    size_t tc = tilestore_cut(v);
+    if (count == 0)
+        return raster_fail(RASTER_EFORMAT, "%s: region %d has no rows of "
+                           "`chunks`", v->name, (int)v->regions[r].id);
+    long long *rows = raster_reallocarray(NULL, count,
+                                          CHUNK_FIELDS * sizeof *rows);
+    uint32_t *sums = v->sums ? raster_reallocarray(NULL, v->nregions,
+                                                   sizeof *sums)
+                             : NULL;
+    int rc = rows && (sums || !v->sums)
+                 ? fileio_table(v, "chunks", CHUNK_FIELDS, first, count, rows)
+                 : raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                               v->name);
+    if (rc == RASTER_OK && v->sums &&
+        (rc = sums_table_att(v, "chunks", v->nregions, sums)) == RASTER_OK &&
+        sums_region_rows(v->regions[r].id, rows, count * CHUNK_FIELDS) !=
+            sums[r])
+        rc = raster_fail(RASTER_EFORMAT, "%s: index table `chunks`: the rows "
+                         "of region %d do not match their checksum", v->name,
+                         (int)v->regions[r].id);
+    for (size_t i = 0; i < count && rc == RASTER_OK; i++) {
+        const long long *f = rows + i * CHUNK_FIELDS;
+        size_t ty, tx, nt;
+        if (f[5] != 0 && f[5] != 1)
+            rc = raster_fail(RASTER_EFORMAT, "%s: index table `chunks`: row "
+                             "%zu is neither pure nor mixed", v->name,
+                             first + i);
+        if (rc || f[5] == 1) /* a mixed tile: the mixed store's */
+            continue;
+        if ((rc = row_box(v, f, 1, &ty, &tx, &nt)) != RASTER_OK)
+            break;
+        if (f[6] < 0 || (unsigned long long)f[6] % tc)
+            rc = raster_fail(RASTER_EFORMAT, "%s: index table `chunks`: row "
+                             "%zu starts inside a tile", v->name, first + i);
+        for (size_t j = 0; j < nt && rc == RASTER_OK; j++)
+            rc = place(v, r, (size_t)((unsigned long long)f[6] / tc) + j, ty,
+                       tx + j);
+    }
+    raster_free(rows);
+    raster_free(sums);
+    return rc;
+}
+
+/* The mixed store from `mixed_chunks` (checksummed): its k-th row is the
+ * store's k-th tile. */
+static int lazy_mixed(raster_var *v)
+{
+    size_t s = v->nregions, n = v->stile_first[s + 1] - v->stile_first[s];
+    if (n == 0)
+        return RASTER_OK;
+    long long *rows = raster_reallocarray(NULL, n, MIXED_FIELDS * sizeof *rows);
+    uint32_t sum;
+    int rc = rows ? fileio_table(v, "mixed_chunks", MIXED_FIELDS, 0, n, rows)
+                  : raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                                v->name);
+    if (rc == RASTER_OK && v->sums &&
+        (rc = sums_table_att(v, "mixed_chunks", 1, &sum)) == RASTER_OK &&
+        sums_i64(0, rows, n * MIXED_FIELDS) != sum)
+        rc = raster_fail(RASTER_EFORMAT, "%s: index table `mixed_chunks` does "
+                         "not match its checksum", v->name);
+    for (size_t k = 0; k < n && rc == RASTER_OK; k++) {
+        size_t ty, tx, nt;
+        if ((rc = row_box(v, rows + k * MIXED_FIELDS, 0, &ty, &tx, &nt)) ==
+            RASTER_OK)
+            rc = place(v, s, k, ty, tx);
+    }
+    raster_free(rows);
+    return rc;
+}
+
+int tilestore_index_store(raster_var *v, size_t s)
+{
+    if (v->lay || (v->stile && !v->stile_done))
+        return tilestore_index(v);
+    /* writable: its tables may be unwritten yet; without checksums only
+     * the full check vouches for them (chunkio.c builds the layout) */
+    if (v->file->writable || !v->sums)
+        return raster_fail(RASTER_EINVAL, "%s: tiles indexed before the "
+                           "layout", v->name);
+    lazy_lock(v->file);
+    int rc = v->stile ? RASTER_OK : lazy_begin(v);
+    if (rc == RASTER_OK && !v->stile_done[s]) {
+        rc = s < v->nregions ? lazy_region(v, s) : lazy_mixed(v);
+        /* every place of the store filled, each once (place) */
+        for (size_t i = v->stile_first[s];
+             rc == RASTER_OK && i < v->stile_first[s + 1]; i++)
+            if (v->stile[i] == TILE_NONE)
+                rc = raster_fail(RASTER_EFORMAT, "%s: index table: store %zu "
+                                 "has tiles no chunk names", v->name, s);
+        if (rc == RASTER_OK)
+            v->stile_done[s] = 1;
+        else /* unset again, for a clean retry */
+            for (size_t i = v->stile_first[s]; i < v->stile_first[s + 1]; i++)
+                v->stile[i] = TILE_NONE;
+    }
+    lazy_unlock(v->file);
+    return rc;
 }
 
 /* The variable's chunk shape and counts (vck, vnck) when it is chunked
@@ -148,7 +341,7 @@ static int walk_variable(raster_var *v)
 
 int tilestore_prepare(raster_var *v, size_t s)
 {
-    int rc = tilestore_index(v);
+    int rc = tilestore_index_store(v, s);
     if (rc == RASTER_OK && v->vaddr_state == 0)
         rc = walk_variable(v);
     if (rc || v->vaddr_state != 1)
@@ -212,7 +405,7 @@ typedef struct tbox {
 static int tile_box(raster_var *v, size_t s, uint64_t lo, size_t width,
                     tbox *b)
 {
-    int rc = tilestore_index(v);
+    int rc = tilestore_index_store(v, s);
     if (rc)
         return rc;
     size_t th = v->chunk[v->ndims - 2], tw = v->chunk[v->ndims - 1];

@@ -19,10 +19,17 @@
 
 #include "var.h"
 
-/* Builds v's tiles of each store (v->stile) from its mesh and layout,
- * which a read-only variable loaded without them builds first
- * (meta_ensure_layout). */
+/* Builds v's tiles of each store (v->stile) from its mesh and layout
+ * (a writer's, at definition). */
 int tilestore_index(raster_var *v);
+
+/* Store s's tiles: from the mesh and layout when v has them, else (a
+ * read-only variable) from the tables, store by store: a pure store from
+ * its region's rows of `chunks`, the mixed store from `mixed_chunks`,
+ * each checked against its checksum and to name every tile of the store
+ * once. A writable variable, or tables without checksums, need the
+ * layout first (meta_ensure_layout): RASTER_EINVAL without it. */
+int tilestore_index_store(raster_var *v, size_t s);
 
 /* Tile cells of a format 5 store: where spans are cut (0: not format 5). */
 static inline size_t tilestore_cut(const raster_var *v)

@@ -225,8 +225,11 @@ static int prepare_store(raster_var *v, size_t s)
         a->prepared = 1;
         return RASTER_OK;
     }
-    /* format 5: its tiles from the mesh (tilestore.h) */
-    if (var_tiled(v) && (rc = meta_ensure_layout(v)) != RASTER_OK)
+    /* format 5: its tiles from the mesh when writable or when its tables
+     * carry no checksums (checked whole against the mask: a moved row
+     * would move values); else from the tables (tilestore.h) */
+    if (var_tiled(v) && (f->writable || !v->sums) &&
+        (rc = meta_ensure_layout(v)) != RASTER_OK)
         return rc;
     if (f->writable || f->fd < 0 || !f->path ||
         (!f->lean && v->store_var[s] < 0)) {

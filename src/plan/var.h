@@ -147,8 +147,11 @@ struct raster_var {
     store_addr *addr;          /* per store, set when a read-only file loads */
     /* format 5 (tilestore.h): the tiles of store s, as tile numbers (row-
      * major over the tile grid), are stile[stile_first[s] ..
-     * stile_first[s + 1]); NULL until first needed */
+     * stile_first[s + 1]); NULL until first needed. A read-only variable
+     * without its layout indexes a store at its first read, from the
+     * tables: stile_done[s] 1 once store s is (NULL: all are) */
     size_t *stile, *stile_first;
+    unsigned char *stile_done;
     /* and, read-only, the byte offset of each of the variable's chunks
      * (row-major over its chunk grid, -1 never written), its chunk shape
      * and counts: vaddr_state 0 not looked at, 1 usable, -1 not */
