@@ -21,6 +21,7 @@
 #define TILE_UNSET UINT32_MAX
 #define TILE_MIXED (UINT32_MAX - 1)
 #define CHUNK_FIELDS 8 /* chunk_id y0 x0 h w mixed offset cells */
+#define MIXED_FIELDS 5 /* chunk_id y0 x0 h w */
 #define MASK_BLOCK ((size_t)4 << 20) /* bytes of mask per netCDF call */
 
 /* A region's share of a mixed tile. */
@@ -108,9 +109,10 @@ int tiles_state(raster_var *v)
 
 int tiles_usable(const raster_var *v)
 {
-    /* format 5 (tilestore.h): not yet, its reads take the regions' runs */
-    return !v->table_from_layout && v->format >= 3 && !var_tiled(v) &&
-           !v->file->writable;
+    /* format 5 without checksums: only the full check vouches for its
+     * tables, and the regions' runs are then read from the layout */
+    return !v->table_from_layout && v->format >= 3 &&
+           (!var_tiled(v) || v->sums) && !v->file->writable;
 }
 
 /* RASTER_EFORMAT with "V: index table `chunks`: <message>". */
@@ -524,6 +526,113 @@ static int load(raster_var *v)
     int pins = 0;
     if (rc == RASTER_OK && !shape_pinned(v, t, rows, n, &pins))
         rc = check_tile(v, t);
+    raster_free(rows);
+    raster_free(counts);
+    if (rc)
+        tiles_free(v);
+    return rc;
+}
+
+/* ---- format 5: every tile whole in one store ---------------------------- */
+
+/* Format 5 (tilestore.h) keeps each tile whole in one store, a pure tile
+ * in its region's, a mixed one in the mixed store, its cell (dy, dx) at
+ * the tile's first store cell + dy * tw + dx: a hyperslab's pieces need
+ * no mask. t->kind: the store's region position, or TILE_MIXED; t->off:
+ * the tile's first store cell. From the `chunks` rows of the pure tiles
+ * and `mixed_chunks`, checksummed (tiles_usable), each tile once. */
+static int mark5(raster_var *v, struct tile_index *t, size_t k, uint32_t kind,
+                 uint64_t off)
+{
+    if (t->kind[k] != TILE_UNSET)
+        return bad_table(v, "tile (%zu, %zu) is claimed twice", k / t->ntx,
+                         k % t->ntx);
+    t->kind[k] = kind;
+    t->off[k] = off;
+    return RASTER_OK;
+}
+
+/* 1 when row c is whole tiles of the grid (one tile when !many). */
+static int tiles_row(const raster_var *v, const struct tile_index *t,
+                     const row *c, int many)
+{
+    unsigned long long ny = v->ny, nx = v->nx, th = t->th, tw = t->tw;
+    return c->y0 < ny && c->x0 < nx && c->y0 % th == 0 && c->x0 % tw == 0 &&
+           c->h == (ny - c->y0 < th ? ny - c->y0 : th) && c->w > 0 &&
+           c->w <= nx - c->x0 && (c->w % tw == 0 || c->x0 + c->w == nx) &&
+           (many || c->w <= tw);
+}
+
+static int load5_mixed(raster_var *v, struct tile_index *t)
+{
+    uint64_t tc = (uint64_t)t->th * t->tw;
+    size_t n = (size_t)(v->store_cells[v->nregions] / tc);
+    if (n == 0)
+        return RASTER_OK;
+    long long *rows = raster_reallocarray(NULL, n, MIXED_FIELDS * sizeof *rows);
+    uint32_t sum;
+    int rc = rows ? fileio_table(v, "mixed_chunks", MIXED_FIELDS, 0, n, rows)
+                  : raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                                v->name);
+    if (rc == RASTER_OK &&
+        (rc = sums_table_att(v, "mixed_chunks", 1, &sum)) == RASTER_OK &&
+        sums_i64(0, rows, n * MIXED_FIELDS) != sum)
+        rc = raster_fail(RASTER_EFORMAT, "%s: index table `mixed_chunks` "
+                         "does not match its checksum", v->name);
+    for (size_t i = 0; i < n && rc == RASTER_OK; i++) {
+        const long long *f = rows + i * MIXED_FIELDS;
+        row c = {(unsigned long long)f[0], (unsigned long long)f[1],
+                 (unsigned long long)f[2], (unsigned long long)f[3],
+                 (unsigned long long)f[4], 1, 0, 0};
+        rc = tiles_row(v, t, &c, 0)
+                 ? mark5(v, t, (size_t)(c.y0 / t->th) * t->ntx +
+                                   (size_t)(c.x0 / t->tw),
+                         TILE_MIXED, i * tc)
+                 : bad_table(v, "mixed tile %zu is off the tiles", i);
+    }
+    raster_free(rows);
+    return rc;
+}
+
+static int load5(raster_var *v)
+{
+    struct tile_index *t;
+    int rc = index_new(v, &t);
+    if (rc)
+        return rc;
+    uint64_t tc = (uint64_t)t->th * t->tw;
+    size_t n = 0;
+    size_t *counts = raster_calloc(v->nregions ? v->nregions : 1,
+                                   sizeof *counts);
+    long long *rows = NULL;
+    rc = counts ? read_table(v, &rows, &n, counts)
+                : raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                              v->name);
+    for (size_t r = 0, i = 0; r < v->nregions && rc == RASTER_OK; r++) {
+        uint64_t cells = v->regions[r].pure_store;
+        for (size_t e = i + counts[r]; i < e && rc == RASTER_OK; i++) {
+            row c = row_at(rows, i);
+            if (c.mixed == 1) /* its tile is the mixed store's */
+                continue;
+            size_t nt = (size_t)((c.w + t->tw - 1) / t->tw);
+            if (c.mixed != 0 || !tiles_row(v, t, &c, 1) || c.off % tc ||
+                c.off > cells || nt > (cells - c.off) / tc) {
+                rc = bad_table(v, "row %zu (region %d) is out of the grid, "
+                               "off the tiles or out of its store", i,
+                               (int)v->regions[r].id);
+                break;
+            }
+            size_t k = (size_t)(c.y0 / t->th) * t->ntx + (size_t)(c.x0 / t->tw);
+            for (size_t j = 0; j < nt && rc == RASTER_OK; j++)
+                rc = mark5(v, t, k + j, (uint32_t)r, c.off + j * tc);
+        }
+    }
+    if (rc == RASTER_OK)
+        rc = load5_mixed(v, t);
+    for (size_t k = 0; rc == RASTER_OK && k < t->nty * t->ntx; k++)
+        if (t->kind[k] == TILE_UNSET)
+            rc = bad_table(v, "tile (%zu, %zu) belongs to no chunk",
+                           k / t->ntx, k % t->ntx);
     raster_free(rows);
     raster_free(counts);
     if (rc)
@@ -1084,6 +1193,37 @@ static int discover(raster_var *v, slab *s, size_t ty0, size_t ty1,
     return rc;
 }
 
+/* Format 5's pieces of slab s (load5): tile by tile, each wanted row
+ * of a tile one piece (every column wanted) or one per cell. */
+static int pieces5(raster_var *v, slab *s)
+{
+    const struct tile_index *t = v->tiles;
+    int rc = RASTER_OK;
+    for (size_t ty = s->ys / t->th; ty * t->th < s->yend && rc == RASTER_OK;
+         ty++) {
+        size_t y0 = ty * t->th, h = tile_extent(y0, t->th, v->ny);
+        for (size_t tx = s->xs / t->tw; tx * t->tw < s->xend && rc == RASTER_OK;
+             tx++) {
+            size_t x0 = tx * t->tw, w = tile_extent(x0, t->tw, v->nx);
+            size_t k = ty * t->ntx + tx;
+            uint32_t store = t->kind[k] == TILE_MIXED ? (uint32_t)v->nregions
+                                                      : t->kind[k];
+            size_t a = first_at(x0, s->xs, s->sx);
+            size_t b = x0 + w < s->xend ? x0 + w : s->xend;
+            for (size_t y = first_at(y0, s->ys, s->sy);
+                 y < y0 + h && y < s->yend && rc == RASTER_OK; y += s->sy) {
+                size_t i = (y - s->ys) / s->sy;
+                for (size_t x = a; x < b && rc == RASTER_OK;
+                     x += s->sx == 1 ? b - a : s->sx)
+                    rc = push(s, store, t->off[k] + (y - y0) * t->tw + (x - x0),
+                              i * s->cx + (x - s->xs) / s->sx,
+                              s->sx == 1 ? b - a : 1);
+            }
+        }
+    }
+    return rc;
+}
+
 int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
                  const ptrdiff_t *stride, piece **out, size_t *n)
 {
@@ -1105,6 +1245,23 @@ int tiles_pieces(raster_var *v, const size_t *start, const size_t *count,
      * (the index it was read through still stands: replacing an index
      * drops its memo). */
     lazy_lock(v->file);
+    if (var_tiled(v)) { /* no mask to read: the index never changes */
+        rc = v->tiles ? RASTER_OK : load5(v);
+        lazy_unlock(v->file);
+        if (rc)
+            return rc;
+        s.maxstep = count[dy] * count[dx] > MEMO_BYTES / v->elem ? 0
+                    : v->tiles->th * v->tiles->tw < PIECE_STEP_MAX
+                        ? v->tiles->th * v->tiles->tw
+                        : PIECE_STEP_MAX;
+        if ((rc = pieces5(v, &s)) != RASTER_OK) {
+            raster_free(s.p);
+            return rc;
+        }
+        *out = s.p;
+        *n = s.np;
+        return RASTER_OK;
+    }
     rc = v->tiles ? RASTER_OK
                   : few_tiles(v, &s) && partial_usable(v) ? load_partial(v)
                                                           : load(v);
