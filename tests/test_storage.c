@@ -2097,6 +2097,88 @@ static void test_fast_vs_netcdf(void **state)
     free(mask);
 }
 
+/* Small reads of a read-only file whose netCDF handle is open (raster's
+ * own, RASTER_NO_LEAN): format 5 sends a read of a few of the variable's
+ * chunks to netCDF (hyperslab.c, netcdf_read), the others go raster's
+ * way; both must give the values written: points' series, small boxes
+ * at the grid's edges, strided ones, one across more chunks. */
+static void test_small_reads_open_netcdf(void **state)
+{
+    (void)state;
+    enum { T = 3, Z = 2, NY = 23, NX = 26 };
+    size_t shape[4] = {T, Z, NY, NX}, chunk[4] = {1, 2, 5, 6};
+    rng_seed(701);
+    int32_t *mask = make_mask(MASK_NEGATIVE, NY, NX);
+    float *data = malloc(sizeof(float) * T * Z * NY * NX);
+    float got[T * Z * NY * NX];
+    assert_non_null(data);
+    for (size_t i = 0; i < (size_t)T * Z * NY * NX; i++)
+        data[i] = (float)i * 0.5f - 7.0f;
+    char path[600];
+    tmpdir_path(path, sizeof path, "small_nc.nc");
+    static const char *const names[4] = {"t", "z", "y", "x"};
+    for (int unlim = 0; unlim < 2; unlim++) {
+        write_raster_file(path, NC_FLOAT, 4, names, shape, unlim, chunk, mask,
+                          data);
+        for (int lean = 0; lean < 2; lean++) {
+            if (!lean)
+                setenv("RASTER_NO_LEAN", "1", 1);
+            raster_file *f;
+            raster_var *v;
+            RS(raster_open(path, RASTER_READ, &f));
+            unsetenv("RASTER_NO_LEAN");
+            RS(raster_var_find(f, "v", &v));
+            for (int i = 0; i < 60; i++) {
+                size_t st[4], ct[4];
+                ptrdiff_t sd[4] = {1, 1, 1, 1};
+                for (int d = 0; d < 4; d++) {
+                    st[d] = rng_below(shape[d]);
+                    ct[d] = d < 2 ? shape[d] - st[d]
+                                  : rng_range(1, i % 3 == 0 ? 1 : 4);
+                    if (d >= 2 && st[d] + ct[d] > shape[d])
+                        st[d] = shape[d] - ct[d];
+                }
+                if (i % 5 == 3) { /* strided, a few chunks */
+                    sd[2] = 2;
+                    sd[3] = 2;
+                    ct[2] = ct[3] = 2;
+                    st[2] = rng_below(NY - 2);
+                    st[3] = rng_below(NX - 2);
+                }
+                if (i % 5 == 4) { /* strided, across more chunks */
+                    sd[2] = 3;
+                    sd[3] = 4;
+                    st[2] = rng_below(5);
+                    st[3] = rng_below(6);
+                    ct[2] = (NY - 1 - st[2]) / 3 + 1;
+                    ct[3] = (NX - 1 - st[3]) / 4 + 1;
+                }
+                RS(raster_var_get(v, st, ct, sd, got));
+                size_t k = 0;
+                for (size_t a = 0; a < ct[0]; a++)
+                    for (size_t b = 0; b < ct[1]; b++)
+                        for (size_t y = 0; y < ct[2]; y++)
+                            for (size_t x = 0; x < ct[3]; x++, k++) {
+                                size_t at =
+                                    (((st[0] + a) * Z + st[1] + b) * NY +
+                                     st[2] + y * (size_t)sd[2]) * NX +
+                                    st[3] + x * (size_t)sd[3];
+                                if (got[k] != data[at])
+                                    fail_msg("%s, %s: read %d cell %zu: "
+                                             "%g, written %g",
+                                             unlim ? "unlimited" : "fixed",
+                                             lean ? "lean" : "netCDF open",
+                                             i, k, got[k], data[at]);
+                            }
+            }
+            RS(raster_close(f));
+        }
+        unlink(path);
+    }
+    free(data);
+    free(mask);
+}
+
 /* ---- several variables in one file ------------------------------------------ */
 
 /* raster_var_by_varid and raster_is_raster_group on the file of
@@ -3249,6 +3331,7 @@ int main(void)
         cmocka_unit_test(test_reopen_for_writing),
         cmocka_unit_test(test_never_written),
         cmocka_unit_test(test_fast_vs_netcdf),
+        cmocka_unit_test(test_small_reads_open_netcdf),
         cmocka_unit_test(test_two_vars_and_plain),
         cmocka_unit_test(test_warm_reads_skip_netcdf),
         cmocka_unit_test(test_rename),

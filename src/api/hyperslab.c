@@ -218,6 +218,36 @@ static int quantize_for_write(raster_var *v, int mode, int nsd,
 
 /* `qrun`: for a write, how many values netCDF would quantize as one
  * buffer (quantize_for_write): 0, the whole box, but for nc_put_varm's. */
+/* Format 5: a read-only variable's reads of at most this many of its
+ * chunks go through netCDF when the file is open there (raster's own
+ * handle, or the caller's under the shim), as any reader's would: the
+ * variable holds its values, and a point's series touches a chunk per
+ * record, where raster's first read of an open file walks the variable's
+ * whole chunk index. Sets the netCDF ids to read. */
+#define NETCDF_CHUNKS 16
+
+static int netcdf_read(const raster_var *v, const size_t *start,
+                       const size_t *count, const ptrdiff_t *stride,
+                       int *grp, int *varid)
+{
+    *grp = v->file->view ? v->view_parent : v->parent;
+    *varid = v->file->view ? v->view_varid : v->varid;
+    if (!var_tiled(v) || v->file->writable ||
+        (!v->file->view && v->file->ncid < 0) || *grp < 0 || *varid < 0)
+        return 0;
+    size_t chunks = 1;
+    for (int d = 0; d < v->ndims; d++) {
+        size_t ck = v->chunk[d], step = stride ? (size_t)stride[d] : 1;
+        if (count[d] == 0)
+            return 0;
+        size_t last = start[d] + (count[d] - 1) * step;
+        chunks *= ck ? last / ck - start[d] / ck + 1 : SIZE_MAX;
+        if (chunks > NETCDF_CHUNKS)
+            return 0;
+    }
+    return 1;
+}
+
 static int var_io(raster_var *v, const size_t *start, const size_t *count,
                   const ptrdiff_t *stride, void *data, int write, size_t qrun)
 {
@@ -233,6 +263,14 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
     /* a file rewritten under the handle: its tables no longer describe it */
     if (!write && (rc = file_unchanged(v->file)) != RASTER_OK)
         return rc;
+    int grp, varid;
+    if (!write && netcdf_read(v, start, count, stride, &grp, &varid)) {
+        int st = nc_get_vars(grp, varid, start, count, stride, data);
+        return st == NC_NOERR ? RASTER_OK
+                              : raster_fail_nc(RASTER_ENETCDF, st,
+                                               "reading %s: %s", v->name,
+                                               nc_strerror(st));
+    }
     if (!v->materialized && (rc = meta_materialize(v)) != RASTER_OK)
         return rc;
     if (write && !v->dirty) {

@@ -282,9 +282,10 @@ static int tile_chunked(raster_var *v, hid_t did, hid_t dcpl)
     return ok;
 }
 
-/* Walks the variable's chunk index once (chunkmap.c): vaddr_state 1 with
- * every chunk's offset, or -1 (the stores are netCDF's). */
-static int walk_variable(raster_var *v)
+/* Looks at the variable once: vaddr_state 1 when it is chunked as its
+ * tiles and holds plain bytes or filters inflate.c undoes (deflate,
+ * shuffle, fletcher32), else -1 (the stores are netCDF's). */
+static void probe_variable(raster_var *v)
 {
     v->vaddr_state = -1;
     H5E_auto2_t efunc;
@@ -294,62 +295,84 @@ static int walk_variable(raster_var *v)
     hid_t did = (hid_t)fileio_placeholder(v);
     hid_t dcpl = did >= 0 ? H5Dget_create_plist(did) : -1;
     size_t total = 1;
-    /* plain bytes, or filters inflate.c undoes (deflate, shuffle,
-     * fletcher32) */
     int plain = dcpl >= 0 && fileio_plain(did, dcpl, v->elem);
     int filtered = dcpl >= 0 && !plain &&
                    fileio_filters(did, dcpl, v->elem, v->vfilt, &v->vnfilt);
-    int rc = RASTER_OK, ok = (plain || filtered) && tile_chunked(v, did, dcpl);
+    int ok = (plain || filtered) && tile_chunked(v, did, dcpl);
     if (plain)
         v->vnfilt = 0;
     for (int i = 0; ok && i < v->ndims; i++)
         ok = !raster_mul_overflows(total, v->vnck[i], &total);
-    if (ok && (!(v->vaddr = raster_reallocarray(NULL, total ? total : 1,
-                                                sizeof *v->vaddr)) ||
-               (filtered && !(v->vsize = raster_calloc(total ? total : 1,
-                                                       sizeof *v->vsize)))))
-        rc = raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
-                         v->name);
+    if (ok)
+        v->vaddr_state = 1;
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (did >= 0)
+        H5Dclose(did);
+    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+}
+
+/* Walks the variable's chunk index once (chunkmap.c): vaddr_state 2 with
+ * every chunk's offset (and stored size), or 3 when chunkmap cannot (its
+ * chunks are then looked up one by one). RASTER_OK or RASTER_ENOMEM. */
+static int walk_variable(raster_var *v)
+{
+    size_t total = 1;
+    for (int i = 0; i < v->ndims; i++)
+        total *= v->vnck[i]; /* no overflow: probe_variable */
+    v->vaddr = raster_reallocarray(NULL, total ? total : 1, sizeof *v->vaddr);
+    if (v->vaddr && v->vnfilt > 0)
+        v->vsize = raster_calloc(total ? total : 1, sizeof *v->vsize);
+    if (!v->vaddr || (v->vnfilt > 0 && !v->vsize)) {
+        raster_free(v->vaddr);
+        v->vaddr = NULL;
+        return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                           v->name);
+    }
+    H5E_auto2_t efunc;
+    void *edata;
+    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hid_t did = (hid_t)fileio_placeholder(v);
+    hid_t space = did >= 0 ? H5Dget_space(did) : -1;
     hsize_t nchunks = 0;
-    hid_t space = ok && v->vaddr ? H5Dget_space(did) : -1;
+    int ok = 0;
     if (space >= 0 && H5Dget_num_chunks(did, space, &nchunks) >= 0 &&
         nchunks == 0) { /* never written: no index to walk */
         for (size_t i = 0; i < total; i++)
             v->vaddr[i] = -1;
-    } else if (ok && v->vaddr && rc == RASTER_OK) {
+        ok = 1;
+    } else if (space >= 0) {
         ok = chunkmap_read_sized(v->file->fd, did, v->ndims - 1, v->vck,
                                  v->vnck, v->elem, v->vaddr, v->vsize,
                                  total) == 1;
     }
     if (space >= 0)
         H5Sclose(space);
-    if (ok) {
-        v->vaddr_state = 1;
-    } else {
+    if (did >= 0)
+        H5Dclose(did);
+    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    v->vaddr_state = ok ? 2 : 3;
+    if (!ok) {
         raster_free(v->vaddr);
         raster_free(v->vsize);
         v->vaddr = NULL;
         v->vsize = NULL;
     }
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (did >= 0)
-        H5Dclose(did);
-    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
-    return rc;
+    return RASTER_OK;
 }
 
 int tilestore_prepare(raster_var *v, size_t s)
 {
     int rc = tilestore_index_store(v, s);
     if (rc == RASTER_OK && v->vaddr_state == 0)
-        rc = walk_variable(v);
-    if (rc || v->vaddr_state != 1)
+        probe_variable(v);
+    if (rc || v->vaddr_state < 1)
         return rc;
     store_addr *a = &v->addr[s];
     int no = var_nouter(v);
-    size_t ntile = v->vnck[no] * v->vnck[no + 1], outer = 1;
-    size_t k0 = v->stile_first[s], nk = v->stile_first[s + 1] - k0;
+    size_t outer = 1;
+    size_t nk = v->stile_first[s + 1] - v->stile_first[s];
     raster_free(a->ck);
     a->ck = raster_reallocarray(NULL, no > 0 ? 2 * (size_t)no : 1,
                                 sizeof *a->ck);
@@ -360,12 +383,13 @@ int tilestore_prepare(raster_var *v, size_t s)
     for (int i = 0; i < no; i++) {
         a->ck[i] = v->vck[i];
         a->nck[i] = v->vnck[i];
-        outer *= v->vnck[i]; /* no overflow: vaddr has outer * ntile */
+        outer *= v->vnck[i]; /* no overflow: probe_variable */
     }
     a->ckc = tilestore_cut(v);
     a->nckc = nk;
     raster_free(a->addr);
     raster_free(a->csize);
+    a->csize = NULL;
     size_t n = outer * nk, bytes = v->elem * tilestore_cut(v);
     for (int i = 0; i < no; i++)
         bytes *= a->ck[i];
@@ -374,17 +398,15 @@ int tilestore_prepare(raster_var *v, size_t s)
     if (!a->addr || !a->csize)
         return raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
                            v->name);
-    /* store chunk (outer chunk o, its tile k): the variable's chunk o of
-     * that tile; a chunk holds the planes of its outer chunk, each a tile
-     * of tile_h x tile_w cells, as a store chunk's ck x ckc cells */
-    for (size_t o = 0; o < outer; o++)
-        for (size_t k = 0; k < nk; k++) {
-            size_t at = o * ntile + v->stile[k0 + k];
-            a->addr[o * nk + k] = v->vaddr[at];
-            a->csize[o * nk + k] = v->vsize ? v->vsize[at] : (uint32_t)bytes;
-        }
-    a->unknown = 0;
-    a->walked = 1;
+    /* looked up when a read first needs them: one chunk at a time for a
+     * read of a few (a point's series), the variable's whole index in one
+     * walk otherwise (tilestore_walk) */
+    for (size_t i = 0; i < n; i++) {
+        a->addr[i] = CHUNK_UNKNOWN;
+        a->csize[i] = (uint32_t)bytes;
+    }
+    a->unknown = n;
+    a->walked = 0;
     a->chunked = 1;
     a->ok = 1;
     /* a chunk holds its tile's planes of several records: read whole,
@@ -393,6 +415,49 @@ int tilestore_prepare(raster_var *v, size_t s)
     a->nfilt = v->vnfilt;
     memcpy(a->filt, v->vfilt, sizeof a->filt);
     return RASTER_OK;
+}
+
+int tilestore_walk(raster_var *v, size_t s, int *got)
+{
+    *got = 0;
+    int rc = v->vaddr_state == 1 ? walk_variable(v) : RASTER_OK;
+    store_addr *a = &v->addr[s];
+    if (rc || v->vaddr_state != 2 || !a->addr)
+        return rc;
+    size_t ntile = v->vnck[var_nouter(v)] * v->vnck[var_nouter(v) + 1];
+    size_t nk = a->nckc, k0 = v->stile_first[s], outer = 1;
+    for (int i = 0; i < var_nouter(v); i++)
+        outer *= a->nck[i];
+    /* store chunk (outer chunk o, its tile k): the variable's chunk o of
+     * that tile; a chunk holds the planes of its outer chunk, each a tile
+     * of tile_h x tile_w cells, as a store chunk's ck x ckc cells */
+    for (size_t o = 0; o < outer; o++)
+        for (size_t k = 0; k < nk; k++) {
+            size_t at = o * ntile + v->stile[k0 + k];
+            a->addr[o * nk + k] = v->vaddr[at];
+            if (v->vsize)
+                a->csize[o * nk + k] = v->vsize[at];
+        }
+    a->unknown = 0;
+    *got = 1;
+    return RASTER_OK;
+}
+
+void tilestore_chunk_origin(const raster_var *v, size_t s, size_t lin,
+                            uint64_t *off)
+{
+    const store_addr *a = &v->addr[s];
+    int no = var_nouter(v);
+    size_t th = v->chunk[no], tw = v->chunk[no + 1];
+    size_t ntx = (v->nx + tw - 1) / tw;
+    size_t t = v->stile[v->stile_first[s] + lin % a->nckc];
+    size_t rest = lin / a->nckc;
+    for (int d = no - 1; d >= 0; d--) {
+        off[d] = (uint64_t)((rest % a->nck[d]) * a->ck[d]);
+        rest /= a->nck[d];
+    }
+    off[no] = (uint64_t)(t / ntx * th);
+    off[no + 1] = (uint64_t)(t % ntx * tw);
 }
 
 /* Where cells [lo, lo + width) of store s lie: the grid box of the tile's

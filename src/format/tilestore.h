@@ -38,12 +38,24 @@ static inline size_t tilestore_cut(const raster_var *v)
                           : 0;
 }
 
-/* Read-only files: sets store s's byte addresses (v->addr[s], chunked:
- * a store chunk is one of the variable's chunks) from one walk of the
- * variable's chunk index, when the variable is chunked as its tiles
- * (tile_h x tile_w, any outer sizes) and holds plain bytes; else leaves
- * the store to netCDF (tilestore_get). RASTER_OK, or RASTER_ENOMEM. */
+/* Read-only files: makes store s a chunked store (v->addr[s]: a store
+ * chunk is one of the variable's chunks, its byte offset CHUNK_UNKNOWN
+ * until looked up) when the variable is chunked as its tiles
+ * (tile_h x tile_w, any outer sizes) and holds plain bytes or filters
+ * inflate.c undoes; else leaves the store to netCDF (tilestore_get).
+ * RASTER_OK, or RASTER_ENOMEM. */
 int tilestore_prepare(raster_var *v, size_t s);
+
+/* Every chunk offset of prepared store s from one walk of the variable's
+ * chunk index (walked once for all stores): *got 1, or 0 when it cannot
+ * be walked (look them up one by one). RASTER_OK or RASTER_ENOMEM. */
+int tilestore_walk(raster_var *v, size_t s, int *got);
+
+/* The variable's coordinates (ndims of them) of store s's chunk lin
+ * (row-major over its outer chunks, then its tiles), for a lookup by
+ * H5Dget_chunk_info_by_coord. */
+void tilestore_chunk_origin(const raster_var *v, size_t s, size_t lin,
+                            uint64_t *off);
 
 /* Moves cells [lo, lo + width) of store s, which lie in one tile, for the
  * outer box ostart/ocount (stride 1), between buf (the box's planes in

@@ -332,18 +332,26 @@ static int write_cuts(raster_var *v, size_t s, size_t *zck)
     return RASTER_OK;
 }
 
-/* Finds the byte offset of chunk `lin` of store a (dataset did): an HDF5
- * B-tree lookup. 0 when HDF5 cannot describe it as plain bytes. */
-static int lookup_one(const raster_var *v, store_addr *a, hid_t did,
-                      size_t lin)
+/* Finds the byte offset of chunk `lin` of store s (dataset did: format
+ * 5's, the variable): an HDF5 B-tree lookup. 0 when HDF5 cannot describe
+ * it as plain bytes. */
+static int lookup_one(const raster_var *v, size_t s, hid_t did, size_t lin)
 {
+    store_addr *a = &v->addr[s];
     int no = var_nouter(v);
     hsize_t off[RASTER_MAX_DIMS + 1];
-    size_t rest = lin / a->nckc;
-    off[no] = (hsize_t)((lin % a->nckc) * a->ckc);
-    for (int d = no - 1; d >= 0; d--) {
-        off[d] = (hsize_t)((rest % a->nck[d]) * a->ck[d]);
-        rest /= a->nck[d];
+    if (var_tiled(v)) {
+        uint64_t o[RASTER_MAX_DIMS + 1];
+        tilestore_chunk_origin(v, s, lin, o);
+        for (int d = 0; d < v->ndims; d++)
+            off[d] = (hsize_t)o[d];
+    } else {
+        size_t rest = lin / a->nckc;
+        off[no] = (hsize_t)((lin % a->nckc) * a->ckc);
+        for (int d = no - 1; d >= 0; d--) {
+            off[d] = (hsize_t)((rest % a->nck[d]) * a->ck[d]);
+            rest /= a->nck[d];
+        }
     }
     haddr_t addr = HADDR_UNDEF;
     hsize_t size = 0;
@@ -439,7 +447,19 @@ static int lookup_unlocked(xfer *x, const span *spans, size_t nspans,
         }
         hid_t did = -1;
         int good = 1;
-        if (!a->walked) { /* every offset at once, when chunkmap can */
+        if (var_tiled(v) && !a->walked) {
+            /* format 5: the variable's whole index, walked once for every
+             * store (HDF5 1.10 looks a chunk up by iterating them all) */
+            int got, rc = tilestore_walk(v, st, &got);
+            if (rc) {
+                H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+                return rc;
+            }
+            a->walked = 1;
+            if (got)
+                continue;
+        } else if (!a->walked && !var_tiled(v)) {
+            /* every offset at once, when chunkmap can */
             did = (hid_t)fileio_store(v, st);
             int got = did >= 0 ? walk_chunks(v, a, did) : 0;
             if (got < 0) {
@@ -469,8 +489,9 @@ static int lookup_unlocked(xfer *x, const span *spans, size_t nspans,
                                           &inner);
                 if (lin >= 0 && a->addr[lin] == CHUNK_UNKNOWN) {
                     if (did < 0)
-                        did = (hid_t)fileio_store(v, st);
-                    good = did >= 0 && lookup_one(v, a, did, (size_t)lin);
+                        did = var_tiled(v) ? (hid_t)fileio_placeholder(v)
+                                           : (hid_t)fileio_store(v, st);
+                    good = did >= 0 && lookup_one(v, st, did, (size_t)lin);
                 }
                 for (int d = no - 1; d >= 0; d--) { /* odometer */
                     if (++idx[d] < ocount[d])

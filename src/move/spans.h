@@ -30,9 +30,6 @@
 #define ANNOUNCE_BYTES ((size_t)64 << 10)
 #define ANNOUNCE_READS 64
 
-/* store_addr.addr[] entry of a chunk not looked up yet */
-#define CHUNK_UNKNOWN INT64_MIN
-
 typedef struct span {
     size_t p0, p1;   /* pieces [p0, p1) */
     uint64_t lo, hi; /* store cells [lo, hi) */

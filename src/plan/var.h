@@ -17,6 +17,9 @@
 
 #define RASTER_MAX_DIMS 32
 
+/* store_addr.addr[] entry of a chunk not looked up yet */
+#define CHUNK_UNKNOWN INT64_MIN
+
 /* Where a store's bytes lie, for the pread fast path. */
 typedef struct store_addr {
     int prepared;        /* looked at (chunkio_prepare_store) */
@@ -34,7 +37,8 @@ typedef struct store_addr {
     int chunked;
     size_t *ck, *nck;
     size_t ckc, nckc;    /* cells per chunk, chunks along the cells */
-    int64_t *addr;       /* [outer chunk][cell chunk] */
+    int64_t *addr;       /* [outer chunk][cell chunk]; CHUNK_UNKNOWN not
+                            looked up yet */
     size_t unknown;      /* entries of addr[] not looked up yet */
     int walked;          /* chunkmap_read tried on its chunk index */
     /* chunked stores HDF5 keeps through filters raster undoes itself
@@ -154,7 +158,9 @@ struct raster_var {
     unsigned char *stile_done;
     /* and, read-only, the byte offset of each of the variable's chunks
      * (row-major over its chunk grid, -1 never written), its chunk shape
-     * and counts: vaddr_state 0 not looked at, 1 usable, -1 not */
+     * and counts: vaddr_state 0 not looked at, -1 not usable (netCDF
+     * moves the stores), 1 usable, 2 vaddr walked, 3 its walk failed
+     * (chunks looked up one by one) */
     int vaddr_state;
     int64_t *vaddr;
     size_t vck[RASTER_MAX_DIMS], vnck[RASTER_MAX_DIMS];
