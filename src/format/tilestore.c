@@ -334,18 +334,19 @@ static int walk_variable(raster_var *v)
     H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     hid_t did = (hid_t)fileio_placeholder(v);
-    hid_t space = did >= 0 ? H5Dget_space(did) : -1;
+    /* the walk first: HDF5's count of the chunks (for a variable never
+     * written, which has no index to walk) iterates its whole index, one
+     * cold random read per node */
+    int ok = did >= 0 && chunkmap_read_sized(v->file->fd, did, v->ndims - 1,
+                                             v->vck, v->vnck, v->elem,
+                                             v->vaddr, v->vsize, total) == 1;
+    hid_t space = !ok && did >= 0 ? H5Dget_space(did) : -1;
     hsize_t nchunks = 0;
-    int ok = 0;
     if (space >= 0 && H5Dget_num_chunks(did, space, &nchunks) >= 0 &&
-        nchunks == 0) { /* never written: no index to walk */
+        nchunks == 0) { /* never written */
         for (size_t i = 0; i < total; i++)
             v->vaddr[i] = -1;
         ok = 1;
-    } else if (space >= 0) {
-        ok = chunkmap_read_sized(v->file->fd, did, v->ndims - 1, v->vck,
-                                 v->vnck, v->elem, v->vaddr, v->vsize,
-                                 total) == 1;
     }
     if (space >= 0)
         H5Sclose(space);

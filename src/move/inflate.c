@@ -60,6 +60,7 @@ typedef struct ictx {
     const size_t *order;   /* batched: jobs in file order */
     const ibatch *batches; /* NULL: each job on its own */
     size_t nbatches;
+    prefetch *pf;          /* a cold read's load, read behind */
     atomic_size_t next;
     atomic_int stop;
 } ictx;
@@ -200,6 +201,7 @@ static int run_ijob(const ictx *c, const ijob *j, unfilter *u,
     unsigned char *in = unfilter_input(u, csize);
     if (!in)
         return RASTER_ENOMEM;
+    prefetch_wait(c->pf, (off_t)off + (off_t)csize);
     if (a->nfilt == 0 && csize == bytes) { /* nothing to undo */
         atomic_fetch_add(&chunks_inflated, 1);
         return read_plain(c, j, off, in, iov, iov_cap);
@@ -243,6 +245,7 @@ static int run_batch(const ictx *c, const ibatch *b, unfilter *u,
     unsigned char *stage = unfilter_input(u, n * bytes);
     if (!stage)
         return RASTER_ENOMEM;
+    prefetch_wait(c->pf, (off_t)off + (off_t)(n * bytes));
     int rc = fileio_pread(v->file->fd, stage, n * bytes, (off_t)off, v->name);
     for (size_t p = 0; rc == RASTER_OK && p < j0->np; p++)
         for (size_t q = b->j0; q < b->j1; q++)
@@ -395,6 +398,7 @@ int inflate_read(xfer *x, const span *spans, size_t nspans,
     ijob *jobs = NULL;
     size_t *order = NULL, nb = 0; /* plain chunks' batches (plan_batches) */
     ibatch *batches = NULL;
+    prefetch *pf = NULL; /* a cold read's load */
     if (!pl)
         return raster_fail(RASTER_ENOMEM, "out of memory reading %s", v->name);
     size_t decoded = 0;
@@ -440,7 +444,8 @@ int inflate_read(xfer *x, const span *spans, size_t nspans,
             }
         }
     }
-    /* from disk: the compressed chunks announced to the kernel first */
+    /* from disk: the chunks brought in by a helper thread, in file order,
+     * the workers reading behind it (as windows.c's reads do) */
     size_t lin;
     int64_t first = -1;
     for (size_t i = 0; i < njobs && first < 0; i++)
@@ -457,12 +462,12 @@ int inflate_read(xfer *x, const span *spans, size_t nspans,
                         (off_t)v->addr[spans[jobs[i].s0].store].csize[lin]}),
                     sizeof *x->ann);
         }
-        spans_bring_in_noted(x);
+        pf = spans_bring_in_behind(x, 1);
     }
     if ((rc = plan_batches(x, spans, jobs, njobs, &order, &batches, &nb)))
         goto done;
     ictx c = {.x = x, .spans = spans, .jobs = jobs, .njobs = njobs,
-              .order = order, .batches = batches, .nbatches = nb};
+              .order = order, .batches = batches, .nbatches = nb, .pf = pf};
     int n = fanout_read_threads();
     if (n > (int)(batches ? nb : njobs))
         n = (int)(batches ? nb : njobs);
@@ -489,6 +494,7 @@ int inflate_read(xfer *x, const span *spans, size_t nspans,
         if (w[t].rc)
             rc = raster_fail_nc(w[t].rc, w[t].nc, "%s", w[t].msg);
 done:
+    prefetch_end(pf);
     raster_free(order);
     raster_free(batches);
     raster_free(jobs);

@@ -412,12 +412,18 @@ static int cmp_range(const void *a, const void *b)
  * together (direct.c). */
 void spans_bring_in_noted(xfer *x)
 {
+    prefetch_end(spans_bring_in_behind(x, 0));
+}
+
+prefetch *spans_bring_in_behind(xfer *x, int behind)
+{
     if (x->nann == 0)
-        return;
+        return NULL;
     qsort(x->ann, x->nann, sizeof *x->ann, cmp_range);
-    prefetch_end(
-        prefetch_begin(x->v->file->fd, (const off_t(*)[2])x->ann, x->nann, 0));
+    prefetch *p = prefetch_begin(x->v->file->fd, (const off_t(*)[2])x->ann,
+                                 x->nann, behind);
     x->nann = 0;
+    return p;
 }
 
 /* Fast-path read of span s for planes [plane0, plane0+nb) whose store
