@@ -1173,6 +1173,220 @@ static void test_direct_format5_alloc_failures(void **state)
     RS(raster_set_threads(0));
 }
 
+/* ---- format 5: small writes as parts of the variable's tiles ---------- */
+
+/* Row y of record t, level z, columns [x0, x1), written to both files in
+ * pieces of 160 values, the first `first` long (so that pieces start
+ * anywhere in a tile); returns the calls made. */
+static size_t row_pieces(pair *p, int tag, size_t t, size_t z, size_t y,
+                         size_t x0, size_t x1, size_t first)
+{
+    size_t calls = 0;
+    for (size_t x = x0; x < x1; calls++) {
+        size_t w = x == x0 ? first : 160;
+        w = w < x1 - x ? w : x1 - x;
+        size_t s[4] = {t, z, y, x}, c[4] = {1, 1, 1, w};
+        put_both(p, tag, s, c);
+        x += w;
+    }
+    return calls;
+}
+
+/* The small writes since `before` that went straight to HDF5 are at least
+ * `want` (all but those netCDF had to make: the variable's first write,
+ * or one past its records). */
+static void straight_at_least(size_t before, size_t want, const char *what)
+{
+    size_t got = chunkio_small_writes() - before;
+    if (got < want)
+        fail_msg("%s: %zu small writes went straight, not %zu", what, got,
+                 want);
+}
+
+/* The corner tile's chunk (levels 0 and 1 of record 0) as HDF5 holds it:
+ * its cells past the grid's edge never written, the fill value. */
+static void corner_padding_fill(const char *path)
+{
+    hid_t fid = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    assert_true(fid >= 0);
+    hid_t did = H5Dopen2(fid, "/v", H5P_DEFAULT);
+    assert_true(did >= 0);
+    double *chunk = malloc(F5_CHUNK_CELLS * sizeof *chunk);
+    assert_non_null(chunk);
+    size_t y0 = (F5_NTY - 1) * F5_TH, x0 = (F5_NTX - 1) * F5_TW;
+    hsize_t off[4] = {0, 0, y0, x0};
+    uint32_t filters = 0;
+    assert_true(H5Dread_chunk(did, H5P_DEFAULT, off, &filters, chunk) >= 0);
+    size_t inside = 0;
+    for (size_t z = 0; z < 2; z++)
+        for (size_t y = 0; y < F5_TH; y++)
+            for (size_t x = 0; x < F5_TW; x++) {
+                double got = chunk[(z * F5_TH + y) * F5_TW + x];
+                if (y0 + y < NY && x0 + x < NX)
+                    inside += got != fillv;
+                else if (got != fillv)
+                    fail_msg("corner chunk: padding cell %zu %zu %zu holds "
+                             "%g", z, y, x, got);
+            }
+    assert_true(inside > 0); /* the small writes reached this tile */
+    free(chunk);
+    H5Dclose(did);
+    H5Fclose(fid);
+}
+
+/* The statistics the reopened raster file keeps of every region and
+ * record (t, z) are those of the plain file's values: count, sum (exact:
+ * the values are quarters below 2^30, their sums below 2^53), min, max;
+ * none stale. */
+static void stats_compared(pair *p)
+{
+    static const int32_t ids[4] = {1, 2, 3, 4};
+    int32_t *mask = make_mask();
+    double *b = malloc(PLANE * sizeof *b);
+    assert_non_null(b);
+    int dim;
+    size_t nt;
+    NC(nc_inq_dimid(p->pid, "time", &dim));
+    NC(nc_inq_dimlen(p->pid, dim, &nt));
+    for (size_t r = 0; r < 4; r++) {
+        size_t fresh = 0, stale = 0;
+        RS(raster_var_stats_info(p->rv, ids[r], NULL, &fresh, &stale));
+        assert_int_equal(stale, 0);
+        assert_true(fresh > 0);
+    }
+    for (size_t t = 0; t < nt; t++)
+        for (size_t z = 0; z < NZ; z++) {
+            size_t s[4] = {t, z, 0, 0}, c[4] = {1, 1, NY, NX};
+            NC(nc_get_vara_double(p->pid, p->pvar, s, c, b));
+            for (size_t r = 0; r < 4; r++) {
+                uint64_t n = 0;
+                double sum = 0, lo = 0, hi = 0;
+                for (size_t i = 0; i < PLANE; i++) {
+                    if (mask[i] != ids[r] || b[i] == fillv)
+                        continue;
+                    lo = n == 0 || b[i] < lo ? b[i] : lo;
+                    hi = n == 0 || b[i] > hi ? b[i] : hi;
+                    sum += b[i];
+                    n++;
+                }
+                raster_stats st;
+                RS(raster_region_statistics(p->rv, &ids[r], 1, s, c, NULL,
+                                            &st));
+                if (st.count != n || st.sum != sum ||
+                    (n && (st.min != lo || st.max != hi)))
+                    fail_msg("record %zu level %zu region %d: kept count "
+                             "%llu sum %.17g min %g max %g, the values' "
+                             "%llu %.17g %g %g", t, z, (int)ids[r],
+                             (unsigned long long)st.count, st.sum, st.min,
+                             st.max, (unsigned long long)n, sum, lo, hi);
+            }
+        }
+    free(b);
+    free(mask);
+}
+
+/* Format 5's small writes (writeback.c): rows cut in pieces of 160 values
+ * at any column, as an I/O layer writes, go to the variable's own dataset
+ * as parts of its tiles (edge tiles and the chunks' edge along z
+ * included), held back when of one plane, else written at once; the first
+ * write and the first past the variable's records go through netCDF. The
+ * raster file then reads exactly as the plain one, element by element,
+ * through raster and through netCDF, with the writes held back read first
+ * and flushed at raster_close; the statistics it keeps are the values'. */
+static void test_small_writes_format5(void **state)
+{
+    (void)state;
+    pair p;
+    pair_create_as(&p, "small5", 5, f5_chunk);
+    assert_int_equal(p.rv->format, 5);
+    /* record 0, level 0: the top rows and the bottom edge tiles' rows; the
+     * first call extends the variable through netCDF, the rest are held */
+    size_t before = chunkio_small_writes(), calls = 0;
+    for (size_t y = 0; y < NY; y = y == 59 ? NY - 28 : y + 1)
+        calls += row_pieces(&p, 1, 0, 0, y, 0, NX, y * 37 % 160 + 1);
+    /* rows of one start and ragged ends, and every other row: parts of
+     * a tile that are not one rectangle */
+    for (size_t y = 300; y < 340; y++)
+        calls += row_pieces(&p, 1, 0, 0, y, 96, 106 + y % 4 * 9, 160);
+    for (size_t y = 400; y < 440; y += 2)
+        calls += row_pieces(&p, 1, 0, 0, y, 100, 300, 70);
+    straight_at_least(before, calls - 1, "record 0, level 0");
+    assert_non_null(p.rv->pend);
+    /* a read of held-back cells writes them first */
+    double a[3 * 500], b[3 * 500];
+    size_t rs[4] = {0, 0, 30, 333}, rc[4] = {1, 1, 3, 500};
+    RS(raster_var_get(p.rv, rs, rc, NULL, a));
+    assert_null(p.rv->pend);
+    NC(nc_get_vara_double(p.pid, p.pvar, rs, rc, b));
+    for (size_t i = 0; i < 3 * 500; i++)
+        if (a[i] != b[i])
+            fail_msg("held-back cell %zu read %g, not %g", i, a[i], b[i]);
+    /* level 1, every row: more than the 4 MiB held at once (a flush while
+     * writing); then cells written twice, held back, keep the later
+     * values in either order */
+    before = chunkio_small_writes();
+    calls = 0;
+    for (size_t y = 0; y < NY; y++)
+        calls += row_pieces(&p, 2 + (int)(y % 3), 0, 1, y, 0, NX,
+                            (y * 53 + 7) % 160 + 1);
+    for (int pass = 0; pass < 2; pass++) {
+        size_t s[4] = {0, 1, 100 + (size_t)pass, pass ? 0 : 40},
+               c[4] = {1, 1, 1, 120};
+        put_both(&p, 5 + pass, s, c);
+        put_both(&p, 7 + pass, pass ? (size_t[4]){0, 1, 100, 10}
+                                    : (size_t[4]){0, 1, 101, 30},
+                 c);
+        calls += 2;
+    }
+    straight_at_least(before, calls, "record 0, level 1");
+    /* level 2 (the chunks' edge along z): three columns down every row in
+     * the right edge tiles, and two across a tile edge (columns 47 | 48) */
+    before = chunkio_small_writes();
+    calls = 0;
+    for (size_t y = 0; y < NY; y++, calls += 2) {
+        size_t s[4] = {0, 2, y, NX - 9}, c[4] = {1, 1, 1, 3};
+        put_both(&p, 9, s, c);
+        size_t s2[4] = {0, 2, y, 47}, c2[4] = {1, 1, 1, 2};
+        put_both(&p, 10, s2, c2);
+    }
+    straight_at_least(before, calls, "record 0, level 2");
+    /* every level of a small box at once (not held back) */
+    before = chunkio_small_writes();
+    size_t bs[4] = {0, 0, 740, 990}, bc[4] = {1, NZ, 4, 130};
+    put_both(&p, 11, bs, bc);
+    straight_at_least(before, 1, "a box of three levels");
+    assert_null(p.rv->pend);
+    /* record 2 (record 1 left as fill): the first write extends the
+     * variable through netCDF, the others are held */
+    before = chunkio_small_writes();
+    calls = 0;
+    for (size_t y = 10; y < 20; y++)
+        calls += row_pieces(&p, 12, 2, 0, y, 500, NX, y % 7 + 1);
+    straight_at_least(before, calls - 1, "record 2");
+    compare(p.rv, p.pid, p.pvar);
+    RS(raster_flush(p.rf));
+    int rid = raster_file_ncid(p.rf), rvar;
+    NC(nc_inq_varid(rid, "v", &rvar));
+    compare_plain(rid, rvar, p.pid, p.pvar, "small writes through netCDF");
+    /* held back at raster_close */
+    for (size_t y = 760; y < NY; y++)
+        row_pieces(&p, 13, 2, 1, y, 0, NX, 160);
+    assert_non_null(p.rv->pend);
+    RS(raster_close(p.rf));
+    NC(nc_close(p.pid));
+    corner_padding_fill(p.rpath);
+    reopen_compared(&p);
+    stats_compared(&p);
+    NC(nc_open(p.rpath, NC_NOWRITE, &rid));
+    NC(nc_inq_varid(rid, "v", &rvar));
+    compare_plain(rid, rvar, p.pid, p.pvar, "reopened through netCDF");
+    NC(nc_close(rid));
+    RS(raster_close(p.rf));
+    NC(nc_close(p.pid));
+    unlink(p.rpath);
+    unlink(p.ppath);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1194,6 +1408,7 @@ int main(void)
         cmocka_unit_test(test_threaded_bands),
         cmocka_unit_test(test_direct_format5),
         cmocka_unit_test(test_direct_format5_alloc_failures),
+        cmocka_unit_test(test_small_writes_format5),
     };
     return cmocka_run_group_tests(tests, setup, tmpdir_remove);
 }
