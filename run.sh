@@ -23,6 +23,7 @@ packages=(meson ninja-build pkg-config gcc libc6-dev
           libudunits2-0               # the CF checker (cfunits) of test_cf_extract
           clang valgrind              # fuzz target, valgrind test
           gfortran libnetcdff-dev python3-xarray hdf5-tools  # adoption_order
+          cdo gdal-bin                # foreign readers of open_everywhere
           openmpi-bin libopenmpi-dev libnetcdf-mpi-dev libhdf5-openmpi-dev)
 # plus clang's runtime (libFuzzer) for the clang installed: its version
 # differs between releases (14 on bookworm, 19 on trixie)

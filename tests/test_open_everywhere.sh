@@ -4,10 +4,23 @@
 # reader without raster gets exactly the values the variable holds, and
 # under the shim everything reads as before. Written here by the shim
 # (RASTER_FORMAT=5): nccopy's copy of a plain file, then records appended
-# and a box rewritten by a second run; and by rasterconvert --format 5 for
-# every numeric type.
+# and a box rewritten by a second run; by rasterconvert --format 5 for
+# every numeric type, deflated + shuffled, quantized, and with 40,000
+# regions (a 200 x 200 mask of distinct ids); and by ncregions.to_raster
+# (RASTER_FORMAT=5 in its environment: it has no format argument).
+# Each of them is then read without raster by ncdump, nccopy, CDO (info and
+# every value), GDAL (gdal_translate of TEMP's bands, each a record and a
+# level), the Debian netCDF4, and the PyPI wheels of netCDF4, xarray
+# (engines netcdf4 and h5netcdf) and h5py, and must give the plain file's
+# values. A reader that is not installed prints "SKIP: <tool> not
+# available" and the rest runs. Not in the matrix: files written by MPI
+# ranks (format 5 under the MPI shim or through raster_create_par fails
+# today: "Start+count exceeds dimension bound").
 # usage: test_open_everywhere.sh SHIM BUILD_DIR
 #   (env: NCGEN, NCDUMP, NCCOPY, PYTHON, PRELOAD_FIRST)
+# The PyPI wheels live in a venv made once under BUILD_DIR/open-venv (as
+# test_safe_files.sh's safe-venv); without network or pip that part prints
+# its SKIP line.
 set -u
 . "$(dirname "$0")/lib.sh"
 shim=$1 build=$2
@@ -55,11 +68,13 @@ RASTER_FORMAT=5 RASTER_MASK="$tmp/plain.nc:region" RASTER_CHUNK=3,4 expect 0 \
     "nccopy under the shim writes format 5" under "$NCCOPY" "$tmp/plain.nc" "$tmp/r.nc"
 "$NCDUMP" -h "$tmp/r.nc" | grep -q 'raster_format_version = 5' && ok ||
     fail "TEMP not stored in format 5"
+# kept as written by the first run, for the readers at the end
+cp "$tmp/r.nc" "$tmp/r1.nc"
 
 # Compares the data sections of two files (the storage group and raster's
 # note aside), as ncdump prints them.
 data_of() {
-    "$NCDUMP" "$1" | sed -n '/^data:/,$p' | sed '/^group: raster_/,$d' |
+    "$NCDUMP" "$1" | sed -n -e '/^group: raster_/q' -e '/^data:/,$p' |
         sed -e '/^}$/d' -e '/^$/d'
 }
 same_data() { # what, file a, file b
@@ -111,7 +126,8 @@ import sys, netCDF4, numpy as np
 a, b = (netCDF4.Dataset(p) for p in sys.argv[1:3])
 for name in a.variables:
     x, y = np.ma.getdata(a[name][:]), np.ma.getdata(b[name][:])
-    if x.shape != y.shape or not np.array_equal(x, y):
+    if x.shape != y.shape or x.dtype != y.dtype or \
+            not np.array_equal(x, y, equal_nan=x.dtype.kind == "f"):
         sys.exit("%s differs" % name)
 PY
 expect 0 "netCDF4 without raster: every value" on_disk "$PY" "$tmp/cmp.py" "$tmp/plain2.nc" "$tmp/r.nc"
@@ -169,5 +185,263 @@ cmp -s "$tmp/d_q" "$tmp/d_qs" && ok ||
     { fail "quantized: without raster and under the shim differ"; diff "$tmp/d_q" "$tmp/d_qs" | head -5; }
 data_of "$tmp/t_f8.nc" > "$tmp/d_f8"
 cmp -s "$tmp/d_q" "$tmp/d_f8" && fail "quantized: values unchanged" || ok
+
+# the same values quantized by netCDF itself (BitRound keeps 6 bits of
+# each value wherever it lies): the plain file the readers below compare with
+"$PY" - "$tmp/t_f8.nc" "$tmp/q_ref.nc" <<'PY' || fail "writing the quantized reference"
+import sys, netCDF4
+s = netCDF4.Dataset(sys.argv[1])
+d = netCDF4.Dataset(sys.argv[2], "w")
+for n, l in (("time", None), ("z", 2), ("y", 7), ("x", 9)):
+    d.createDimension(n, l)
+v = d.createVariable("TEMP", "f8", ("time", "z", "y", "x"),
+                     significant_digits=6, quantize_mode="BitRound")
+v[:] = s["TEMP"][:]
+d.close()
+PY
+
+# ---- many regions: 40,000 (a 200 x 200 mask of distinct ids) ----------------
+"$PY" - "$tmp/many.nc" <<'PY' || fail "writing the many-region file"
+import sys, netCDF4, numpy as np
+d = netCDF4.Dataset(sys.argv[1], "w")
+d.createDimension("time", None); d.createDimension("y", 200); d.createDimension("x", 200)
+d.createVariable("mask", "i4", ("y", "x"))[:] = np.arange(1, 40001).reshape(200, 200)
+v = d.createVariable("TEMP", "f4", ("time", "y", "x"), fill_value=-99.0)
+a = (np.arange(2 * 200 * 200, dtype="f4").reshape(2, 200, 200) * 0.25) - 3000
+a[0, 5, 7:11] = -99.0     # fill values
+a[0, 199, 0:3] = np.nan   # and NaN (CDO's info of this record: mean nan)
+v[:] = a
+d.close()
+PY
+expect 0 "rasterconvert --format 5, 40,000 regions" "$convert" --mask "$tmp/many.nc:mask" \
+    --vars TEMP --chunk 1,20,20 --format 5 "$tmp/many.nc" "$tmp/rmany.nc"
+"$NCDUMP" -h "$tmp/rmany.nc" | grep -q 'raster_format_version = 5' && ok ||
+    fail "40,000 regions: TEMP not stored in format 5"
+plain_shim_same "40,000 regions: ncdump under the shim" "$tmp/rmany.nc" "$tmp/many.nc"
+
+# ---- ncregions.to_raster (Python), RASTER_FORMAT=5 in its environment ------
+# the package from this checkout (python/) with this build's libraster and
+# rasterconvert; a sanitized libraster loads into python3 after the
+# sanitizer's runtime (libasan alone: python3 with libp11-kit preloaded
+# too hangs at start in glibc's setlocale lock)
+topdir=$(cd "$(dirname "$0")/.." && pwd)
+if "$PY" -c 'import xarray' 2> /dev/null; then
+    cat > "$tmp/to_raster.py" <<'PY'
+import sys, numpy as np, xarray as xr, ncregions
+t = (np.arange(3 * 7 * 9, dtype="f4").reshape(3, 7, 9) - 50) * 0.75
+t[2, 3, 4] = np.nan
+mask = np.array([[1, 1, 1, 2, 2, 2, 3, 3, 3]] * 4 + [[4] * 9] * 3, dtype="i4")
+ds = xr.Dataset({"TEMP": (("time", "y", "x"), t)},
+                coords={"time": ("time", [0.0, 1.0, 2.0])})
+ncregions.to_raster(ds, mask, sys.argv[1], vars=["TEMP"], chunk=[1, 3, 4])
+# the plain file: what to_raster gives rasterconvert (the mask added)
+ds.assign(region_mask=(("y", "x"), mask)).to_netcdf(sys.argv[2], engine="netcdf4")
+PY
+    with_libraster() {
+        if [ -n "${PRELOAD_FIRST:-}" ]; then
+            env LD_PRELOAD="${PRELOAD_FIRST%% *}" \
+                ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" "$@"
+        else
+            on_disk "$@"
+        fi
+    }
+    expect 0 "ncregions.to_raster with RASTER_FORMAT=5" with_libraster env \
+        PYTHONPATH="$topdir/python" NCREGIONS_LIBRASTER="$build/src/libraster.so" \
+        NCREGIONS_RASTERCONVERT="$convert" RASTER_FORMAT=5 \
+        "$PY" "$tmp/to_raster.py" "$tmp/rtr.nc" "$tmp/tr_plain.nc"
+    "$NCDUMP" -h "$tmp/rtr.nc" | grep -q 'raster_format_version = 5' && ok ||
+        fail "to_raster: TEMP not stored in format 5"
+    to_raster=yes
+else
+    echo "SKIP: xarray (Debian python3-xarray) not available: no to_raster file"
+    to_raster=
+fi
+
+# ---- every file above, read without raster by every reader there is ---------
+# label, format 5 file, the plain file with the same values
+{
+    echo "shim $tmp/r1.nc $tmp/plain.nc"
+    echo "shim+append $tmp/r.nc $tmp/plain2.nc"
+    for t in $types; do echo "$t $tmp/r_$t.nc $tmp/t_$t.nc"; done
+    echo "deflate+shuffle $tmp/rz.nc $tmp/t_f4.nc"
+    echo "quantize $tmp/rq.nc $tmp/q_ref.nc"
+    echo "40000-regions $tmp/rmany.nc $tmp/many.nc"
+    [ -n "$to_raster" ] && echo "to_raster $tmp/rtr.nc $tmp/tr_plain.nc"
+} > "$tmp/pairs"
+# OE_SELFTEST=1 checks the checks: two raster files (the appended one and
+# the f8 one) get another plain file, and one value of the 40,000-region
+# file is changed (without raster); every reader below must then fail
+# those three (by hand; the suite never sets it)
+if [ -n "${OE_SELFTEST:-}" ]; then
+    sed -i "s|^shim+append \([^ ]*\) .*|shim+append \1 $tmp/plain.nc|" "$tmp/pairs"
+    sed -i "s|^f8 \([^ ]*\) .*|f8 \1 $tmp/q_ref.nc|" "$tmp/pairs"
+    on_disk "$PY" -c 'import sys, netCDF4
+d = netCDF4.Dataset(sys.argv[1], "a"); d["TEMP"][1, 120, 33] = 1e6; d.close()' \
+        "$tmp/rmany.nc"
+fi
+
+# ncdump (the data, storage groups aside) and Debian's netCDF4, every value
+# (the types and the appended file had both above)
+grep -Ev "^($(echo $types | tr ' ' '|')|shim\+append) " "$tmp/pairs" > "$tmp/pairs_new"
+while read -r lbl r p <&3; do
+    same_data "$lbl: ncdump without raster" "$p" "$r"
+    expect 0 "$lbl: netCDF4 (Debian) without raster, every value" on_disk \
+        "$PY" "$tmp/cmp.py" "$p" "$r"
+done 3< "$tmp/pairs_new"
+
+# nccopy without raster: a plain copy holding the plain file's values
+while read -r lbl r p <&3; do
+    rm -f "$tmp/copy.nc"
+    expect 0 "$lbl: nccopy without raster" on_disk "$NCCOPY" "$r" "$tmp/copy.nc"
+    same_data "$lbl: nccopy's copy holds the plain file's data" "$p" "$tmp/copy.nc"
+done 3< "$tmp/pairs"
+
+# CDO: info (per record and level: date, level, minimum, mean, maximum) and
+# every value (outputf, 17 digits); raster's group only earns a warning on
+# stderr
+if command -v cdo > /dev/null 2>&1; then
+    while read -r lbl r p <&3; do
+        for op in info outputf,%.17g,1; do
+            on_disk cdo -s "$op" "$p" > "$tmp/cdo_p" 2> "$tmp/cdo_pe" ||
+                { fail "$lbl: cdo $op of the plain file"; head -3 "$tmp/cdo_pe"; continue; }
+            on_disk cdo -s "$op" "$r" > "$tmp/cdo_r" 2> "$tmp/cdo_re" ||
+                { fail "$lbl: cdo $op without raster"; head -3 "$tmp/cdo_re"; continue; }
+            [ -s "$tmp/cdo_p" ] && cmp -s "$tmp/cdo_p" "$tmp/cdo_r" && ok ||
+                { fail "$lbl: cdo $op differs from the plain file's"; diff "$tmp/cdo_p" "$tmp/cdo_r" | head -5; }
+        done
+    done 3< "$tmp/pairs"
+else
+    echo "SKIP: cdo not available"
+fi
+
+# GDAL: every band of TEMP (one per record and level) as an uncompressed
+# GeoTIFF with no metadata, which must be the plain file's byte for byte
+gdal_tif() { # file, output
+    rm -f "$2"
+    on_disk env GDAL_PAM_ENABLED=NO gdal_translate -q -of GTiff \
+        -co PROFILE=BASELINE "NETCDF:\"$1\":TEMP" "$2" > "$2.err" 2>&1 &&
+        ! grep -q '^ERROR' "$2.err" && [ -s "$2" ]
+}
+if command -v gdal_translate > /dev/null 2>&1; then
+    while read -r lbl r p <&3; do
+        gdal_tif "$p" "$tmp/g_p.tif" ||
+            { fail "$lbl: gdal_translate of the plain file"; head -3 "$tmp/g_p.tif.err"; continue; }
+        gdal_tif "$r" "$tmp/g_r.tif" ||
+            { fail "$lbl: gdal_translate without raster"; head -3 "$tmp/g_r.tif.err"; continue; }
+        cmp -s "$tmp/g_p.tif" "$tmp/g_r.tif" && ok ||
+            fail "$lbl: gdal_translate's GeoTIFF differs from the plain file's"
+    done 3< "$tmp/pairs"
+else
+    echo "SKIP: gdal_translate (gdal-bin) not available"
+fi
+
+# ---- the PyPI wheels: netCDF4, xarray (netcdf4, h5netcdf), h5py ---------------
+venv="$build/open-venv"
+vpy="$venv/bin/python"
+wheels=
+# one maker at a time (the plain and sanitized suites share nothing, but two
+# runs in one build directory would)
+if command -v flock > /dev/null 2>&1; then exec 9> "$build/open-venv.lock" && flock 9; fi
+if [ -f "$venv/.ready" ]; then
+    wheels=yes
+else
+    base=
+    for p in "${PYTHON:-}" /usr/bin/python3 python3; do
+        [ -n "$p" ] || continue
+        if "$p" -m venv --help > /dev/null 2>&1; then base=$p; break; fi
+    done
+    rm -rf "$venv"
+    if [ -n "$base" ] && "$base" -m venv "$venv" > "$tmp/venv.log" 2>&1 &&
+       timeout 300 "$vpy" -m pip install --quiet --disable-pip-version-check \
+           --only-binary=:all: netCDF4 numpy h5py h5netcdf xarray \
+           > "$tmp/pip.log" 2>&1; then
+        touch "$venv/.ready"
+        wheels=yes
+    else
+        tail -3 "$tmp/venv.log" "$tmp/pip.log" 2> /dev/null
+        rm -rf "$venv"
+    fi
+fi
+exec 9>&-
+if [ -n "$wheels" ] && ! on_disk "$vpy" -c 'import netCDF4, h5py, h5netcdf, xarray' 2> /dev/null; then
+    echo "(the cached venv $venv is broken; remove it)"
+    wheels=
+fi
+if [ -n "$wheels" ]; then
+    cat > "$tmp/wheels.py" <<'PY'
+# For each pair: every variable of the plain file, read by each library
+# from the plain file and from the raster file (no raster anywhere), equal
+# element by element: raw (fill values as stored, NaN equal to NaN) and as
+# the library decodes by default (masked / NaN for fill values).
+import sys, warnings
+warnings.simplefilter("ignore")
+import numpy as np, netCDF4, h5py, xarray as xr
+
+def same(x, y):
+    x, y = np.asarray(x), np.asarray(y)
+    if x.shape != y.shape or x.dtype != y.dtype:
+        return False
+    if x.dtype.kind in "fcmM":
+        return np.array_equal(x, y, equal_nan=True)
+    return np.array_equal(x, y)
+
+def nc_wheel(path, names):
+    out = {}
+    with netCDF4.Dataset(path) as d:
+        for n in names:
+            v = d[n]
+            m = v[...]                  # masked where fill
+            v.set_auto_mask(False)
+            out[n] = (v[...], np.ma.getmaskarray(m))
+    return out
+
+def xr_engine(engine):
+    def read(path, names):
+        out = {}
+        with xr.open_dataset(path, engine=engine, decode_cf=False) as ds:
+            for n in names:
+                out[n] = ds[n].values,
+        with xr.open_dataset(path, engine=engine) as ds:  # decoded
+            for n in names:
+                out[n] += (ds[n].values,)
+        return out
+    return read
+
+def h5(path, names):
+    with h5py.File(path, "r") as f:
+        return {n: (f[n][()],) for n in names}
+
+readers = [("netCDF4 wheel", nc_wheel), ("xarray netcdf4", xr_engine("netcdf4")),
+           ("xarray h5netcdf", xr_engine("h5netcdf")), ("h5py", h5)]
+for line in open(sys.argv[1]):
+    what, rfile, pfile = line.split()
+    with netCDF4.Dataset(pfile) as d:
+        names = list(d.variables)
+    for rname, read in readers:
+        try:
+            want, got = read(pfile, names), read(rfile, names)
+            bad = [n for n in names
+                   if len(want[n]) != len(got[n]) or
+                   not all(same(a, b) for a, b in zip(want[n], got[n]))]
+            if "TEMP" not in names or not want["TEMP"][0].size:
+                print("FAIL %s: %s: no TEMP values compared" % (what, rname))
+            elif bad:
+                print("FAIL %s: %s: %s differ" % (what, rname, ", ".join(bad)))
+            else:
+                print("ok %s: %s (%s)" % (what, rname, ", ".join(names)))
+        except Exception as e:
+            print("FAIL %s: %s: %s: %s" % (what, rname, type(e).__name__, e))
+PY
+    on_disk "$vpy" "$tmp/wheels.py" "$tmp/pairs" > "$tmp/wheels.out" 2> "$tmp/wheels.err" ||
+        { fail "the PyPI wheels' script"; tail -5 "$tmp/wheels.err"; }
+    nwant=$(( $(wc -l < "$tmp/pairs") * 4 ))
+    [ "$(grep -c '^ok ' "$tmp/wheels.out")" -eq "$nwant" ] && ok ||
+        fail "the PyPI wheels: $(grep -c '^ok ' "$tmp/wheels.out") of $nwant reads equal"
+    grep '^FAIL' "$tmp/wheels.out" | while read -r line; do echo "$line"; done
+    fails=$((fails + $(grep -c '^FAIL' "$tmp/wheels.out")))
+    passes=$((passes + $(grep -c '^ok ' "$tmp/wheels.out")))
+else
+    echo "SKIP: PyPI netCDF4, xarray, h5netcdf, h5py not available (no venv or no PyPI)"
+fi
 
 report open_everywhere
