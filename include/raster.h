@@ -383,6 +383,25 @@ RASTER_API int raster_open(const char *path, int mode, raster_file **out);
  *  refused as in raster_open(). */
 RASTER_API int raster_attach(int ncid, int writable, raster_file **out);
 
+/*! raster_before_open() :
+ *  For programs that open a file for writing through netCDF themselves and
+ *  then raster_attach() it (the preload shim): call it with the path just
+ *  before nc_open, on the same thread. HDF5 writes the file as it opens it
+ *  for writing, and raster_attach() needs the modification time it had to
+ *  know whether the statistics it keeps of format 5 variables still hold
+ *  (docs/FORMAT.md, "The seal"). Without it they are recomputed at close. */
+RASTER_API void raster_before_open(const char *path);
+
+/*! raster_nc_closed() :
+ *  Tells raster that the caller closed `ncid`, a handle it raster_attach()ed
+ *  for writing and raster_close()d before (the preload shim calls it after
+ *  nc_close). raster then sets the file's modification time to the seal its
+ *  close stored (docs/FORMAT.md, "The seal"), so that the next open trusts
+ *  the statistics it keeps of format 5 variables. Not calling it costs a
+ *  recomputation of those statistics, never wrong ones.
+ *  @return RASTER_OK (also for a handle with nothing to seal), RASTER_EIO. */
+RASTER_API int raster_nc_closed(int ncid);
+
 
 
 /*! raster_file_for_ncid() :
@@ -939,7 +958,9 @@ RASTER_API int raster_var_set_stats_weights(raster_var *var,
  *  none; `weights` may be NULL), and how many records have fresh
  *  statistics (*fresh) and stale ones (*stale; records of a partial
  *  write not yet recomputed: only in a file whose writer died, or still
- *  open for writing). The others were never computed.
+ *  open for writing; and every kept record of a format 5 variable whose
+ *  file was written without raster since, docs/FORMAT.md, "The seal").
+ *  The others were never computed.
  *  @return RASTER_OK, RASTER_EINVAL, RASTER_ENOTFOUND (no such region, or
  *  the variable keeps no statistics), RASTER_ENETCDF, RASTER_ENOMEM. */
 RASTER_API int raster_var_stats_info(raster_var *var, int32_t id,

@@ -181,6 +181,8 @@ SHIM_API int nc_open(const char *path, int mode, int *ncidp)
     int on = shim_on(); /* first: registers raster's filter */
     if (on && ncidp && view_wanted(mode))
         return open_view(path, mode, NULL, ncidp);
+    if (on && (mode & NC_WRITE)) /* its time before netCDF writes it */
+        raster_before_open(path);
     int st = CALL_REAL(nc_open, (path, mode, ncidp));
     return on && ncidp
                ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
@@ -193,6 +195,8 @@ SHIM_API int nc__open(const char *path, int mode, size_t *chunksizehintp,
     int on = shim_on(); /* first: registers raster's filter */
     if (on && ncidp && chunksizehintp && view_wanted(mode))
         return open_view(path, mode, chunksizehintp, ncidp);
+    if (on && (mode & NC_WRITE))
+        raster_before_open(path);
     int st = CALL_REAL(nc__open, (path, mode, chunksizehintp, ncidp));
     return on && ncidp
                ? after_open(st, *ncidp, (mode & NC_WRITE) != 0, path, 0)
@@ -250,10 +254,14 @@ SHIM_API int nc_open_memio(const char *path, int mode, NC_memio *info,
 
 SHIM_API int nc_close(int ncid)
 {
-    int st = NC_NOERR;
-    if (shim_on() && files_find(ncid))
+    int st = NC_NOERR, ours = shim_on() && files_find(ncid);
+    if (ours)
         st = files_close(ncid);
     int real = CALL_REAL(nc_close, (ncid));
+    /* the seal raster's close stored, now that nothing more writes the
+     * file (a failure only costs a recomputation of its statistics) */
+    if (ours && real == NC_NOERR && raster_nc_closed(ncid) != RASTER_OK)
+        shim_log(LOG_DEBUG, "sealing: %s", raster_errmsg());
     return real != NC_NOERR ? real : st;
 }
 

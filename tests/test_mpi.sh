@@ -99,6 +99,15 @@ write2)
         dump_raster "$tmp/rf.nc" > "$tmp/rf.txt"
         same "$tmp/plainf.txt" "$tmp/rf.txt" "independent np $np reads differently"
     done
+    # RASTER_FORMAT=5 asked for: parallel files get format 3 (docs/FORMAT.md,
+    # version 5), with the same values
+    expect 0 "RASTER_FORMAT=5 np 2" run 2 -x RASTER_FORMAT=5 "$ex/par_writer" \
+        "$basins" "$tmp/r5.nc" --decomp blocks $args --fixed-time \
+        --access independent
+    if "$NCDUMP" -h "$tmp/r5.nc" | grep -q "raster_format_version = 3 "; then ok
+    else fail "RASTER_FORMAT=5 in parallel: not format 3"; fi
+    dump_raster "$tmp/r5.nc" > "$tmp/r5.txt"
+    same "$tmp/plainf.txt" "$tmp/r5.txt" "RASTER_FORMAT=5 np 2 reads differently"
     # the library API (raster_create_par, raster_var_put_typed)
     expect 0 "rasterbench_mpi --write" plain_run 2 "$build/tools/rasterbench_mpi" \
         --write --mask "$mask" --dir "$tmp" --ntime 2 --ndepth 2 --reps 1

@@ -569,6 +569,18 @@ int raster_close(raster_file *file)
     return RASTER_OK;
 }
 
+void raster_before_open(const char *path)
+{
+    (void)path;
+    record("raster_before_open", -1, -1);
+}
+
+int raster_nc_closed(int ncid)
+{
+    record("raster_nc_closed", ncid, -1);
+    return RASTER_OK;
+}
+
 int raster_flush(raster_file *file)
 {
     assert_ptr_equal(file, FAKE_RF);
@@ -791,12 +803,19 @@ static int open_raster(void)
     return ncid;
 }
 
+/* raster_close, netCDF's close, then the seal (raster_nc_closed): in
+ * that order, for the program's ncid. */
 static void close_raster(int ncid)
 {
-    int closes = count("raster_close");
+    int closes = count("raster_close"), sealed = count("raster_nc_closed");
     assert_int_equal(nc_close(ncid), NC_NOERR);
     assert_int_equal(count("raster_close"), closes + 1);
     assert_int_equal(last("nc_close")->ncid, ncid);
+    assert_int_equal(count("raster_nc_closed"), sealed + 1);
+    assert_int_equal(last("raster_nc_closed")->ncid, ncid);
+    assert_ptr_equal(&calls[ncalls - 1], last("raster_nc_closed"));
+    assert_true(last("nc_close") < last("raster_nc_closed") &&
+                last("raster_close") < last("nc_close"));
 }
 
 /* ---- tests -------------------------------------------------------------- */

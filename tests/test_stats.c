@@ -12,7 +12,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <pthread.h>
 #include <netcdf.h>
 #include <stdio.h>
@@ -572,6 +574,24 @@ static void region1(raster_var *v, int stored, const char *w,
     stats_use_stored = 1;
 }
 
+/* The file's modification time put back to its seal (docs/FORMAT.md,
+ * "The seal"), as if raster had closed it last: for tests that plant
+ * values with netCDF and mean raster to take them (a format 5 file's
+ * statistics are otherwise, rightly, not trusted after that write). */
+static void reseal(const char *path)
+{
+    int nc;
+    long long t = 0;
+    NC(nc_open(path, NC_NOWRITE, &nc));
+    int st = nc_get_att_longlong(raster_storage_grp(nc, "v"), NC_GLOBAL,
+                                 "raster_seal", &t);
+    NC(nc_close(nc));
+    if (st != NC_NOERR)
+        return; /* formats 3 and 4 keep no seal */
+    struct timespec times[2] = {{0, UTIME_OMIT}, {(time_t)t, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+}
+
 /* Reads take the stored statistics (a value planted in them is what they
  * return), unless the weights changed since they were kept. */
 static void test_stored_used(void **state)
@@ -591,6 +611,7 @@ static void test_stored_used(void **state)
     double planted = 12345.5;
     NC(nc_put_var1_double(g, sv, (size_t[]){1, 1, 0, 2}, &planted));
     NC(nc_close(nc));
+    reseal(rpath);
     raster_file *f;
     raster_var *v;
     raster_stats a[NT * NZ], b[NT * NZ], c[NT * NZ];
@@ -615,6 +636,7 @@ static void test_stored_used(void **state)
     double w0 = 40;
     NC(nc_put_var1_double(nc, av, (size_t[]){0, 0}, &w0));
     NC(nc_close(nc));
+    reseal(rpath);
     RS(raster_open(rpath, RASTER_READ, &f));
     RS(raster_var_find(f, "v", &v));
     region1(v, 1, "area", a);
@@ -777,6 +799,114 @@ static void test_void(void **state)
     RS(raster_close(f));
 }
 
+/* Format 5 (its variable holds its values, which any program can write):
+ * a write without raster breaks the seal, and the statistics then come
+ * from the values, all counted stale; a raster writer's close computes
+ * them anew and seals again, also through raster_attach (the shim's way:
+ * raster_before_open, then raster_nc_closed after netCDF's close). A copy
+ * without its times (cp) is not trusted either. */
+static void test_seal(void **state)
+{
+    (void)state;
+    char rpath[512], ppath[512], cpath[512];
+    tmpdir_path(rpath, sizeof rpath, "seal.nc");
+    tmpdir_path(ppath, sizeof ppath, "sealp.nc");
+    tmpdir_path(cpath, sizeof cpath, "sealc.nc");
+    rng_seed(11);
+    write_format = 5;
+    write_files(rpath, ppath, NC_DOUBLE);
+    write_format = 0;
+    raster_file *f;
+    raster_var *v;
+    raster_stats want[NT * NZ], got[NT * NZ];
+    int in[4] = {0, 1, 0, 0};
+    size_t fresh, stale;
+    /* as written: stored, all fresh (record 2's level 0 never written) */
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    RS(raster_var_stats_info(v, 1, NULL, &fresh, &stale));
+    assert_int_equal(fresh, NT * NZ - 1);
+    assert_int_equal(stale, 0);
+    RS(raster_close(f));
+    /* a write without raster, into region 1 of record (0, 1), also into
+     * the plain file */
+    double vals[3] = {1e6, -2e6, 7.25};
+    size_t st[4] = {0, 1, 0, 0}, ct[4] = {1, 1, 1, 3};
+    for (int k = 0; k < 2; k++) {
+        int nc, id;
+        NC(nc_open(k ? ppath : rpath, NC_WRITE, &nc));
+        NC(nc_inq_varid(nc, "v", &id));
+        NC(nc_put_vara_double(nc, id, st, ct, vals));
+        NC(nc_close(nc));
+    }
+    expect(ppath, NC_DOUBLE, in, 0, want);
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    RS(raster_var_stats_info(v, 1, NULL, &fresh, &stale));
+    assert_int_equal(fresh, 0);
+    assert_int_equal(stale, NT * NZ - 1);
+    region1(v, 1, NULL, got); /* the values', not the stale ones */
+    same(got, want, NT * NZ);
+    RS(raster_close(f));
+    /* a raster writer that writes nothing: its close recomputes them */
+    RS(raster_open(rpath, RASTER_WRITE, &f));
+    RS(raster_close(f));
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    RS(raster_var_stats_info(v, 1, NULL, &fresh, &stale));
+    assert_int_equal(fresh, NT * NZ); /* the never written one too */
+    assert_int_equal(stale, 0);
+    region1(v, 1, NULL, got);
+    same(got, want, NT * NZ);
+    RS(raster_close(f));
+    /* broken again, then a writer through raster_attach */
+    int nc;
+    NC(nc_open(rpath, NC_WRITE, &nc));
+    NC(nc_close(nc));
+    raster_before_open(rpath);
+    NC(nc_open(rpath, NC_WRITE, &nc));
+    RS(raster_attach(nc, 1, &f));
+    RS(raster_close(f));
+    NC(nc_close(nc));
+    RS(raster_nc_closed(nc));
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    RS(raster_var_stats_info(v, 1, NULL, &fresh, &stale));
+    assert_int_equal(fresh, NT * NZ);
+    RS(raster_close(f));
+    /* without raster_before_open a writer cannot tell: its close
+     * recomputes, and seals only after raster_nc_closed */
+    NC(nc_open(rpath, NC_WRITE, &nc));
+    RS(raster_attach(nc, 1, &f));
+    RS(raster_close(f));
+    NC(nc_close(nc));
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    RS(raster_var_stats_info(v, 1, NULL, &fresh, &stale));
+    assert_int_equal(fresh, 0);
+    RS(raster_close(f));
+    RS(raster_nc_closed(nc));
+    RS(raster_open(rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    RS(raster_var_stats_info(v, 1, NULL, &fresh, &stale));
+    assert_int_equal(fresh, NT * NZ);
+    RS(raster_close(f));
+    /* a copy without its times */
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", rpath, cpath);
+    assert_int_equal(system(cmd), 0);
+    struct timespec later[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
+    assert_int_equal(utimensat(AT_FDCWD, cpath, later, 0), 0);
+    RS(raster_open(cpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    RS(raster_var_stats_info(v, 1, NULL, &fresh, &stale));
+    assert_int_equal(fresh, 0);
+    region1(v, 1, NULL, got);
+    same(got, want, NT * NZ);
+    RS(raster_close(f));
+    unlink(cpath);
+}
+
 /* One handle read from several threads at once (raster.h): each gets
  * what a lone caller gets, stored or from the data, weighted or not. */
 typedef struct job {
@@ -922,6 +1052,7 @@ int main(void)
         cmocka_unit_test(test_stats_damaged),
         cmocka_unit_test(test_format2),
         cmocka_unit_test(test_void),
+        cmocka_unit_test(test_seal),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_errors),
     };

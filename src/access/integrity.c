@@ -13,6 +13,9 @@
 #include <pthread.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <time.h>
+#include <netcdf.h>
 
 #include <hdf5.h>
 
@@ -302,5 +305,100 @@ int file_unchanged(raster_file *f)
         return raster_fail(RASTER_EFORMAT, "%s changed on disk since it was "
                            "opened (size or modification time); refusing "
                            "to read it: reopen it", f->path);
+    return RASTER_OK;
+}
+
+/* ---- the seal ----------------------------------------------------------- */
+
+/* The file a writable open is about to open, as it was before it. */
+static _Thread_local struct {
+    int known;
+    struct stat st;
+} before;
+
+void seal_before_open(const char *path)
+{
+    before.known = path && stat(path, &before.st) == 0;
+}
+
+/* The seal stored with format 5 variable v (its storage group's SEAL_ATT),
+ * 0 when absent or unreadable. */
+static int64_t var_seal(raster_var *v)
+{
+    long long t = 0;
+    if (v->grpid >= 0) {
+        nc_type type;
+        size_t len;
+        if (nc_inq_att(v->grpid, NC_GLOBAL, SEAL_ATT, &type, &len) !=
+                NC_NOERR ||
+            type != NC_INT64 || len != 1 ||
+            nc_get_att_longlong(v->grpid, NC_GLOBAL, SEAL_ATT, &t) !=
+                NC_NOERR)
+            t = 0;
+    } else if (v->h5path) { /* a lean file's (lean.c) */
+        hid_t fid = (hid_t)fileio_h5(v->file);
+        hid_t g = fid >= 0 ? H5Gopen2(fid, v->h5path, H5P_DEFAULT) : -1;
+        if (g < 0 || fileio_att(g, SEAL_ATT, NC_INT64, &t, 1, NULL) != 0)
+            t = 0;
+        if (g >= 0)
+            H5Gclose(g);
+    }
+    return (int64_t)t;
+}
+
+int seal_intact(raster_file *f)
+{
+    struct stat st;
+    if (!f->path || (f->fd >= 0 ? fstat(f->fd, &st) : stat(f->path, &st)) != 0)
+        return 0;
+    if (f->writable) { /* the open wrote it: its time before */
+        int same = before.known && before.st.st_dev == st.st_dev &&
+                   before.st.st_ino == st.st_ino;
+        before.known = 0;
+        if (!same)
+            return 0;
+        st.st_mtim = before.st.st_mtim;
+    }
+    if (st.st_mtim.tv_nsec != 0)
+        return 0;
+    H5E_auto2_t efunc;
+    void *edata;
+    H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    int ok = 1;
+    for (raster_var *v = f->vars; v && ok; v = v->next)
+        if (var_tiled(v))
+            ok = var_seal(v) == (int64_t)st.st_mtim.tv_sec;
+    H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    return ok;
+}
+
+int seal_put(raster_file *f, int64_t *t)
+{
+    struct timespec now;
+    *t = 0;
+    if (f->seal > 0 && clock_gettime(CLOCK_REALTIME, &now) == 0)
+        *t = (int64_t)now.tv_sec;
+    long long val = (long long)*t;
+    for (raster_var *v = f->vars; v; v = v->next) {
+        int st = var_tiled(v) ? nc_put_att_longlong(v->grpid, NC_GLOBAL,
+                                                    SEAL_ATT, NC_INT64, 1,
+                                                    &val)
+                              : NC_NOERR;
+        if (st != NC_NOERR)
+            return raster_fail_nc(RASTER_ENETCDF, st, "%s: sealing it: %s",
+                                  v->name, nc_strerror(st));
+    }
+    return RASTER_OK;
+}
+
+int seal_stamp(const char *path, int64_t t)
+{
+    struct timespec times[2] = {{0, UTIME_OMIT}, {(time_t)t, 0}};
+    if (!path || t <= 0)
+        return RASTER_OK;
+    if (utimensat(AT_FDCWD, path, times, 0) != 0)
+        return raster_fail(RASTER_EIO, "%s: setting its modification time "
+                           "(the seal): %s", path, strerror(errno));
     return RASTER_OK;
 }

@@ -55,4 +55,35 @@ void file_identity_record(raster_file *f);
  * HDF5 and raster hold. RASTER_EFORMAT otherwise. One fstat. */
 int file_unchanged(raster_file *f);
 
+/* The seal (docs/FORMAT.md, "The seal"): a format 5 variable holds its
+ * values where any HDF5 or netCDF program can write them, which raster's
+ * kept statistics would not see. raster's close of a file it wrote sets
+ * the file's modification time to a whole second it also stores in each
+ * format 5 variable's storage group (SEAL_ATT); a later open finds them
+ * equal unless someone wrote the file since (or copied it without its
+ * times): then the kept statistics are not used, and the next raster
+ * writer recomputes them. */
+#define SEAL_ATT "raster_seal" /* NC_INT64: seconds since 1970, 0 broken */
+
+/* 1 when f's seal is intact: every format 5 variable's SEAL_ATT is the
+ * file's modification time; 0 when not (an attribute absent or another
+ * time, or f has no file). A file open for writing: the time
+ * seal_before_open saw on this thread, since HDF5 writes the file as it
+ * opens it for writing (none seen: 0). */
+int seal_intact(raster_file *f);
+
+/* Notes path's identity and modification time on this thread, for the
+ * seal_intact of the writable open that follows (raster_before_open). */
+void seal_before_open(const char *path);
+
+/* Writes SEAL_ATT on each format 5 variable of f through netCDF: the
+ * current time (whole seconds) into *t when f->seal is 1, else 0 (a
+ * broken seal stays broken). RASTER_OK or RASTER_ENETCDF. */
+int seal_put(raster_file *f, int64_t *t);
+
+/* Sets path's modification time to t seconds (seal_put's t, after the
+ * file's last write): RASTER_OK, or RASTER_EIO (the seal then stays
+ * broken, which costs a recomputation, never stale statistics). */
+int seal_stamp(const char *path, int64_t t);
+
 #endif

@@ -231,6 +231,70 @@ int raster_create(const char *path, raster_file **out)
     rc = file_new(ncid, 1, 1, path, out);
     if (rc)
         raster_nc_close(ncid);
+    else
+        (*out)->seal = 1; /* nothing kept yet to distrust */
+    return rc;
+}
+
+/* A writer's seal (integrity.h), looked at before it writes anything: a
+ * file with no format 5 variable yet has nothing kept to distrust. */
+static void seal_at_open(raster_file *f)
+{
+    int tiled = 0;
+    for (raster_var *v = f->vars; v; v = v->next)
+        tiled |= var_tiled(v);
+    f->seal = !tiled || !f->path || seal_intact(f) ? 1 : -1;
+}
+
+/* Seals to apply once the caller has closed its netCDF handle
+ * (raster_nc_closed): the file's path and time, by the caller's ncid. */
+typedef struct pending_seal {
+    int ncid;
+    char *path;
+    int64_t t;
+    struct pending_seal *next;
+} pending_seal;
+
+static pending_seal *pending;
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int seal_later(int ncid, const char *path, int64_t t)
+{
+    pending_seal *p = raster_calloc(1, sizeof *p);
+    char *copy = p ? raster_strdup(path) : NULL;
+    if (!copy) {
+        raster_free(p);
+        return raster_fail(RASTER_ENOMEM, "out of memory sealing %s", path);
+    }
+    *p = (pending_seal){ncid, copy, t, NULL};
+    pthread_mutex_lock(&pending_lock);
+    p->next = pending;
+    pending = p;
+    pthread_mutex_unlock(&pending_lock);
+    return RASTER_OK;
+}
+
+void raster_before_open(const char *path)
+{
+    seal_before_open(path);
+}
+
+int raster_nc_closed(int ncid)
+{
+    pthread_mutex_lock(&pending_lock);
+    pending_seal **at = &pending, *p = NULL;
+    while (*at && (*at)->ncid != ncid)
+        at = &(*at)->next;
+    if (*at) {
+        p = *at;
+        *at = p->next;
+    }
+    pthread_mutex_unlock(&pending_lock);
+    if (!p)
+        return RASTER_OK;
+    int rc = seal_stamp(p->path, p->t);
+    raster_free(p->path);
+    raster_free(p);
     return rc;
 }
 
@@ -272,6 +336,8 @@ int raster_open(const char *path, int mode, raster_file **out)
         if (rc == RASTER_ENOMEM)
             return rc;
     }
+    if (mode == RASTER_WRITE)
+        seal_before_open(path); /* netCDF's open writes the file */
     int ncid, st = nc_open(path, mode == RASTER_WRITE ? NC_WRITE : NC_NOWRITE,
                            &ncid);
     if (st != NC_NOERR)
@@ -287,6 +353,8 @@ int raster_open(const char *path, int mode, raster_file **out)
     rc = file_load(f);
     if (rc == RASTER_OK && mode == RASTER_READ && !f->vars)
         rc = raster_fail(RASTER_EFORMAT, "%s holds no raster variable", path);
+    if (rc == RASTER_OK && f->writable)
+        seal_at_open(f);
     if (rc) {
         raster_nc_close(ncid);
         file_free(f);
@@ -321,7 +389,10 @@ int raster_attach(int ncid, int writable, raster_file **out)
     raster_free(path);
     if (rc)
         return rc;
-    return attached_add(file_load(f), f, out);
+    rc = file_load(f);
+    if (rc == RASTER_OK && writable)
+        seal_at_open(f);
+    return attached_add(rc, f, out);
 }
 
 /* The variables of a view checked at its open (lean_view_scan), loaded
@@ -480,10 +551,20 @@ int raster_close(raster_file *f)
         if (!v->materialized && rc == RASTER_OK)
             rc = meta_materialize(v);
     }
-    /* statistics a partial write left stale, from the stores */
+    /* statistics a partial write left stale, from the stores; under a
+     * broken seal every record of a format 5 variable (statstore.h) */
+    int sealing = f->writable && !f->par && f->path && f->ncid >= 0, tiled = 0;
+    for (raster_var *v = f->vars; v; v = v->next)
+        tiled |= var_tiled(v);
+    sealing = sealing && tiled;
     for (raster_var *v = f->vars; v && rc == RASTER_OK; v = v->next)
-        if (v->dirty)
+        if (v->dirty || (sealing && f->seal < 0 && var_tiled(v)))
             rc = statstore_flush(v);
+    if (sealing && rc == RASTER_OK)
+        f->seal = 1; /* whatever was distrusted is computed anew */
+    int64_t seal_t = 0;
+    if (sealing && rc == RASTER_OK)
+        rc = seal_put(f, &seal_t);
     int dirty = 0;
     for (raster_var *v = f->vars; v; v = v->next)
         dirty |= v->dirty;
@@ -507,6 +588,11 @@ int raster_close(raster_file *f)
             rc = raster_fail_nc(RASTER_ENETCDF, st, "closing %s: %s",
                                 f->path ? f->path : "file", nc_strerror(st));
     }
+    /* the seal's time on the file once nothing more writes it: now, or
+     * after the caller's nc_close (raster_nc_closed) */
+    if (seal_t > 0 && rc == RASTER_OK)
+        rc = f->own_ncid ? seal_stamp(f->path, seal_t)
+                         : seal_later(f->caller_ncid, f->path, seal_t);
     file_free(f);
     return rc;
 }

@@ -27,6 +27,18 @@
 
 /* ---- the dataset ------------------------------------------------------- */
 
+/* Format 5: 1 when the file's seal (integrity.h) lets its kept statistics
+ * be used; a read-only file's is looked at once, at first need. */
+static int sealed(raster_var *v)
+{
+    raster_file *f = v->file;
+    if (!var_tiled(v))
+        return 1; /* no program without raster writes its values */
+    if (f->seal == 0)
+        f->seal = seal_intact(f) ? 1 : -1;
+    return f->seal > 0;
+}
+
 /* Finds v's stats dataset once (-1: none, or not of the shape it must
  * have: then it is ignored, the statistics being computable from the
  * data), and the name of the weights it was kept with. */
@@ -71,6 +83,7 @@ static int lookup(raster_var *v)
             raster_free(name);
     }
     v->stats_var = ok ? id : -1;
+    v->stats_all_stale = ok && !sealed(v);
     v->stats_looked = 1;
     lazy_unlock(v->file);
     return RASTER_OK;
@@ -687,12 +700,42 @@ static int read_record(raster_var *v, const size_t *rec, void *plane)
     return rc;
 }
 
+/* Every record of v stale: a writer's repair of a broken seal. */
+static int all_records(raster_var *v)
+{
+    int no = var_nouter(v);
+    size_t shape[RASTER_MAX_DIMS], n = 1, idx[RASTER_MAX_DIMS] = {0};
+    int rc = var_outer_shape(v, shape);
+    for (int i = 0; i < no && rc == RASTER_OK; i++)
+        n *= shape[i];
+    v->nstale = 0;
+    for (size_t k = 0; k < n && rc == RASTER_OK; k++) {
+        if ((rc = raster_grow((void **)&v->stats_stale, &v->cap_stale,
+                              (k + 1) * (size_t)no,
+                              sizeof *v->stats_stale)) != RASTER_OK)
+            break;
+        memcpy(v->stats_stale + k * (size_t)no, idx,
+               (size_t)no * sizeof *idx);
+        v->nstale++;
+        for (int i = no - 1; i >= 0; i--) {
+            if (++idx[i] < shape[i])
+                break;
+            idx[i] = 0;
+        }
+    }
+    return rc;
+}
+
 int statstore_flush(raster_var *v)
 {
-    if (v->nstale == 0 || v->stats_var < 0)
-        return RASTER_OK;
-    int no = var_nouter(v), rc = writer_state(v);
-    if (rc)
+    int rc = v->file->writable ? lookup(v) : RASTER_OK;
+    if (rc == RASTER_OK && v->stats_all_stale && v->stats_var >= 0 &&
+        v->file->writable && var_nouter(v) > 0)
+        rc = all_records(v);
+    if (rc || v->nstale == 0 || v->stats_var < 0)
+        return rc;
+    int no = var_nouter(v);
+    if ((rc = writer_state(v)) != RASTER_OK)
         return rc;
     cmp_rec_no = no; /* raster_close: the caller's thread alone */
     qsort(v->stats_stale, v->nstale, (size_t)no * sizeof(size_t), cmp_rec);
@@ -725,8 +768,10 @@ int statstore_flush(raster_var *v)
         if (rc == RASTER_OK)
             rc = put_rows(v, st, ct, NULL, rows);
     }
-    if (rc == RASTER_OK)
+    if (rc == RASTER_OK) {
         v->nstale = 0;
+        v->stats_all_stale = 0; /* every record computed anew */
+    }
     v->stats_last_ok = 0;
 out:
     raster_free(plane);
@@ -742,7 +787,7 @@ int statstore_get(raster_var *v, const int32_t *ids, size_t nids,
                   unsigned char *done)
 {
     int rc = lookup(v);
-    if (rc || v->stats_var < 0)
+    if (rc || v->stats_var < 0 || v->stats_all_stale)
         return rc;
     if (weights && (!v->stats_weights || strcmp(weights, v->stats_weights)))
         return RASTER_OK;
@@ -877,6 +922,10 @@ int raster_var_stats_info(raster_var *v, int32_t id, const char **weights,
     for (size_t i = 0; i < n; i++) {
         *fresh += state[i] == STATS_FRESH;
         *stale += state[i] == STATS_STALE;
+    }
+    if (v->stats_all_stale) { /* the seal is broken: none is used */
+        *stale += *fresh;
+        *fresh = 0;
     }
     raster_free(state);
     return RASTER_OK;

@@ -245,6 +245,8 @@ struct raster_var {
     int stats_wread;
     size_t *stats_stale;
     size_t nstale, cap_stale;
+    int stats_all_stale; /* format 5, the file's seal broken: none is used,
+                            and a writer recomputes every record at close */
     struct raster_var *next;
 };
 
@@ -273,6 +275,10 @@ struct raster_file {
     int ident_known;
     int64_t ident[FILE_IDENT_FIELDS];
     int write_format; /* format version of variables defined from now on */
+    /* format 5's kept statistics (integrity.h, the seal): 1 trusted, -1
+     * not (the file changed without raster since raster last closed it),
+     * 0 not looked at yet (a read-only file looks at first need) */
+    int seal;
     struct span_cache *scache; /* read-only files: staged spans of thin
                                   reads kept (chunkio.c), or NULL */
     atomic_uint thin_reads;    /* thin reads so far: the first keeps none */
