@@ -731,11 +731,26 @@ void fileio_kept_release(raster_file *f)
     pthread_mutex_unlock(&f->scache->mu);
 }
 
+static int keep(raster_file *f, off_t off, size_t len,
+                const unsigned char *bytes);
+
 int fileio_keep(raster_file *f, off_t off, size_t len,
                 const unsigned char *bytes)
 {
+    return len > FILEIO_KEPT_SPAN ? RASTER_OK : keep(f, off, len, bytes);
+}
+
+int fileio_keep_chunk(raster_file *f, off_t off, size_t len,
+                      const unsigned char *bytes)
+{
+    return len > FILEIO_KEPT_CHUNK ? RASTER_OK : keep(f, off, len, bytes);
+}
+
+static int keep(raster_file *f, off_t off, size_t len,
+                const unsigned char *bytes)
+{
     struct span_cache *c = f->scache;
-    if (!c || len > FILEIO_KEPT_SPAN)
+    if (!c)
         return RASTER_OK;
     unsigned char *copy = raster_malloc(len);
     if (!copy)

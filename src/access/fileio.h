@@ -157,9 +157,17 @@ void fileio_cache_free(raster_file *f);
 const unsigned char *fileio_kept(raster_file *f, off_t off, size_t len);
 void fileio_kept_release(raster_file *f);
 
-/* Keeps a copy of bytes [off, off+len) of f (read into `bytes`). */
+/* Keeps a copy of bytes [off, off+len) of f (read into `bytes`), up to
+ * FILEIO_KEPT_SPAN of them. */
 int fileio_keep(raster_file *f, off_t off, size_t len,
                 const unsigned char *bytes);
+
+/* The same for a whole chunk of a format 5 variable, up to
+ * FILEIO_KEPT_CHUNK bytes: a thin band reads a few cells of each chunk it
+ * touches, netCDF's chunk cache keeps the chunk for the next read. */
+#define FILEIO_KEPT_CHUNK ((size_t)1 << 20)
+int fileio_keep_chunk(raster_file *f, off_t off, size_t len,
+                      const unsigned char *bytes);
 
 /* fileio_pread of f's fd through the cache. */
 int fileio_pread_kept(raster_file *f, unsigned char *buf, size_t len,

@@ -170,6 +170,27 @@ static int read_plain(const ictx *c, const ijob *j, int64_t off,
     return rc;
 }
 
+/* A plain chunk of a thin read (x->cache: the handle's second thin read
+ * on): from the file's span cache, else read whole and kept there, then
+ * copied out; `in` has room for the chunk. */
+static int read_kept(const ictx *c, const ijob *j, int64_t off, size_t bytes,
+                     unsigned char *in)
+{
+    raster_file *f = c->x->v->file;
+    const unsigned char *k = fileio_kept(f, (off_t)off, bytes);
+    if (k) {
+        copy_out(c, j, k, 0, j->np, 0, 0);
+        fileio_kept_release(f);
+        return RASTER_OK;
+    }
+    int rc = fileio_pread(f->fd, in, bytes, (off_t)off, c->x->v->name);
+    if (rc == RASTER_OK)
+        rc = fileio_keep_chunk(f, (off_t)off, bytes, in);
+    if (rc == RASTER_OK)
+        copy_out(c, j, in, 0, j->np, 0, 0);
+    return rc;
+}
+
 /* Inflates job j's chunk once and copies its pieces into every plane it
  * serves (a shuffled chunk's unshuffled straight into them). */
 static int run_ijob(const ictx *c, const ijob *j, unfilter *u,
@@ -204,7 +225,8 @@ static int run_ijob(const ictx *c, const ijob *j, unfilter *u,
     prefetch_wait(c->pf, (off_t)off + (off_t)csize);
     if (a->nfilt == 0 && csize == bytes) { /* nothing to undo */
         atomic_fetch_add(&chunks_inflated, 1);
-        return read_plain(c, j, off, in, iov, iov_cap);
+        return c->x->cache ? read_kept(c, j, off, bytes, in)
+                           : read_plain(c, j, off, in, iov, iov_cap);
     }
     int rc = fileio_pread(v->file->fd, in, csize, (off_t)off, v->name);
     const unsigned char *chunk = NULL;
@@ -464,14 +486,18 @@ int inflate_read(xfer *x, const span *spans, size_t nspans,
         }
         pf = spans_bring_in_behind(x, 1);
     }
-    if ((rc = plan_batches(x, spans, jobs, njobs, &order, &batches, &nb)))
+    /* a thin read's chunks one by one, each kept (read_kept) */
+    if (!x->cache &&
+        (rc = plan_batches(x, spans, jobs, njobs, &order, &batches, &nb)))
         goto done;
     ictx c = {.x = x, .spans = spans, .jobs = jobs, .njobs = njobs,
               .order = order, .batches = batches, .nbatches = nb, .pf = pf};
     int n = fanout_read_threads();
     if (n > (int)(batches ? nb : njobs))
         n = (int)(batches ? nb : njobs);
-    if (decoded < INFLATE_THREAD_BYTES || n < 1)
+    /* a thin read's kept chunks are copies, not reads: threads woken for
+     * them cost more than they share */
+    if (decoded < INFLATE_THREAD_BYTES || n < 1 || x->cache)
         n = 1;
     iworker w[MAX_READ_THREADS] = {{0}};
     pthread_t tid[MAX_READ_THREADS];
