@@ -25,16 +25,11 @@ static size_t chunk_store(const raster_var *v, const mesh_chunk *c)
 
 int tilestore_index(raster_var *v)
 {
-    if (v->stile && !v->stile_done)
+    if (v->stile) /* whole, or lazy (below): readers may hold either */
         return RASTER_OK;
     if (!v->mesh || !v->lay) /* the caller builds them (meta.h) */
         return raster_fail(RASTER_EINVAL, "%s: tiles indexed before the "
                            "layout", v->name);
-    raster_free(v->stile); /* a lazy index (below) gives way to the whole */
-    raster_free(v->stile_first);
-    raster_free(v->stile_done);
-    v->stile = v->stile_first = NULL;
-    v->stile_done = NULL;
     const raster_mesh *m = v->mesh;
     size_t tw = m->tile_w, th = m->tile_h, ntx = (m->nx + tw - 1) / tw;
     size_t ns = v->nregions + 1, n = 0;
@@ -126,12 +121,12 @@ static int lazy_begin(raster_var *v)
 static int place(raster_var *v, size_t s, size_t k, size_t ty, size_t tx)
 {
     size_t tw = v->chunk[v->ndims - 1], ntx = (v->nx + tw - 1) / tw;
-    size_t *slot = &v->stile[v->stile_first[s] + k];
-    if (k >= v->stile_first[s + 1] - v->stile_first[s] || *slot != TILE_NONE)
+    if (k >= v->stile_first[s + 1] - v->stile_first[s] ||
+        v->stile[v->stile_first[s] + k] != TILE_NONE)
         return raster_fail(RASTER_EFORMAT, "%s: index table: tile (%zu, %zu) "
                            "is out of its store or takes a place twice",
                            v->name, ty, tx);
-    *slot = ty * ntx + tx;
+    v->stile[v->stile_first[s] + k] = ty * ntx + tx;
     return RASTER_OK;
 }
 
@@ -232,7 +227,10 @@ static int lazy_mixed(raster_var *v)
 
 int tilestore_index_store(raster_var *v, size_t s)
 {
-    if (v->lay || (v->stile && !v->stile_done))
+    /* the whole index, or the layout to build it from; a lazy index once
+     * begun stays (a layout built later, for raster_var_mesh, does not
+     * replace what other threads read) */
+    if (!v->stile_done && (v->stile || v->lay))
         return tilestore_index(v);
     /* writable: its tables may be unwritten yet; without checksums only
      * the full check vouches for them (chunkio.c builds the layout) */
