@@ -116,7 +116,21 @@ int copy_out_commit(copy_out *o)
 {
     mode_t mask = umask(0);
     umask(mask);
-    if (chmod(o->tmp, 0666 & ~mask) != 0 || rename(o->tmp, o->final) != 0) {
+    return copy_out_commit_as(o, 0666 & ~mask, (uid_t)-1, (gid_t)-1);
+}
+
+int copy_out_commit_as(copy_out *o, mode_t mode, uid_t uid, gid_t gid)
+{
+    /* the owner first: chown clears the set-user-id and set-group-id bits
+     * that chmod then restores; a user who may not give the file away
+     * (only root may) still keeps its group when a member of it */
+    if ((uid != (uid_t)-1 || gid != (gid_t)-1) &&
+        chown(o->tmp, uid, gid) != 0 &&
+        (gid == (gid_t)-1 || chown(o->tmp, (uid_t)-1, gid) != 0))
+        fprintf(stderr, "%s: warning: %s now belongs to you: cannot give "
+                "it back to user %ld, group %ld: %s\n", cli_prog(),
+                o->final, (long)uid, (long)gid, strerror(errno));
+    if (chmod(o->tmp, mode & 07777) != 0 || rename(o->tmp, o->final) != 0) {
         int e = errno;
         copy_err("cannot write %s: %s", o->final, strerror(e));
         copy_out_abort(o);

@@ -13,6 +13,7 @@
 
 #include <netcdf.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "cli.h"
 #include "progress.h"
@@ -51,6 +52,12 @@ int copy_out_begin(copy_out *o, const char *final);
 /* Gives the finished temporary file the usual permissions (0666 less the
  * umask) and renames it to the final path. On failure removes it. */
 int copy_out_commit(copy_out *o);
+
+/* copy_out_commit() that gives the file the permission bits `mode`
+ * (07777 kept) and, where the caller may, owner `uid` and group `gid`
+ * (-1: left) instead: a file rewritten in place keeps its own. An owner
+ * or group that cannot be given back is said in a warning, not an error. */
+int copy_out_commit_as(copy_out *o, mode_t mode, uid_t uid, gid_t gid);
 
 /* Removes the temporary file (if any) and frees the names. */
 void copy_out_abort(copy_out *o);

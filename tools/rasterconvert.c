@@ -1,7 +1,8 @@
 /*
  * rasterconvert - rewrites a netCDF file with chosen variables stored region
  * by region (the raster layout), or (--restore) a raster file back as plain
- * netCDF-4.
+ * netCDF-4, or (--upgrade) a raster file's variables of formats 1-4 as
+ * format 5 in place (through a temporary file).
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -30,6 +31,7 @@ static void usage(FILE *f)
 "                     [--deflate N] [--shuffle] [--quantize MODE,NSD]\n"
 "                     [--no-compress] IN.nc OUT.nc\n"
 "       rasterconvert --restore IN.nc OUT.nc\n"
+"       rasterconvert --upgrade FILE.nc\n"
 "\n"
 "First form: rewrites netCDF file IN.nc as netCDF-4 file OUT.nc with the\n"
 "chosen variables stored in the raster layout (region by region, by the 2-D\n"
@@ -97,6 +99,24 @@ CLI_NAMES_HELP
 "                    each raster variable becomes an ordinary variable at its\n"
 "                    original position, chunked with its base chunk shape\n"
 "                    and with the variable's filters\n"
+"  --upgrade         third form: rewrite raster file FILE.nc with every raster\n"
+"                    variable of format 1 to 4 (a marked placeholder, its\n"
+"                    values in raster's storage groups) as format 5 (the\n"
+"                    variable holds its values, which every netCDF reader\n"
+"                    reads). Each keeps its mask and region names, base\n"
+"                    chunk shape, compression, statistics weights and\n"
+"                    attributes; the other variables, attributes,\n"
+"                    dimensions and groups are copied unchanged (no history\n"
+"                    line is added). HDF5 cannot change a variable's\n"
+"                    filters in place, so FILE.nc is written anew under a\n"
+"                    temporary name in its directory (room for a second\n"
+"                    copy needed) and renamed over it, keeping its\n"
+"                    permissions and owner (through a symbolic link, the\n"
+"                    file it names; other hard links keep the old file);\n"
+"                    on any failure FILE.nc is left as it was, byte for\n"
+"                    byte. A file with nothing to upgrade (no raster\n"
+"                    variable, or all of format 5) is left untouched, exit\n"
+"                    status 0. Takes --buffer, --quiet, --verbose only\n"
 "  --help            this text\n"
 "  --version         print raster's version\n"
 "\n"
@@ -108,7 +128,8 @@ CLI_NAMES_HELP
 "a line at every tenth and at least every 10 s. A conversion that\n"
 "succeeds ends with a one-line summary on stderr: variables stored by\n"
 "region (or restored) and copied, the sizes of IN.nc and OUT.nc, the\n"
-"time. Input files with\n"
+"time (--upgrade: \"upgraded N variables to format 5 through a temporary\n"
+"file\"). Input files with\n"
 "user-defined types (compound, vlen, enum, opaque) are refused.\n"
 "\n"
 "Exit status: 0 ok, 1 bad input or I/O error, 2 bad usage.\n", f);
@@ -121,7 +142,7 @@ typedef struct options {
     size_t nvars;
     size_t chunk[MAX_RASTER_DIMS], nchunk;
     size_t budget;
-    int restore, verbose;
+    int restore, upgrade, verbose;
     int format; /* raster format version to write; 0: the default */
     int deflate;        /* --deflate N; -1: the input's */
     int shuffle;        /* --shuffle */
@@ -133,14 +154,16 @@ typedef struct options {
     char **argv;
 } options;
 
-enum { JOB_PLAIN, JOB_TO_RASTER, JOB_FROM_RASTER };
+enum { JOB_PLAIN, JOB_TO_RASTER, JOB_FROM_RASTER, JOB_UPGRADE };
 
 /* One variable's data to copy once everything is defined. */
 typedef struct job {
     int kind;
     int in_g, in_v;      /* plain input variable (JOB_PLAIN, JOB_TO_RASTER) */
     int out_g, out_v;    /* plain output variable (JOB_PLAIN, _FROM_) */
-    raster_var *rv;      /* raster side (JOB_TO_RASTER, JOB_FROM_RASTER) */
+    raster_var *rv;      /* raster side (JOB_TO_RASTER, JOB_FROM_RASTER);
+                            JOB_UPGRADE: the input variable */
+    raster_var *out_rv;  /* JOB_UPGRADE: its format 5 copy */
     size_t align[MAX_RASTER_DIMS]; /* chunk sizes to align blocks with */
     int aligned;
 } job;
@@ -150,7 +173,10 @@ typedef struct ctx {
     raster_mask *mask;
     size_t ny, nx;
     int in_ncid, out_ncid;
-    raster_file *rf;     /* convert: the output; restore: the input */
+    raster_file *rf;     /* convert: the output; restore, upgrade: the input */
+    raster_file *up;     /* upgrade: the output */
+    size_t nold;         /* upgrade: variables of format 1-4 in the input */
+    struct stat in_st;   /* upgrade: the file as it was found */
     copy_dimmap dims;
     job *jobs;
     size_t njobs, cap;
@@ -735,6 +761,41 @@ static int drain_raster(ctx *c, const job *j, copy_progress *p)
     return rc;
 }
 
+/* Copies a raster variable's data into its format 5 copy, in blocks
+ * aligned with its base chunks. */
+static int move_raster(ctx *c, const job *j, copy_progress *p)
+{
+    int ndims = raster_var_ndims(j->rv), st;
+    size_t shape[MAX_RASTER_DIMS], chunk[MAX_RASTER_DIMS], elem;
+    const char *name = raster_var_name(j->rv);
+    int r = raster_var_dims(j->rv, NULL, shape, chunk);
+    if (r != RASTER_OK)
+        return raster_err(name, r);
+    if ((st = nc_inq_type(raster_file_ncid(c->up), raster_var_type(j->rv),
+                          NULL, &elem)) != NC_NOERR)
+        return copy_ncerr(st, "%s", name);
+    copy_blocks *b = malloc(sizeof *b);
+    if (!b)
+        return copy_err("out of memory");
+    copy_blocks_init(b, ndims, shape, elem, c->o->budget, chunk);
+    void *buf = malloc(b->max_elems * elem);
+    int rc = buf ? 0 : copy_err("%s: out of memory for a %zu-byte block",
+                                name, b->max_elems * elem);
+    while (rc == 0 && copy_blocks_next(b)) {
+        if ((r = raster_var_get(j->rv, b->start, b->count, NULL, buf)) !=
+                RASTER_OK ||
+            (r = raster_var_put(j->out_rv, b->start, b->count, NULL, buf)) !=
+                RASTER_OK) {
+            rc = raster_err(name, r);
+            break;
+        }
+        copy_progress_add(p, (unsigned long long)copy_blocks_elems(b) * elem);
+    }
+    free(buf);
+    free(b);
+    return rc;
+}
+
 static int run_jobs(ctx *c)
 {
     copy_progress p;
@@ -752,6 +813,7 @@ static int run_jobs(ctx *c)
                                c->o->budget, &p);
             break;
         case JOB_TO_RASTER: rc = fill_raster(c, j, &p); break;
+        case JOB_UPGRADE: rc = move_raster(c, j, &p); break;
         default: rc = drain_raster(c, j, &p); break;
         }
     }
@@ -961,6 +1023,315 @@ static int restore(ctx *c, copy_out *out)
     return 0;
 }
 
+/* ---- upgrade ----------------------------------------------------------- */
+
+/* Counts the storage groups of group g and below by format version: *old
+ * those of versions 1-4, *cur those of 5 and on. */
+static int count_formats(int g, size_t *old, size_t *cur)
+{
+    int version, st;
+    if (raster_is_raster_group(g)) {
+        st = nc_get_att_int(g, NC_GLOBAL, "raster_format_version", &version);
+        /* a failed definition's group has no version: readers skip it */
+        if (st == NC_ENOTATT)
+            return 0;
+        if (st != NC_NOERR)
+            return copy_ncerr(st, "reading a storage group's format version");
+        if (version < 5)
+            (*old)++;
+        else
+            (*cur)++;
+        return 0;
+    }
+    int *ids, n, rc = 0;
+    if (subgroups(g, &ids, &n) != 0) {
+        free(ids);
+        return -1;
+    }
+    for (int i = 0; i < n && rc == 0; i++)
+        rc = count_formats(ids[i], old, cur);
+    free(ids);
+    return rc;
+}
+
+/* The weight variable of the statistics `rv` keeps, or NULL (none kept, or
+ * kept unweighted). The name is stored once per variable; any region asks. */
+static int kept_weights(raster_var *rv, const char **weights)
+{
+    *weights = NULL;
+    const raster_mesh *mesh = raster_var_mesh(rv);
+    if (!mesh)
+        return raster_err(raster_var_name(rv), RASTER_EFORMAT);
+    raster_region_stats first;
+    if (raster_mesh_nregions(mesh) == 0 ||
+        raster_mesh_region(mesh, 0, &first) != RASTER_OK)
+        return 0;
+    size_t fresh, stale;
+    int r = raster_var_stats_info(rv, first.id, weights, &fresh, &stale);
+    if (r == RASTER_ENOTFOUND) { /* the variable keeps no statistics */
+        *weights = NULL;
+        return 0;
+    }
+    return r == RASTER_OK ? 0 : raster_err(raster_var_name(rv), r);
+}
+
+/* Defines in group `out` of the new file the format 5 copy of raster
+ * variable rv: its dimensions, base chunk shape, mask, compression,
+ * statistics weights and attributes (the placeholder's note aside: format
+ * 5 writes its own). */
+static int def_upgraded(ctx *c, raster_var *rv, int out)
+{
+    int ndims = raster_var_ndims(rv), dimids[MAX_RASTER_DIMS];
+    int odims[MAX_RASTER_DIMS], ag, av, natts, st;
+    size_t shape[MAX_RASTER_DIMS], chunk[MAX_RASTER_DIMS];
+    const char *name = raster_var_name(rv);
+    char gpath[1024], what[512];
+    copy_group_path(out, gpath, sizeof gpath);
+    int r = raster_var_dims(rv, dimids, shape, chunk);
+    if (r != RASTER_OK)
+        return raster_err(name, r);
+    for (int i = 0; i < ndims; i++) {
+        odims[i] = copy_dimmap_get(&c->dims, dimids[i]);
+        if (odims[i] < 0)
+            return copy_err("%s: dimension %d was not copied", name,
+                            dimids[i]);
+    }
+    const raster_mask *mask = raster_var_mask(rv);
+    if (!mask)
+        return copy_err("%s: its mask: %s", name, raster_errmsg());
+    raster_compression z;
+    const char *weights;
+    if ((r = raster_var_compression(rv, &z)) != RASTER_OK)
+        return raster_err(name, r);
+    if (kept_weights(rv, &weights) != 0)
+        return -1;
+    raster_var *nv;
+    r = raster_def_var(c->up, out, name, raster_var_type(rv), ndims, odims,
+                       chunk, mask, &nv);
+    if (r != RASTER_OK)
+        return raster_err(name, r);
+    if (!is_plain(&z) && (r = raster_var_set_compression(nv, &z)) !=
+                             RASTER_OK) {
+        copy_describe_compression(&z, what, sizeof what);
+        return copy_err("%s%s%s: cannot be stored in format 5 with its %s: "
+                        "%s (%s)", strcmp(gpath, "/") ? gpath + 1 : "",
+                        strcmp(gpath, "/") ? "/" : "", name, what,
+                        raster_errmsg(), raster_strerror(r));
+    }
+    if (weights && (r = raster_var_set_stats_weights(nv, weights)) !=
+                       RASTER_OK)
+        return raster_err(name, r);
+    raster_var_attributes(rv, &ag, &av);
+    /* the fill mode too (nccopy under the shim writes every variable
+     * without fill), as the shim's own format 5 variables keep it */
+    int nofill = 0, ng, nvid;
+    if ((st = nc_inq_var_fill(ag, av, &nofill, NULL)) != NC_NOERR)
+        return copy_ncerr(st, "%s: reading its fill mode", name);
+    raster_var_attributes(nv, &ng, &nvid);
+    if (nofill && (st = nc_def_var_fill(ng, nvid, NC_NOFILL, NULL)) !=
+                      NC_NOERR)
+        return copy_ncerr(st, "%s: setting no-fill mode", name);
+    if ((st = nc_inq_varnatts(ag, av, &natts)) != NC_NOERR)
+        return copy_ncerr(st, "%s: counting attributes", name);
+    for (int i = 0; i < natts; i++) {
+        char aname[NC_MAX_NAME + 1];
+        nc_type atype;
+        size_t alen;
+        void *val;
+        if ((st = nc_inq_attname(ag, av, i, aname)) != NC_NOERR)
+            return copy_ncerr(st, "%s: naming attribute %d", name, i);
+        /* netCDF writes the quantization attribute for the setting itself */
+        int skip = strcmp(aname, RASTER_NOTE_ATT) == 0;
+        for (const char *const *q = copy_quantize_atts;
+             *q && z.quantize_mode; q++)
+            skip |= strcmp(aname, *q) == 0;
+        if (skip)
+            continue;
+        if (copy_att_read(ag, av, aname, &atype, &alen, &val) != 0)
+            return -1;
+        r = raster_var_put_att(nv, aname, atype, alen, val);
+        copy_att_free(atype, alen, val);
+        if (r != RASTER_OK)
+            return raster_err(name, r);
+    }
+    if (!quiet)
+        fprintf(stderr, "rasterconvert: upgrade %s%s%s\n",
+                strcmp(gpath, "/") ? gpath + 1 : "",
+                strcmp(gpath, "/") ? "/" : "", name);
+    job *j = add_job(c);
+    if (!j)
+        return -1;
+    j->kind = JOB_UPGRADE;
+    j->rv = rv;
+    j->out_rv = nv;
+    size_t elem = 0;
+    if ((st = nc_inq_type(out, raster_var_type(rv), NULL, &elem)) != NC_NOERR)
+        return copy_ncerr(st, "%s", name);
+    unsigned long long bytes = elem;
+    for (int i = 0; i < ndims; i++)
+        bytes *= shape[i];
+    c->total += bytes;
+    if (c->o->verbose) {
+        printf("%s%s%s: format 5, base chunk", strcmp(gpath, "/") ? gpath : "",
+               strcmp(gpath, "/") ? "/" : "", name);
+        for (int i = 0; i < ndims; i++)
+            printf("%s%zu", i ? "," : " ", chunk[i]);
+        printf(", %zu regions, %s%s%s\n",
+               raster_mesh_nregions(raster_var_mesh(rv)),
+               is_plain(&z) ? "no compression" : (
+                   copy_describe_compression(&z, what, sizeof what), what),
+               weights ? ", statistics weighted by " : "",
+               weights ? weights : "");
+    }
+    return 0;
+}
+
+/* The groups of `in` but raster's own first (as convert_group: a storage
+ * group must not take a name one of them has), then its variables in
+ * their order, then the groups' contents. */
+static int upgrade_group(ctx *c, int in, int out)
+{
+    int nvars, st, rc = 0;
+    if (copy_dims(in, out, &c->dims) != 0 ||
+        copy_atts(in, NC_GLOBAL, out, NC_GLOBAL, NULL) != 0)
+        return -1;
+    int *ids, n;
+    if (subgroups(in, &ids, &n) != 0) {
+        free(ids);
+        return -1;
+    }
+    int *out_ids = malloc((size_t)(n ? n : 1) * sizeof *out_ids);
+    if (!out_ids) {
+        free(ids);
+        return copy_err("out of memory");
+    }
+    for (int i = 0; i < n && rc == 0; i++) {
+        char name[NC_MAX_NAME + 1];
+        out_ids[i] = -1;
+        if (raster_is_raster_group(ids[i]))
+            continue;
+        if ((st = nc_inq_grpname(ids[i], name)) != NC_NOERR ||
+            (st = nc_def_grp(out, name, &out_ids[i])) != NC_NOERR)
+            rc = copy_ncerr(st, "copying group %s", name);
+    }
+    if (rc == 0 && (st = nc_inq_nvars(in, &nvars)) != NC_NOERR)
+        rc = copy_ncerr(st, "counting variables");
+    for (int v = 0; rc == 0 && v < nvars; v++) {
+        raster_var *rv = raster_var_by_varid(c->rf, in, v);
+        rc = rv ? def_upgraded(c, rv, out) : def_plain(c, in, v, out);
+    }
+    for (int i = 0; i < n && rc == 0; i++)
+        if (out_ids[i] >= 0)
+            rc = upgrade_group(c, ids[i], out_ids[i]);
+    free(ids);
+    free(out_ids);
+    return rc;
+}
+
+/* 0: FILE's new form written under out->tmp, ready to take its place;
+ * 1: nothing to upgrade (said on stderr), FILE untouched; -1: error. */
+static int upgrade(ctx *c, copy_out *out)
+{
+    const options *o = c->o;
+    if (stat(o->in, &c->in_st) != 0)
+        return copy_err("cannot upgrade %s: %s", o->in, strerror(errno));
+    if (!S_ISREG(c->in_st.st_mode))
+        return copy_err("cannot upgrade %s: not a regular file", o->in);
+    /* netCDF then opens the placeholders' variables as usual */
+    int rc = raster_filter_register();
+    if (rc != RASTER_OK)
+        return raster_err("registering raster's filter", rc);
+    int ncid, st = nc_open(o->in, NC_NOWRITE, &ncid);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "cannot open %s", o->in);
+    size_t old = 0, cur = 0;
+    rc = count_formats(ncid, &old, &cur);
+    if ((st = nc_close(ncid)) != NC_NOERR && rc == 0)
+        rc = copy_ncerr(st, "closing %s", o->in);
+    if (rc != 0)
+        return -1;
+    if (old == 0) {
+        if (!quiet && cur == 0)
+            fprintf(stderr, "rasterconvert: %s holds no raster variable: "
+                    "nothing to upgrade, left as it was\n", o->in);
+        else if (!quiet)
+            fprintf(stderr, "rasterconvert: %s: its %zu raster variable%s "
+                    "of format 5 already: nothing to upgrade, left as it "
+                    "was\n", o->in, cur, cur == 1 ? " is" : "s are");
+        return 1;
+    }
+    c->nold = old;
+    rc = raster_open(o->in, RASTER_READ, &c->rf);
+    if (rc == RASTER_EINCOMPLETE)
+        return copy_err("cannot upgrade %s: %s (its writer never closed "
+                        "it)", o->in, raster_errmsg());
+    if (rc != RASTER_OK)
+        return copy_err("cannot upgrade %s: %s (%s)", o->in, raster_errmsg(),
+                        raster_strerror(rc));
+    c->in_ncid = raster_file_ncid(c->rf);
+    if (c->in_ncid < 0)
+        return copy_err("cannot upgrade %s: %s", o->in, raster_errmsg());
+    /* a symbolic link stays one: the file it names is rewritten */
+    char *target = realpath(o->in, NULL);
+    if (!target)
+        return copy_err("cannot upgrade %s: %s", o->in, strerror(errno));
+    rc = copy_check_no_user_types(c->in_ncid, o->in) != 0 ||
+         copy_out_begin(out, target) != 0;
+    free(target);
+    if (rc)
+        return -1;
+    if (c->in_st.st_nlink > 1)
+        copy_err("warning: %s has %lu names (hard links): the others keep "
+                 "the file as it was", o->in,
+                 (unsigned long)c->in_st.st_nlink - 1);
+    if (!quiet)
+        fprintf(stderr, "rasterconvert: HDF5 cannot change a variable's "
+                "filters in place: %s is written anew through a temporary "
+                "file beside it\n", o->in);
+    rc = raster_create(out->tmp, &c->up);
+    if (rc == RASTER_OK)
+        rc = raster_file_set_format(c->up, 5);
+    if (rc != RASTER_OK)
+        return raster_err(out->tmp, rc);
+    c->out_ncid = raster_file_ncid(c->up);
+    if (c->out_ncid < 0)
+        return copy_err("%s: %s", out->tmp, raster_errmsg());
+    if (upgrade_group(c, c->in_ncid, c->out_ncid) != 0 || run_jobs(c) != 0)
+        return -1;
+    rc = raster_close(c->up);
+    c->up = NULL;
+    if (rc != RASTER_OK)
+        return raster_err(out->tmp, rc);
+    return 0;
+}
+
+/* Renames the upgraded file over FILE, with FILE's permissions, owner and
+ * group, unless FILE changed meanwhile (another writer's work would be
+ * lost). */
+static int upgrade_commit(const ctx *c, copy_out *out)
+{
+    struct stat now;
+    const struct stat *was = &c->in_st;
+    if (stat(c->o->in, &now) != 0) {
+        int e = errno;
+        copy_out_abort(out);
+        return copy_err("%s: %s", c->o->in, strerror(e));
+    }
+    if (now.st_dev != was->st_dev || now.st_ino != was->st_ino ||
+        now.st_size != was->st_size ||
+        now.st_mtim.tv_sec != was->st_mtim.tv_sec ||
+        now.st_mtim.tv_nsec != was->st_mtim.tv_nsec) {
+        copy_out_abort(out);
+        return copy_err("%s changed while it was upgraded: left as it is "
+                        "now; upgrade it again", c->o->in);
+    }
+    return copy_out_commit_as(out, was->st_mode,
+                              was->st_uid == geteuid() ? (uid_t)-1
+                                                       : was->st_uid,
+                              was->st_gid == getegid() ? (gid_t)-1
+                                                       : was->st_gid);
+}
+
 /* ---- main -------------------------------------------------------------- */
 
 static int split_vars(const char *text, options *o)
@@ -1025,6 +1396,7 @@ static int parse_args(int argc, char **argv, options *o)
         {"format", required_argument, NULL, 'f'},
         {"weights", required_argument, NULL, 'W'},
         {"restore", no_argument, NULL, 'r'},
+        {"upgrade", no_argument, NULL, 'u'},
         {"deflate", required_argument, NULL, 'd'},
         {"shuffle", no_argument, NULL, 's'},
         {"quantize", required_argument, NULL, 'q'},
@@ -1107,6 +1479,7 @@ static int parse_args(int argc, char **argv, options *o)
             break;
         case 'p': o->no_compress = 1; break;
         case 'r': o->restore = 1; break;
+        case 'u': o->upgrade = 1; break;
         case 'w': o->verbose = 1; break;
         case 'Q': quiet = 1; progress_set_quiet(1); break;
         case 'h': usage(stdout); return -1;
@@ -1115,6 +1488,23 @@ static int parse_args(int argc, char **argv, options *o)
                   return -1;
         default: return cli_bad_option("rasterconvert", opt, argv);
         }
+    }
+    if (o->upgrade) {
+        if (o->restore || o->mask_file || o->names || o->vars ||
+            o->nchunk || o->format || o->weights || o->deflate >= 0 ||
+            o->shuffle || o->qmode >= 0 || o->no_compress) {
+            fprintf(stderr, "rasterconvert: --upgrade takes no --restore, "
+                    "--mask, --names, --vars, --chunk, --format, --weights "
+                    "or compression option (each variable keeps its own)\n");
+            return CLI_EUSAGE;
+        }
+        if (argc - optind != 1) {
+            fprintf(stderr, "rasterconvert: --upgrade wants one file, got "
+                    "%d file arguments (try --help)\n", argc - optind);
+            return CLI_EUSAGE;
+        }
+        o->in = o->out = argv[optind];
+        return CLI_OK;
     }
     if (argc - optind != 2) {
         fprintf(stderr, "rasterconvert: want IN.nc and OUT.nc, got %d file "
@@ -1144,7 +1534,7 @@ static int parse_args(int argc, char **argv, options *o)
     }
     if (!o->restore && !o->mask_file) {
         fprintf(stderr, "rasterconvert: --mask FILE:VAR is required (or "
-                "--restore; try --help)\n");
+                "--restore or --upgrade; try --help)\n");
         return CLI_EUSAGE;
     }
     return CLI_OK;
@@ -1182,6 +1572,16 @@ static void summary(const ctx *c)
     for (size_t i = 0; i < c->njobs; i++)
         c->jobs[i].kind == JOB_PLAIN ? copied++ : moved++;
     char in[32], out[32];
+    if (c->o->upgrade) {
+        progress_human((unsigned long long)c->in_st.st_size, in, sizeof in);
+        file_size(c->o->in, out, sizeof out);
+        progress_summary("%s (%s -> %s): upgraded %zu variable%s to format "
+                         "5 through a temporary file, %zu copied%s",
+                         c->o->in, in, out, c->nold, c->nold == 1 ? "" : "s",
+                         copied, moved > c->nold ? " (and variables of "
+                         "format 5 rewritten as they were)" : "");
+        return;
+    }
     file_size(c->o->in, in, sizeof in);
     file_size(c->o->out, out, sizeof out);
     progress_summary("%s (%s) -> %s (%s): %zu variable%s %s, %zu copied",
@@ -1210,12 +1610,37 @@ int main(int argc, char **argv)
                  .probe_ncid = -1};
         copy_out out = {0};
         c.vars_used = calloc(o.nvars ? o.nvars : 1, sizeof *c.vars_used);
-        int rc = c.vars_used ? (o.restore ? restore(&c, &out)
-                                          : convert(&c, &out))
-                             : copy_err("out of memory");
-        if (!o.restore && c.rf)
+        int rc = !c.vars_used ? copy_err("out of memory")
+                 : o.upgrade  ? upgrade(&c, &out)
+                 : o.restore  ? restore(&c, &out)
+                              : convert(&c, &out);
+        int untouched = o.upgrade && rc == 1; /* nothing to upgrade */
+        if (untouched)
+            rc = 0;
+        if (o.upgrade && rc != 0) {
+            /* the temporary file goes and the failure is told first: after
+             * a failed write (EFBIG, ENOSPC) HDF5 1.10 may crash in the
+             * abort below or at exit */
+            copy_out_abort(&out);
+            copy_err("%s left as it was", o.in);
+            raster_abandon(c.up); /* set only on failure */
+            raster_close(c.rf);
+        } else if (o.upgrade) {
+            /* FILE is closed before its new form takes its name */
+            int r = raster_close(c.rf);
+            if (r != RASTER_OK) {
+                copy_out_abort(&out);
+                rc = raster_err(o.in, r);
+                copy_err("%s left as it was", o.in);
+            } else if (out.tmp) {
+                rc = upgrade_commit(&c, &out); /* says why when it fails */
+            }
+        } else if (!o.restore && c.rf) {
             raster_close(c.rf); /* failed: the temporary file goes */
-        if (o.restore) {
+        }
+        if (o.upgrade) {
+            /* done above */
+        } else if (o.restore) {
             if (c.out_ncid >= 0)
                 nc_close(c.out_ncid);
             raster_close(c.rf);
@@ -1229,7 +1654,7 @@ int main(int argc, char **argv)
             rc = copy_out_commit(&out);
         else
             copy_out_abort(&out);
-        if (rc == 0)
+        if (rc == 0 && !untouched)
             summary(&c);
         status = rc == 0 ? CLI_OK : CLI_EINPUT;
         raster_mask_free(c.mask);
