@@ -24,6 +24,7 @@ packages=(meson ninja-build pkg-config gcc libc6-dev
           clang valgrind              # fuzz target, valgrind test
           gfortran libnetcdff-dev python3-xarray hdf5-tools  # adoption_order
           cdo gdal-bin                # foreign readers of open_everywhere
+          nco                         # its foreign writer (ncks -A, ncap2)
           openmpi-bin libopenmpi-dev libnetcdf-mpi-dev libhdf5-openmpi-dev)
 # plus clang's runtime (libFuzzer) for the clang installed: its version
 # differs between releases (14 on bookworm, 19 on trixie)
