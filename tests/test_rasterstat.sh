@@ -206,6 +206,31 @@ PY
     then ok; else fail "deflated stores json"; fi
 fi
 
+# Format 5: the stores are the variable itself (its chunks), plain and
+# deflated; both counted (they once showed 0 bytes on disk)
+for z in plain deflated; do
+    in=$tmp/g.nc; [ $z = deflated ] && in=$tmp/gz.nc
+    "$tools/rasterconvert" --format 5 --mask "$in:REGION_MASK" "$in" \
+        "$tmp/g5.nc" 2> /dev/null || fail "rasterconvert --format 5 ($z)"
+    expect 0 "format 5, $z" "$rs" "$tmp/g5.nc" --json
+    if "$PYTHON" - "$tmp/out" "$raw" $z <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))[0]
+z = v["compression"]
+assert v["raw_bytes"] == int(sys.argv[2]), v["raw_bytes"]
+if sys.argv[3] == "plain":
+    assert (z["deflate_level"], z["shuffle"]) == (0, False), z
+    # the grid's edge chunks are whole on disk, as any chunked variable's
+    # (1.14 here: 384 x 320 in tiles that do not divide it)
+    assert v["raw_bytes"] <= v["stored_bytes"] <= 1.2 * v["raw_bytes"], v
+else:
+    assert (z["deflate_level"], z["shuffle"]) == (4, True), z
+    assert 0 < v["stored_bytes"] < 0.8 * v["raw_bytes"], v
+PY
+    then ok; else fail "format 5 stores json ($z)"; fi
+done
+rm -f "$tmp/g5.nc" # its seal is the time it was written (exported runs)
+
 # Bad input: exit 1 with a message.
 expect 1 "non-integral mask" "$rs" --mask "$tmp/masks.nc:frac" --chunk 2,2
 grep -q 'value 1.5 at (0, 1)' "$tmp/err" || fail "non-integral message"

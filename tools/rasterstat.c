@@ -181,21 +181,75 @@ typedef struct store_list {
     int failed;
 } store_list;
 
+/* Format 5 keeps the values in the variable itself: for storage group
+ * `name` (a version 5 one), the path of the variable its raster_variable
+ * names, beside it, in var (NUL-terminated); 0, or -1 when it is none. */
+static int tiled_var_path(hid_t root, const char *name, char *var, size_t cap)
+{
+    hid_t g = H5Gopen2(root, name, H5P_DEFAULT);
+    if (g < 0)
+        return -1;
+    int rc = -1;
+    long long version = 0;
+    hid_t a = H5Aexists(g, "raster_format_version") > 0
+                  ? H5Aopen(g, "raster_format_version", H5P_DEFAULT)
+                  : -1;
+    if (a >= 0 && H5Aread(a, H5T_NATIVE_LLONG, &version) >= 0 &&
+        version >= 5) {
+        hid_t b = H5Aexists(g, "raster_variable") > 0
+                      ? H5Aopen(g, "raster_variable", H5P_DEFAULT)
+                      : -1;
+        hid_t t = b >= 0 ? H5Aget_type(b) : -1;
+        size_t len = t >= 0 ? H5Tget_size(t) : 0;
+        const char *slash = strrchr(name, '/');
+        size_t plen = slash ? (size_t)(slash - name) + 1 : 0;
+        if (t >= 0 && H5Tget_class(t) == H5T_STRING &&
+            !H5Tis_variable_str(t) && len > 0 && plen + len < cap) {
+            memcpy(var, name, plen);
+            if (H5Aread(b, t, var + plen) >= 0) {
+                var[plen + len] = '\0';
+                rc = 0;
+            }
+        }
+        if (t >= 0)
+            H5Tclose(t);
+        if (b >= 0)
+            H5Aclose(b);
+    }
+    if (a >= 0)
+        H5Aclose(a);
+    H5Gclose(g);
+    return rc;
+}
+
 static herr_t store_visit(hid_t root, const char *name, const H5L_info_t *info,
                           void *arg)
 {
     store_list *l = arg;
     const char *base = strrchr(name, '/');
-    if (info->type != H5L_TYPE_HARD || !base || strcmp(base, "/data") != 0)
+    char tiled[4096];
+    base = base ? base : name - 1;
+    size_t glen;
+    const char *dpath = name;
+    if (info->type != H5L_TYPE_HARD)
         return 0;
-    /* STORAGE/region_<id>/data or STORAGE/Mixed_Chunks/data */
-    const char *up = base;
-    while (up > name && up[-1] != '/')
-        up--;
-    if (up == name)
-        return 0;
-    size_t glen = (size_t)(up - 1 - name);
-    hid_t d = H5Dopen2(root, name, H5P_DEFAULT);
+    if (strncmp(base + 1, "raster_", 7) == 0 &&
+        tiled_var_path(root, name, tiled, sizeof tiled) == 0) {
+        /* format 5: its store is the variable itself */
+        glen = strlen(name);
+        dpath = tiled;
+    } else {
+        if (base < name || strcmp(base, "/data") != 0)
+            return 0;
+        /* STORAGE/region_<id>/data or STORAGE/Mixed_Chunks/data */
+        const char *up = base;
+        while (up > name && up[-1] != '/')
+            up--;
+        if (up == name)
+            return 0;
+        glen = (size_t)(up - 1 - name);
+    }
+    hid_t d = H5Dopen2(root, dpath, H5P_DEFAULT);
     if (d < 0)
         return 0; /* not a dataset */
     hid_t sp = H5Dget_space(d), ty = H5Dget_type(d);

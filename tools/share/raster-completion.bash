@@ -13,7 +13,7 @@ _raster_tool()
         --layout) COMPREPLY=($(compgen -W "packed bbox full" -- "$cur")); return ;;
         --kind) COMPREPLY=($(compgen -W "cesm wrf" -- "$cur")); return ;;
         --size) COMPREPLY=($(compgen -W "tiny small medium paper" -- "$cur")); return ;;
-        --format) COMPREPLY=($(compgen -W "2 3 4" -- "$cur")); return ;;
+        --format) COMPREPLY=($(compgen -W "2 3 4 5" -- "$cur")); return ;;
         --quantize) COMPREPLY=($(compgen -W "bitgroom, granularbr, bitround," -- "$cur")); return ;;
         --var|--vars|--region|--case|--chunk|--start|--count|--buffer|--reps|--deflate|--overhead|--thin|--ntime|--ndepth|--bw)
             return ;;  # free text
