@@ -495,9 +495,11 @@ int inflate_read(xfer *x, const span *spans, size_t nspans,
     int n = fanout_read_threads();
     if (n > (int)(batches ? nb : njobs))
         n = (int)(batches ? nb : njobs);
-    /* a thin read's kept chunks are copies, not reads: threads woken for
-     * them cost more than they share */
-    if (decoded < INFLATE_THREAD_BYTES || n < 1 || x->cache)
+    /* a thin read's plain chunks, kept, are copies, not reads: threads
+     * woken for them cost more than they share (a filtered store's are
+     * still inflated, on every thread) */
+    int copies = x->cache && njobs > 0 && v->addr[spans[0].store].nfilt == 0;
+    if (decoded < INFLATE_THREAD_BYTES || n < 1 || copies)
         n = 1;
     iworker w[MAX_READ_THREADS] = {{0}};
     pthread_t tid[MAX_READ_THREADS];
