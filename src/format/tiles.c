@@ -17,11 +17,11 @@
 #include "integrity.h"
 #include "maskio.h"
 #include "regions.h"
+#include "tables.h"
+#include "tilestore.h"
 
 #define TILE_UNSET UINT32_MAX
 #define TILE_MIXED (UINT32_MAX - 1)
-#define CHUNK_FIELDS 8 /* chunk_id y0 x0 h w mixed offset cells */
-#define MIXED_FIELDS 5 /* chunk_id y0 x0 h w */
 #define MASK_BLOCK ((size_t)4 << 20) /* bytes of mask per netCDF call */
 
 /* A region's share of a mixed tile. */
@@ -552,43 +552,17 @@ static int mark5(raster_var *v, struct tile_index *t, size_t k, uint32_t kind,
     return RASTER_OK;
 }
 
-/* 1 when row c is whole tiles of the grid (one tile when !many). */
-static int tiles_row(const raster_var *v, const struct tile_index *t,
-                     const row *c, int many)
-{
-    unsigned long long ny = v->ny, nx = v->nx, th = t->th, tw = t->tw;
-    return c->y0 < ny && c->x0 < nx && c->y0 % th == 0 && c->x0 % tw == 0 &&
-           c->h == (ny - c->y0 < th ? ny - c->y0 : th) && c->w > 0 &&
-           c->w <= nx - c->x0 && (c->w % tw == 0 || c->x0 + c->w == nx) &&
-           (many || c->w <= tw);
-}
-
 static int load5_mixed(raster_var *v, struct tile_index *t)
 {
     uint64_t tc = (uint64_t)t->th * t->tw;
     size_t n = (size_t)(v->store_cells[v->nregions] / tc);
-    if (n == 0)
-        return RASTER_OK;
-    long long *rows = raster_reallocarray(NULL, n, MIXED_FIELDS * sizeof *rows);
-    uint32_t sum;
-    int rc = rows ? fileio_table(v, "mixed_chunks", MIXED_FIELDS, 0, n, rows)
-                  : raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
-                                v->name);
-    if (rc == RASTER_OK &&
-        (rc = sums_table_att(v, "mixed_chunks", 1, &sum)) == RASTER_OK &&
-        sums_i64(0, rows, n * MIXED_FIELDS) != sum)
-        rc = raster_fail(RASTER_EFORMAT, "%s: index table `mixed_chunks` "
-                         "does not match its checksum", v->name);
+    long long *rows;
+    int rc = tilestore_mixed_rows(v, n, &rows);
     for (size_t i = 0; i < n && rc == RASTER_OK; i++) {
-        const long long *f = rows + i * MIXED_FIELDS;
-        row c = {(unsigned long long)f[0], (unsigned long long)f[1],
-                 (unsigned long long)f[2], (unsigned long long)f[3],
-                 (unsigned long long)f[4], 1, 0, 0};
-        rc = tiles_row(v, t, &c, 0)
-                 ? mark5(v, t, (size_t)(c.y0 / t->th) * t->ntx +
-                                   (size_t)(c.x0 / t->tw),
-                         TILE_MIXED, i * tc)
-                 : bad_table(v, "mixed tile %zu is off the tiles", i);
+        size_t ty, tx, nt;
+        if ((rc = tilestore_row_tiles(v, rows + i * MIXED_FIELDS, 0, &ty, &tx,
+                                      &nt)) == RASTER_OK)
+            rc = mark5(v, t, ty * t->ntx + tx, TILE_MIXED, i * tc);
     }
     raster_free(rows);
     return rc;
@@ -614,15 +588,17 @@ static int load5(raster_var *v)
             row c = row_at(rows, i);
             if (c.mixed == 1) /* its tile is the mixed store's */
                 continue;
-            size_t nt = (size_t)((c.w + t->tw - 1) / t->tw);
-            if (c.mixed != 0 || !tiles_row(v, t, &c, 1) || c.off % tc ||
-                c.off > cells || nt > (cells - c.off) / tc) {
+            size_t ty, tx, nt;
+            if (c.mixed != 0 ||
+                tilestore_row_tiles(v, rows + i * CHUNK_FIELDS, 1, &ty, &tx,
+                                    &nt) != RASTER_OK ||
+                c.off % tc || c.off > cells || nt > (cells - c.off) / tc) {
                 rc = bad_table(v, "row %zu (region %d) is out of the grid, "
                                "off the tiles or out of its store", i,
                                (int)v->regions[r].id);
                 break;
             }
-            size_t k = (size_t)(c.y0 / t->th) * t->ntx + (size_t)(c.x0 / t->tw);
+            size_t k = ty * t->ntx + tx;
             for (size_t j = 0; j < nt && rc == RASTER_OK; j++)
                 rc = mark5(v, t, k + j, (uint32_t)r, c.off + j * tc);
         }

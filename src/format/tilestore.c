@@ -130,10 +130,8 @@ static int place(raster_var *v, size_t s, size_t k, size_t ty, size_t tx)
     return RASTER_OK;
 }
 
-/* A row's box, checked to be whole tiles of the grid (w: one tile or
- * more, the last at the grid's edge). */
-static int row_box(const raster_var *v, const long long *f, int many,
-                   size_t *ty, size_t *tx, size_t *nt)
+int tilestore_row_tiles(const raster_var *v, const long long *f, int many,
+                        size_t *ty, size_t *tx, size_t *nt)
 {
     size_t th = v->chunk[v->ndims - 2], tw = v->chunk[v->ndims - 1];
     unsigned long long y0 = (unsigned long long)f[1],
@@ -184,7 +182,7 @@ static int lazy_region(raster_var *v, size_t r)
                              first + i);
         if (rc || f[5] == 1) /* a mixed tile: the mixed store's */
             continue;
-        if ((rc = row_box(v, f, 1, &ty, &tx, &nt)) != RASTER_OK)
+        if ((rc = tilestore_row_tiles(v, f, 1, &ty, &tx, &nt)) != RASTER_OK)
             break;
         if (f[6] < 0 || (unsigned long long)f[6] % tc)
             rc = raster_fail(RASTER_EFORMAT, "%s: index table `chunks`: row "
@@ -198,6 +196,29 @@ static int lazy_region(raster_var *v, size_t r)
     return rc;
 }
 
+int tilestore_mixed_rows(raster_var *v, size_t n, long long **out)
+{
+    *out = NULL;
+    long long *rows = raster_reallocarray(NULL, n ? n : 1,
+                                          MIXED_FIELDS * sizeof *rows);
+    uint32_t sum;
+    int rc = !rows ? raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
+                                 v->name)
+             : n > 0 ? fileio_table(v, "mixed_chunks", MIXED_FIELDS, 0, n,
+                                    rows)
+                     : RASTER_OK;
+    if (rc == RASTER_OK && n > 0 && v->sums &&
+        (rc = sums_table_att(v, "mixed_chunks", 1, &sum)) == RASTER_OK &&
+        sums_i64(0, rows, n * MIXED_FIELDS) != sum)
+        rc = raster_fail(RASTER_EFORMAT, "%s: index table `mixed_chunks` does "
+                         "not match its checksum", v->name);
+    if (rc)
+        raster_free(rows);
+    else
+        *out = rows;
+    return rc;
+}
+
 /* The mixed store from `mixed_chunks` (checksummed): its k-th row is the
  * store's k-th tile. */
 static int lazy_mixed(raster_var *v)
@@ -205,20 +226,12 @@ static int lazy_mixed(raster_var *v)
     size_t s = v->nregions, n = v->stile_first[s + 1] - v->stile_first[s];
     if (n == 0)
         return RASTER_OK;
-    long long *rows = raster_reallocarray(NULL, n, MIXED_FIELDS * sizeof *rows);
-    uint32_t sum;
-    int rc = rows ? fileio_table(v, "mixed_chunks", MIXED_FIELDS, 0, n, rows)
-                  : raster_fail(RASTER_ENOMEM, "out of memory indexing %s",
-                                v->name);
-    if (rc == RASTER_OK && v->sums &&
-        (rc = sums_table_att(v, "mixed_chunks", 1, &sum)) == RASTER_OK &&
-        sums_i64(0, rows, n * MIXED_FIELDS) != sum)
-        rc = raster_fail(RASTER_EFORMAT, "%s: index table `mixed_chunks` does "
-                         "not match its checksum", v->name);
+    long long *rows;
+    int rc = tilestore_mixed_rows(v, n, &rows);
     for (size_t k = 0; k < n && rc == RASTER_OK; k++) {
         size_t ty, tx, nt;
-        if ((rc = row_box(v, rows + k * MIXED_FIELDS, 0, &ty, &tx, &nt)) ==
-            RASTER_OK)
+        if ((rc = tilestore_row_tiles(v, rows + k * MIXED_FIELDS, 0, &ty, &tx,
+                                      &nt)) == RASTER_OK)
             rc = place(v, s, k, ty, tx);
     }
     raster_free(rows);

@@ -38,6 +38,17 @@ static inline size_t tilestore_cut(const raster_var *v)
                           : 0;
 }
 
+/* Rows [0, n) of `mixed_chunks` (MIXED_FIELDS each; tables.h), checked
+ * against their checksum when the variable carries them, in a new array
+ * *rows (the caller frees it). */
+int tilestore_mixed_rows(raster_var *v, size_t n, long long **rows);
+
+/* The tiles a `chunks` or `mixed_chunks` row f names (chunk_id y0 x0 h w
+ * ...): *nt tiles from tile (*ty, *tx), left to right, checked to be
+ * whole tiles of the grid (many 0: exactly one). RASTER_EFORMAT when not. */
+int tilestore_row_tiles(const raster_var *v, const long long *f, int many,
+                        size_t *ty, size_t *tx, size_t *nt);
+
 /* Read-only files: makes store s a chunked store (v->addr[s]: a store
  * chunk is one of the variable's chunks, its byte offset CHUNK_UNKNOWN
  * until looked up) when the variable is chunked as its tiles
