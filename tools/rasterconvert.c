@@ -907,6 +907,45 @@ static int def_filters(int out, int ov, const char *name,
     return 0;
 }
 
+/* The output ids of a raster variable's dimensions (copied before it). */
+static int out_dimids(ctx *c, const char *name, int ndims, const int *dimids,
+                      int *odims)
+{
+    for (int i = 0; i < ndims; i++) {
+        odims[i] = copy_dimmap_get(&c->dims, dimids[i]);
+        if (odims[i] < 0)
+            return copy_err("%s: dimension %d was not copied", name,
+                            dimids[i]);
+    }
+    return 0;
+}
+
+/* Adds a raster variable's bytes (its shape, in the output's type size)
+ * to the progress total. */
+static int count_bytes(ctx *c, raster_var *rv, int out, int ndims,
+                       const size_t *shape)
+{
+    size_t elem = 0;
+    int st = nc_inq_type(out, raster_var_type(rv), NULL, &elem);
+    if (st != NC_NOERR)
+        return copy_ncerr(st, "%s", raster_var_name(rv));
+    unsigned long long bytes = elem;
+    for (int i = 0; i < ndims; i++)
+        bytes *= shape[i];
+    c->total += bytes;
+    return 0;
+}
+
+/* Defines in `out` a group named as group g (*og its id). */
+static int def_subgroup(int g, int out, int *og)
+{
+    char name[NC_MAX_NAME + 1] = "";
+    int st = nc_inq_grpname(g, name);
+    if (st == NC_NOERR)
+        st = nc_def_grp(out, name, og);
+    return st == NC_NOERR ? 0 : copy_ncerr(st, "copying group %s", name);
+}
+
 static int def_restored(ctx *c, raster_var *rv, int out)
 {
     int ndims = raster_var_ndims(rv), dimids[MAX_RASTER_DIMS];
@@ -916,15 +955,12 @@ static int def_restored(ctx *c, raster_var *rv, int out)
     int r = raster_var_dims(rv, dimids, shape, chunk);
     if (r != RASTER_OK)
         return raster_err(name, r);
-    for (int i = 0; i < ndims; i++) {
-        odims[i] = copy_dimmap_get(&c->dims, dimids[i]);
-        if (odims[i] < 0)
-            return copy_err("%s: dimension %d was not copied", name,
-                            dimids[i]);
+    if (out_dimids(c, name, ndims, dimids, odims) != 0)
+        return -1;
+    for (int i = 0; i < ndims; i++)
         if (shape[i] > 0 && chunk[i] > shape[i] &&
             !copy_dim_unlimited(raster_var_parent(rv), dimids[i]))
             chunk[i] = shape[i];
-    }
     if ((st = nc_def_var(out, name, raster_var_type(rv), ndims, odims,
                          &ov)) != NC_NOERR)
         return copy_ncerr(st, "defining variable %s", name);
@@ -947,14 +983,7 @@ static int def_restored(ctx *c, raster_var *rv, int out)
     j->rv = rv;
     j->out_g = out;
     j->out_v = ov;
-    unsigned long long bytes;
-    size_t elem = 0;
-    nc_inq_type(out, raster_var_type(rv), NULL, &elem);
-    bytes = elem;
-    for (int i = 0; i < ndims; i++)
-        bytes *= shape[i];
-    c->total += bytes;
-    return 0;
+    return count_bytes(c, rv, out, ndims, shape);
 }
 
 static int restore_group(ctx *c, int in, int out)
@@ -978,14 +1007,9 @@ static int restore_group(ctx *c, int in, int out)
         return -1;
     }
     for (int i = 0; i < n && rc == 0; i++) {
-        if (raster_is_raster_group(ids[i]))
-            continue;
-        char name[NC_MAX_NAME + 1];
         int og;
-        if ((st = nc_inq_grpname(ids[i], name)) != NC_NOERR ||
-            (st = nc_def_grp(out, name, &og)) != NC_NOERR)
-            rc = copy_ncerr(st, "copying group %s", name);
-        else
+        if (!raster_is_raster_group(ids[i]) &&
+            (rc = def_subgroup(ids[i], out, &og)) == 0)
             rc = restore_group(c, ids[i], og);
     }
     free(ids);
@@ -1090,12 +1114,8 @@ static int def_upgraded(ctx *c, raster_var *rv, int out)
     int r = raster_var_dims(rv, dimids, shape, chunk);
     if (r != RASTER_OK)
         return raster_err(name, r);
-    for (int i = 0; i < ndims; i++) {
-        odims[i] = copy_dimmap_get(&c->dims, dimids[i]);
-        if (odims[i] < 0)
-            return copy_err("%s: dimension %d was not copied", name,
-                            dimids[i]);
-    }
+    if (out_dimids(c, name, ndims, dimids, odims) != 0)
+        return -1;
     const raster_mask *mask = raster_var_mask(rv);
     if (!mask)
         return copy_err("%s: its mask: %s", name, raster_errmsg());
@@ -1164,13 +1184,8 @@ static int def_upgraded(ctx *c, raster_var *rv, int out)
     j->kind = JOB_UPGRADE;
     j->rv = rv;
     j->out_rv = nv;
-    size_t elem = 0;
-    if ((st = nc_inq_type(out, raster_var_type(rv), NULL, &elem)) != NC_NOERR)
-        return copy_ncerr(st, "%s", name);
-    unsigned long long bytes = elem;
-    for (int i = 0; i < ndims; i++)
-        bytes *= shape[i];
-    c->total += bytes;
+    if (count_bytes(c, rv, out, ndims, shape) != 0)
+        return -1;
     if (c->o->verbose) {
         printf("%s%s%s: format 5, base chunk", strcmp(gpath, "/") ? gpath : "",
                strcmp(gpath, "/") ? "/" : "", name);
@@ -1206,13 +1221,9 @@ static int upgrade_group(ctx *c, int in, int out)
         return copy_err("out of memory");
     }
     for (int i = 0; i < n && rc == 0; i++) {
-        char name[NC_MAX_NAME + 1];
         out_ids[i] = -1;
-        if (raster_is_raster_group(ids[i]))
-            continue;
-        if ((st = nc_inq_grpname(ids[i], name)) != NC_NOERR ||
-            (st = nc_def_grp(out, name, &out_ids[i])) != NC_NOERR)
-            rc = copy_ncerr(st, "copying group %s", name);
+        if (!raster_is_raster_group(ids[i]))
+            rc = def_subgroup(ids[i], out, &out_ids[i]);
     }
     if (rc == 0 && (st = nc_inq_nvars(in, &nvars)) != NC_NOERR)
         rc = copy_ncerr(st, "counting variables");
