@@ -799,6 +799,28 @@ static void test_void(void **state)
     RS(raster_close(f));
 }
 
+/* Opens path read-only: region 1's fresh and stale records (stale not
+ * checked when SIZE_MAX) and, with want, its statistics equal to want. */
+static void seal_state(const char *path, size_t fresh_want, size_t stale_want,
+                       const raster_stats *want)
+{
+    raster_file *f;
+    raster_var *v;
+    size_t fresh, stale;
+    raster_stats got[NT * NZ];
+    RS(raster_open(path, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    RS(raster_var_stats_info(v, 1, NULL, &fresh, &stale));
+    assert_int_equal(fresh, fresh_want);
+    if (stale_want != SIZE_MAX)
+        assert_int_equal(stale, stale_want);
+    if (want) {
+        region1(v, 1, NULL, got);
+        same(got, want, NT * NZ);
+    }
+    RS(raster_close(f));
+}
+
 /* Format 5 (its variable holds its values, which any program can write):
  * a write without raster breaks the seal, and the statistics then come
  * from the values, all counted stale; a raster writer's close computes
@@ -817,17 +839,10 @@ static void test_seal(void **state)
     write_files(rpath, ppath, NC_DOUBLE);
     write_format = 0;
     raster_file *f;
-    raster_var *v;
-    raster_stats want[NT * NZ], got[NT * NZ];
+    raster_stats want[NT * NZ];
     int in[4] = {0, 1, 0, 0};
-    size_t fresh, stale;
     /* as written: stored, all fresh (record 2's level 0 never written) */
-    RS(raster_open(rpath, RASTER_READ, &f));
-    RS(raster_var_find(f, "v", &v));
-    RS(raster_var_stats_info(v, 1, NULL, &fresh, &stale));
-    assert_int_equal(fresh, NT * NZ - 1);
-    assert_int_equal(stale, 0);
-    RS(raster_close(f));
+    seal_state(rpath, NT * NZ - 1, 0, NULL);
     /* a write without raster, into region 1 of record (0, 1), also into
      * the plain file */
     double vals[3] = {1e6, -2e6, 7.25};
@@ -840,25 +855,13 @@ static void test_seal(void **state)
         NC(nc_close(nc));
     }
     expect(ppath, NC_DOUBLE, in, 0, want);
-    RS(raster_open(rpath, RASTER_READ, &f));
-    RS(raster_var_find(f, "v", &v));
-    RS(raster_var_stats_info(v, 1, NULL, &fresh, &stale));
-    assert_int_equal(fresh, 0);
-    assert_int_equal(stale, NT * NZ - 1);
-    region1(v, 1, NULL, got); /* the values', not the stale ones */
-    same(got, want, NT * NZ);
-    RS(raster_close(f));
-    /* a raster writer that writes nothing: its close recomputes them */
+    /* the values', not the stale ones */
+    seal_state(rpath, 0, NT * NZ - 1, want);
+    /* a raster writer that writes nothing: its close recomputes them (the
+     * never written record too) */
     RS(raster_open(rpath, RASTER_WRITE, &f));
     RS(raster_close(f));
-    RS(raster_open(rpath, RASTER_READ, &f));
-    RS(raster_var_find(f, "v", &v));
-    RS(raster_var_stats_info(v, 1, NULL, &fresh, &stale));
-    assert_int_equal(fresh, NT * NZ); /* the never written one too */
-    assert_int_equal(stale, 0);
-    region1(v, 1, NULL, got);
-    same(got, want, NT * NZ);
-    RS(raster_close(f));
+    seal_state(rpath, NT * NZ, 0, want);
     /* broken again, then a writer through raster_attach */
     int nc;
     NC(nc_open(rpath, NC_WRITE, &nc));
@@ -869,41 +872,23 @@ static void test_seal(void **state)
     RS(raster_close(f));
     NC(nc_close(nc));
     RS(raster_nc_closed(nc));
-    RS(raster_open(rpath, RASTER_READ, &f));
-    RS(raster_var_find(f, "v", &v));
-    RS(raster_var_stats_info(v, 1, NULL, &fresh, &stale));
-    assert_int_equal(fresh, NT * NZ);
-    RS(raster_close(f));
+    seal_state(rpath, NT * NZ, SIZE_MAX, NULL);
     /* without raster_before_open a writer cannot tell: its close
      * recomputes, and seals only after raster_nc_closed */
     NC(nc_open(rpath, NC_WRITE, &nc));
     RS(raster_attach(nc, 1, &f));
     RS(raster_close(f));
     NC(nc_close(nc));
-    RS(raster_open(rpath, RASTER_READ, &f));
-    RS(raster_var_find(f, "v", &v));
-    RS(raster_var_stats_info(v, 1, NULL, &fresh, &stale));
-    assert_int_equal(fresh, 0);
-    RS(raster_close(f));
+    seal_state(rpath, 0, SIZE_MAX, NULL);
     RS(raster_nc_closed(nc));
-    RS(raster_open(rpath, RASTER_READ, &f));
-    RS(raster_var_find(f, "v", &v));
-    RS(raster_var_stats_info(v, 1, NULL, &fresh, &stale));
-    assert_int_equal(fresh, NT * NZ);
-    RS(raster_close(f));
+    seal_state(rpath, NT * NZ, SIZE_MAX, NULL);
     /* a copy without its times */
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", rpath, cpath);
     assert_int_equal(system(cmd), 0);
     struct timespec later[2] = {{0, UTIME_OMIT}, {0, UTIME_NOW}};
     assert_int_equal(utimensat(AT_FDCWD, cpath, later, 0), 0);
-    RS(raster_open(cpath, RASTER_READ, &f));
-    RS(raster_var_find(f, "v", &v));
-    RS(raster_var_stats_info(v, 1, NULL, &fresh, &stale));
-    assert_int_equal(fresh, 0);
-    region1(v, 1, NULL, got);
-    same(got, want, NT * NZ);
-    RS(raster_close(f));
+    seal_state(cpath, 0, SIZE_MAX, want);
     unlink(cpath);
 }
 
