@@ -724,55 +724,19 @@ static int fill_raster(ctx *c, const job *j, copy_progress *p)
     return rc;
 }
 
-/* Copies a raster variable's data into a plain output variable. */
+/* Copies a raster variable's data, in blocks aligned with its base
+ * chunks, into a plain output variable (JOB_FROM_RASTER, --restore) or its
+ * format 5 copy (JOB_UPGRADE). */
 static int drain_raster(ctx *c, const job *j, copy_progress *p)
 {
-    int ndims = raster_var_ndims(j->rv), st;
+    int ndims = raster_var_ndims(j->rv), st, up = j->kind == JOB_UPGRADE;
     size_t shape[MAX_RASTER_DIMS], chunk[MAX_RASTER_DIMS], elem;
     const char *name = raster_var_name(j->rv);
     int r = raster_var_dims(j->rv, NULL, shape, chunk);
     if (r != RASTER_OK)
         return raster_err(name, r);
-    if ((st = nc_inq_type(j->out_g, raster_var_type(j->rv), NULL, &elem)) !=
-        NC_NOERR)
-        return copy_ncerr(st, "%s", name);
-    copy_blocks *b = malloc(sizeof *b);
-    if (!b)
-        return copy_err("out of memory");
-    copy_blocks_init(b, ndims, shape, elem, c->o->budget, chunk);
-    void *buf = malloc(b->max_elems * elem);
-    int rc = buf ? 0 : copy_err("%s: out of memory for a %zu-byte block",
-                                name, b->max_elems * elem);
-    while (rc == 0 && copy_blocks_next(b)) {
-        if ((r = raster_var_get(j->rv, b->start, b->count, NULL, buf)) !=
-            RASTER_OK) {
-            rc = raster_err(name, r);
-            break;
-        }
-        if ((st = nc_put_vara(j->out_g, j->out_v, b->start, b->count,
-                              buf)) != NC_NOERR) {
-            rc = copy_ncerr(st, "writing %s", name);
-            break;
-        }
-        copy_progress_add(p, (unsigned long long)copy_blocks_elems(b) * elem);
-    }
-    free(buf);
-    free(b);
-    return rc;
-}
-
-/* Copies a raster variable's data into its format 5 copy, in blocks
- * aligned with its base chunks. */
-static int move_raster(ctx *c, const job *j, copy_progress *p)
-{
-    int ndims = raster_var_ndims(j->rv), st;
-    size_t shape[MAX_RASTER_DIMS], chunk[MAX_RASTER_DIMS], elem;
-    const char *name = raster_var_name(j->rv);
-    int r = raster_var_dims(j->rv, NULL, shape, chunk);
-    if (r != RASTER_OK)
-        return raster_err(name, r);
-    if ((st = nc_inq_type(raster_file_ncid(c->up), raster_var_type(j->rv),
-                          NULL, &elem)) != NC_NOERR)
+    if ((st = nc_inq_type(up ? raster_file_ncid(c->up) : j->out_g,
+                          raster_var_type(j->rv), NULL, &elem)) != NC_NOERR)
         return copy_ncerr(st, "%s", name);
     copy_blocks *b = malloc(sizeof *b);
     if (!b)
@@ -784,9 +748,14 @@ static int move_raster(ctx *c, const job *j, copy_progress *p)
     while (rc == 0 && copy_blocks_next(b)) {
         if ((r = raster_var_get(j->rv, b->start, b->count, NULL, buf)) !=
                 RASTER_OK ||
-            (r = raster_var_put(j->out_rv, b->start, b->count, NULL, buf)) !=
-                RASTER_OK) {
+            (up && (r = raster_var_put(j->out_rv, b->start, b->count, NULL,
+                                       buf)) != RASTER_OK)) {
             rc = raster_err(name, r);
+            break;
+        }
+        if (!up && (st = nc_put_vara(j->out_g, j->out_v, b->start, b->count,
+                                     buf)) != NC_NOERR) {
+            rc = copy_ncerr(st, "writing %s", name);
             break;
         }
         copy_progress_add(p, (unsigned long long)copy_blocks_elems(b) * elem);
@@ -813,8 +782,7 @@ static int run_jobs(ctx *c)
                                c->o->budget, &p);
             break;
         case JOB_TO_RASTER: rc = fill_raster(c, j, &p); break;
-        case JOB_UPGRADE: rc = move_raster(c, j, &p); break;
-        default: rc = drain_raster(c, j, &p); break;
+        default: rc = drain_raster(c, j, &p); break; /* restore, upgrade */
         }
     }
     copy_progress_end(&p);
