@@ -70,15 +70,27 @@ static inline unsigned char *spans_plane_ptr(const xfer *x, size_t plane,
 }
 
 /* memcpy, with the single values of a thin band's pieces (a cell each)
- * copied inline: a call per 4-byte value cost a quarter of such a read. */
+ * copied inline: a call per 4-byte value cost a quarter of such a read;
+ * and short runs (a tile's row: 200 bytes on the bench) in 16-byte moves,
+ * the last one overlapping: through glibc's call and size dispatch a
+ * packed format 5 read was 6% slower. */
 static inline void spans_copy_cells(unsigned char *dst,
                                     const unsigned char *src, size_t bytes)
 {
     switch (bytes) {
-    case 4: memcpy(dst, src, 4); break;
-    case 8: memcpy(dst, src, 8); break;
-    default: memcpy(dst, src, bytes); break;
+    case 4: memcpy(dst, src, 4); return;
+    case 8: memcpy(dst, src, 8); return;
+    default: break;
     }
+    if (bytes >= 16 && bytes <= 512) {
+        size_t i = 0;
+        for (; i + 16 <= bytes; i += 16)
+            memcpy(dst + i, src + i, 16);
+        if (i < bytes)
+            memcpy(dst + bytes - 16, src + bytes - 16, 16);
+        return;
+    }
+    memcpy(dst, src, bytes);
 }
 
 /* Where pieces of store a are cut (cells; 0: nowhere): windows.c plans
