@@ -1430,6 +1430,24 @@ static void test_paper_band(void **state)
     case_free(&c);
 }
 
+/* Tiles wider than a kilobyte a row: format 5 reads a plain chunk whose
+ * pieces are that long straight into place (inflate.c, read_plain), the
+ * others through a staging buffer. Bands of rows, one region each, and a
+ * mixed tile row between them. */
+static void test_wide_tiles(void **state)
+{
+    (void)state;
+    rng_seed(11);
+    scase c;
+    size_t shape[3] = {3, 18, 700}, chunk[3] = {2, 6, 350};
+    case_init(&c, "wide", NC_FLOAT, 3, shape, chunk, 1, MASK_SINGLE, 0);
+    for (size_t y = 0; y < 18; y++)
+        for (size_t x = 0; x < 700; x++)
+            c.mask[y * 700 + x] = y < 6 ? 1 : y >= 12 ? 2 : 1 + (x / 7) % 2;
+    run_case(&c, W_RECORDS, 10);
+    case_free(&c);
+}
+
 /* Case c written whole and closed, then opened read-only: *f, *v. */
 static void written_read_only(scase *c, raster_file **f, raster_var **v)
 {
@@ -3331,6 +3349,7 @@ int main(void)
         cmocka_unit_test(test_window_reads),
         cmocka_unit_test(test_two_dimensional),
         cmocka_unit_test(test_paper_band),
+        cmocka_unit_test(test_wide_tiles),
         cmocka_unit_test(test_many_pieces),
         cmocka_unit_test(test_wide_thin_bands),
         cmocka_unit_test(test_large_records),
