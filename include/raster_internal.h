@@ -3,7 +3,7 @@
  * libraster beyond the C API of raster.h. Not installed, not part of the
  * API: these calls may change with any release.
  *
- * The shim needs the first five at run time (it links libraster.so), so
+ * The shim needs the first seven at run time (it links libraster.so), so
  * libraster.so exports them; rasterbench (linked to libraster.so too)
  * needs raster_read_phases_take. Nothing else of libraster is exported
  * beyond raster.h.
@@ -58,6 +58,29 @@ RASTER_API int raster_is_storage_link(int64_t loc, const char *name);
  *  RASTER_EINVAL for a NULL variable. */
 RASTER_API int raster_var_view_inq(const raster_var *var, char *name,
                                    int *xtype, int *ndims, int *dimids);
+
+/*! raster_view_var_plain() :
+ *  @return 1 when the caller's variable (parent, varid) of view `file`
+ *  (raster_attach_view) holds its values (format 5) and the view's
+ *  variables are not loaded yet: netCDF's answers about it are raster's,
+ *  and asking netCDF loads nothing of raster. 0 otherwise. */
+RASTER_API int raster_view_var_plain(const raster_file *file, int parent,
+                                     int varid);
+
+/*! raster_view_reads_through() :
+ *  @return 1 when netCDF's own read of box start/count/stride (stride may
+ *  be NULL) of the caller's variable (parent, varid) of view `file`
+ *  (raster_attach_view) gives what raster's would at no greater cost, so
+ *  the caller reads through netCDF and raster loads nothing: the variable
+ *  holds its values (format 5), its view's variables are not loaded yet,
+ *  and the box touches at most 16 of its chunks (a point's series: the
+ *  load would cost more than the read). 0 otherwise, or for a variable
+ *  that is not raster's. Nothing is checked against the variable's shape:
+ *  netCDF answers a bad box as it always does. */
+RASTER_API int raster_view_reads_through(const raster_file *file, int parent,
+                                         int varid, const size_t *start,
+                                         const size_t *count,
+                                         const ptrdiff_t *stride);
 
 /* ---- the shim's names and filters --------------------------------------- */
 

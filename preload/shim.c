@@ -530,12 +530,17 @@ static int note_attnum(int ncid, int varid);
  * netCDF would first read the placeholder's metadata, which for a 4-D
  * variable costs more than a point's whole read. 1 when answered (*st
  * its status), 0 to ask netCDF. The view's variables load here when
- * they have not yet: the first read would load them anyway. */
+ * they have not yet, but for a variable that holds its values (format
+ * 5): netCDF reads its metadata for its own reads of it (a point's
+ * series, reads_through) anyway. */
 static int inq_view(int ncid, int varid, char *name, nc_type *xtypep,
                     int *ndimsp, int *dimidsp, int *st)
 {
     shim_file *sf = shim_on() ? files_find(ncid) : NULL;
-    raster_var *rv = sf ? files_view_var(sf, ncid, varid) : NULL;
+    raster_var *rv =
+        sf && !raster_view_var_plain(files_raster(sf), ncid, varid)
+            ? files_view_var(sf, ncid, varid)
+            : NULL;
     int type, n, ids[NC_MAX_VAR_DIMS];
     if (!rv || raster_var_ndims(rv) > NC_MAX_VAR_DIMS ||
         raster_var_view_inq(rv, name, &type, &n, ids) != RASTER_OK)
@@ -1335,6 +1340,30 @@ static int data_call(raster_var *v, int put, int shape, const size_t *start,
     return st;
 }
 
+/* 1 when a read goes to netCDF untouched: a small box of a variable that
+ * holds its values, in a read-only file whose raster variables are not
+ * loaded yet (raster_view_reads_through); a point's series then costs
+ * what it costs without the shim. Shapes as data_call's. */
+static int reads_through(int ncid, int varid, int shape, const size_t *start,
+                         const size_t *count, const ptrdiff_t *stride,
+                         const ptrdiff_t *imap, int varm)
+{
+    (void)imap; /* the map places values in memory, not in the file */
+    (void)varm;
+    size_t ones[NC_MAX_VAR_DIMS];
+    shim_file *sf;
+    if (shape == NCAPI_WHOLE || varid < 0 || !shim_on() ||
+        !(sf = files_find(ncid)))
+        return 0;
+    if (shape == NCAPI_ONE) {
+        for (int i = 0; i < NC_MAX_VAR_DIMS; i++)
+            ones[i] = 1;
+        count = ones;
+    }
+    return raster_view_reads_through(files_raster(sf), ncid, varid, start,
+                                     count, stride);
+}
+
 #define NCAPI_CONST_put const
 #define NCAPI_CONST_get
 
@@ -1343,7 +1372,11 @@ static int data_call(raster_var *v, int put, int shape, const size_t *start,
                                         NCAPI_KIND_##kind##_PARAMS,           \
                                         NCAPI_CONST_##dir ctype *data)        \
     {                                                                         \
-        raster_var *v = call_target(ncid, varid, 1);                          \
+        raster_var *v = #dir[0] == 'g' &&                                     \
+                                reads_through(ncid, varid,                    \
+                                              NCAPI_KIND_##kind##_SHAPE)      \
+                            ? NULL                                            \
+                            : call_target(ncid, varid, 1);                    \
         if (v)                                                                \
             return data_call(v, #dir[0] == 'p', NCAPI_KIND_##kind##_SHAPE,    \
                              (void *)data, memtype);                          \

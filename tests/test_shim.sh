@@ -49,6 +49,36 @@ expect 0 "region reader under the shim" under "$ex/region_reader" "$tmp/raster.n
 grep -q "TEMP region 6: 12107 cells x 6 records.*(state shared with the shim)" "$tmp/out" && ok ||
     fail "region reader under the shim: $(cat "$tmp/out")"
 
+# a point's series (a few chunks: open, the variable's rank and dimensions,
+# one read, close; or the read alone) by an unmodified reader: format 5's
+# through netCDF, with nothing of raster loaded (raster_view_var_plain,
+# raster_view_reads_through), format 3's through raster; and by ncks, which
+# asks more of the variable first
+RASTER_FORMAT=5 RASTER_MASK="$basins:REGION_MASK" expect 0 \
+    "cesm writer under the shim, format 5" \
+    under "$ex/cesm_writer" "$basins" "$tmp/raster5.nc" 2 3
+"$build/tests/point_prog" "$tmp/plain.nc" TEMP 200 100 > "$tmp/point.txt"
+for f in raster raster5; do
+    under "$build/tests/point_prog" "$tmp/$f.nc" TEMP 200 100 \
+        > "$tmp/point_$f.txt"
+    same "$tmp/point.txt" "$tmp/point_$f.txt" "a point's series of $f.nc"
+    # the read as the first call about the variable
+    under "$build/tests/point_prog" "$tmp/$f.nc" TEMP 200 100 2 3 \
+        > "$tmp/point_$f.txt"
+    same "$tmp/point.txt" "$tmp/point_$f.txt" "a blind point's series of $f.nc"
+done
+if command -v ncks > /dev/null 2>&1; then
+    ncks -H -C -v TEMP -d nlat,200 -d nlon,100 "$tmp/plain.nc" |
+        tail -n +2 > "$tmp/point.txt"
+    for f in raster raster5; do
+        under ncks -H -C -v TEMP -d nlat,200 -d nlon,100 "$tmp/$f.nc" |
+            tail -n +2 > "$tmp/point_$f.txt"
+        same "$tmp/point.txt" "$tmp/point_$f.txt" "ncks: a point's series of $f.nc"
+    done
+else
+    echo "SKIP: ncks (Debian nco) not available: no point series by ncks"
+fi
+
 # RASTER_VARS narrows the choice
 RASTER_MASK="$basins:REGION_MASK" RASTER_VARS=SALT expect 0 "RASTER_VARS" \
     under "$ex/cesm_writer" "$basins" "$tmp/vars.nc" 2 3

@@ -92,6 +92,8 @@ static int hide_on;     /* hide_install: opens may hide the storage */
 static size_t hidden_n; /* hide_end: storage groups the open skipped */
 static int view_rc;     /* raster_attach_view's status */
 static int view_inq_rc; /* raster_var_view_inq's status */
+static int through;     /* raster_view_reads_through's answer */
+static size_t through_count[2]; /* the count it was last asked about */
 
 static int setup(void **state)
 {
@@ -99,7 +101,7 @@ static int setup(void **state)
     ncalls = 0;
     forced = attach_rc = typed_rc = nc_status = 0;
     nvars = 1;
-    hide_on = view_rc = view_inq_rc = 0;
+    hide_on = view_rc = view_inq_rc = through = 0;
     hidden_n = 0;
     return 0;
 }
@@ -137,6 +139,15 @@ static int fake_get_vara_float(int ncid, int varid, const size_t *start,
         return forced;
     buf[0] = 42.0f;
     return NC_NOERR;
+}
+
+static int fake_get_var1_float(int ncid, int varid, const size_t *index,
+                               float *buf)
+{
+    call *c = record("nc_get_var1_float", ncid, varid);
+    c->p[0] = index;
+    buf[0] = 43.0f;
+    return forced ? forced : NC_NOERR;
 }
 
 static int fake_get_varm_double(int ncid, int varid, const size_t *start,
@@ -463,6 +474,7 @@ static const struct {
     {"nc_close", (void *)fake_close},
     {"nc_get_vara_float", (void *)fake_get_vara_float},
     {"nc_get_varm_double", (void *)fake_get_varm_double},
+    {"nc_get_var1_float", (void *)fake_get_var1_float},
     {"nc_put_var1_int", (void *)fake_put_var1_int},
     {"nc_inq_var", (void *)fake_inq_var},
     {"nc_inq_varnatts", (void *)fake_inq_varnatts},
@@ -621,6 +633,25 @@ int raster_var_ndims(const raster_var *var)
 {
     assert_ptr_equal(var, FAKE_VAR);
     return 2;
+}
+
+int raster_view_var_plain(const raster_file *file, int parent, int varid)
+{
+    assert_ptr_equal(file, FAKE_RF);
+    record("raster_view_var_plain", parent, varid);
+    return through && parent == RFILE && varid == RVAR;
+}
+
+int raster_view_reads_through(const raster_file *file, int parent,
+                              int varid, const size_t *start,
+                              const size_t *count, const ptrdiff_t *stride)
+{
+    assert_ptr_equal(file, FAKE_RF);
+    assert_non_null(start);
+    (void)stride;
+    record("raster_view_reads_through", parent, varid);
+    memcpy(through_count, count, sizeof through_count);
+    return through && parent == RFILE && varid == RVAR;
 }
 
 /* a view's placeholder, its dimensions 5 and 6 in netCDF's numbering */
@@ -1323,6 +1354,25 @@ static void test_view_open(void **state)
     float f = 0;
     assert_int_equal(nc_get_vara_float(ncid, RVAR, start, cnt, &f), NC_NOERR);
     assert_int_equal(count("raster_var_get_typed"), 1); /* raster's read */
+    assert_int_equal(count("raster_view_reads_through"), 1);
+    /* a small read raster would give to netCDF anyway: netCDF's own call,
+     * nothing of raster loaded; a single value's count is ones */
+    through = 1;
+    assert_int_equal(nc_get_vara_float(ncid, RVAR, start, cnt, &f), NC_NOERR);
+    assert_int_equal(count("raster_var_get_typed"), 1);
+    assert_int_equal(count("nc_get_vara_float"), 1);
+    assert_int_equal(last("nc_get_vara_float")->varid, RVAR);
+    through_count[0] = through_count[1] = 0;
+    assert_int_equal(nc_get_var1_float(ncid, RVAR, start, &f), NC_NOERR);
+    assert_int_equal(count("nc_get_var1_float"), 1);
+    assert_true(f == 43.0f);
+    assert_int_equal(through_count[0], 1);
+    assert_int_equal(through_count[1], 1);
+    /* a write is never asked about */
+    int before = count("raster_view_reads_through");
+    (void)nc_put_vara_float(ncid, RVAR, start, cnt, &f);
+    assert_int_equal(count("raster_view_reads_through"), before);
+    through = 0;
 
     /* the placeholder described by raster, not by netCDF (which would
      * read its metadata first); every pointer optional */
@@ -1358,6 +1408,13 @@ static void test_view_open(void **state)
     assert_int_equal(nc_inq_varndims(ncid, RVAR, &nd), NC_NOERR);
     assert_int_equal(nd, 2);
     assert_int_equal(count("nc_inq_var"), 3);
+    /* a variable holding its values, not loaded yet: netCDF's answer */
+    view_inq_rc = 0;
+    through = 1;
+    assert_int_equal(nc_inq_varndims(ncid, RVAR, &nd), NC_NOERR);
+    assert_int_equal(count("nc_inq_var"), 4);
+    assert_int_equal(count("raster_var_view_inq"), 6); /* as before it */
+    assert_int_equal(last("raster_view_var_plain")->varid, RVAR);
     close_raster(ncid);
 
     setup(NULL);

@@ -682,6 +682,35 @@ int raster_var_find(const raster_file *f, const char *name, raster_var **out)
                        name, f->path ? f->path : "the file");
 }
 
+/* The view group of the caller's variable (parent, varid) while f's
+ * variables are not loaded yet, or NULL. */
+static const struct view_group *pending_group(const raster_file *f,
+                                              int parent, int varid)
+{
+    if (!file_ok(f) || !f->view || !atomic_load(&f->view_pending))
+        return NULL;
+    for (size_t i = 0; i < f->nview; i++)
+        if (f->view_groups[i].grp == parent &&
+            f->view_groups[i].varid == varid)
+            return &f->view_groups[i];
+    return NULL;
+}
+
+int raster_view_var_plain(const raster_file *f, int parent, int varid)
+{
+    const struct view_group *g = pending_group(f, parent, varid);
+    return g && g->format >= 5;
+}
+
+int raster_view_reads_through(const raster_file *f, int parent, int varid,
+                              const size_t *start, const size_t *count,
+                              const ptrdiff_t *stride)
+{
+    const struct view_group *g = pending_group(f, parent, varid);
+    return g && start && count && g->format >= 5 && g->nck > 0 &&
+           var_few_chunks(g->nck, g->ck, start, count, stride);
+}
+
 raster_var *raster_var_by_varid(const raster_file *f, int parent, int varid)
 {
     if (file_ok(f) && f->view) { /* the caller's ids: no netCDF needed */

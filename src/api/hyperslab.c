@@ -218,14 +218,9 @@ static int quantize_for_write(raster_var *v, int mode, int nsd,
 
 /* `qrun`: for a write, how many values netCDF would quantize as one
  * buffer (quantize_for_write): 0, the whole box, but for nc_put_varm's. */
-/* Format 5: a read-only variable's reads of at most this many of its
- * chunks go through netCDF when the file is open there (raster's own
- * handle, or the caller's under the shim), as any reader's would: the
- * variable holds its values, and a point's series touches a chunk per
- * record, where raster's first read of an open file walks the variable's
- * whole chunk index. Sets the netCDF ids to read. */
-#define NETCDF_CHUNKS 16
-
+/* Format 5: a read-only variable's small reads (VAR_NETCDF_CHUNKS) go
+ * through netCDF when the file is open there. Sets the netCDF ids to
+ * read. */
 static int netcdf_read(const raster_var *v, const size_t *start,
                        const size_t *count, const ptrdiff_t *stride,
                        int *grp, int *varid)
@@ -235,17 +230,7 @@ static int netcdf_read(const raster_var *v, const size_t *start,
     if (!var_tiled(v) || v->file->writable ||
         (!v->file->view && v->file->ncid < 0) || *grp < 0 || *varid < 0)
         return 0;
-    size_t chunks = 1;
-    for (int d = 0; d < v->ndims; d++) {
-        size_t ck = v->chunk[d], step = stride ? (size_t)stride[d] : 1;
-        if (count[d] == 0)
-            return 0;
-        size_t last = start[d] + (count[d] - 1) * step;
-        chunks *= ck ? last / ck - start[d] / ck + 1 : SIZE_MAX;
-        if (chunks > NETCDF_CHUNKS)
-            return 0;
-    }
-    return 1;
+    return var_few_chunks(v->ndims, v->chunk, start, count, stride);
 }
 
 static int var_io(raster_var *v, const size_t *start, const size_t *count,

@@ -791,7 +791,8 @@ typedef struct scan {
 /* Records placeholder (grp, varid) and its storage group: link `link` of
  * group path `parent`, open as gid, of variable `var` (both taken). */
 static int add_key(raster_file *f, int grp, int varid, const char *parent,
-                   const char *link, char *var, hid_t gid)
+                   const char *link, char *var, hid_t gid,
+                   const struct view_group *shape)
 {
     struct view_group *groups =
         raster_reallocarray(f->view_groups, f->nview + 1, sizeof *groups);
@@ -806,7 +807,13 @@ static int add_key(raster_file *f, int grp, int varid, const char *parent,
                            f->path);
     }
     snprintf(path, len, "%s/%s", strcmp(parent, "/") ? parent : "", link);
-    groups[f->nview++] = (struct view_group){grp, varid, path, var, gid};
+    struct view_group *r = &groups[f->nview++];
+    *r = *shape;
+    r->grp = grp;
+    r->varid = varid;
+    r->path = path;
+    r->name = var;
+    r->gid = gid;
     return RASTER_OK;
 }
 
@@ -853,6 +860,20 @@ static int check_storage(scan *s, hid_t parent, hid_t g, const char *name,
     int same = p >= 0 && fileio_extent(p, dims, maxdims) == (int)n;
     for (size_t i = 0; same && i < n; i++)
         same = dims[i] == ext[i];
+    /* the format and the chunk shape, for reads before the load (a
+     * version or a layout it cannot tell: read by loading) */
+    struct view_group shape = {0};
+    hid_t dcpl = same ? H5Dget_create_plist(p) : -1;
+    if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
+        H5Pget_chunk(dcpl, (int)n, dims) == (int)n) {
+        shape.nck = (int)n;
+        for (size_t i = 0; i < n; i++)
+            shape.ck[i] = (size_t)dims[i];
+    }
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (same && att_one(g, ATT_VERSION, NC_INT, &shape.format) != 0)
+        shape.format = 0;
     if (p >= 0)
         H5Dclose(p);
     int varid;
@@ -861,7 +882,7 @@ static int check_storage(scan *s, hid_t parent, hid_t g, const char *name,
         rc = LEAN_FAIL("%s: placeholder not of the recorded extent", name);
     if (rc == RASTER_OK) { /* the name and the group go to the record */
         *kept = 1;
-        return add_key(s->f, s->grp, varid, s->path, name, var, g);
+        return add_key(s->f, s->grp, varid, s->path, name, var, g, &shape);
     }
     raster_free(var);
     return rc;

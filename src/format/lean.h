@@ -36,11 +36,15 @@ int lean_view_scan(raster_file *f, int ncid);
 /* A storage group lean_view_scan checked: its placeholder's ids in the
  * caller's handle (group, varid), its HDF5 path, its variable's name and
  * the group itself (hid_t), kept open for the load, which then neither
- * walks the root's links again nor reads what the scan read. */
+ * walks the root's links again nor reads what the scan read; and what a
+ * read needs to know before the load (raster_view_reads_through). */
 struct view_group {
     int grp, varid;
     char *path, *name;
     int64_t gid;
+    int format;  /* the storage group's format version */
+    int nck;     /* the placeholder's rank when chunked, else 0 */
+    size_t ck[RASTER_MAX_DIMS]; /* and its chunk shape */
 };
 
 /* Closes the groups lean_view_scan kept open (before the file's HDF5

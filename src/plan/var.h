@@ -9,6 +9,7 @@
 #include <netcdf.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "layout.h"
@@ -344,6 +345,34 @@ static inline layout_mode var_layout_mode(const raster_var *v)
     return v->format >= 5   ? LAYOUT_TILES
            : v->format >= 4 ? LAYOUT_SHARED
                             : LAYOUT_REGIONS;
+}
+
+/* Format 5: a read-only variable's reads of at most this many of its
+ * chunks go through netCDF when the file is open there (raster's own
+ * handle, or the caller's under the shim), as any reader's would: the
+ * variable holds its values, and a point's series touches a chunk per
+ * record, where raster's first read of an open file walks the variable's
+ * whole chunk index. */
+#define VAR_NETCDF_CHUNKS 16
+
+/* 1 when box start/count/stride (stride may be NULL) of a variable of
+ * rank nd chunked ck touches at most VAR_NETCDF_CHUNKS chunks (an empty
+ * box, or a dimension not chunked: 0). */
+static inline int var_few_chunks(int nd, const size_t *ck,
+                                 const size_t *start, const size_t *count,
+                                 const ptrdiff_t *stride)
+{
+    size_t chunks = 1;
+    for (int d = 0; d < nd; d++) {
+        size_t step = stride ? (size_t)stride[d] : 1;
+        if (count[d] == 0 || ck[d] == 0)
+            return 0;
+        size_t last = start[d] + (count[d] - 1) * step;
+        chunks *= last / ck[d] - start[d] / ck[d] + 1;
+        if (chunks > VAR_NETCDF_CHUNKS)
+            return 0;
+    }
+    return 1;
 }
 
 #endif
