@@ -692,9 +692,10 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
         if ((rc = chunkio_prepare_store(v, last)) != RASTER_OK)
             return rc;
     }
-    /* strided pieces move on the direct path only (read_staged); a large
-     * scattered read (windows) or any store read otherwise gets their
-     * rows as plain pieces */
+    /* strided pieces move on the direct path (read_staged) and out of
+     * plain chunks (inflate.c: a thin band's column through format 5's
+     * tiles); a large scattered read (windows) or any store read
+     * otherwise gets their rows as plain pieces */
     size_t cells = 0;
     int strided = 0, other = write || v->file->fd < 0;
     for (size_t i = 0; i < npieces; i++) {
@@ -702,7 +703,7 @@ int chunkio_xfer(raster_var *v, piece *pieces, size_t npieces,
         cells += piece_cells(&pieces[i]);
         if (pieces[i].rep) {
             strided = 1;
-            other |= !a->ok || a->inflate;
+            other |= !a->ok || (a->inflate && a->nfilt != 0);
         }
     }
     if (strided && !other)

@@ -88,13 +88,15 @@ static int64_t job_chunk(const xfer *x, const span *spans, const ijob *j,
 
 /* The pieces from i on (before `end`) that follow on in both the store
  * and the plane (a packed region's rows), taken as one: *len cells;
- * returns the index past them. */
+ * returns the index past them. A strided piece (piece.h: a thin band's
+ * column through a tile) is taken alone, *len cells a row. */
 static size_t piece_run(const xfer *x, size_t i, size_t end, size_t *len)
 {
     const piece *q = &x->pieces[i];
     size_t e = i + 1;
     *len = q->len;
-    for (; e < end && x->pieces[e].soff == q->soff + *len &&
+    for (; !q->rep && e < end && !x->pieces[e].rep &&
+           x->pieces[e].soff == q->soff + *len &&
            x->pieces[e].uoff == q->uoff + *len;
          e++)
         *len += x->pieces[e].len;
@@ -141,10 +143,14 @@ static void copy_out(const ictx *c, const ijob *j, const unsigned char *chunk,
                     announce_write(x, j->pl[p].plane,
                                    &x->pieces[i + COPY_AHEAD]);
                 size_t at = rec + (size_t)(q->soff - first);
-                if (shuffled)
-                    unfilter_unshuffle(dst, chunk, elem, cells, at, len);
-                else
-                    spans_copy_cells(dst, chunk + at * elem, len * elem);
+                for (uint32_t r = 0; r <= q->rep; r++) {
+                    if (shuffled)
+                        unfilter_unshuffle(dst, chunk, elem, cells, at, len);
+                    else
+                        spans_copy_cells(dst, chunk + at * elem, len * elem);
+                    at += q->sstep;
+                    dst += (size_t)q->ustep * elem;
+                }
             }
     }
 }
@@ -202,8 +208,11 @@ static int long_pieces(const ictx *c, const ijob *j)
     size_t n = 0, cells = 0;
     for (size_t k = j->s0; k < j->s1; k++) {
         n += c->spans[k].p1 - c->spans[k].p0;
-        for (size_t i = c->spans[k].p0; i < c->spans[k].p1; i++)
-            cells += piece_cells(&c->x->pieces[i]);
+        for (size_t i = c->spans[k].p0; i < c->spans[k].p1; i++) {
+            if (c->x->pieces[i].rep) /* rows apart: read_plain takes none */
+                return 0;
+            cells += c->x->pieces[i].len;
+        }
     }
     return n > 0 && cells * c->x->v->elem >= n * PLAIN_PIECE_BYTES;
 }
@@ -249,9 +258,13 @@ static int run_ijob(const ictx *c, const ijob *j, unfilter *u,
         for (size_t p = 0; p < j->np; p++)
             for (size_t k = j->s0; k < j->s1; k++)
                 for (size_t i = c->spans[k].p0; i < c->spans[k].p1; i++)
-                    convert_fill_cells(
-                        spans_plane_ptr(x, j->pl[p].plane, x->pieces[i].uoff),
-                        x->pieces[i].len, v->fill, elem);
+                    for (uint32_t r = 0; r <= x->pieces[i].rep; r++)
+                        convert_fill_cells(
+                            spans_plane_ptr(x, j->pl[p].plane,
+                                            x->pieces[i].uoff +
+                                                (uint64_t)r *
+                                                    x->pieces[i].ustep),
+                            x->pieces[i].len, v->fill, elem);
         return RASTER_OK;
     }
     size_t bytes = elem * a->ckc, csize = a->csize[lin];
