@@ -2821,6 +2821,29 @@ static void test_region_reads_shifted_run(void **state)
         RS(raster_close(f));
     }
     corrupt_without_sums = 0;
+    /* with checksums the mask is not read: the shifted run's rows no
+     * longer match their checksum, and every read that loads them says
+     * so (regions.c, check_mask) */
+    for (int unlim = 0; unlim < 2; unlim++) {
+        raster_file *f;
+        raster_var *v;
+        open_corrupt_read(path, unlim, c_runs_shifted, &f, &v);
+        size_t os[2] = {0, 0}, oc[2] = {T, Z};
+        int32_t three = 3, both[2] = {3, 6};
+        float *buf = malloc(sizeof(float) * T * Z * NY * NX);
+        assert_non_null(buf);
+        raster_errmsg_clear();
+        assert_int_equal(raster_region_read(v, both, 2, os, oc,
+                                            RASTER_LAYOUT_PACKED, buf),
+                         RASTER_EFORMAT);
+        assert_non_null(strstr(raster_errmsg(), "do not match their "
+                               "checksum"));
+        assert_int_equal(raster_region_read(v, &three, 1, os, oc,
+                                            RASTER_LAYOUT_BBOX, buf),
+                         RASTER_EFORMAT);
+        free(buf);
+        RS(raster_close(f));
+    }
     unlink(path);
 }
 

@@ -76,7 +76,8 @@ int regions_mask_rows(const raster_var *v, int varid, size_t y0, size_t ny,
  * the mask shows a run moved onto another region's cells: a read that
  * places cells by their runs (bbox and full layouts, several regions in
  * grid order, cell coordinates) would put the values there. Runs derived
- * from the mask (v->lay) need no check. */
+ * from the mask (v->lay), or checked against their checksums (v->sums),
+ * need no check. */
 int regions_check_mask(raster_var *v, size_t r);
 
 /* Marks bits [a, a+n) of map; 0 (nothing marked) when one of them was
