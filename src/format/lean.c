@@ -863,7 +863,10 @@ static int check_storage(scan *s, hid_t parent, hid_t g, const char *name,
     /* the format and the chunk shape, for reads before the load (a
      * version or a layout it cannot tell: read by loading) */
     struct view_group shape = {0};
-    hid_t dcpl = same ? H5Dget_create_plist(p) : -1;
+    if (same && att_one(g, ATT_VERSION, NC_INT, &shape.format) != 0)
+        shape.format = 0;
+    /* the plist copy only where it serves: a variable holding its values */
+    hid_t dcpl = same && shape.format >= 5 ? H5Dget_create_plist(p) : -1;
     if (dcpl >= 0 && H5Pget_layout(dcpl) == H5D_CHUNKED &&
         H5Pget_chunk(dcpl, (int)n, dims) == (int)n) {
         shape.nck = (int)n;
@@ -872,8 +875,6 @@ static int check_storage(scan *s, hid_t parent, hid_t g, const char *name,
     }
     if (dcpl >= 0)
         H5Pclose(dcpl);
-    if (same && att_one(g, ATT_VERSION, NC_INT, &shape.format) != 0)
-        shape.format = 0;
     if (p >= 0)
         H5Dclose(p);
     int varid;
