@@ -155,10 +155,10 @@ static void copy_out(const ictx *c, const ijob *j, const unsigned char *chunk,
     }
 }
 
-/* A chunk stored as it is (format 5's, no filter): its bytes from the
- * first wanted to the last read with one preadv straight into every plane
- * they serve, the cells no plane wants into `junk` (chunk bytes long):
- * the copy out of a staging buffer was two fifths of a read. */
+/* A chunk stored as it is (format 5's, no filter) whose pieces are long
+ * (long_pieces): its bytes from the first wanted to the last read with one
+ * preadv straight into every plane they serve, the cells no plane wants
+ * into `junk` (chunk bytes long), with no copy out of a staging buffer. */
 static int read_plain(const ictx *c, const ijob *j, int64_t off,
                       unsigned char *junk, struct iovec **iovp, size_t *cap)
 {
