@@ -95,12 +95,14 @@ def read_mask(spec):
 
 def valid_sum(x, fill):
     """The float64 sum of x's values that are neither NaN nor `fill`, in
-    blocks: the check must not add to the worker's peak memory."""
+    blocks: the check must not add to the worker's peak memory (blocks of
+    1 Mi values, a float64 copy, its mask and its selection, added 16 MB
+    to the Indian basin's ncregions worker: 201 MB against 185)."""
     import numpy as np
     flat = np.asarray(x).reshape(-1)
     total = 0.0
-    for i in range(0, flat.size, 1 << 20):
-        b = flat[i:i + (1 << 20)].astype(np.float64)
+    for i in range(0, flat.size, 1 << 16):
+        b = flat[i:i + (1 << 16)].astype(np.float64)
         ok = ~np.isnan(b)
         if fill is not None:
             ok &= b != float(fill)
