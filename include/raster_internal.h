@@ -69,7 +69,7 @@ RASTER_API int raster_view_var_plain(const raster_file *file, int parent,
 
 /*! raster_view_reads_through() :
  *  @return 1 when netCDF's own read of box start/count/stride (stride may
- *  be NULL) of the caller's variable (parent, varid) of view `file`
+ *  be NULL; count NULL: the single value at start) of the caller's variable (parent, varid) of view `file`
  *  (raster_attach_view) gives what raster's would at no greater cost, so
  *  the caller reads through netCDF and raster loads nothing: the variable
  *  holds its values (format 5), its view's variables are not loaded yet,

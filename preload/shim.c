@@ -532,7 +532,7 @@ static int note_attnum(int ncid, int varid);
  * its status), 0 to ask netCDF. The view's variables load here when
  * they have not yet, but for a variable that holds its values (format
  * 5): netCDF reads its metadata for its own reads of it (a point's
- * series, reads_through) anyway. */
+ * series, data_target) anyway. */
 static int inq_view(int ncid, int varid, char *name, nc_type *xtypep,
                     int *ndimsp, int *dimidsp, int *st)
 {
@@ -891,19 +891,14 @@ SHIM_API int nc_inq_grp_full_ncid(int ncid, const char *full_name,
 /* ---- attributes --------------------------------------------------------- */
 
 /* The raster variable a call on (ncid, varid) concerns, or NULL: netCDF's
- * alone. A rename adopts the variable first when it is still pending; a
- * data call (`data`), on any variable, adopts every pending variable of
- * the file, as netCDF ends the definition there (a data call on a
- * coordinate written before the fields ends it too). */
-static raster_var *call_target(int ncid, int varid, int data)
+ * alone. A rename adopts the variable first when it is still pending (a
+ * data call adopts every pending variable of the file: data_target). */
+static raster_var *call_target(int ncid, int varid)
 {
     if (varid < 0 || !shim_on())
         return NULL;
     shim_file *sf = files_find(ncid);
-    if (!sf)
-        return NULL;
-    return data ? files_data_var(sf, ncid, varid)
-                : files_var(sf, ncid, varid);
+    return sf ? files_var(sf, ncid, varid) : NULL;
 }
 
 /* The raster variable whose attribute `name` raster keeps itself (only
@@ -1119,7 +1114,7 @@ SHIM_API int nc_inq_var_filter(int ncid, int varid, unsigned int *idp,
 SHIM_API int nc_rename_var(int ncid, int varid, const char *name)
 {
     free_name(ncid, name);
-    raster_var *v = call_target(ncid, varid, 0);
+    raster_var *v = call_target(ncid, varid);
     if (!v)
         return CALL_REAL(nc_rename_var, (ncid, varid, name));
     int rc = raster_var_rename(v, name);
@@ -1340,28 +1335,30 @@ static int data_call(raster_var *v, int put, int shape, const size_t *start,
     return st;
 }
 
-/* 1 when a read goes to netCDF untouched: a small box of a variable that
+/* The raster variable a data call moves, or NULL: netCDF's alone. A data
+ * call, on any variable, adopts every pending variable of the file, as
+ * netCDF ends the definition there (a data call on a coordinate written
+ * before the fields ends it too). NULL also for a read that goes to
+ * netCDF untouched: a small box of a variable that
  * holds its values, in a read-only file whose raster variables are not
- * loaded yet (raster_view_reads_through); a point's series then costs
- * what it costs without the shim. Shapes as data_call's. */
-static int reads_through(int ncid, int varid, int shape, const size_t *start,
-                         const size_t *count, const ptrdiff_t *stride,
-                         const ptrdiff_t *imap, int varm)
+ * loaded yet (raster_view_reads_through), so a point's series costs what
+ * it costs without the shim. Shapes as data_call's (a map places values
+ * in memory, not in the file). */
+static raster_var *data_target(int ncid, int varid, int get, int shape,
+                               const size_t *start, const size_t *count,
+                               const ptrdiff_t *stride,
+                               const ptrdiff_t *imap, int varm)
 {
-    (void)imap; /* the map places values in memory, not in the file */
+    (void)imap;
     (void)varm;
-    size_t ones[NC_MAX_VAR_DIMS];
     shim_file *sf;
-    if (shape == NCAPI_WHOLE || varid < 0 || !shim_on() ||
-        !(sf = files_find(ncid)))
-        return 0;
-    if (shape == NCAPI_ONE) {
-        for (int i = 0; i < NC_MAX_VAR_DIMS; i++)
-            ones[i] = 1;
-        count = ones;
-    }
-    return raster_view_reads_through(files_raster(sf), ncid, varid, start,
-                                     count, stride);
+    if (varid < 0 || !shim_on() || !(sf = files_find(ncid)))
+        return NULL;
+    if (get && shape != NCAPI_WHOLE &&
+        raster_view_reads_through(files_raster(sf), ncid, varid, start,
+                                  shape == NCAPI_ONE ? NULL : count, stride))
+        return NULL;
+    return files_data_var(sf, ncid, varid);
 }
 
 #define NCAPI_CONST_put const
@@ -1372,11 +1369,8 @@ static int reads_through(int ncid, int varid, int shape, const size_t *start,
                                         NCAPI_KIND_##kind##_PARAMS,           \
                                         NCAPI_CONST_##dir ctype *data)        \
     {                                                                         \
-        raster_var *v = #dir[0] == 'g' &&                                     \
-                                reads_through(ncid, varid,                    \
-                                              NCAPI_KIND_##kind##_SHAPE)      \
-                            ? NULL                                            \
-                            : call_target(ncid, varid, 1);                    \
+        raster_var *v = data_target(ncid, varid, #dir[0] == 'g',              \
+                                    NCAPI_KIND_##kind##_SHAPE);               \
         if (v)                                                                \
             return data_call(v, #dir[0] == 'p', NCAPI_KIND_##kind##_SHAPE,    \
                              (void *)data, memtype);                          \

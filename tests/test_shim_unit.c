@@ -650,7 +650,10 @@ int raster_view_reads_through(const raster_file *file, int parent,
     assert_non_null(start);
     (void)stride;
     record("raster_view_reads_through", parent, varid);
-    memcpy(through_count, count, sizeof through_count);
+    if (count) /* NULL: a single value */
+        memcpy(through_count, count, sizeof through_count);
+    else
+        through_count[0] = through_count[1] = 1;
     return through && parent == RFILE && varid == RVAR;
 }
 

@@ -707,7 +707,7 @@ int raster_view_reads_through(const raster_file *f, int parent, int varid,
                               const ptrdiff_t *stride)
 {
     const struct view_group *g = pending_group(f, parent, varid);
-    return g && start && count && g->format >= 5 && g->nck > 0 &&
+    return g && start && g->format >= 5 && g->nck > 0 &&
            var_few_chunks(g->nck, g->ck, start, count, stride);
 }
 

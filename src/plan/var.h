@@ -355,19 +355,20 @@ static inline layout_mode var_layout_mode(const raster_var *v)
  * whole chunk index. */
 #define VAR_NETCDF_CHUNKS 16
 
-/* 1 when box start/count/stride (stride may be NULL) of a variable of
- * rank nd chunked ck touches at most VAR_NETCDF_CHUNKS chunks (an empty
- * box, or a dimension not chunked: 0). */
+/* 1 when box start/count/stride (stride may be NULL; count NULL: the
+ * single value at start) of a variable of rank nd chunked ck touches at
+ * most VAR_NETCDF_CHUNKS chunks (an empty box, or a dimension not
+ * chunked: 0). */
 static inline int var_few_chunks(int nd, const size_t *ck,
                                  const size_t *start, const size_t *count,
                                  const ptrdiff_t *stride)
 {
     size_t chunks = 1;
     for (int d = 0; d < nd; d++) {
-        size_t step = stride ? (size_t)stride[d] : 1;
-        if (count[d] == 0 || ck[d] == 0)
+        size_t step = stride ? (size_t)stride[d] : 1, n = count ? count[d] : 1;
+        if (n == 0 || ck[d] == 0)
             return 0;
-        size_t last = start[d] + (count[d] - 1) * step;
+        size_t last = start[d] + (n - 1) * step;
         chunks *= last / ck[d] - start[d] / ck[d] + 1;
         if (chunks > VAR_NETCDF_CHUNKS)
             return 0;
