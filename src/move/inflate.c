@@ -239,9 +239,10 @@ static int read_kept(const ictx *c, const ijob *j, int64_t off, size_t bytes,
 }
 
 /* Inflates job j's chunk once and copies its pieces into every plane it
- * serves (a shuffled chunk's unshuffled straight into them). */
+ * serves (a shuffled chunk's unshuffled straight into them). `longp`: 1
+ * or 0 when the caller knows long_pieces(c, j), else -1. */
 static int run_ijob(const ictx *c, const ijob *j, unfilter *u,
-                    struct iovec **iov, size_t *iov_cap)
+                    struct iovec **iov, size_t *iov_cap, int longp)
 {
     const xfer *x = c->x;
     raster_var *v = x->v;
@@ -278,7 +279,9 @@ static int run_ijob(const ictx *c, const ijob *j, unfilter *u,
         atomic_fetch_add(&chunks_inflated, 1);
         if (c->x->cache)
             return read_kept(c, j, off, bytes, in);
-        if (long_pieces(c, j))
+        if (longp < 0)
+            longp = long_pieces(c, j);
+        if (longp)
             return read_plain(c, j, off, in, iov, iov_cap);
         int rc = fileio_pread(v->file->fd, in, bytes, (off_t)off, v->name);
         if (rc == RASTER_OK)
@@ -315,10 +318,12 @@ static int run_batch(const ictx *c, const ibatch *b, unfilter *u,
                      iworker *w)
 {
     const ijob *j0 = &c->jobs[c->order[b->j0]];
-    if (b->j1 - b->j0 == 1 || long_pieces(c, j0)) { /* one by one */
+    int longp = long_pieces(c, j0);
+    if (b->j1 - b->j0 == 1 || longp) { /* one by one */
         int rc = RASTER_OK;
         for (size_t q = b->j0; q < b->j1 && rc == RASTER_OK; q++)
-            rc = run_ijob(c, &c->jobs[c->order[q]], u, &w->iov, &w->iov_cap);
+            rc = run_ijob(c, &c->jobs[c->order[q]], u, &w->iov, &w->iov_cap,
+                          q == b->j0 ? longp : -1);
         return rc;
     }
     raster_var *v = c->x->v;
@@ -378,7 +383,7 @@ static void *iwork(void *arg)
                    (i = atomic_fetch_add(&c->next, 1)) < n;)
         w->rc = c->batches ? run_batch(c, &c->batches[i], u, w)
                            : run_ijob(c, &c->jobs[i], u, &w->iov,
-                                      &w->iov_cap);
+                                      &w->iov_cap, -1);
     raster_free(w->iov);
     if (w->rc) {
         atomic_store(&c->stop, 1);
