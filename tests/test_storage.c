@@ -1078,9 +1078,14 @@ static void case_verify(scase *c, int nslabs)
 
     NC(nc_open(c->ppath, NC_NOWRITE, &c->pl_ncid));
     NC(nc_inq_varid(c->pl_ncid, "v", &c->pl_varid));
-    static const int modes[2] = {RASTER_READ, RASTER_WRITE};
-    for (int mi = 0; mi < 2; mi++) {
-        const char *mode = mi == 0 ? "read-only" : "read-write";
+    /* read-only twice: format 5's plain chunks copied from the file's
+     * mapping, then read into a staging buffer (fileio_map) */
+    static const int modes[3] = {RASTER_READ, RASTER_READ, RASTER_WRITE};
+    static const char *const names[3] = {"read-only", "read-only, no mapping",
+                                         "read-write"};
+    for (int mi = 0; mi < 3; mi++) {
+        const char *mode = names[mi];
+        fileio_mapping = mi != 1;
         raster_file *f;
         raster_var *v;
         int rc = raster_open(c->rpath, modes[mi], &f);
@@ -1102,11 +1107,21 @@ static void case_verify(scase *c, int nslabs)
         /* read-only: every store is read with preadv (contiguous ones at
          * one offset, chunked ones -- unlimited outer dimensions -- chunk
          * by chunk); a writable file goes through netCDF */
-        check_fast_path(c, v, mi == 0);
+        check_fast_path(c, v, modes[mi] == RASTER_READ);
+        size_t mapped = fileio_map_hits(), read = chunkio_chunks_inflated();
         check_slabs(c, v, 1, mode, nslabs);
         check_regions(c, v, mode);
+        /* format 5, read-only: the plain chunks raster read itself came
+         * from the mapping, or with it turned off, none */
+        mapped = fileio_map_hits() - mapped;
+        read = chunkio_chunks_inflated() - read;
+        if (v->format >= 5 && v->vnfilt == 0 &&
+            (mi == 0 ? read > 0 && mapped == 0 : mapped > 0))
+            fail_msg("%s: %s: %zu of %zu chunks copied from the file's "
+                     "mapping", c->label, mode, mapped, read);
         RS(raster_close(f));
     }
+    fileio_mapping = 1;
     NC(nc_close(c->pl_ncid));
 }
 

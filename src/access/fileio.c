@@ -10,6 +10,8 @@
 #include <netcdf.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -302,6 +304,12 @@ void fileio_close(raster_file *f)
 {
     for (raster_var *v = f->vars; v; v = v->next)
         fileio_close_stores(v);
+    /* munmap fails only for a range never mapped */
+    if (f->map && munmap(f->map, f->map_len) != 0)
+        f->map = NULL;
+    f->map = NULL;
+    f->map_len = 0;
+    f->map_tried = 0;
     if (f->fd >= 0)
         close(f->fd);
     f->fd = -1;
@@ -310,6 +318,85 @@ void fileio_close(raster_file *f)
     f->h5 = -1;
     while (f->ninflaters > 0)
         unfilter_free(f->inflaters[--f->ninflaters]);
+}
+
+int fileio_mapping = 1;
+
+static atomic_size_t map_hits;
+
+size_t fileio_map_hits(void) { return atomic_load(&map_hits); }
+
+int fileio_map_check(raster_file *f)
+{
+    struct stat st;
+    if (!f->map)
+        return RASTER_OK;
+    if (fstat(f->fd, &st) == 0 && (uint64_t)st.st_size >= f->map_len)
+        return RASTER_OK;
+    /* the file shrank (or cannot be asked): the mapping's pages past its
+     * end would kill the process (SIGBUS); preads report it instead */
+    lazy_lock(f);
+    if (f->map && munmap(f->map, f->map_len) == 0)
+        f->map = NULL;
+    lazy_unlock(f);
+    return RASTER_OK;
+}
+
+const unsigned char *fileio_map(raster_file *f, off_t off, size_t len)
+{
+    if (f->writable || off < 0 || !fileio_mapping)
+        return NULL;
+    lazy_lock(f);
+    if (!f->map_tried && f->fd >= 0) {
+        f->map_tried = 1;
+        struct stat st;
+        if (fstat(f->fd, &st) == 0 && st.st_size > 0) {
+            void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED,
+                           f->fd, 0);
+            if (m != MAP_FAILED) {
+                f->map = m;
+                f->map_len = (size_t)st.st_size;
+            }
+        }
+    }
+    unsigned char *map = f->map;
+    lazy_unlock(f);
+    if (!map || (size_t)off > f->map_len || len > f->map_len - (size_t)off)
+        return NULL;
+#ifdef MADV_POPULATE_READ
+    /* the range's pages mapped in one call rather than a fault at a time
+     * (a kernel before 5.14 refuses it; the copy then faults them in) */
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), lo = (size_t)off / pg * pg;
+    if (madvise(map + lo, (size_t)off + len - lo, MADV_POPULATE_READ) != 0) {
+    }
+#endif
+    atomic_fetch_add(&map_hits, 1);
+    return map + off;
+}
+
+void fileio_map_release(raster_file *f, off_t off, size_t len)
+{
+    unsigned char *map = f->map;
+    if (!map || off < 0 || (size_t)off >= f->map_len || len == 0)
+        return;
+    /* A fault (MADV_POPULATE_READ's too) maps the whole cached folio it
+     * lands in, up to a page table's reach (2 MiB with 4 KiB pages): a
+     * byte touched put 2 MiB in the resident set here (kernel 6.18, ext4).
+     * Let go of those windows whole, or the set grows chunk after chunk
+     * (the Indian basin's read: 24 MB more). A neighbour's pages let go
+     * this way only fault again. */
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t win = (uintptr_t)pg * (pg / sizeof(void *));
+    uintptr_t base = (uintptr_t)map, end = base + f->map_len;
+    uintptr_t lo = (base + (uintptr_t)off) / win * win;
+    uintptr_t hi = (base + (uintptr_t)off + len + win - 1) / win * win;
+    if (lo < base)
+        lo = base;
+    if (hi > end)
+        hi = (end + pg - 1) / pg * pg;
+    /* fails only for a range not mapped: its pages were never resident */
+    if (madvise((void *)lo, hi - lo, MADV_DONTNEED) != 0)
+        return;
 }
 
 /* pread of exactly `len` bytes at `off` (EINTR and short reads retried). */

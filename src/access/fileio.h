@@ -110,6 +110,31 @@ int64_t fileio_table_kept(raster_var *v, const char *name);
 int fileio_filters(int64_t did, int64_t dcpl, size_t elem,
                    unsigned char *filt, int *nfilt);
 
+/* Bytes [off, off+len) of read-only file f through a mapping of the
+ * whole file (made at the first call, kept until fileio_close), or NULL
+ * when f is writable, the range lies past the file's end as it was
+ * mapped, or the file cannot be mapped: the caller then preads. Plain
+ * chunks are copied straight out of the page cache this way, where a
+ * pread into a staging buffer copied them twice (a quarter of a warm
+ * format 5 region read). fileio_mapping 0 (a test hook) maps nothing. */
+const unsigned char *fileio_map(raster_file *f, off_t off, size_t len);
+extern int fileio_mapping;
+
+/* Ranges fileio_map has handed out since the process started (tests). */
+size_t fileio_map_hits(void);
+
+/* Before a read from the mapping: a file that shrank since it was mapped
+ * is read by pread from then on (a mapped page past the end of the file
+ * kills the process with SIGBUS). Shrinking during the read itself is not
+ * caught (docs/BAD_INPUTS.md). RASTER_OK. */
+int fileio_map_check(raster_file *f);
+
+/* Lets go of the pages of bytes [off, off+len) of f's mapping: they stay
+ * in the page cache but leave the process's resident set, which would
+ * otherwise grow by every chunk a read touched (a region read's memory is
+ * the region's size, not the file's). */
+void fileio_map_release(raster_file *f, off_t off, size_t len);
+
 /* Called first in every thread raster starts: HDF5 prints its error stack
  * (HDF5-DIAG on stderr) unless told not to, and a thread-safe HDF5 keeps
  * that setting per thread, so netCDF's silencing of the program's thread

@@ -277,6 +277,12 @@ static int run_ijob(const ictx *c, const ijob *j, unfilter *u,
     prefetch_wait(c->pf, (off_t)off + (off_t)csize);
     if (a->nfilt == 0 && csize == bytes) { /* nothing to undo */
         atomic_fetch_add(&chunks_inflated, 1);
+        const unsigned char *m = fileio_map(v->file, (off_t)off, bytes);
+        if (m) {
+            copy_out(c, j, m, 0, j->np, 0, 0);
+            fileio_map_release(v->file, (off_t)off, bytes);
+            return RASTER_OK;
+        }
         if (c->x->cache)
             return read_kept(c, j, off, bytes, in);
         if (longp < 0)
@@ -332,6 +338,17 @@ static int run_batch(const ictx *c, const ibatch *b, unfilter *u,
     for (int d = 0; d < var_nouter(v); d++)
         bytes *= a->ck[d];
     int64_t off = job_chunk(c->x, c->spans, j0, &lin);
+    prefetch_wait(c->pf, (off_t)off + (off_t)(n * bytes));
+    const unsigned char *m = fileio_map(v->file, (off_t)off, n * bytes);
+    if (m) {
+        for (size_t p = 0; p < j0->np; p++)
+            for (size_t q = b->j0; q < b->j1; q++)
+                copy_out(c, &c->jobs[c->order[q]], m + (q - b->j0) * bytes,
+                         p, p + 1, 0, 0);
+        fileio_map_release(v->file, (off_t)off, n * bytes);
+        atomic_fetch_add(&chunks_inflated, n);
+        return RASTER_OK;
+    }
     unsigned char *stage = unfilter_input(u, n * bytes);
     if (!stage)
         return RASTER_ENOMEM;
@@ -534,6 +551,8 @@ int inflate_read(xfer *x, const span *spans, size_t nspans,
             }
         }
     }
+    if ((rc = fileio_map_check(v->file)) != RASTER_OK)
+        goto done;
     /* from disk: the chunks brought in by a helper thread, in file order,
      * the workers reading behind it (as windows.c's reads do) */
     size_t lin;

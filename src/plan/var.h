@@ -283,6 +283,11 @@ struct raster_file {
     struct span_cache *scache; /* read-only files: staged spans of thin
                                   reads kept (chunkio.c), or NULL */
     atomic_uint thin_reads;    /* thin reads so far: the first keeps none */
+    /* read-only files: the whole file mapped (fileio_map), NULL until a
+     * read of plain chunks first asks, or when it cannot be */
+    unsigned char *map;
+    size_t map_len;
+    int map_tried;
     int64_t h5;       /* HDF5 id of the file for the fast path's byte
                          offsets (hid_t), -1 until first needed */
     /* idle inflater states (unfilter.h) of reads of deflated stores,
