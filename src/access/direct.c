@@ -36,11 +36,14 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
 #include "error.h"
 #include "fileio.h"
+#include "layout.h"
+#include "mesh.h"
 #include "threads.h"
 
 /* Smaller chunks stay with netCDF: HDF5's chunk cache holds them until a
@@ -827,21 +830,144 @@ static int walk_next(const dwrite *w, dwalk *k)
     return 1;
 }
 
+/* Store position of the region that owns each tile of v's mixed store
+ * (*owner[place], the caller frees; NULL without a mesh): of the regions
+ * with cells in the tile, the one with the fewest cells in all, ties to
+ * the lower position. Format 5 writes a mixed tile after its owner's pure
+ * tiles, so that a cold read of a region takes both in one stretch; the
+ * smallest region, for which a tile far away costs the most, gets it
+ * (a coast's tiles go to the sea, not to the land). */
+static int mixed_owners(const raster_var *v, uint32_t **owner)
+{
+    const raster_mesh *m = v->mesh;
+    size_t s = v->nregions, n = v->stile_first[s + 1] - v->stile_first[s];
+    *owner = NULL;
+    if (!m || !v->lay || n == 0)
+        return RASTER_OK;
+    if (!(*owner = raster_reallocarray(NULL, n, sizeof **owner)))
+        return raster_fail(RASTER_ENOMEM, "out of memory writing %s",
+                           v->name);
+    /* the mixed store's tiles in mesh-chunk order (tilestore_index) */
+    size_t k = 0, tw = m->tile_w;
+    for (size_t ci = 0; ci < m->nchunks && k < n; ci++) {
+        const mesh_chunk *c = &m->chunks[ci];
+        if (!c->mixed)
+            continue;
+        uint32_t best = (uint32_t)s;
+        size_t best_cells = SIZE_MAX;
+        for (size_t i = c->share0; i < c->share0 + c->nshares; i++) {
+            long pos = layout_region_pos(v->lay, m->shares[i].id);
+            if (pos < 0 || (size_t)pos >= s)
+                continue;
+            const region_info *r = &v->regions[pos];
+            size_t cells = r->pure_cells + r->mixed_cells;
+            if (cells < best_cells ||
+                (cells == best_cells && (uint32_t)pos < best)) {
+                best = (uint32_t)pos;
+                best_cells = cells;
+            }
+        }
+        for (size_t x = 0; x < c->w && k < n; x += tw)
+            (*owner)[k++] = best;
+    }
+    for (; k < n; k++) /* a mesh that does not match: no owner */
+        (*owner)[k] = (uint32_t)s;
+    return RASTER_OK;
+}
+
+typedef struct owned {
+    uint32_t owner;
+    dchunk c;
+} owned;
+
+static int cmp_owned(const void *a, const void *b)
+{
+    const owned *p = a, *q = b;
+    if (p->owner != q->owner)
+        return (p->owner > q->owner) - (p->owner < q->owner);
+    return (p->c.cell > q->c.cell) - (p->c.cell < q->c.cell);
+}
+
+/* Format 5's order: store by store, each region's pure tiles followed by
+ * the mixed tiles it owns (mixed_owners; w->cks of the mixed store sorted
+ * so), mixed tiles without an owner in this write last. *legs: at most
+ * 3 * nst + 1 of them (caller frees). */
+static int plan_tiled_legs(const dwrite *w, dleg **legs, size_t *n)
+{
+    const raster_var *v = w->v;
+    const dstore *m = store_of(w, (uint32_t)v->nregions);
+    if (m && (m->did < 0 || m->c1 == m->c0))
+        m = NULL;
+    uint32_t *owner = NULL;
+    size_t *own = NULL; /* owner of w->cks[m->c0 + i] */
+    int rc = m ? mixed_owners(v, &owner) : RASTER_OK;
+    if (rc == RASTER_OK && owner) {
+        size_t nm = m->c1 - m->c0, nt = v->stile_first[v->nregions + 1] -
+                                        v->stile_first[v->nregions];
+        owned *o = raster_reallocarray(NULL, nm, sizeof *o);
+        own = raster_reallocarray(NULL, nm, sizeof *own);
+        if (!o || !own) {
+            rc = raster_fail(RASTER_ENOMEM, "out of memory writing %s",
+                             v->name);
+        } else {
+            for (size_t i = 0; i < nm; i++) {
+                const dchunk *c = &w->cks[m->c0 + i];
+                o[i] = (owned){c->cell < nt ? owner[c->cell]
+                                            : (uint32_t)v->nregions, *c};
+            }
+            qsort(o, nm, sizeof *o, cmp_owned);
+            for (size_t i = 0; i < nm; i++) {
+                w->cks[m->c0 + i] = o[i].c;
+                own[i] = o[i].owner;
+            }
+        }
+        raster_free(o);
+    }
+    raster_free(owner);
+    *n = 0;
+    *legs = rc ? NULL : raster_reallocarray(NULL, 3 * w->nst + 1,
+                                            sizeof **legs);
+    if (rc == RASTER_OK && !*legs)
+        rc = raster_fail(RASTER_ENOMEM, "out of memory writing %s", v->name);
+    size_t q = m ? m->c0 : 0;
+    for (size_t k = 0; rc == RASTER_OK && k < w->nst; k++) {
+        const dstore *d = &w->st[k];
+        if (d == m)
+            continue;
+        size_t a = q;
+        while (own && m && q < m->c1 && own[q - m->c0] < d->store)
+            q++;
+        if (q > a) /* owned by regions this write has no pure tiles of */
+            (*legs)[(*n)++] = (dleg){m, a, q};
+        if (d->did >= 0 && d->c1 > d->c0)
+            (*legs)[(*n)++] = (dleg){d, d->c0, d->c1};
+        for (a = q; own && m && q < m->c1 && own[q - m->c0] == d->store;)
+            q++;
+        if (q > a)
+            (*legs)[(*n)++] = (dleg){m, a, q};
+    }
+    if (rc == RASTER_OK && m && q < m->c1)
+        (*legs)[(*n)++] = (dleg){m, q, m->c1};
+    raster_free(own);
+    return rc;
+}
+
 /* The order of the whole chunks: region by region, its pure store, then
  * the mixed store's chunks up to the one holding the end of its mixed run
  * (those not written yet). A region's pure store then lies between the
  * mixed chunks that hold its mixed run, so that its cells of all records
- * are one stretch of the file instead of two far apart. Format 5: store
- * by store, the mixed store last (a mixed tile holds no one region's run).
- * *legs: at most 2 * nst + 1 of them (caller frees). */
+ * are one stretch of the file instead of two far apart. Format 5:
+ * plan_tiled_legs. *legs: at most 2 * nst + 1 of them (caller frees). */
 static int plan_legs(const dwrite *w, dleg **legs, size_t *n)
 {
     const raster_var *v = w->v;
+    if (w->tiled)
+        return plan_tiled_legs(w, legs, n);
     *n = 0;
     *legs = raster_reallocarray(NULL, 2 * w->nst + 1, sizeof **legs);
     if (!*legs)
         return raster_fail(RASTER_ENOMEM, "out of memory writing %s", v->name);
-    const dstore *m = w->tiled ? NULL : store_of(w, (uint32_t)v->nregions);
+    const dstore *m = store_of(w, (uint32_t)v->nregions);
     if (m && (m->did < 0 || m->c1 == m->c0))
         m = NULL;
     size_t pos = m ? m->c0 : 0, ckc = m ? (size_t)m->ck[var_nouter(v)] : 1;
