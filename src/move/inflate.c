@@ -277,14 +277,18 @@ static int run_ijob(const ictx *c, const ijob *j, unfilter *u,
     prefetch_wait(c->pf, (off_t)off + (off_t)csize);
     if (a->nfilt == 0 && csize == bytes) { /* nothing to undo */
         atomic_fetch_add(&chunks_inflated, 1);
+        /* a thin read's chunks kept whole: its next read copies a few
+         * cells of each again, where mapping and letting go of a chunk
+         * each time cost more (a thin band on an open file: 1.2 against
+         * 0.3 ms) */
+        if (c->x->cache)
+            return read_kept(c, j, off, bytes, in);
         const unsigned char *m = fileio_map(v->file, (off_t)off, bytes);
         if (m) {
             copy_out(c, j, m, 0, j->np, 0, 0);
             fileio_map_release(v->file, (off_t)off, bytes);
             return RASTER_OK;
         }
-        if (c->x->cache)
-            return read_kept(c, j, off, bytes, in);
         if (longp < 0)
             longp = long_pieces(c, j);
         if (longp)
