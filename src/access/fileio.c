@@ -304,12 +304,13 @@ void fileio_close(raster_file *f)
 {
     for (raster_var *v = f->vars; v; v = v->next)
         fileio_close_stores(v);
-    /* munmap fails only for a range never mapped */
-    if (f->map && munmap(f->map, f->map_len) != 0)
+    /* munmap fails only for a range never mapped: nothing to undo */
+    if (f->map && munmap(f->map, f->map_len) == 0)
         f->map = NULL;
     f->map = NULL;
     f->map_len = 0;
     f->map_tried = 0;
+    atomic_store(&f->map_shrunk, 0);
     if (f->fd >= 0)
         close(f->fd);
     f->fd = -1;
@@ -334,17 +335,16 @@ int fileio_map_check(raster_file *f)
     if (fstat(f->fd, &st) == 0 && (uint64_t)st.st_size >= f->map_len)
         return RASTER_OK;
     /* the file shrank (or cannot be asked): the mapping's pages past its
-     * end would kill the process (SIGBUS); preads report it instead */
-    lazy_lock(f);
-    if (f->map && munmap(f->map, f->map_len) == 0)
-        f->map = NULL;
-    lazy_unlock(f);
+     * end would kill the process (SIGBUS); preads report it instead. The
+     * mapping stays until fileio_close: another thread may be copying. */
+    atomic_store(&f->map_shrunk, 1);
     return RASTER_OK;
 }
 
 const unsigned char *fileio_map(raster_file *f, off_t off, size_t len)
 {
-    if (f->writable || off < 0 || !fileio_mapping)
+    if (f->writable || off < 0 || !fileio_mapping ||
+        atomic_load(&f->map_shrunk))
         return NULL;
     lazy_lock(f);
     if (!f->map_tried && f->fd >= 0) {
@@ -364,11 +364,15 @@ const unsigned char *fileio_map(raster_file *f, off_t off, size_t len)
     if (!map || (size_t)off > f->map_len || len > f->map_len - (size_t)off)
         return NULL;
 #ifdef MADV_POPULATE_READ
-    /* the range's pages mapped in one call rather than a fault at a time
-     * (a kernel before 5.14 refuses it; the copy then faults them in) */
+    /* the range's pages mapped in one call rather than a fault at a time;
+     * a kernel before 5.14 refuses it (EINVAL), and the copies then fault
+     * them in: not asked again */
+    static atomic_int populate = 1;
     size_t pg = (size_t)sysconf(_SC_PAGESIZE), lo = (size_t)off / pg * pg;
-    if (madvise(map + lo, (size_t)off + len - lo, MADV_POPULATE_READ) != 0) {
-    }
+    if (atomic_load(&populate) &&
+        madvise(map + lo, (size_t)off + len - lo, MADV_POPULATE_READ) != 0 &&
+        errno == EINVAL)
+        atomic_store(&populate, 0);
 #endif
     atomic_fetch_add(&map_hits, 1);
     return map + off;
