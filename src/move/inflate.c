@@ -343,25 +343,22 @@ static int run_batch(const ictx *c, const ibatch *b, unfilter *u,
         bytes *= a->ck[d];
     int64_t off = job_chunk(c->x, c->spans, j0, &lin);
     prefetch_wait(c->pf, (off_t)off + (off_t)(n * bytes));
-    const unsigned char *m = fileio_map(v->file, (off_t)off, n * bytes);
-    if (m) {
-        for (size_t p = 0; p < j0->np; p++)
-            for (size_t q = b->j0; q < b->j1; q++)
-                copy_out(c, &c->jobs[c->order[q]], m + (q - b->j0) * bytes,
-                         p, p + 1, 0, 0);
-        fileio_map_release(v->file, (off_t)off, n * bytes);
-        atomic_fetch_add(&chunks_inflated, n);
-        return RASTER_OK;
+    /* the batch's bytes: from the file's mapping, else read into staging */
+    const unsigned char *src = fileio_map(v->file, (off_t)off, n * bytes);
+    int rc = RASTER_OK, mapped = src != NULL;
+    if (!mapped) {
+        unsigned char *stage = unfilter_input(u, n * bytes);
+        if (!stage)
+            return RASTER_ENOMEM;
+        rc = fileio_pread(v->file->fd, stage, n * bytes, (off_t)off, v->name);
+        src = stage;
     }
-    unsigned char *stage = unfilter_input(u, n * bytes);
-    if (!stage)
-        return RASTER_ENOMEM;
-    prefetch_wait(c->pf, (off_t)off + (off_t)(n * bytes));
-    int rc = fileio_pread(v->file->fd, stage, n * bytes, (off_t)off, v->name);
     for (size_t p = 0; rc == RASTER_OK && p < j0->np; p++)
         for (size_t q = b->j0; q < b->j1; q++)
-            copy_out(c, &c->jobs[c->order[q]], stage + (q - b->j0) * bytes, p,
+            copy_out(c, &c->jobs[c->order[q]], src + (q - b->j0) * bytes, p,
                      p + 1, 0, 0);
+    if (mapped)
+        fileio_map_release(v->file, (off_t)off, n * bytes);
     if (rc == RASTER_OK)
         atomic_fetch_add(&chunks_inflated, n);
     return rc;
