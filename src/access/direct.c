@@ -899,14 +899,12 @@ static int plan_tiled_legs(const dwrite *w, dleg **legs, size_t *n)
     if (m && (m->did < 0 || m->c1 == m->c0))
         m = NULL;
     uint32_t *owner = NULL;
-    size_t *own = NULL; /* owner of w->cks[m->c0 + i] */
+    owned *o = NULL; /* w->cks[m->c0 + i] and its owner: o[i] */
     int rc = m ? mixed_owners(v, &owner) : RASTER_OK;
     if (rc == RASTER_OK && owner) {
         size_t nm = m->c1 - m->c0, nt = v->stile_first[v->nregions + 1] -
                                         v->stile_first[v->nregions];
-        owned *o = raster_reallocarray(NULL, nm, sizeof *o);
-        own = raster_reallocarray(NULL, nm, sizeof *own);
-        if (!o || !own) {
+        if (!(o = raster_reallocarray(NULL, nm, sizeof *o))) {
             rc = raster_fail(RASTER_ENOMEM, "out of memory writing %s",
                              v->name);
         } else {
@@ -916,12 +914,9 @@ static int plan_tiled_legs(const dwrite *w, dleg **legs, size_t *n)
                                             : (uint32_t)v->nregions, *c};
             }
             qsort(o, nm, sizeof *o, cmp_owned);
-            for (size_t i = 0; i < nm; i++) {
+            for (size_t i = 0; i < nm; i++)
                 w->cks[m->c0 + i] = o[i].c;
-                own[i] = o[i].owner;
-            }
         }
-        raster_free(o);
     }
     raster_free(owner);
     *n = 0;
@@ -935,20 +930,20 @@ static int plan_tiled_legs(const dwrite *w, dleg **legs, size_t *n)
         if (d == m)
             continue;
         size_t a = q;
-        while (own && m && q < m->c1 && own[q - m->c0] < d->store)
+        while (o && q < m->c1 && o[q - m->c0].owner < d->store)
             q++;
         if (q > a) /* owned by regions this write has no pure tiles of */
             (*legs)[(*n)++] = (dleg){m, a, q};
         if (d->did >= 0 && d->c1 > d->c0)
             (*legs)[(*n)++] = (dleg){d, d->c0, d->c1};
-        for (a = q; own && m && q < m->c1 && own[q - m->c0] == d->store;)
+        for (a = q; o && q < m->c1 && o[q - m->c0].owner == d->store;)
             q++;
         if (q > a)
             (*legs)[(*n)++] = (dleg){m, a, q};
     }
     if (rc == RASTER_OK && m && q < m->c1)
         (*legs)[(*n)++] = (dleg){m, q, m->c1};
-    raster_free(own);
+    raster_free(o);
     return rc;
 }
 
