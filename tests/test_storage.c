@@ -37,6 +37,7 @@
 #include <cmocka.h>
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <inttypes.h>
 #include <netcdf.h>
@@ -52,6 +53,7 @@
 #include "fileio.h"
 #include "meta.h" /* meta_default_format: the format the run writes */
 #include "prefetch.h"
+#include "tilestore.h"
 #include "raster.h"
 #include "var.h" /* to see whether the pread fast path was taken */
 
@@ -948,6 +950,10 @@ static void check_file_layout(scase *c)
      * (the mixed ones when there are mixed chunks), the statistics */
     NC(nc_inq_nvars(g, &nv));
     int kept = c->ndims > 2; /* no statistics of a 2-D variable */
+    /* format 5: every chunk's offset too */
+    int offs = nc_inq_varid(g, "chunk_offsets", &other) == NC_NOERR;
+    assert_int_equal(offs, meta_default_format >= 5);
+    nv -= offs;
     assert_true(nv == 3 + kept || nv == 5 + kept);
     NC(nc_inq_varid(g, "mask", &other));
     NC(nc_inq_varid(g, "chunks", &other));
@@ -1508,6 +1514,102 @@ static void test_truncated_under_mapping(void **state)
     RS(raster_close(f));
     free(got);
     case_free(&c);
+    meta_default_format = was;
+}
+
+/* The file's modification time set to t seconds (nanoseconds 0), as a
+ * sealing close leaves it. */
+static void set_mtime(const char *path, time_t t)
+{
+    struct timespec ts[2] = {{0, UTIME_OMIT}, {t, 0}};
+    assert_int_equal(utimensat(AT_FDCWD, path, ts, 0), 0);
+}
+
+/* Chunk offsets row 0 of v's `chunk_offsets` set to *row (the old row
+ * into *row), written by netCDF alone; the file's time left as the seal. */
+static void swap_offsets_row0(const char *path, long long *row)
+{
+    int ncid, g, varid;
+    long long seal, old[2];
+    size_t start[2] = {0, 0}, count[2] = {1, 2};
+    NC(nc_open(path, NC_WRITE, &ncid));
+    NC(nc_inq_grp_ncid(ncid, "raster_v", &g));
+    NC(nc_get_att_longlong(g, NC_GLOBAL, "raster_seal", &seal));
+    NC(nc_inq_varid(g, "chunk_offsets", &varid));
+    NC(nc_get_vara_longlong(g, varid, start, count, old));
+    NC(nc_put_vara_longlong(g, varid, start, count, row));
+    NC(nc_close(ncid));
+    memcpy(row, old, sizeof old);
+    set_mtime(path, (time_t)seal);
+}
+
+/* One format 5 read-only read of the whole variable, compared with what
+ * was written; returns 1 when its chunk offsets came from the kept table
+ * (not the index walk). */
+static int read_counting_kept(scase *c)
+{
+    raster_file *f;
+    raster_var *v;
+    RS(raster_open(c->rpath, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    assert_int_equal(v->format, 5);
+    unsigned char *got = malloc(c->nelem * c->es);
+    assert_non_null(got);
+    size_t start[MAXD] = {0}, kept = tilestore_kept_hits();
+    RS(raster_var_get(v, start, c->shape, NULL, got));
+    check_same(c->label, "whole", c->xtype, got, c->expect, c->nelem);
+    int hit = tilestore_kept_hits() > kept;
+    RS(raster_close(f));
+    free(got);
+    return hit;
+}
+
+/* Format 5 keeps every chunk's offset at its sealing close: a reader
+ * under the seal reads them from the table instead of walking the index,
+ * and never when the seal is broken or the table does not match its
+ * checksum (a row pointing at another chunk would read wrong values). */
+static void test_kept_chunk_offsets(void **state)
+{
+    (void)state;
+    int was = meta_default_format;
+    meta_default_format = 5;
+    for (int deflate = 0; deflate < 2; deflate++) {
+        rng_seed(13 + (uint64_t)deflate);
+        scase c;
+        size_t shape[3] = {3, 40, 60}, chunk[3] = {1, 10, 12};
+        case_init(&c, deflate ? "kept-deflated" : "kept", NC_FLOAT, 3, shape,
+                  chunk, 1, MASK_BLOCKY, 0);
+        case_open_writers(&c);
+        if (deflate) {
+            raster_compression z = {.deflate_level = 1, .shuffle = 1};
+            RS(raster_var_set_compression(c.rv, &z));
+        }
+        case_write(&c, W_WHOLE);
+        case_close_writers(&c);
+        assert_true(read_counting_kept(&c));
+        struct stat st;
+        assert_int_equal(stat(c.rpath, &st), 0);
+        /* the seal broken (a write without raster): walked */
+        set_mtime(c.rpath, st.st_mtime + 7);
+        assert_false(read_counting_kept(&c));
+        set_mtime(c.rpath, st.st_mtime);
+        assert_true(read_counting_kept(&c));
+        /* row 0 pointing at chunk 1's bytes, the time set back to the
+         * seal's second: the checksum refuses the table */
+        int ncid, g, varid;
+        long long row[2];
+        size_t start[2] = {1, 0}, count[2] = {1, 2};
+        NC(nc_open(c.rpath, NC_NOWRITE, &ncid));
+        NC(nc_inq_grp_ncid(ncid, "raster_v", &g));
+        NC(nc_inq_varid(g, "chunk_offsets", &varid));
+        NC(nc_get_vara_longlong(g, varid, start, count, row));
+        NC(nc_close(ncid));
+        swap_offsets_row0(c.rpath, row);
+        assert_false(read_counting_kept(&c));
+        swap_offsets_row0(c.rpath, row); /* put back: trusted again */
+        assert_true(read_counting_kept(&c));
+        case_free(&c);
+    }
     meta_default_format = was;
 }
 
@@ -3405,6 +3507,7 @@ int main(void)
         cmocka_unit_test(test_wide_tiles),
         cmocka_unit_test(test_many_pieces),
         cmocka_unit_test(test_truncated_under_mapping),
+        cmocka_unit_test(test_kept_chunk_offsets),
         cmocka_unit_test(test_wide_thin_bands),
         cmocka_unit_test(test_large_records),
         cmocka_unit_test(test_threaded_reads),

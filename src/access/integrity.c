@@ -321,9 +321,7 @@ void seal_before_open(const char *path)
     before.known = path && stat(path, &before.st) == 0;
 }
 
-/* The seal stored with format 5 variable v (its storage group's SEAL_ATT),
- * 0 when absent or unreadable. */
-static int64_t var_seal(raster_var *v)
+int64_t seal_of(raster_var *v)
 {
     long long t = 0;
     if (v->grpid >= 0) {
@@ -368,9 +366,21 @@ int seal_intact(raster_file *f)
     int ok = 1;
     for (raster_var *v = f->vars; v && ok; v = v->next)
         if (var_tiled(v))
-            ok = var_seal(v) == (int64_t)st.st_mtim.tv_sec;
+            ok = seal_of(v) == (int64_t)st.st_mtim.tv_sec;
     H5Eset_auto2(H5E_DEFAULT, efunc, edata);
     return ok;
+}
+
+int seal_trusted(raster_file *f)
+{
+    int tiled = 0;
+    for (raster_var *v = f->vars; v && !tiled; v = v->next)
+        tiled = var_tiled(v);
+    if (!tiled)
+        return 1; /* no program without raster writes their values */
+    if (f->seal == 0)
+        f->seal = seal_intact(f) ? 1 : -1;
+    return f->seal > 0;
 }
 
 int seal_put(raster_file *f, int64_t *t)

@@ -72,6 +72,15 @@ int file_unchanged(raster_file *f);
  * opens it for writing (none seen: 0). */
 int seal_intact(raster_file *f);
 
+/* A read-only file's seal_intact, looked at once (f->seal) and then
+ * remembered; for a file without format 5 variables 1. Callers hold
+ * f's lazy lock or are the file's only thread. */
+int seal_trusted(raster_file *f);
+
+/* Format 5 variable v's SEAL_ATT: the second its last sealing writer
+ * stored, 0 when absent or unreadable. */
+int64_t seal_of(raster_var *v);
+
 /* Notes path's identity and modification time on this thread, for the
  * seal_intact of the writable open that follows (raster_before_open). */
 void seal_before_open(const char *path);

@@ -26,6 +26,7 @@
 #include "raster_internal.h"
 #include "state.h"
 #include "statstore.h"
+#include "tilestore.h"
 #include "var.h"
 
 static int scan_groups(raster_file *f, int g)
@@ -581,6 +582,18 @@ int raster_close(raster_file *f)
             if (v->dirty)
                 rc = meta_mark_complete(v, 1);
     }
+    /* format 5: every chunk's offset kept under the new seal, from the
+     * index as the flushed file holds it (tilestore.h) */
+    if (seal_t > 0 && !dirty && rc == RASTER_OK) {
+        int st = nc_sync(f->ncid);
+        if (st != NC_NOERR)
+            rc = raster_fail_nc(RASTER_ENETCDF, st, "flushing %s: %s",
+                                f->path, nc_strerror(st));
+    }
+    for (raster_var *v = f->vars; v && seal_t > 0 && rc == RASTER_OK;
+         v = v->next)
+        if (var_tiled(v))
+            rc = tilestore_keep_offsets(v, (long long)seal_t);
     fileio_close(f); /* raster's own HDF5 handle before netCDF's */
     if (f->own_ncid && !f->lean) {
         int st = raster_nc_close(f->ncid);

@@ -261,8 +261,10 @@ static int pack_group_tables(raster_var *v, int g)
         char vn[NC_MAX_NAME + 1];
         if ((st = nc_inq_varname(g, ids[i], vn)) != NC_NOERR)
             return tables_ncfail(st, "listing the tables of", v->name);
-        /* the statistics keep their record chunks, undeflated */
-        if (strcmp(vn, "data") != 0 && strcmp(vn, STATS_VAR) != 0)
+        /* the statistics and chunk offsets keep their record chunks,
+         * undeflated */
+        if (strcmp(vn, "data") != 0 && strcmp(vn, STATS_VAR) != 0 &&
+            strcmp(vn, OFFSETS_TABLE) != 0)
             rc = compress_table(g, ids[i], strcmp(vn, "mask") ? NULL : tile,
                                 v->name);
     }
@@ -505,6 +507,36 @@ static int define_stats(raster_var *v)
         return rc;
     v->stats_looked = 1;
     v->stats_var = id;
+    return RASTER_OK;
+}
+
+/* Format 5: the table where each sealing close keeps the byte offset of
+ * every chunk of the variable (tilestore_keep_offsets), growing with its
+ * records; chunked a tile row per outer chunk of the variable, so that a
+ * reader's one read takes it in a few contiguous chunks. */
+static int define_offsets(raster_var *v)
+{
+    int rc = RASTER_OK, dims[2], id;
+    size_t nd = (size_t)v->ndims, th = v->chunk[nd - 2], tw = v->chunk[nd - 1];
+    size_t tiles = ((v->ny + th - 1) / th) * ((v->nx + tw - 1) / tw);
+    size_t chunk[2] = {tiles < 256 ? 256 : tiles > 65536 ? 65536 : tiles,
+                       OFFSETS_FIELDS};
+    if (tables_nc_failed(nc_def_dim(v->grpid, OFFSETS_DIM, NC_UNLIMITED,
+                                    &dims[0]),
+                         "defining the chunk offsets of", v->name, &rc) ||
+        tables_nc_failed(nc_def_dim(v->grpid, OFFSETS_DIM "_field",
+                                    OFFSETS_FIELDS, &dims[1]),
+                         "defining the chunk offsets of", v->name, &rc) ||
+        tables_nc_failed(nc_def_var(v->grpid, OFFSETS_TABLE, NC_INT64, 2, dims,
+                                    &id),
+                         "defining the chunk offsets of", v->name, &rc) ||
+        tables_nc_failed(nc_def_var_chunking(v->grpid, id, NC_CHUNKED, chunk),
+                         "chunking the chunk offsets of", v->name, &rc) ||
+        tables_nc_failed(nc_put_att_text(v->grpid, id, "columns",
+                                         strlen("offset bytes"),
+                                         "offset bytes"),
+                         "describing the chunk offsets of", v->name, &rc))
+        return rc;
     return RASTER_OK;
 }
 
@@ -845,6 +877,8 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
      * on every update of them */
     if (rc == RASTER_OK && v->format >= 3 && !f->par && var_nouter(v) > 0)
         rc = define_stats(v);
+    if (rc == RASTER_OK && v->format >= 5)
+        rc = define_offsets(v);
     if (rc == RASTER_OK)
         rc = pack_tables(v);
     if (rc)

@@ -15,6 +15,11 @@
 #define CHUNK_FIELDS 8 /* chunk_id y0 x0 h w mixed offset cells */
 #define MIXED_FIELDS 5 /* chunk_id y0 x0 h w */
 #define SHARE_FIELDS 4 /* chunk_id region_id cells offset */
+/* Format 5: the byte offset and stored bytes of every chunk of the
+ * variable, as its last sealing writer left them (tilestore.h). */
+#define OFFSETS_TABLE "chunk_offsets"
+#define OFFSETS_DIM "vchunk"
+#define OFFSETS_FIELDS 2 /* offset bytes */
 /* Format 3: rows (first, count) of the shared tables owned by a region. */
 #define ATT_CHUNK_ROWS "chunk_rows"
 #define ATT_RUN_ROWS "run_rows"

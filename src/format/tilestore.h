@@ -62,6 +62,20 @@ int tilestore_prepare(raster_var *v, size_t s);
  * be walked (look them up one by one). RASTER_OK or RASTER_ENOMEM. */
 int tilestore_walk(raster_var *v, size_t s, int *got);
 
+/* A sealing close (docs/FORMAT.md, "The seal"), after the file's data is
+ * flushed: walks the variable's chunk index and keeps every chunk's
+ * offset and stored bytes in OFFSETS_TABLE, with its checksum and `seal`,
+ * the second the close stores; read-only readers under that seal then
+ * read the table instead of walking the index (one read against a cold
+ * read per index node). When the walk cannot be made the table is kept
+ * under seal 0, which no reader trusts. Nothing for a variable defined
+ * without the table. RASTER_OK or an error. */
+int tilestore_keep_offsets(raster_var *v, long long seal);
+
+/* Variables whose chunk offsets came from OFFSETS_TABLE since the process
+ * started (for tests). */
+size_t tilestore_kept_hits(void);
+
 /* The variable's coordinates (ndims of them) of store s's chunk lin
  * (row-major over its outer chunks, then its tiles), for a lookup by
  * H5Dget_chunk_info_by_coord. */

@@ -31,12 +31,7 @@
  * be used; a read-only file's is looked at once, at first need. */
 static int sealed(raster_var *v)
 {
-    raster_file *f = v->file;
-    if (!var_tiled(v))
-        return 1; /* no program without raster writes its values */
-    if (f->seal == 0)
-        f->seal = seal_intact(f) ? 1 : -1;
-    return f->seal > 0;
+    return !var_tiled(v) || seal_trusted(v->file);
 }
 
 /* Finds v's stats dataset once (-1: none, or not of the shape it must
