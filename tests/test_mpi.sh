@@ -7,14 +7,16 @@
 #          blocks, uneven, idle ranks; collective and independent access;
 #          RASTER_MPIIO auto/collective/independent) under the MPI shim:
 #          the file reads back (serial shim, ncdump) exactly as the plain
-#          parallel file
+#          parallel file; format 5 (RASTER_FORMAT=5) too, and then also
+#          without raster
 #   write2 independent access; rasterbench_mpi --write (the library API);
 #          rasterbench_mpi --pio (ParallelIO's NETCDF4C and NETCDF4P calls,
 #          imitated; by the library and through the MPI shim) and
 #          test_par_small (small collective writes held
 #          back, in order with every other write), np 2
 #   read   raster_region_read_par split by records and by regions, every
-#          value compared with the plain file (test_par_read)
+#          value compared with the plain file (test_par_read), formats 3
+#          and 5
 #   bad    a rank that cannot read the mask, ranks with other chunk shapes
 #          or another mask: every rank writes plain netCDF, one warning
 set -u
@@ -56,6 +58,17 @@ run() {
 plain_run() { np=$1; shift; "$MPIRUN" --oversubscribe -np "$np" "$@"; }
 dump_plain() { "$NCDUMP" "$1" | tail -n +2; }
 dump_raster() { LD_PRELOAD="$preload_ser" "$NCDUMP" "$1" | tail -n +2; }
+# format 5 read without raster: the data as the plain file's, the storage
+# groups (printed last) and the variables' raster_note aside
+dump_foreign() {
+    "$NCDUMP" "$1" | tail -n +2 | sed '/^group: raster_/,$d' |
+        grep -v -e 'raster_note = ' -e '^}$' -e '^$'
+}
+same_foreign() {
+    grep -v -e '^}$' -e '^$' "$1" > "$tmp/pf.txt"
+    dump_foreign "$2" > "$tmp/rf5.txt"
+    same "$tmp/pf.txt" "$tmp/rf5.txt" "$3"
+}
 same() { if cmp -s "$1" "$2"; then ok; else fail "$3"; diff "$1" "$2" | head -5; fi; }
 stored() {
     if "$NCDUMP" -h "$1" | grep -q "group: raster_TEMP"; then ok
@@ -86,6 +99,23 @@ write)
             same "$tmp/plain.txt" "$tmp/r.txt" "np $np $d ($io) reads differently"
         }
     done
+    # format 5: the ranks write the variable itself (HDF5 places its
+    # chunks); it reads as the plain file's with raster and without
+    cases="1:rows:auto 2:blocks:collective 2:uneven:independent 4:idle:auto"
+    [ -n "${PRELOAD_FIRST:-}" ] && cases="2:blocks:collective 4:idle:auto"
+    for c in $cases; do
+        np=${c%%:*} d=${c#*:} io=${d#*:} d=${d%:*}
+        RASTER_MPIIO=$io expect 0 "format 5 np $np $d ($io)" \
+            run $np -x RASTER_FORMAT=5 "$ex/par_writer" "$basins" "$tmp/r5.nc" \
+            --decomp $d $args
+        [ -s "$tmp/err" ] && fail "format 5 np $np $d: $(head -3 "$tmp/err")"
+        if "$NCDUMP" -h "$tmp/r5.nc" | grep -q "raster_format_version = 5 "
+        then ok; else fail "format 5 np $np $d: not format 5"; fi
+        dump_raster "$tmp/r5.nc" > "$tmp/r.txt"
+        same "$tmp/plain.txt" "$tmp/r.txt" "format 5 np $np $d reads differently"
+        same_foreign "$tmp/plain.txt" "$tmp/r5.nc" \
+            "format 5 np $np $d reads differently without raster"
+    done
     ;;
 write2)
     # independent access (time fixed: independent writes cannot extend)
@@ -99,15 +129,16 @@ write2)
         dump_raster "$tmp/rf.nc" > "$tmp/rf.txt"
         same "$tmp/plainf.txt" "$tmp/rf.txt" "independent np $np reads differently"
     done
-    # RASTER_FORMAT=5 asked for: parallel files get format 3 (docs/FORMAT.md,
-    # version 5), with the same values
-    expect 0 "RASTER_FORMAT=5 np 2" run 2 -x RASTER_FORMAT=5 "$ex/par_writer" \
-        "$basins" "$tmp/r5.nc" --decomp blocks $args --fixed-time \
-        --access independent
-    if "$NCDUMP" -h "$tmp/r5.nc" | grep -q "raster_format_version = 3 "; then ok
-    else fail "RASTER_FORMAT=5 in parallel: not format 3"; fi
+    # format 5, independent access: the program's own writes
+    expect 0 "RASTER_FORMAT=5 independent np 2" run 2 -x RASTER_FORMAT=5 \
+        "$ex/par_writer" "$basins" "$tmp/r5.nc" --decomp blocks $args \
+        --fixed-time --access independent
+    if "$NCDUMP" -h "$tmp/r5.nc" | grep -q "raster_format_version = 5 "; then ok
+    else fail "RASTER_FORMAT=5 in parallel: not format 5"; fi
     dump_raster "$tmp/r5.nc" > "$tmp/r5.txt"
     same "$tmp/plainf.txt" "$tmp/r5.txt" "RASTER_FORMAT=5 np 2 reads differently"
+    same_foreign "$tmp/plainf.txt" "$tmp/r5.nc" \
+        "RASTER_FORMAT=5 np 2 reads differently without raster"
     # the library API (raster_create_par, raster_var_put_typed)
     expect 0 "rasterbench_mpi --write" plain_run 2 "$build/tools/rasterbench_mpi" \
         --write --mask "$mask" --dir "$tmp" --ntime 2 --ndepth 2 --reps 1
@@ -154,6 +185,13 @@ read)
     for np in 1 2 4; do
         expect 0 "parallel region reads, np $np" plain_run $np \
             "$build/tests/test_par_read" "$tmp/r.nc" "$tmp/plain.nc" TEMP SALT SSH
+    done
+    # format 5 written in parallel, read in parallel
+    run 2 -x RASTER_FORMAT=5 "$ex/par_writer" "$basins" "$tmp/r5.nc" \
+        --decomp rows $args || exit 1
+    for np in 1 2; do
+        expect 0 "format 5 parallel region reads, np $np" plain_run $np \
+            "$build/tests/test_par_read" "$tmp/r5.nc" "$tmp/plain.nc" TEMP SALT SSH
     done
     expect 0 "rasterbench_mpi reads" plain_run 2 "$build/tools/rasterbench_mpi" \
         --raster "$tmp/r.nc" --var TEMP --case 2 --case 2+6 --reps 2 \

@@ -19,9 +19,8 @@
 # --stats and ncregions give numpy's over the plain copy, the kept
 # statistics unused until a raster writer's session recomputes them (the
 # seal, docs/FORMAT.md). A reader that is not installed prints "SKIP:
-# <tool> not available" and the rest runs. Not in the matrix: files written by MPI
-# ranks (format 5 under the MPI shim or through raster_create_par fails
-# today: "Start+count exceeds dimension bound").
+# <tool> not available" and the rest runs. Files written by MPI ranks in
+# format 5 are read without raster by tests/test_mpi.sh (ncdump).
 # usage: test_open_everywhere.sh SHIM BUILD_DIR
 #   (env: NCGEN, NCDUMP, NCCOPY, PYTHON, PRELOAD_FIRST)
 # The PyPI wheels live in a venv made once under BUILD_DIR/open-venv (as

@@ -292,7 +292,9 @@ static int var_io(raster_var *v, const size_t *start, const size_t *count,
     }
     int no = var_nouter(v);
 #ifdef RASTER_MPI
-    if (write && v->file->par) /* no read-through; collective extension */
+    if (write && v->file->par && var_tiled(v)) /* the variable itself */
+        rc = par_put_tiled(v, start, count, stride, data);
+    else if (write && v->file->par) /* collective extension */
         rc = par_put(v, p, n, start, count, stride, data,
                      count[no] * count[no + 1]);
     else

@@ -162,10 +162,10 @@ int placeholder_note(int parent, int varid, const char *group, int holds)
 {
     char text[NC_MAX_NAME + 256];
     if (holds)
-        snprintf(text, sizeof text, "Laid out by region: its chunks lie "
-                 "region by region, indexed in the group %s beside it. Any "
-                 "netCDF reader reads it; raster reads a region in a few "
-                 "long reads.", group);
+        snprintf(text, sizeof text, "Laid out by region: its chunks are "
+                 "indexed region by region in the group %s beside it. Any "
+                 "netCDF reader reads it; raster reads a region's chunks "
+                 "alone.", group);
     else
         snprintf(text, sizeof text, "Stored by region in the group %s "
                  "beside this variable, which holds no values; read it with "

@@ -717,12 +717,9 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
     raster_var *v;
     size_t groups;
     int rc = groups_numbered(parent, &groups);
-    /* format 5 is written serially only, for now: a parallel file's
-     * variables get 3 or 4 (docs/FORMAT.md, "Which version") */
-    int want = f->par && f->write_format >= 5 ? RASTER_FORMAT_AUTO
-                                              : f->write_format;
     if (rc == RASTER_OK)
-        rc = define_var_new(name, xtype, ndims, dimids, chunk, want, groups,
+        rc = define_var_new(name, xtype, ndims, dimids, chunk,
+                            f->write_format, groups,
                             NULL, mask, &v);
     if (rc)
         return rc;

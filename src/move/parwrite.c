@@ -556,6 +556,22 @@ int par_put(raster_var *v, piece *pieces, size_t npieces,
     return rc;
 }
 
+int par_put_tiled(raster_var *v, const size_t *start, const size_t *count,
+                  const ptrdiff_t *stride, const void *data)
+{
+    par_var *pv = par_var_state(v);
+    if (!pv)
+        return raster_fail(RASTER_ENOMEM, "out of memory writing %s",
+                           v->name);
+    int st = nc_var_par_access(v->parent, v->varid, pv->access);
+    if (st == NC_NOERR)
+        st = nc_put_vars(v->parent, v->varid, start, count, stride, data);
+    if (st != NC_NOERR)
+        return raster_fail_nc(RASTER_ENETCDF, st, "writing %s: %s", v->name,
+                              nc_strerror(st));
+    return RASTER_OK;
+}
+
 /* ---- closing ----------------------------------------------------------- */
 
 static void collective_if_present(int g, const char *name)

@@ -38,6 +38,13 @@ int par_put(raster_var *v, piece *pieces, size_t npieces,
             const size_t *start, const size_t *count, const ptrdiff_t *stride,
             const void *data, size_t plane_cells);
 
+/* Format 5 in a parallel file: the box written to the variable itself,
+ * which holds the values, with the access the program chose
+ * (raster_var_par_access), as netCDF would write it without raster;
+ * HDF5 then places the chunks. */
+int par_put_tiled(raster_var *v, const size_t *start, const size_t *count,
+                  const ptrdiff_t *stride, const void *data);
+
 /* Collective writes held back since the process started (the tests'
  * proof that the path served them). */
 size_t par_held_writes(void);
