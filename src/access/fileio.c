@@ -310,6 +310,7 @@ void fileio_close(raster_file *f)
     f->map = NULL;
     f->map_len = 0;
     f->map_tried = 0;
+    f->map_loads = 0;
     atomic_store(&f->map_shrunk, 0);
     if (f->fd >= 0)
         close(f->fd);
@@ -341,10 +342,26 @@ int fileio_map_check(raster_file *f)
     return RASTER_OK;
 }
 
-const unsigned char *fileio_map(raster_file *f, off_t off, size_t len)
+/* The mapping's read-ahead on faults: none while loads run. */
+static void map_advise(raster_file *f, int delta)
 {
-    if (f->writable || off < 0 || !fileio_mapping ||
-        atomic_load(&f->map_shrunk))
+    lazy_lock(f);
+    int was = f->map_loads;
+    f->map_loads += delta;
+    if (f->map && (was == 0) != (f->map_loads == 0))
+        (void)madvise(f->map, f->map_len,
+                      f->map_loads > 0 ? MADV_RANDOM : MADV_NORMAL);
+    lazy_unlock(f);
+}
+
+void fileio_map_load_begin(raster_file *f) { map_advise(f, 1); }
+
+void fileio_map_load_end(raster_file *f) { map_advise(f, -1); }
+
+/* f's mapping, made at the first call (NULL: none, or not to be used). */
+static unsigned char *map_of(raster_file *f)
+{
+    if (f->writable || !fileio_mapping || atomic_load(&f->map_shrunk))
         return NULL;
     lazy_lock(f);
     if (!f->map_tried && f->fd >= 0) {
@@ -356,11 +373,21 @@ const unsigned char *fileio_map(raster_file *f, off_t off, size_t len)
             if (m != MAP_FAILED) {
                 f->map = m;
                 f->map_len = (size_t)st.st_size;
+                if (f->map_loads > 0)
+                    (void)madvise(m, f->map_len, MADV_RANDOM);
             }
         }
     }
     unsigned char *map = f->map;
     lazy_unlock(f);
+    return map;
+}
+
+int fileio_map_ready(raster_file *f) { return map_of(f) != NULL; }
+
+const unsigned char *fileio_map(raster_file *f, off_t off, size_t len)
+{
+    unsigned char *map = off >= 0 ? map_of(f) : NULL;
     if (!map || (size_t)off > f->map_len || len > f->map_len - (size_t)off)
         return NULL;
 #ifdef MADV_POPULATE_READ

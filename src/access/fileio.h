@@ -129,6 +129,20 @@ size_t fileio_map_hits(void);
  * caught (docs/BAD_INPUTS.md). RASTER_OK. */
 int fileio_map_check(raster_file *f);
 
+/* 1 when fileio_map will hand out f's bytes (the mapping made now, when
+ * first asked), 0 when reads of f pread. */
+int fileio_map_ready(raster_file *f);
+
+/* While a load brings a cold read's chunks in (prefetch.h), between
+ * fileio_map_load_begin and _end (counted: reads of several threads
+ * nest), a fault on f's mapping reads nothing ahead (MADV_RANDOM): the
+ * load brought in what the copy touches, and the pages past a stretch
+ * that the load's own read-ahead marked would otherwise start a further
+ * window of read-ahead from the fault, beyond the stretch (8 MiB a
+ * stretch here). Advice only: nothing fails. */
+void fileio_map_load_begin(raster_file *f);
+void fileio_map_load_end(raster_file *f);
+
 /* Lets go of the pages of bytes [off, off+len) of f's mapping: they stay
  * in the page cache but leave the process's resident set, which would
  * otherwise grow by every chunk a read touched (a region read's memory is

@@ -10,7 +10,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/sendfile.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -33,6 +36,7 @@
 
 static atomic_size_t load_min = LOAD_MIN;
 static atomic_size_t loaded_bytes;
+static atomic_size_t ended_bytes;
 static atomic_size_t begun;
 static atomic_int behind_on = 1;
 static atomic_int sendfile_on = 1;
@@ -44,6 +48,8 @@ void prefetch_set_min(size_t bytes)
 
 size_t prefetch_loaded_bytes(void) { return atomic_load(&loaded_bytes); }
 
+size_t prefetch_ended_bytes(void) { return atomic_load(&ended_bytes); }
+
 size_t prefetch_begun(void) { return atomic_load(&begun); }
 
 void prefetch_set_behind(int on) { atomic_store(&behind_on, on); }
@@ -52,6 +58,7 @@ void prefetch_set_sendfile(int on) { atomic_store(&sendfile_on, on); }
 
 struct prefetch {
     int fd;
+    off_t tail;    /* each long stretch's end announced, not loaded */
     off_t (*s)[2]; /* the long stretches: offset, length */
     size_t ns;
     int sink;           /* /dev/null, where sendfile drops what it loads */
@@ -191,6 +198,9 @@ static void *load(void *arg)
         if (advance(p, lo))
             break;
         drop_islands(p->fd, lo, hi);
+        off_t end = hi;
+        if (p->tail > 0)
+            hi = hi - lo > p->tail ? hi - p->tail : lo;
         while (lo < hi) {
             size_t n = (size_t)(hi - lo) < LOAD_STEP ? (size_t)(hi - lo)
                                                      : LOAD_STEP;
@@ -203,6 +213,16 @@ static void *load(void *arg)
                 break;
         }
         if (lo < hi)
+            break;
+        /* the end, exactly; WILLNEED reads at most a window a call */
+        if (end > lo)
+            atomic_fetch_add(&ended_bytes, (size_t)(end - lo));
+        for (; lo < end; lo += (off_t)LOAD_STEP)
+            (void)posix_fadvise(p->fd, lo,
+                                end - lo < (off_t)LOAD_STEP ? end - lo
+                                                            : (off_t)LOAD_STEP,
+                                POSIX_FADV_WILLNEED);
+        if (advance(p, end))
             break;
     }
     (void)advance(p, INT64_MAX);
@@ -250,8 +270,29 @@ static int start_thread(prefetch *p)
     return -1;
 }
 
-prefetch *prefetch_begin(int fd, const off_t (*r)[2], size_t n, int behind)
+size_t prefetch_tail(int fd)
 {
+    struct stat st;
+    unsigned long kb = 0;
+    /* a partition's queue is its disk's, one level up */
+    for (int up = 0; up < 2 && kb == 0 && fstat(fd, &st) == 0; up++) {
+        char path[128];
+        snprintf(path, sizeof path, "/sys/dev/block/%u:%u/%squeue/read_ahead_kb",
+                 major(st.st_dev), minor(st.st_dev), up ? "../" : "");
+        FILE *in = fopen(path, "re");
+        if (!in)
+            continue;
+        if (fscanf(in, "%lu", &kb) != 1 || kb > (1UL << 20))
+            kb = 0;
+        (void)fclose(in);
+    }
+    size_t window = kb > 0 ? (size_t)kb << 10 : LOAD_STEP;
+    return window + window / 2;
+}
+
+prefetch *prefetch_begin(int fd, const off_t (*r)[2], size_t n, int flags)
+{
+    int behind = flags & PREFETCH_BEHIND;
     if (n == 0 || fd < 0)
         return NULL;
     atomic_fetch_add(&begun, 1);
@@ -261,6 +302,8 @@ prefetch *prefetch_begin(int fd, const off_t (*r)[2], size_t n, int behind)
     prefetch *p = raster_malloc(sizeof *p);
     if (p) {
         *p = (prefetch){.fd = fd, .sink = -1};
+        if (flags & PREFETCH_EXACT_ENDS)
+            p->tail = (off_t)prefetch_tail(fd);
         p->s = raster_reallocarray(NULL, n, sizeof *p->s);
     }
     for (size_t i = 0, j; p && p->s && i < n; i = j) {

@@ -24,14 +24,35 @@
 
 typedef struct prefetch prefetch;
 
-/* Brings ranges r[0..n) (offset, length; sorted by offset) of fd in.
- * `behind`: load on a helper thread and return at once, the caller
- * reading behind the load with prefetch_wait; else load before returning.
- * Returns the load to wait for, or NULL (nothing left to wait for). */
-prefetch *prefetch_begin(int fd, const off_t (*r)[2], size_t n, int behind);
+/* prefetch_begin's flags. */
+/* Load on a helper thread and return at once, the caller reading behind
+ * the load with prefetch_wait; without it the load ends before
+ * prefetch_begin returns. */
+#define PREFETCH_BEHIND 1
+/* The last prefetch_tail(fd) bytes of each long stretch are announced
+ * (POSIX_FADV_WILLNEED: exactly those bytes), not loaded: the kernel's
+ * sequential read-ahead runs up to one and a half windows ahead of the
+ * load, so loading to a stretch's end also read that much past it (41
+ * MB for the Indian Ocean of the bench file, whose 80 MB lie in 6
+ * stretches; 8 MiB windows here), and queued it before the next stretch.
+ * For callers whose own reads never read ahead (a mapping between
+ * fileio_map_load_begin and _end): a read's own read-ahead, crossing a
+ * page that the load's read-ahead marked, would start it again. */
+#define PREFETCH_EXACT_ENDS 2
 
-/* Returns once every byte the load brings in below `end` is in, or the
- * load stopped (NULL: at once). */
+/* Brings ranges r[0..n) (offset, length; sorted by offset) of fd in,
+ * as `flags` (PREFETCH_*) say. Returns the load to wait for, or NULL
+ * (nothing left to wait for). */
+prefetch *prefetch_begin(int fd, const off_t (*r)[2], size_t n, int flags);
+
+/* Bytes at the end of each stretch PREFETCH_EXACT_ENDS announces: one and
+ * a half read-ahead windows of fd's block device (its queue's
+ * read_ahead_kb), or of 8 MiB where the kernel does not say. */
+size_t prefetch_tail(int fd);
+
+/* Returns once every byte the load brings in below `end` is in (the
+ * announced ends of PREFETCH_EXACT_ENDS: asked of the disk; a read of
+ * them waits in the kernel), or the load stopped (NULL: at once). */
 void prefetch_wait(prefetch *p, off_t end);
 
 /* 1 when the load brings byte `off` in (a read of it should wait for the
@@ -50,6 +71,10 @@ void prefetch_end(prefetch *p);
  * since the process started (for tests). */
 void prefetch_set_min(size_t bytes);
 size_t prefetch_loaded_bytes(void);
+
+/* Bytes of stretch ends announced instead of loaded (PREFETCH_EXACT_ENDS)
+ * since the process started (for tests). */
+size_t prefetch_ended_bytes(void);
 
 /* prefetch_begin's calls with ranges since the process started (for
  * tests): a read that judged its data on disk made one, a read that found

@@ -628,7 +628,7 @@ static int read_behind(xfer *x, const size_t *ostart, const size_t *ocount,
                sizeof *x->ann);
     }
     prefetch *pf = prefetch_begin(v->file->fd, (const off_t(*)[2])x->ann,
-                                  bh.n, 1);
+                                  bh.n, PREFETCH_BEHIND);
     spans_prefault(x->buf, planes * x->plane_cells * v->elem);
     /* the units the load brings in (l) in file order, behind it; the
      * announced ones (a: mixed shares, each record's apart) while it has

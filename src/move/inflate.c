@@ -507,6 +507,7 @@ int inflate_read(xfer *x, const span *spans, size_t nspans,
     size_t *order = NULL, nb = 0; /* plain chunks' batches (plan_batches) */
     ibatch *batches = NULL;
     prefetch *pf = NULL; /* a cold read's load */
+    int exact = 0;       /* it reads stretches to their ends exactly */
     if (!pl)
         return raster_fail(RASTER_ENOMEM, "out of memory reading %s", v->name);
     size_t decoded = 0;
@@ -572,7 +573,14 @@ int inflate_read(xfer *x, const span *spans, size_t nspans,
                         (off_t)v->addr[spans[jobs[i].s0].store].csize[lin]}),
                     sizeof *x->ann);
         }
-        pf = spans_bring_in_behind(x, 1);
+        /* plain chunks copied from the mapping, which reads nothing
+         * ahead meanwhile: each stretch read to its end exactly */
+        exact = v->addr[spans[0].store].nfilt == 0 &&
+                fileio_map_ready(v->file);
+        if (exact)
+            fileio_map_load_begin(v->file);
+        pf = spans_bring_in_behind(
+            x, PREFETCH_BEHIND | (exact ? PREFETCH_EXACT_ENDS : 0));
     }
     /* a thin read's chunks one by one, each kept (read_kept) */
     if (!x->cache &&
@@ -611,6 +619,8 @@ int inflate_read(xfer *x, const span *spans, size_t nspans,
             rc = raster_fail_nc(w[t].rc, w[t].nc, "%s", w[t].msg);
 done:
     prefetch_end(pf);
+    if (exact)
+        fileio_map_load_end(v->file);
     raster_free(order);
     raster_free(batches);
     raster_free(jobs);

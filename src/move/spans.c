@@ -415,13 +415,13 @@ void spans_bring_in_noted(xfer *x)
     prefetch_end(spans_bring_in_behind(x, 0));
 }
 
-prefetch *spans_bring_in_behind(xfer *x, int behind)
+prefetch *spans_bring_in_behind(xfer *x, int flags)
 {
     if (x->nann == 0)
         return NULL;
     qsort(x->ann, x->nann, sizeof *x->ann, cmp_range);
     prefetch *p = prefetch_begin(x->v->file->fd, (const off_t(*)[2])x->ann,
-                                 x->nann, behind);
+                                 x->nann, flags);
     x->nann = 0;
     return p;
 }

@@ -137,10 +137,11 @@ void spans_announce(xfer *x, const span *s, size_t flat, size_t nb);
 /* Brings the ranges noted in x->ann in from disk (prefetch.c). */
 void spans_bring_in_noted(xfer *x);
 
-/* The same load, on a helper thread when `behind` (the caller reads
- * behind it: prefetch_wait, then prefetch_end); NULL when nothing was
- * noted or nothing is left to wait for. */
-prefetch *spans_bring_in_behind(xfer *x, int behind);
+/* The same load, as prefetch_begin's `flags` say (PREFETCH_BEHIND: on a
+ * helper thread, the caller reading behind it: prefetch_wait, then
+ * prefetch_end); NULL when nothing was noted or nothing is left to wait
+ * for. */
+prefetch *spans_bring_in_behind(xfer *x, int flags);
 
 /* 1 when the page cache holds the page at byte `off` of the file. */
 int spans_page_cached(const xfer *x, off_t off);

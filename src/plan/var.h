@@ -289,6 +289,7 @@ struct raster_file {
     size_t map_len;
     int map_tried;
     atomic_int map_shrunk; /* the file shrank since: read by pread */
+    int map_loads;         /* loads running (fileio_map_load_begin) */
     int64_t h5;       /* HDF5 id of the file for the fast path's byte
                          offsets (hid_t), -1 until first needed */
     /* idle inflater states (unfilter.h) of reads of deflated stores,
