@@ -19,8 +19,10 @@
 # --stats and ncregions give numpy's over the plain copy, the kept
 # statistics unused until a raster writer's session recomputes them (the
 # seal, docs/FORMAT.md). A reader that is not installed prints "SKIP:
-# <tool> not available" and the rest runs. Files written by MPI ranks in
-# format 5 are read without raster by tests/test_mpi.sh (ncdump).
+# <tool> not available" and the rest runs. And by 2 MPI ranks
+# (examples/par_writer under the MPI shim, RASTER_FORMAT=5), when MPIRUN
+# and the MPI flavour are there (not in the sanitized build, whose MPI
+# flavour test_mpi.sh runs).
 # usage: test_open_everywhere.sh SHIM BUILD_DIR
 #   (env: NCGEN, NCDUMP, NCCOPY, PYTHON, PRELOAD_FIRST)
 # The PyPI wheels live in a venv made once under BUILD_DIR/open-venv (as
@@ -262,6 +264,31 @@ else
     to_raster=
 fi
 
+# ---- written by 2 MPI ranks: the ranks write the variables themselves -------
+mpi_shim="$build/preload/libraster_preload_mpi.so"
+if [ -n "${MPIRUN:-}" ] && [ -x "$build/examples/par_writer" ] &&
+    [ -f "$mpi_shim" ] && [ -z "${PRELOAD_FIRST:-}" ]; then
+    if [ "$(id -u)" = 0 ]; then
+        export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    fi
+    export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+    basins="$topdir/datasets/masks/pop_basins_384x320.nc"
+    on_disk "$MPIRUN" --oversubscribe -np 2 "$build/examples/par_writer" \
+        "$basins" "$tmp/mpi_plain.nc" --ntime 2 --ndepth 2 > /dev/null ||
+        fail "2 MPI ranks write the plain file"
+    expect 0 "2 MPI ranks write format 5 under the MPI shim" on_disk \
+        "$MPIRUN" --oversubscribe -np 2 -x LD_PRELOAD="$mpi_shim" \
+        -x RASTER_MASK="$basins:REGION_MASK" -x RASTER_FORMAT=5 \
+        "$build/examples/par_writer" "$basins" "$tmp/rmpi.nc" --ntime 2 \
+        --ndepth 2 --decomp blocks
+    "$NCDUMP" -h "$tmp/rmpi.nc" | grep -q 'raster_format_version = 5' && ok ||
+        fail "MPI: TEMP not stored in format 5"
+    mpi=yes
+else
+    echo "SKIP: mpirun or the MPI flavour not available: no file written by MPI ranks"
+    mpi=
+fi
+
 # ---- every file above, read without raster by every reader there is ---------
 # label, format 5 file, the plain file with the same values
 {
@@ -272,6 +299,7 @@ fi
     echo "quantize $tmp/rq.nc $tmp/q_ref.nc"
     echo "40000-regions $tmp/rmany.nc $tmp/many.nc"
     [ -n "$to_raster" ] && echo "to_raster $tmp/rtr.nc $tmp/tr_plain.nc"
+    [ -n "$mpi" ] && echo "mpi $tmp/rmpi.nc $tmp/mpi_plain.nc"
 } > "$tmp/pairs"
 # OE_SELFTEST=1 checks the checks: two raster files (the appended one and
 # the f8 one) get another plain file, and one value of the 40,000-region
