@@ -622,7 +622,9 @@ RASTER_API int raster_filter_register(void);
  *  its storage group pointing at it; the group keeps its name.
  *  @return RASTER_OK, RASTER_EINVAL (read-only file, empty name),
  *  RASTER_ENETCDF (netCDF refused the name: raster_nc_status() says why),
- *  RASTER_ENOMEM. */
+ *  RASTER_EUNSUPPORTED (a format 5 variable along an unlimited
+ *  dimension, for now: the file would be damaged at its close; nothing is
+ *  renamed), RASTER_ENOMEM. */
 RASTER_API int raster_var_rename(raster_var *var, const char *name);
 
 /*! raster_rename_dim() :

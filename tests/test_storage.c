@@ -2514,6 +2514,34 @@ static void test_rename(void **state)
     assert_true(g >= 0);
     assert_int_equal(raster_var_rename(v, "z"), RASTER_EINVAL); /* read-only */
     RS(raster_close(f));
+
+    /* format 5 along an unlimited dimension: refused, the file intact
+     * (renaming it left the file without that dimension) */
+    if (meta_default_format < 5)
+        return;
+    RS(raster_mask_wrap(mask, 3, 4, &m));
+    RS(raster_create(path, &f));
+    ncid = raster_file_ncid(f);
+    NC(nc_def_dim(ncid, "t", NC_UNLIMITED, &d[0]));
+    NC(nc_def_dim(ncid, "y", 3, &d[1]));
+    NC(nc_def_dim(ncid, "x", 4, &d[2]));
+    RS(raster_def_var(f, ncid, "v", NC_FLOAT, 3, d, chunk, m, &v));
+    RS(raster_var_put(v, start, count, NULL, data));
+    RS(raster_close(f));
+    raster_mask_free(m);
+    RS(raster_open(path, RASTER_WRITE, &f));
+    RS(raster_var_find(f, "v", &v));
+    assert_int_equal(raster_var_rename(v, "w"), RASTER_EUNSUPPORTED);
+    assert_string_equal(raster_var_name(v), "v");
+    RS(raster_close(f));
+    RS(raster_open(path, RASTER_READ, &f));
+    RS(raster_var_find(f, "v", &v));
+    RS(raster_var_get(v, start, count, NULL, got));
+    assert_memory_equal(got, data, sizeof data);
+    size_t len = 0;
+    NC(nc_inq_dimlen(raster_file_ncid(f), d[0], &len));
+    assert_int_equal(len, 2);
+    RS(raster_close(f));
 }
 
 static void test_two_vars_and_plain(void **state)
