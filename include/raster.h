@@ -524,7 +524,10 @@ RASTER_API int raster_def_var(raster_file *file, int parent, const char *name,
  *  defined a variable with netCDF (or the preload shim) hands it to raster.
  *  The variable must have been defined since the file was created or last
  *  opened (HDF5 fixes a dataset's filters when it creates it, and raster's
- *  marker, RASTER_FILTER_ID, must be among them).
+ *  marker, RASTER_FILTER_ID, must be among them). In format 5 the
+ *  variable itself holds the values: it is chunked by the base chunk shape
+ *  when it was chunked otherwise (raster_internal.h,
+ *  raster_var_program_chunking, keeps what it was).
  *  @return as raster_def_var(); RASTER_EUNSUPPORTED for a variable the
  *  file held before. */
 RASTER_API int raster_adopt_var(raster_file *file, int parent, int varid,

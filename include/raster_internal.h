@@ -3,7 +3,7 @@
  * libraster beyond the C API of raster.h. Not installed, not part of the
  * API: these calls may change with any release.
  *
- * The shim needs the first seven at run time (it links libraster.so), so
+ * The shim needs the first eight at run time (it links libraster.so), so
  * libraster.so exports them; rasterbench (linked to libraster.so too)
  * needs raster_read_phases_take. Nothing else of libraster is exported
  * beyond raster.h.
@@ -81,6 +81,16 @@ RASTER_API int raster_view_reads_through(const raster_file *file, int parent,
                                          int varid, const size_t *start,
                                          const size_t *count,
                                          const ptrdiff_t *stride);
+
+/*! raster_var_program_chunking() :
+ *  A format 5 variable the shim adopted is chunked by tile; the storage
+ *  and chunk sizes its program (or netCDF's default) gave it before, which
+ *  the shim reports for it as netCDF would without raster.
+ *  @return 1 with *storage (NC_CHUNKED, NC_CONTIGUOUS, NC_COMPACT) and
+ *  sizes[0..ndims) (either may be NULL), 0 when none was kept (the
+ *  variable's own chunking is the program's). */
+RASTER_API int raster_var_program_chunking(raster_var *var, int *storage,
+                                           size_t *sizes);
 
 /* ---- the shim's names and filters --------------------------------------- */
 

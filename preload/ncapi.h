@@ -94,6 +94,8 @@
  * does not declare it. */
 int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
                              int *chunksizesp);
+int nc_inq_var_chunking_ints(int ncid, int varid, int *storagep,
+                             int *chunksizesp);
 
 /* X(name, (parameters), (arguments)) for every wrapped call outside the data
  * family; all return int. The opening calls come first, each with a `path`
@@ -143,6 +145,12 @@ int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
     X(nc_def_var_chunking_ints, (int ncid, int varid, int contiguous,         \
                                  int *chunksizesp),                           \
       (ncid, varid, contiguous, chunksizesp))                                 \
+    X(nc_inq_var_chunking, (int ncid, int varid, int *storagep,               \
+                            size_t *chunksizesp),                             \
+      (ncid, varid, storagep, chunksizesp))                                   \
+    X(nc_inq_var_chunking_ints, (int ncid, int varid, int *storagep,          \
+                                 int *chunksizesp),                           \
+      (ncid, varid, storagep, chunksizesp))                                   \
     X(nc_inq_grps, (int ncid, int *numgrps, int *ncids),                      \
       (ncid, numgrps, ncids))                                                 \
     X(nc_inq_grp_ncid, (int ncid, const char *name, int *grp_ncid),           \

@@ -36,6 +36,8 @@
  * does not declare it. */
 int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
                              int *chunksizesp);
+int nc_inq_var_chunking_ints(int ncid, int varid, int *storagep,
+                             int *chunksizesp);
 
 /* ---- activation -------------------------------------------------------- */
 
@@ -816,6 +818,53 @@ SHIM_API int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
     if (st == NC_NOERR && sf)
         files_note_chunking(sf, ncid, varid);
     return st;
+}
+
+/* A format 5 variable is chunked by tile: its program is told the storage
+ * it gave the variable (or netCDF's default for it), as without raster;
+ * 1 with *storage and sizes when raster keeps them. */
+static int program_chunking(int ncid, int varid, int *storage, size_t *sizes)
+{
+    shim_file *sf;
+    raster_var *v = varid >= 0 && shim_on() && (sf = files_find(ncid))
+                        ? raster_var_by_varid(files_raster(sf), ncid, varid)
+                        : NULL;
+    return v && raster_var_program_chunking(v, storage, sizes);
+}
+
+SHIM_API int nc_inq_var_chunking(int ncid, int varid, int *storagep,
+                                 size_t *chunksizesp)
+{
+    int storage, nd;
+    size_t sizes[NC_MAX_VAR_DIMS];
+    if (!program_chunking(ncid, varid, &storage, sizes) ||
+        CALL_REAL(nc_inq_varndims, (ncid, varid, &nd)) != NC_NOERR)
+        return CALL_REAL(nc_inq_var_chunking,
+                         (ncid, varid, storagep, chunksizesp));
+    if (storagep)
+        *storagep = storage;
+    for (int i = 0; chunksizesp && storage == NC_CHUNKED && i < nd; i++)
+        chunksizesp[i] = sizes[i];
+    return NC_NOERR;
+}
+
+SHIM_API int nc_inq_var_chunking_ints(int ncid, int varid, int *storagep,
+                                      int *chunksizesp)
+{
+    int storage, nd;
+    size_t sizes[NC_MAX_VAR_DIMS];
+    if (!program_chunking(ncid, varid, &storage, sizes) ||
+        CALL_REAL(nc_inq_varndims, (ncid, varid, &nd)) != NC_NOERR)
+        return CALL_REAL(nc_inq_var_chunking_ints,
+                         (ncid, varid, storagep, chunksizesp));
+    if (storagep)
+        *storagep = storage;
+    for (int i = 0; chunksizesp && storage == NC_CHUNKED && i < nd; i++) {
+        if (sizes[i] > INT_MAX)
+            return NC_ERANGE;
+        chunksizesp[i] = (int)sizes[i];
+    }
+    return NC_NOERR;
 }
 
 /* ---- hiding raster's own groups ----------------------------------------- */

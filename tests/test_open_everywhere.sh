@@ -105,6 +105,20 @@ tail -n +2 "$tmp/d_shim" > "$tmp/d_shim2"
 cmp -s "$tmp/d_plain" "$tmp/d_shim2" && ok ||
     { fail "ncdump under the shim differs from the plain file"; diff "$tmp/d_plain" "$tmp/d_shim2" | head; }
 
+# ---- chunked by tile; the program told its own chunking ---------------------
+# TEMP's chunks are the tiles (else raster reads it through netCDF, and its
+# chunks lie where HDF5 puts them), and its close kept their offsets; under
+# the shim, ncdump -s shows the storage nccopy gave it, as without raster
+"$NCDUMP" -hs "$tmp/r.nc" | grep -q 'TEMP:_ChunkSizes = 1, 1, 3, 4 ;' && ok ||
+    fail "TEMP not chunked by tile (1, 1, 3, 4)"
+"$NCDUMP" -h "$tmp/r.nc" | grep -Eq 'vchunk = UNLIMITED ; // \([1-9][0-9]* currently\)' &&
+    ok || fail "no chunk offsets kept"
+on_disk "$NCCOPY" "$tmp/plain.nc" "$tmp/plain_copy.nc" || fail "nccopy of the plain file"
+"$NCDUMP" -s "$tmp/plain_copy.nc" | tail -n +2 > "$tmp/s_plain"
+under "$NCDUMP" -s "$tmp/r.nc" | tail -n +2 > "$tmp/s_shim"
+cmp -s "$tmp/s_plain" "$tmp/s_shim" && ok ||
+    { fail "ncdump -s under the shim differs from the plain copy's"; diff "$tmp/s_plain" "$tmp/s_shim" | head; }
+
 # ---- a second run under the shim: records appended, a box rewritten -------
 cat > "$tmp/append.py" <<'PY'
 import sys, netCDF4, numpy as np

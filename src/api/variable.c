@@ -4,6 +4,7 @@
  * its description (dimensions, mesh, mask) and the check of a box of it.
  */
 #include <fcntl.h>
+#include <hdf5.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +178,44 @@ int raster_adopt_var(raster_file *f, int parent, int varid,
         return rc;
     return define(f, parent, varid, name, xtype, ndims, dimids, chunk, mask,
                   &comp, out);
+}
+
+int raster_var_program_chunking(raster_var *v, int *storage, size_t *sizes)
+{
+    if (!var_ok(v) || !var_tiled(v))
+        return 0;
+    unsigned long long rec[RASTER_MAX_DIMS + 1];
+    size_t want = (size_t)v->ndims + 1, n = 0;
+    int ok;
+    if (v->grpid >= 0) {
+        nc_type t;
+        ok = nc_inq_att(v->grpid, NC_GLOBAL, ATT_CHUNKING, &t, &n) ==
+                 NC_NOERR && t == NC_UINT64 && n == want &&
+             nc_get_att_ulonglong(v->grpid, NC_GLOBAL, ATT_CHUNKING, rec) ==
+                 NC_NOERR;
+    } else { /* a lean file's (lean.c): through HDF5 */
+        hid_t fid = (hid_t)fileio_h5(v->file);
+        H5E_auto2_t efunc;
+        void *edata;
+        H5Eget_auto2(H5E_DEFAULT, &efunc, &edata);
+        H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+        hid_t g = fid >= 0 && v->h5path ? H5Gopen2(fid, v->h5path, H5P_DEFAULT)
+                                        : -1;
+        ok = g >= 0 && fileio_att(g, ATT_CHUNKING, NC_UINT64, rec,
+                                  RASTER_MAX_DIMS + 1, &n) == 0 &&
+             n == want;
+        if (g >= 0)
+            H5Gclose(g);
+        H5Eset_auto2(H5E_DEFAULT, efunc, edata);
+    }
+    if (!ok || (rec[0] != NC_CHUNKED && rec[0] != NC_CONTIGUOUS &&
+                rec[0] != NC_COMPACT))
+        return 0;
+    if (storage)
+        *storage = (int)rec[0];
+    for (int i = 0; sizes && i < v->ndims; i++)
+        sizes[i] = (size_t)rec[i + 1];
+    return 1;
 }
 
 int raster_var_rename(raster_var *v, const char *name)

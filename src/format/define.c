@@ -586,6 +586,36 @@ fail:
     return rc;
 }
 
+/* Format 5, a variable adopted from its program (the shim): its chunks
+ * must be the tiles, which the program's own chunking (or netCDF's
+ * default for it) seldom is, else raster reads it through netCDF and
+ * HDF5 lays its chunks out in its own order. The program's storage is
+ * kept in ATT_CHUNKING for the shim to report, as netCDF would without
+ * raster. A variable netCDF will not rechunk any more keeps its chunks
+ * (its reads go through netCDF). */
+static int rechunk_adopted(raster_var *v, int parent, int ndims,
+                           const size_t *pch)
+{
+    int storage = NC_CHUNKED, rc = RASTER_OK;
+    size_t had[RASTER_MAX_DIMS] = {0};
+    if (tables_nc_failed(nc_inq_var_chunking(parent, v->varid, &storage, had),
+                         "asking the chunking of", v->name, &rc))
+        return rc;
+    if (storage == NC_CHUNKED &&
+        memcmp(had, pch, (size_t)ndims * sizeof *pch) == 0)
+        return RASTER_OK;
+    if (nc_def_var_chunking(parent, v->varid, NC_CHUNKED, pch) != NC_NOERR)
+        return RASTER_OK;
+    unsigned long long rec[RASTER_MAX_DIMS + 1];
+    rec[0] = (unsigned long long)storage;
+    for (int i = 0; i < ndims; i++)
+        rec[i + 1] = storage == NC_CHUNKED ? had[i] : 0;
+    tables_nc_failed(nc_put_att_ulonglong(v->grpid, NC_GLOBAL, ATT_CHUNKING,
+                                          NC_UINT64, (size_t)ndims + 1, rec),
+                     "recording the program's chunking of", v->name, &rc);
+    return rc;
+}
+
 /* netCDF cannot delete a group: a half-defined one loses the attribute that
  * marks it as raster's and is renamed out of the way, so the name is free
  * again (for a retry, or for a plain variable) and readers ignore it. */
@@ -880,17 +910,21 @@ int meta_define(raster_file *f, int parent, int varid, const char *name,
         rc = pack_tables(v);
     if (rc)
         goto fail;
-    if (v->varid < 0) {
+    /* the placeholder's chunks: the base chunk shape */
+    size_t pch[RASTER_MAX_DIMS];
+    for (int i = 0; i < ndims; i++) {
+        size_t len = 0;
+        nc_inq_dimlen(parent, dimids[i], &len);
+        pch[i] = var_nc_dim_unlimited(parent, dimids[i]) || chunk[i] <= len
+                     ? chunk[i]
+                     : len;
+    }
+    if (v->varid >= 0 && v->format >= 5) {
+        if ((rc = rechunk_adopted(v, parent, ndims, pch)) != RASTER_OK)
+            goto fail;
+    } else if (v->varid < 0) {
         /* the placeholder: V itself, with its dimensions and the base chunk
          * shape, never written; it carries V's attributes */
-        size_t pch[RASTER_MAX_DIMS];
-        for (int i = 0; i < ndims; i++) {
-            size_t len = 0;
-            nc_inq_dimlen(parent, dimids[i], &len);
-            pch[i] = var_nc_dim_unlimited(parent, dimids[i]) || chunk[i] <= len
-                         ? chunk[i]
-                         : len;
-        }
         if (tables_nc_failed(
                 nc_def_var(parent, name, xtype, ndims, dimids, &v->varid),
                 "defining the placeholder of", v->name, &rc))

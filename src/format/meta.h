@@ -42,6 +42,11 @@ extern int meta_default_format;
 /* the variable's shape at a serial writer's close, its placeholder fitted
  * to it (FORMAT.md); removed when a writer marks the variable incomplete */
 #define ATT_EXTENT "raster_extent"
+/* Format 5, a variable adopted from its program (the shim): the storage
+ * and chunk sizes it had before raster chunked it by tile, NC_UINT64,
+ * the storage (NC_CHUNKED, NC_CONTIGUOUS, NC_COMPACT) then one size per
+ * dimension (0 unless chunked). Absent when they were the tiles. */
+#define ATT_CHUNKING "raster_program_chunking"
 
 /* Loads the raster variable stored in group `grpid`, rebuilding its mesh
  * and layout from the stored mask and checking every stored table against
