@@ -55,6 +55,7 @@
 #include "prefetch.h"
 #include "tilestore.h"
 #include "raster.h"
+#include "raster_internal.h"
 #include "var.h" /* to see whether the pread fast path was taken */
 
 #include "testutil.h"
@@ -3246,11 +3247,18 @@ static void test_adopt_var(void **state)
         assert_memory_equal(r, range, sizeof r);
         NC(nc_get_att_float(g, id, "_FillValue", &fl));
         assert_true(fl == fill);
-        /* and its own chunking */
-        size_t pc[3];
+        /* and its own chunking; in format 5, where it holds the values,
+         * the tiles', its own kept for the shim to report */
+        size_t pc[3], kept[3];
+        int f5 = meta_default_format >= 5, kst;
         NC(nc_inq_var_chunking(ncid, id, &storage, pc));
         assert_int_equal(storage, NC_CHUNKED);
-        assert_memory_equal(pc, pchunk, sizeof pc);
+        assert_memory_equal(pc, f5 ? chunk : pchunk, sizeof pc);
+        assert_int_equal(raster_var_program_chunking(v, &kst, kept), f5);
+        if (f5) {
+            assert_int_equal(kst, NC_CHUNKED);
+            assert_memory_equal(kept, pchunk, sizeof kept);
+        }
         /* the values, fill where never written */
         size_t shape[3];
         RS(raster_var_dims(v, NULL, shape, NULL));
