@@ -821,29 +821,35 @@ SHIM_API int nc_def_var_chunking_ints(int ncid, int varid, int contiguous,
 }
 
 /* A format 5 variable is chunked by tile: its program is told the storage
- * it gave the variable (or netCDF's default for it), as without raster;
- * 1 with *storage and sizes when raster keeps them. */
-static int program_chunking(int ncid, int varid, int *storage, size_t *sizes)
+ * it gave the variable (or netCDF's default for it), as without raster.
+ * 1 when raster keeps it: *storage, and sizes[0..*n) to report (n 0 unless
+ * chunked). */
+static int program_chunking(int ncid, int varid, int *storage, size_t *sizes,
+                            int *n)
 {
     shim_file *sf;
     raster_var *v = varid >= 0 && shim_on() && (sf = files_find(ncid))
                         ? raster_var_by_varid(files_raster(sf), ncid, varid)
                         : NULL;
-    return v && raster_var_program_chunking(v, storage, sizes);
+    if (!v || !raster_var_program_chunking(v, storage, sizes) ||
+        CALL_REAL(nc_inq_varndims, (ncid, varid, n)) != NC_NOERR)
+        return 0;
+    if (*storage != NC_CHUNKED)
+        *n = 0;
+    return 1;
 }
 
 SHIM_API int nc_inq_var_chunking(int ncid, int varid, int *storagep,
                                  size_t *chunksizesp)
 {
-    int storage, nd;
+    int storage, n;
     size_t sizes[NC_MAX_VAR_DIMS];
-    if (!program_chunking(ncid, varid, &storage, sizes) ||
-        CALL_REAL(nc_inq_varndims, (ncid, varid, &nd)) != NC_NOERR)
+    if (!program_chunking(ncid, varid, &storage, sizes, &n))
         return CALL_REAL(nc_inq_var_chunking,
                          (ncid, varid, storagep, chunksizesp));
     if (storagep)
         *storagep = storage;
-    for (int i = 0; chunksizesp && storage == NC_CHUNKED && i < nd; i++)
+    for (int i = 0; chunksizesp && i < n; i++)
         chunksizesp[i] = sizes[i];
     return NC_NOERR;
 }
@@ -851,19 +857,18 @@ SHIM_API int nc_inq_var_chunking(int ncid, int varid, int *storagep,
 SHIM_API int nc_inq_var_chunking_ints(int ncid, int varid, int *storagep,
                                       int *chunksizesp)
 {
-    int storage, nd;
+    int storage, n;
     size_t sizes[NC_MAX_VAR_DIMS];
-    if (!program_chunking(ncid, varid, &storage, sizes) ||
-        CALL_REAL(nc_inq_varndims, (ncid, varid, &nd)) != NC_NOERR)
+    if (!program_chunking(ncid, varid, &storage, sizes, &n))
         return CALL_REAL(nc_inq_var_chunking_ints,
                          (ncid, varid, storagep, chunksizesp));
-    if (storagep)
-        *storagep = storage;
-    for (int i = 0; chunksizesp && storage == NC_CHUNKED && i < nd; i++) {
+    for (int i = 0; chunksizesp && i < n; i++)
         if (sizes[i] > INT_MAX)
             return NC_ERANGE;
+    if (storagep)
+        *storagep = storage;
+    for (int i = 0; chunksizesp && i < n; i++)
         chunksizesp[i] = (int)sizes[i];
-    }
     return NC_NOERR;
 }
 
